@@ -1,0 +1,87 @@
+// Command idemproof proves, under real network faults, whether an HTTP API is safe to
+// retry, and whether a client's retry loop is.
+//
+//	idemproof check         run the scenario catalogue against a target (default: embedded reference)
+//	idemproof proxy         run the fault-injecting HTTP proxy
+//	idemproof serve         run the reference keyed refund server
+//	idemproof scenarios     list the scenario catalogue
+//	idemproof client-check  run a client's command against faults and check its retries
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// command is one subcommand. It returns errExitFailure (or a wrapped error) to make the
+// process exit non-zero; flag errors are printed by the flag package itself.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// commands is the explicit registry of subcommands, in the order `idemproof help` lists them.
+func commands() []command {
+	return []command{
+		{"check", "run the scenario catalogue against a target and report verdicts", runCheck},
+		{"proxy", "run the fault-injecting HTTP proxy in front of an upstream", runProxy},
+		{"serve", "run the reference keyed refund server", runServe},
+		{"scenarios", "list the scenario catalogue (table or JSON)", runScenarios},
+		{"client-check", "run a client command against faults and check its retry policy", runClientCheck},
+	}
+}
+
+// errExitFailure reports a completed run whose verdict is a failure: the command already
+// printed why, so main only sets the exit status.
+var errExitFailure = errors.New("failed")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, args[1:], stdout, stderr)
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.Is(err, errExitFailure):
+			return 1
+		default:
+			fmt.Fprintf(stderr, "idemproof %s: %v\n", c.name, err)
+			return 2
+		}
+	}
+	fmt.Fprintf(stderr, "idemproof: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: idemproof <command> [flags]")
+	fmt.Fprintln(w)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-13s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'idemproof <command> -h' for a command's flags.")
+}
