@@ -1,0 +1,118 @@
+package scenarios
+
+import (
+	"time"
+
+	"github.com/idemproof/idemproof/faultproxy"
+)
+
+// This file is the contract between the catalogue, the runner, the reports, the CLI and
+// the suites. Fields may be added; existing names, JSON tags and meanings stay.
+
+// Level is the strength of the requirement a scenario checks.
+type Level string
+
+const (
+	LevelSafety Level = "SAFETY" // an invariant: violated is FAIL whatever the profile says
+	LevelMust   Level = "MUST"   // a MUST of the spec, or what the profile declared
+	LevelShould Level = "SHOULD" // missed is NON-STRICT (FAIL under --strict)
+	LevelPolicy Level = "POLICY" // the spec is silent: the observed policy is reported (INFO)
+)
+
+// Verdict is a scenario's result against one target (DESIGN.md, "Verdicts").
+type Verdict string
+
+const (
+	Pass      Verdict = "PASS"
+	Fail      Verdict = "FAIL"
+	NonStrict Verdict = "NON-STRICT"
+	Info      Verdict = "INFO"
+	NA        Verdict = "N/A"
+	Unknown   Verdict = "UNKNOWN" // the checker could not decide; never counted as a pass
+)
+
+// Evidence categories (Jepsen style), counted per scenario.
+const (
+	CatDuplicated = "duplicated" // more than one side effect for one key inside the window
+	CatLost       = "lost"       // the client saw success, no side effect exists
+	CatFabricated = "fabricated" // success delivered while nothing executed
+	CatLeaked     = "leaked"     // one principal (or endpoint) got another's stored response
+	CatStuck      = "stuck"      // a key that never completes (wedged at 409)
+	CatDiverged   = "diverged"   // a replay that differs from the committed response
+	CatRecovered  = "recovered"  // a lost response recovered by a retry (good)
+)
+
+// OpType is a history event type: invoke, then ok / fail / info (unknown to the client).
+type OpType string
+
+const (
+	OpInvoke OpType = "invoke"
+	OpOK     OpType = "ok"
+	OpFail   OpType = "fail"
+	OpInfo   OpType = "info"
+)
+
+// Op is one history event of one attempt, as the runner's client saw it.
+type Op struct {
+	Index   int               `json:"index"`
+	Client  int               `json:"client"`  // logical client (goroutine) number
+	Attempt int               `json:"attempt"` // attempt number of the client's operation, 1-based
+	Type    OpType            `json:"type"`
+	Key     string            `json:"key,omitempty"`
+	Step    string            `json:"step,omitempty"` // the scenario step that issued it ("original", "retry", "other-payload", ...)
+	Time    time.Time         `json:"time"`
+	Status  int               `json:"status,omitempty"`
+	Body    []byte            `json:"body,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"` // allow-listed response headers
+	Error   string            `json:"error,omitempty"`   // transport error for info/fail
+}
+
+// Record is everything observed in one scenario run: the checker's only input.
+type Record struct {
+	History []Op                `json:"history"`
+	Journal []faultproxy.Record `json:"journal"`
+	Ledger  map[string]int      `json:"ledger"` // side-effect counts per entity/operation, e.g. "refund"
+	// LedgerErr is set when a ledger probe failed: checkers then answer UNKNOWN.
+	LedgerErr string `json:"ledger_error,omitempty"`
+	Seed      int64  `json:"seed"`
+	Entity    string `json:"entity"`
+}
+
+// Evidence is what a report shows for a verdict.
+type Evidence struct {
+	Categories map[string]int `json:"categories,omitempty"`
+	Examples   []string       `json:"examples,omitempty"`
+	Record     *Record        `json:"record,omitempty"`
+}
+
+// Result is one scenario against one target.
+type Result struct {
+	ScenarioID  string        `json:"scenario"`
+	Description string        `json:"description"`
+	Requirement string        `json:"requirement"`
+	Source      string        `json:"source"`
+	Level       Level         `json:"level"`
+	Labels      []string      `json:"labels"`
+	Target      string        `json:"target"` // profile name
+	Verdict     Verdict       `json:"verdict"`
+	Message     string        `json:"message"` // one line: what was observed
+	Evidence    Evidence      `json:"evidence"`
+	Duration    time.Duration `json:"-"`
+	DurationMS  float64       `json:"duration_ms"`
+}
+
+// ReportSchemaVersion is the version of the JSON report's schema; bumped on any change
+// that is not a pure addition.
+const ReportSchemaVersion = 1
+
+// Report is one run: every scenario against every target.
+type Report struct {
+	SchemaVersion int       `json:"schema_version"`
+	Tool          string    `json:"tool"` // "idemproof <version>"
+	Seed          int64     `json:"seed"`
+	Strict        bool      `json:"strict"`
+	Started       time.Time `json:"started"`
+	DurationMS    float64   `json:"duration_ms"`
+	Targets       []string  `json:"targets"`
+	Results       []Result  `json:"results"`
+}

@@ -1,0 +1,98 @@
+package scenarios
+
+import "time"
+
+// Profile describes one target API to the harness (DESIGN.md, "Target profile"). Nothing
+// else about a target is hard-coded. Parsing, validation (errors that name the field and
+// line) and ${ENV} expansion live beside it.
+type Profile struct {
+	Name    string `yaml:"name" json:"name"`
+	BaseURL string `yaml:"base_url" json:"base_url"`
+	// The key travels in a header (KeyHeader) or in a JSON body field (KeyField, a dotted
+	// path such as params.arguments.idempotency_key). Exactly one is set.
+	KeyHeader   string              `yaml:"key_header,omitempty" json:"key_header,omitempty"`
+	KeyField    string              `yaml:"key_field,omitempty" json:"key_field,omitempty"`
+	Operation   Operation           `yaml:"operation" json:"operation"`
+	SideEffects Probe               `yaml:"side_effects" json:"side_effects"`
+	Other       *OtherOperation     `yaml:"other_operation,omitempty" json:"other_operation,omitempty"` // a second keyed endpoint (scope per endpoint)
+	Expect      Expect              `yaml:"expect" json:"expect"`
+	Retention   Duration            `yaml:"retention,omitempty" json:"retention,omitempty"`       // declared window; 0 = not declared (expiry N/A)
+	LockTimeout Duration            `yaml:"lock_timeout,omitempty" json:"lock_timeout,omitempty"` // declared stale-lock takeover; 0 = not declared
+	Slow        *HeaderHook         `yaml:"slow_operation,omitempty" json:"slow_operation,omitempty"`
+	FailHook    *HeaderHook         `yaml:"fail_operation,omitempty" json:"fail_operation,omitempty"` // make the work fail with a 5xx after it started
+	Crash       *CrashHook          `yaml:"crash,omitempty" json:"crash,omitempty"`
+	Principals  []map[string]string `yaml:"principals,omitempty" json:"principals,omitempty"`             // header sets, one per principal; the first is the default
+	Business    *Example            `yaml:"business_error,omitempty" json:"business_error,omitempty"`     // a request the work rejects (executed, stored)
+	Validation  *Example            `yaml:"validation_error,omitempty" json:"validation_error,omitempty"` // a request rejected before execution (not stored)
+	// Proxy, when set, is an already running faultproxy in front of the target (e.g. in a
+	// container); otherwise the runner starts one in-process in front of BaseURL.
+	Proxy *ProxyRef `yaml:"proxy,omitempty" json:"proxy,omitempty"`
+	// ClientTimeout bounds each attempt of the runner's client (default 2s); the hold
+	// faults hold the response longer than this.
+	ClientTimeout Duration `yaml:"client_timeout,omitempty" json:"client_timeout,omitempty"`
+}
+
+// Operation is the keyed, side-effecting call. Body templates see {{.Entity}}.
+type Operation struct {
+	Method      string            `yaml:"method" json:"method"`
+	Path        string            `yaml:"path" json:"path"`
+	Headers     map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
+	Body        string            `yaml:"body" json:"body"`
+	AlteredBody string            `yaml:"altered_body" json:"altered_body"` // same entity, another payload
+}
+
+// OtherOperation is a second keyed operation with its own ledger.
+type OtherOperation struct {
+	Operation   `yaml:",inline" json:",inline"`
+	SideEffects Probe `yaml:"side_effects" json:"side_effects"`
+}
+
+// Probe reads the ledger: how many times did the operation happen for the entity?
+type Probe struct {
+	Method  string            `yaml:"method" json:"method"`
+	Path    string            `yaml:"path" json:"path"`
+	Headers map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
+	Count   string            `yaml:"count" json:"count"` // JSON path into the response: "count", "data.#" (length)
+}
+
+// Expect declares the target's choices where the references disagree.
+type Expect struct {
+	InFlight     int    `yaml:"in_flight" json:"in_flight"`                             // 409
+	Mismatch     int    `yaml:"mismatch" json:"mismatch"`                               // 422 (Stripe-style: 400)
+	MissingKey   string `yaml:"missing_key" json:"missing_key"`                         // "400" or "optional"
+	ReplayHeader string `yaml:"replay_header,omitempty" json:"replay_header,omitempty"` // e.g. Idempotent-Replayed; "" = none declared
+	// ReplayHeaders are response headers a replay must reproduce (allow-list).
+	ReplayHeaders []string `yaml:"replay_headers,omitempty" json:"replay_headers,omitempty"`
+	// StoresBusinessErrors: a business 4xx is replayed (true) or re-executed (false); nil = not declared.
+	StoresBusinessErrors *bool `yaml:"stores_business_errors,omitempty" json:"stores_business_errors,omitempty"`
+}
+
+// HeaderHook is a request header that makes the target behave a certain way (test hooks).
+type HeaderHook struct {
+	Header string `yaml:"header" json:"header"`
+	Value  string `yaml:"value" json:"value"`
+}
+
+// CrashHook makes the target abandon a request at a point: after the key insert (before
+// the work commits) or after the commit (before the response).
+type CrashHook struct {
+	Header      string `yaml:"header" json:"header"`
+	AfterKey    string `yaml:"after_key" json:"after_key"`       // header value, e.g. "after-key"
+	AfterCommit string `yaml:"after_commit" json:"after_commit"` // e.g. "after-commit"
+}
+
+// Example is a request body and the status the target answers it with.
+type Example struct {
+	Body   string `yaml:"body" json:"body"`
+	Status int    `yaml:"status" json:"status"`
+}
+
+// ProxyRef points at a running faultproxy: its proxy URL and its admin URL.
+type ProxyRef struct {
+	URL        string `yaml:"url" json:"url"`
+	Admin      string `yaml:"admin" json:"admin"`
+	AdminToken string `yaml:"admin_token,omitempty" json:"admin_token,omitempty"`
+}
+
+// Duration is a time.Duration written as "2s" / "400ms" in YAML and JSON.
+type Duration time.Duration
