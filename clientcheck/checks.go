@@ -1,0 +1,364 @@
+package clientcheck
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// Check IDs: stable, like the catalogue's scenario IDs.
+const (
+	IDOneEffect        = "client/one-effect-per-operation"
+	IDSameKeyOnRetry   = "client/same-key-on-retry"
+	IDKeyPerAttempt    = "client/key-per-attempt"
+	IDKeySharedAcross  = "client/key-shared-across-operations"
+	IDNoKey            = "client/no-key"
+	ID422Retried       = "client/422-retried"
+	ID409Hammered      = "client/409-hammered"
+	IDLostResolved     = "client/lost-response-resolved"
+	IDUnknownAsFailed  = "client/unknown-reported-failed"
+	IDOutcomeFile      = "client/outcome-file"
+	IDCommandSucceeded = "client/command-exit"
+)
+
+// maxExamples bounds the evidence per check so a report stays readable.
+const maxExamples = 5
+
+// verdict is what one check concluded.
+type verdict struct {
+	verdict    scenarios.Verdict
+	message    string
+	categories map[string]int
+	examples   []string
+}
+
+func pass(msg string, a ...any) verdict {
+	return verdict{verdict: scenarios.Pass, message: fmt.Sprintf(msg, a...)}
+}
+func na(msg string, a ...any) verdict {
+	return verdict{verdict: scenarios.NA, message: fmt.Sprintf(msg, a...)}
+}
+func unknown(msg string, a ...any) verdict {
+	return verdict{verdict: scenarios.Unknown, message: fmt.Sprintf(msg, a...)}
+}
+
+// failing collects problems; fail turns them into a FAIL verdict.
+type failing struct {
+	categories map[string]int
+	examples   []string
+	count      int
+}
+
+func (f *failing) add(category, example string) {
+	if f.categories == nil {
+		f.categories = map[string]int{}
+	}
+	f.categories[category]++
+	f.count++
+	if len(f.examples) < maxExamples {
+		f.examples = append(f.examples, example)
+	}
+}
+
+func (f *failing) fail(msg string, a ...any) verdict {
+	return verdict{verdict: scenarios.Fail, message: fmt.Sprintf(msg, a...), categories: f.categories, examples: f.examples}
+}
+
+// checkDef is one check: its catalogue data and its pure function.
+type checkDef struct {
+	id, description, requirement, source string
+	level                                scenarios.Level
+	run                                  func(o *Observation) verdict
+}
+
+// checks is the explicit registry, in report order.
+func checks() []checkDef {
+	return []checkDef{
+		{IDCommandSucceeded, "the code under test finished without error", "the client's own run succeeds", "client-check", scenarios.LevelMust, checkCommand},
+		{IDOneEffect, "every logical operation has exactly one side effect", "one key per logical operation: at most one effect, and none lost", "DESIGN.md safety invariants", scenarios.LevelSafety, checkOneEffect},
+		{IDSameKeyOnRetry, "every retry of an operation re-sent the same key", "the key is minted before the first attempt and re-sent unchanged", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelMust, checkSameKey},
+		{IDKeyPerAttempt, "the same payload was never re-sent under a fresh key", "a retry must not mint a new key (key minted per attempt)", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelSafety, checkKeyPerAttempt},
+		{IDKeySharedAcross, "one key never carried two operations", "a key identifies exactly one logical operation", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelMust, checkKeyShared},
+		{IDNoKey, "no attempt of the keyed operation went out without a key", "every keyed operation carries the key header", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelMust, checkNoKey},
+		{ID422Retried, "a 422 was not retried unchanged", "422 means the key was reused with another payload: a client bug, not retryable as is", "draft-ietf-httpapi-idempotency-key-header-07 §2.7", scenarios.LevelMust, check422},
+		{ID409Hammered, "a 409 was retried after Retry-After (or a backoff), not hammered", "a concurrent-request 409 is retried later, honouring Retry-After", "draft-ietf-httpapi-idempotency-key-header-07 §2.7; RFC 9110 §10.2.3", scenarios.LevelMust, check409},
+		{IDLostResolved, "an operation whose response was lost was retried to a known outcome, or reported unknown", "a lost response is an unknown outcome, never a silent give-up", "Jepsen info operations", scenarios.LevelMust, checkLostResolved},
+		{IDUnknownAsFailed, "an operation that committed was never reported failed", "an unknown outcome is not a failure: the refund may exist", "DESIGN.md safety invariants", scenarios.LevelSafety, checkUnknownAsFailed},
+		{IDOutcomeFile, "the client's outcome file parsed", "one JSON object per line: operation, outcome ok|failed|unknown", "docs/client-check.md", scenarios.LevelMust, checkOutcomeFile},
+	}
+}
+
+func checkCommand(o *Observation) verdict {
+	if o.ExitErr != "" {
+		f := failing{}
+		f.add("exit", o.ExitErr)
+		return f.fail("the code under test failed: %s", o.ExitErr)
+	}
+	return pass("the code under test finished without error")
+}
+
+func checkOneEffect(o *Observation) verdict {
+	if len(o.Attempts) == 0 {
+		return unknown("the client made no request to the keyed operation: check that it uses $IDEMPROOF_BASE_URL")
+	}
+	if o.LedgerErr != "" {
+		return unknown("ledger unreadable: %s", o.LedgerErr)
+	}
+	_, attempts := o.byOperation()
+	f := failing{}
+	once, none := 0, 0
+	for _, op := range o.allOperations() {
+		if strings.HasPrefix(op, "body:") {
+			continue // never reached the server: no entity to count
+		}
+		n := o.Ledger[op]
+		oc, reported := o.outcomeOf(op)
+		switch {
+		case n > 1:
+			f.add(scenarios.CatDuplicated, fmt.Sprintf("%s has %d refunds\n%s", op, n, timeline(op, attempts[op])))
+		case n == 0 && reported && oc.Outcome == OutcomeOK:
+			f.add(scenarios.CatLost, fmt.Sprintf("%s reported ok but has no refund\n%s", op, timeline(op, attempts[op])))
+		case n == 0:
+			none++
+		default:
+			once++
+		}
+	}
+	if f.count > 0 {
+		return f.fail("%d operation(s) without exactly one side effect (%d duplicated, %d lost)",
+			f.count, f.categories[scenarios.CatDuplicated], f.categories[scenarios.CatLost])
+	}
+	if none > 0 {
+		return pass("%d operation(s) took effect once; %d never took effect and were not reported ok", once, none)
+	}
+	return pass("%d operation(s), each took effect exactly once", once)
+}
+
+func checkSameKey(o *Observation) verdict {
+	ops, attempts := o.byOperation()
+	f, retried := failing{}, 0
+	for _, op := range ops {
+		if len(attempts[op]) < 2 {
+			continue
+		}
+		retried++
+		var keys []string
+		for _, r := range attempts[op] {
+			if r.HasKey && !slices.Contains(keys, r.Key) {
+				keys = append(keys, r.Key)
+			}
+		}
+		if len(keys) > 1 {
+			f.add("keys-changed", fmt.Sprintf("%s went out under %d keys\n%s", op, len(keys), timeline(op, attempts[op])))
+		}
+	}
+	if retried == 0 {
+		return na("no operation was retried")
+	}
+	if f.count > 0 {
+		return f.fail("%d of %d retried operation(s) changed the key between attempts", f.count, retried)
+	}
+	return pass("%d retried operation(s) kept one key", retried)
+}
+
+func checkKeyPerAttempt(o *Observation) verdict {
+	_, attempts := o.byOperation()
+	fresh := faultproxy.FreshKeyRetries(o.Attempts)
+	if len(fresh) == 0 {
+		if len(o.Attempts) < 2 {
+			return na("no payload was sent twice")
+		}
+		return pass("no payload was re-sent under a fresh key")
+	}
+	f := failing{}
+	for _, p := range fresh {
+		op := o.operationOf(faultproxy.Record{BodySHA256: p.BodySHA256})
+		f.add("key-minted-per-attempt", fmt.Sprintf("%s: the same payload under %d keys\n%s", op, len(p.Keys), timeline(op, attempts[op])))
+	}
+	return f.fail("key minted per attempt: %d payload(s) retried under a fresh key", len(fresh))
+}
+
+func checkKeyShared(o *Observation) verdict {
+	keys, byKey := faultproxy.AttemptsByKey(o.Attempts)
+	if len(keys) == 0 {
+		return na("no keyed attempt")
+	}
+	f := failing{}
+	for _, k := range keys {
+		var ops []string
+		for _, r := range byKey[k] {
+			if op := o.operationOf(r); !slices.Contains(ops, op) {
+				ops = append(ops, op)
+			}
+		}
+		if len(ops) > 1 {
+			f.add("key-reused", fmt.Sprintf("key %s carried %s", shorten(k, 24), strings.Join(ops, ", ")))
+		}
+	}
+	if f.count > 0 {
+		return f.fail("%d key(s) carried more than one operation", f.count)
+	}
+	return pass("%d key(s), one operation each", len(keys))
+}
+
+func checkNoKey(o *Observation) verdict {
+	if len(o.Attempts) == 0 {
+		return na("no attempt")
+	}
+	unkeyed := faultproxy.UnkeyedAttempts(o.Attempts)
+	if len(unkeyed) == 0 {
+		return pass("all %d attempt(s) carried a key", len(o.Attempts))
+	}
+	f := failing{}
+	for _, r := range unkeyed {
+		op := o.operationOf(r)
+		f.add("no-key", timeline(op, []faultproxy.Record{r}))
+	}
+	return f.fail("%d of %d attempt(s) carried no idempotency key", len(unkeyed), len(o.Attempts))
+}
+
+func check422(o *Observation) verdict {
+	_, byKey := faultproxy.AttemptsByKey(o.Attempts)
+	f, seen := failing{}, 0
+	for _, attempts := range byKey {
+		for i, r := range attempts {
+			if r.ClientResult != faultproxy.ClientDelivered || r.ClientStatus != 422 {
+				continue
+			}
+			seen++
+			for _, later := range attempts[i+1:] {
+				if later.BodySHA256 == r.BodySHA256 {
+					op := o.operationOf(r)
+					f.add("422-retried", fmt.Sprintf("%s: 422 at #%d, the same request again at #%d\n%s",
+						op, r.Seq, later.Seq, timeline(op, attempts)))
+					break
+				}
+			}
+		}
+	}
+	if seen == 0 {
+		return na("no 422 was delivered")
+	}
+	if f.count > 0 {
+		return f.fail("%d of %d 422 response(s) were retried unchanged", f.count, seen)
+	}
+	return pass("%d 422 response(s), none retried unchanged", seen)
+}
+
+func check409(o *Observation) verdict {
+	_, byKey := faultproxy.AttemptsByKey(o.Attempts)
+	f, retried := failing{}, 0
+	for _, attempts := range byKey {
+		for i, r := range attempts {
+			if r.ClientResult != faultproxy.ClientDelivered || r.ClientStatus != 409 || i+1 == len(attempts) {
+				continue
+			}
+			retried++
+			next := attempts[i+1]
+			want, hasRetryAfter := o.RetryAfter[r.Seq]
+			if !hasRetryAfter {
+				want = o.MinBackoff
+				if want == 0 {
+					want = DefaultMinBackoff
+				}
+			}
+			if gap := next.Time.Sub(r.Time); gap+timingTolerance < want {
+				why := "backoff"
+				if hasRetryAfter {
+					why = "Retry-After"
+				}
+				op := o.operationOf(r)
+				f.add("409-hammered", fmt.Sprintf("%s: 409 at #%d, retried %s later at #%d (%s %s)\n%s",
+					op, r.Seq, gap.Round(timeMillis), next.Seq, why, want, timeline(op, attempts)))
+			}
+		}
+	}
+	if retried == 0 {
+		return na("no 409 was followed by a retry")
+	}
+	if f.count > 0 {
+		return f.fail("%d of %d 409 response(s) retried before Retry-After/backoff", f.count, retried)
+	}
+	return pass("%d 409 response(s) retried after Retry-After/backoff", retried)
+}
+
+func checkLostResolved(o *Observation) verdict {
+	ops, attempts := o.byOperation()
+	f, lost := failing{}, 0
+	for _, op := range ops {
+		as := attempts[op]
+		lostAt := slices.IndexFunc(as, func(r faultproxy.Record) bool { return !knownOutcome(r) })
+		if lostAt < 0 {
+			continue
+		}
+		lost++
+		if slices.ContainsFunc(as[lostAt:], knownOutcome) {
+			continue // retried to a known outcome
+		}
+		if oc, ok := o.outcomeOf(op); ok && oc.Outcome == OutcomeUnknown {
+			continue // surfaced as unknown
+		}
+		reported := "nothing"
+		if oc, ok := o.outcomeOf(op); ok {
+			reported = oc.Outcome
+		}
+		f.add("unresolved", fmt.Sprintf("%s: last attempt without a known outcome, client reported %s\n%s", op, reported, timeline(op, as)))
+	}
+	if lost == 0 {
+		return na("no response was lost")
+	}
+	if f.count > 0 {
+		return f.fail("%d of %d operation(s) with a lost response neither reached a known outcome nor were reported unknown", f.count, lost)
+	}
+	return pass("%d operation(s) with a lost response, all resolved", lost)
+}
+
+func checkUnknownAsFailed(o *Observation) verdict {
+	if !o.OutcomesWritten || o.OutcomeErr != "" {
+		return na("no outcome file: the client's view is unknown (write $IDEMPROOF_OUTCOME_FILE to enable)")
+	}
+	if o.LedgerErr != "" {
+		return unknown("ledger unreadable: %s", o.LedgerErr)
+	}
+	_, attempts := o.byOperation()
+	f, failed := failing{}, 0
+	for _, op := range o.allOperations() {
+		oc, ok := o.outcomeOf(op)
+		if !ok || oc.Outcome != OutcomeFailed {
+			continue
+		}
+		failed++
+		if n := o.Ledger[op]; n > 0 {
+			f.add("committed-reported-failed", fmt.Sprintf("%s reported failed, but %d refund(s) exist\n%s", op, n, timeline(op, attempts[op])))
+		}
+	}
+	if f.count > 0 {
+		return f.fail("%d operation(s) reported failed while they committed", f.count)
+	}
+	return pass("%d operation(s) reported failed, none of them committed", failed)
+}
+
+func checkOutcomeFile(o *Observation) verdict {
+	switch {
+	case !o.OutcomesWritten:
+		return na("the client wrote no outcome file")
+	case o.OutcomeErr != "":
+		f := failing{}
+		f.add("invalid", o.OutcomeErr)
+		return f.fail("%s", o.OutcomeErr)
+	}
+	ops, _ := o.byOperation()
+	var missing []string
+	for _, op := range ops {
+		if _, ok := o.outcomeOf(op); !ok && !strings.HasPrefix(op, "body:") {
+			missing = append(missing, op)
+		}
+	}
+	if len(missing) > 0 {
+		return pass("%d outcome(s); not reported: %s", len(o.Outcomes), strings.Join(missing, ", "))
+	}
+	return pass("%d outcome(s)", len(o.Outcomes))
+}

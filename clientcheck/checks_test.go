@@ -1,0 +1,208 @@
+package clientcheck_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/clientcheck"
+	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// attempt builds one journal record of POST /v1/refunds.
+func attempt(seq uint64, key, body string, status int, at time.Duration) faultproxy.Record {
+	r := faultproxy.Record{
+		Seq: seq, Time: t0.Add(at), Method: "POST", Path: "/v1/refunds",
+		Key: key, HasKey: key != "", BodySHA256: body,
+		ReachedUpstream: true, UpstreamStatus: 201,
+		ClientResult: faultproxy.ClientDelivered, ClientStatus: status,
+	}
+	if status >= 500 {
+		r.Fault, r.Outcome = faultproxy.FaultAfterStatus, faultproxy.OutcomeInfo
+	}
+	return r
+}
+
+func lost(r faultproxy.Record) faultproxy.Record {
+	r.ClientResult, r.ClientStatus, r.Fault, r.Outcome = faultproxy.ClientReset, 0, faultproxy.FaultAfterReset, faultproxy.OutcomeInfo
+	return r
+}
+
+func verdicts(o clientcheck.Observation) map[string]scenarios.Result {
+	out := map[string]scenarios.Result{}
+	for _, r := range clientcheck.Check(o) {
+		out[r.ScenarioID] = r
+	}
+	return out
+}
+
+func goodObservation() clientcheck.Observation {
+	return clientcheck.Observation{
+		Attempts: []faultproxy.Record{
+			attempt(1, "k1", "b1", 503, 0),
+			attempt(2, "k1", "b1", 201, 100*time.Millisecond),
+			lost(attempt(3, "k2", "b2", 0, 200*time.Millisecond)),
+			attempt(4, "k2", "b2", 201, 300*time.Millisecond),
+		},
+		Entities:        map[string]string{"b1": "order-1", "b2": "order-2"},
+		Ledger:          map[string]int{"order-1": 1, "order-2": 1},
+		Outcomes:        []clientcheck.Outcome{{Operation: "order-1", Outcome: "ok"}, {Operation: "order-2", Outcome: "ok"}},
+		OutcomesWritten: true,
+	}
+}
+
+func TestGoodClientHasNoFindings(t *testing.T) {
+	results := clientcheck.Check(goodObservation())
+	require.Len(t, results, 11)
+	require.Empty(t, clientcheck.Findings(results, true))
+	v := verdicts(goodObservation())
+	require.Equal(t, scenarios.Pass, v[clientcheck.IDSameKeyOnRetry].Verdict)
+	require.Equal(t, scenarios.Pass, v[clientcheck.IDLostResolved].Verdict)
+	require.Equal(t, scenarios.NA, v[clientcheck.ID422Retried].Verdict)
+	require.Equal(t, scenarios.NA, v[clientcheck.ID409Hammered].Verdict)
+}
+
+func TestKeyMintedPerAttemptIsNamed(t *testing.T) {
+	o := goodObservation()
+	o.Attempts[1].Key = "k1-retry"
+	o.Ledger["order-1"] = 2
+	v := verdicts(o)
+	require.Equal(t, scenarios.Fail, v[clientcheck.IDKeyPerAttempt].Verdict)
+	require.Contains(t, v[clientcheck.IDKeyPerAttempt].Message, "key minted per attempt")
+	require.Equal(t, 1, v[clientcheck.IDKeyPerAttempt].Evidence.Categories["key-minted-per-attempt"])
+	require.Equal(t, scenarios.Fail, v[clientcheck.IDSameKeyOnRetry].Verdict)
+	require.Equal(t, scenarios.Fail, v[clientcheck.IDOneEffect].Verdict)
+	require.Equal(t, 1, v[clientcheck.IDOneEffect].Evidence.Categories[scenarios.CatDuplicated])
+	require.Contains(t, v[clientcheck.IDOneEffect].Evidence.Examples[0], "order-1 has 2 refunds")
+}
+
+func TestKeySharedAcrossOperations(t *testing.T) {
+	o := goodObservation()
+	o.Attempts[2].Key, o.Attempts[3].Key = "k1", "k1"
+	v := verdicts(o)
+	require.Equal(t, scenarios.Fail, v[clientcheck.IDKeySharedAcross].Verdict)
+	require.Contains(t, v[clientcheck.IDKeySharedAcross].Evidence.Examples[0], "order-1, order-2")
+}
+
+func TestNoKey(t *testing.T) {
+	o := goodObservation()
+	o.Attempts = append(o.Attempts, attempt(5, "", "b3", 400, time.Second))
+	v := verdicts(o)
+	require.Equal(t, scenarios.Fail, v[clientcheck.IDNoKey].Verdict)
+	require.Equal(t, "1 of 5 attempt(s) carried no idempotency key", v[clientcheck.IDNoKey].Message)
+}
+
+func Test422RetriedUnchangedFailsAndCorrectedPasses(t *testing.T) {
+	o := goodObservation()
+	o.Attempts = append(o.Attempts, attempt(5, "k3", "b3", 422, time.Second), attempt(6, "k3", "b3", 422, 2*time.Second))
+	require.Equal(t, scenarios.Fail, verdicts(o)[clientcheck.ID422Retried].Verdict)
+
+	o = goodObservation()
+	o.Attempts = append(o.Attempts, attempt(5, "k3", "b3", 422, time.Second), attempt(6, "k3", "b3-corrected", 201, 2*time.Second))
+	require.Equal(t, scenarios.Pass, verdicts(o)[clientcheck.ID422Retried].Verdict)
+}
+
+func Test409MustWaitRetryAfter(t *testing.T) {
+	o := goodObservation()
+	o.Attempts = append(o.Attempts, attempt(5, "k3", "b3", 409, time.Second), attempt(6, "k3", "b3", 201, time.Second+10*time.Millisecond))
+	o.RetryAfter = map[uint64]time.Duration{5: time.Second}
+	v := verdicts(o)
+	require.Equal(t, scenarios.Fail, v[clientcheck.ID409Hammered].Verdict)
+	require.Contains(t, v[clientcheck.ID409Hammered].Evidence.Examples[0], "Retry-After 1s")
+
+	o.Attempts[5].Time = o.Attempts[4].Time.Add(time.Second)
+	require.Equal(t, scenarios.Pass, verdicts(o)[clientcheck.ID409Hammered].Verdict)
+}
+
+func Test409WithoutRetryAfterNeedsABackoff(t *testing.T) {
+	o := goodObservation()
+	o.Attempts = append(o.Attempts, attempt(5, "k3", "b3", 409, time.Second), attempt(6, "k3", "b3", 201, time.Second))
+	require.Equal(t, scenarios.Fail, verdicts(o)[clientcheck.ID409Hammered].Verdict)
+	o.Attempts[5].Time = o.Attempts[4].Time.Add(clientcheck.DefaultMinBackoff)
+	require.Equal(t, scenarios.Pass, verdicts(o)[clientcheck.ID409Hammered].Verdict)
+}
+
+func TestCommittedOperationReportedFailed(t *testing.T) {
+	o := goodObservation()
+	o.Attempts = o.Attempts[:3] // order-2: response lost, never retried
+	o.Outcomes[1].Outcome = clientcheck.OutcomeFailed
+	v := verdicts(o)
+	require.Equal(t, scenarios.Fail, v[clientcheck.IDUnknownAsFailed].Verdict)
+	require.Contains(t, v[clientcheck.IDUnknownAsFailed].Evidence.Examples[0], "order-2 reported failed, but 1 refund(s) exist")
+	require.Equal(t, scenarios.Fail, v[clientcheck.IDLostResolved].Verdict)
+
+	o.Outcomes[1].Outcome = clientcheck.OutcomeUnknown
+	v = verdicts(o)
+	require.Equal(t, scenarios.Pass, v[clientcheck.IDUnknownAsFailed].Verdict)
+	require.Equal(t, scenarios.Pass, v[clientcheck.IDLostResolved].Verdict)
+}
+
+func TestLostOperationReportedOK(t *testing.T) {
+	o := goodObservation()
+	o.Ledger["order-2"] = 0
+	v := verdicts(o)
+	require.Equal(t, scenarios.Fail, v[clientcheck.IDOneEffect].Verdict)
+	require.Equal(t, 1, v[clientcheck.IDOneEffect].Evidence.Categories[scenarios.CatLost])
+}
+
+func TestNoRequestsAndUnreadableLedgerAreUnknown(t *testing.T) {
+	v := verdicts(clientcheck.Observation{})
+	require.Equal(t, scenarios.Unknown, v[clientcheck.IDOneEffect].Verdict)
+	require.Contains(t, v[clientcheck.IDOneEffect].Message, "IDEMPROOF_BASE_URL")
+
+	o := goodObservation()
+	o.LedgerErr = "connection refused"
+	findings := clientcheck.Findings(clientcheck.Check(o), false)
+	require.Len(t, findings, 2)
+}
+
+func TestCommandFailureIsAFinding(t *testing.T) {
+	o := goodObservation()
+	o.ExitErr = "exit status 3"
+	findings := clientcheck.Findings(clientcheck.Check(o), false)
+	require.Len(t, findings, 1)
+	require.Equal(t, clientcheck.IDCommandSucceeded, findings[0].ScenarioID)
+}
+
+func TestParseOutcomes(t *testing.T) {
+	got, err := clientcheck.ParseOutcomes(strings.NewReader(
+		`{"operation":"order-1","outcome":"ok","key":"k1","status":201}` + "\n\n" +
+			`{"operation":"order-2","outcome":"unknown"}` + "\n"))
+	require.NoError(t, err)
+	require.Equal(t, []clientcheck.Outcome{
+		{Operation: "order-1", Outcome: "ok", Key: "k1", Status: 201},
+		{Operation: "order-2", Outcome: "unknown"},
+	}, got)
+}
+
+func TestParseOutcomesNamesTheBadLine(t *testing.T) {
+	for input, want := range map[string]string{
+		`{"operation":"o","outcome":"done"}`:     `line 1: outcome "done": use "ok", "failed" or "unknown"`,
+		"\n" + `{"outcome":"ok"}`:                `line 2: "operation" is empty`,
+		`ok order-1`:                             `line 1: want one JSON object`,
+		`{"operation":"o","outcome":"ok","x":1}`: `line 1: want one JSON object`,
+	} {
+		_, err := clientcheck.ParseOutcomes(strings.NewReader(input))
+		require.ErrorContains(t, err, want, input)
+	}
+}
+
+func TestOutcomeWriterRoundTrip(t *testing.T) {
+	path := t.TempDir() + "/outcomes.jsonl"
+	_, written, err := clientcheck.ReadOutcomeFile(path)
+	require.NoError(t, err)
+	require.False(t, written)
+
+	w := clientcheck.NewOutcomeWriter(path)
+	require.NoError(t, w.Write(clientcheck.Outcome{Operation: "order-1", Outcome: "ok"}))
+	require.NoError(t, w.Write(clientcheck.Outcome{Operation: "order-1", Outcome: "unknown"}))
+	got, written, err := clientcheck.ReadOutcomeFile(path)
+	require.NoError(t, err)
+	require.True(t, written)
+	require.Len(t, got, 2)
+}

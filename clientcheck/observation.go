@@ -1,0 +1,146 @@
+package clientcheck
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/idemproof/idemproof/faultproxy"
+)
+
+// Observation is everything one run recorded: the checks' only input. Run fills it; a
+// test may build one by hand.
+type Observation struct {
+	// Attempts are the journal records of the keyed operation (POST /v1/refunds) only.
+	Attempts []faultproxy.Record
+	// Entities maps a request body's SHA-256 (hex) to the operation it names (the
+	// order_id), learned from every body that reached the server.
+	Entities map[string]string
+	// Ledger is the number of side effects (refunds) per operation; LedgerErr is set when
+	// reading it failed, and the checks that need it answer UNKNOWN.
+	Ledger    map[string]int
+	LedgerErr string
+	// RetryAfter is the Retry-After of each 409 the client got, by journal Seq; a 409 not
+	// in the map carried none, and MinBackoff is the least wait expected after it.
+	RetryAfter map[uint64]time.Duration
+	MinBackoff time.Duration
+	// Outcomes is the client's own view (the outcome file); OutcomesWritten is false when
+	// the client wrote no file; OutcomeErr is set when the file did not parse.
+	Outcomes        []Outcome
+	OutcomesWritten bool
+	OutcomeErr      string
+	// ExitErr is the code under test's error (or non-zero exit); "" when it succeeded.
+	ExitErr string
+}
+
+// timingTolerance absorbs the gap between where the proxy stamps a record's time and
+// where the client's wait begins; it is far below any Retry-After (whole seconds).
+const timingTolerance = 20 * time.Millisecond
+
+// DefaultMinBackoff is the least wait expected after a 409 that carried no Retry-After.
+const DefaultMinBackoff = 50 * time.Millisecond
+
+// operationOf names the operation of an attempt: its entity, or its body hash when the
+// body never reached the server.
+func (o *Observation) operationOf(r faultproxy.Record) string {
+	if e, ok := o.Entities[r.BodySHA256]; ok {
+		return e
+	}
+	h := r.BodySHA256
+	if len(h) > 12 {
+		h = h[:12]
+	}
+	return "body:" + h
+}
+
+// byOperation groups the attempts per operation in journal order; operations are sorted.
+func (o *Observation) byOperation() (ops []string, attempts map[string][]faultproxy.Record) {
+	attempts = map[string][]faultproxy.Record{}
+	for _, r := range sortedBySeq(o.Attempts) {
+		op := o.operationOf(r)
+		if _, ok := attempts[op]; !ok {
+			ops = append(ops, op)
+		}
+		attempts[op] = append(attempts[op], r)
+	}
+	sort.Strings(ops)
+	return ops, attempts
+}
+
+// outcomeOf is the client's last word on an operation.
+func (o *Observation) outcomeOf(op string) (Outcome, bool) {
+	var found Outcome
+	ok := false
+	for _, oc := range o.Outcomes {
+		if oc.Operation == op {
+			found, ok = oc, true
+		}
+	}
+	return found, ok
+}
+
+// allOperations is every operation named by an attempt, the ledger or the outcome file.
+func (o *Observation) allOperations() []string {
+	ops, _ := o.byOperation()
+	for op := range o.Ledger {
+		ops = append(ops, op)
+	}
+	for _, oc := range o.Outcomes {
+		ops = append(ops, oc.Operation)
+	}
+	sort.Strings(ops)
+	return slices.Compact(ops)
+}
+
+func sortedBySeq(records []faultproxy.Record) []faultproxy.Record {
+	out := slices.Clone(records)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out
+}
+
+// knownOutcome reports whether the client learned the operation's fate from this
+// attempt: a complete 2xx or a definite 4xx (409 means "try again", so it is not one).
+func knownOutcome(r faultproxy.Record) bool {
+	return r.ClientResult == faultproxy.ClientDelivered &&
+		r.ClientStatus >= 200 && r.ClientStatus < 500 && r.ClientStatus != 409
+}
+
+// timeline renders an operation's attempts, one aligned line each, for evidence.
+func timeline(op string, attempts []faultproxy.Record) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s:", op)
+	var start time.Time
+	if len(attempts) > 0 {
+		start = attempts[0].Time
+	}
+	for _, r := range attempts {
+		key := "(no key)"
+		if r.HasKey {
+			key = "key=" + shorten(r.Key, 24)
+		}
+		got := r.ClientResult
+		if r.ClientResult == faultproxy.ClientDelivered {
+			got = fmt.Sprint(r.ClientStatus)
+		}
+		fault := ""
+		if r.Fault != "" {
+			fault = " fault=" + r.Fault
+		}
+		upstream := "not reached"
+		if r.ReachedUpstream {
+			upstream = fmt.Sprintf("upstream %d", r.UpstreamStatus)
+		}
+		fmt.Fprintf(&b, "\n  #%-4d +%-8s %-30s body=%s%s → client %s (%s)",
+			r.Seq, r.Time.Sub(start).Round(time.Millisecond), key, shorten(r.BodySHA256, 8), fault, got, upstream)
+	}
+	return b.String()
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,46 @@
+package clientcheck
+
+import (
+	"time"
+
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+const timeMillis = time.Millisecond
+
+// Target is the name client-check gives its target in reports.
+const Target = "client"
+
+// Check runs every check over the observation and returns one Result per check, in a
+// fixed order.
+func Check(o Observation) []scenarios.Result {
+	var out []scenarios.Result
+	for _, c := range checks() {
+		v := c.run(&o)
+		out = append(out, scenarios.Result{
+			ScenarioID:  c.id,
+			Description: c.description,
+			Requirement: c.requirement,
+			Source:      c.source,
+			Level:       c.level,
+			Labels:      []string{"client", "level:" + string(c.level)},
+			Target:      Target,
+			Verdict:     v.verdict,
+			Message:     v.message,
+			Evidence:    scenarios.Evidence{Categories: v.categories, Examples: v.examples},
+		})
+	}
+	return out
+}
+
+// Findings returns the results that make a run fail: FAIL and UNKNOWN (an undecided
+// check is never counted as a pass). NON-STRICT counts only when strict.
+func Findings(results []scenarios.Result, strict bool) []scenarios.Result {
+	var out []scenarios.Result
+	for _, r := range results {
+		if r.Verdict == scenarios.Fail || r.Verdict == scenarios.Unknown || (strict && r.Verdict == scenarios.NonStrict) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
