@@ -1,0 +1,122 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// Progress returns a scenarios.RunConfig.Progress callback that prints one line per
+// finished scenario to w. The runner may call it from several goroutines; lines never
+// interleave.
+func Progress(w io.Writer) func(scenarios.Result) {
+	var mu sync.Mutex
+	return func(r scenarios.Result) {
+		mu.Lock()
+		defer mu.Unlock()
+		WriteLine(w, r)
+	}
+}
+
+// WriteLine prints one result as a fixed-width line:
+//
+//	PASS        replay/after-503                  reference   41ms  one refund; the retry got the committed 201
+func WriteLine(w io.Writer, r scenarios.Result) {
+	fmt.Fprintf(w, "%-10s  %-32s  %-12s  %7s  %s\n",
+		r.Verdict, r.ScenarioID, r.Target, roundDuration(duration(r)), oneLine(r.Message))
+}
+
+// oneLine keeps a message on its line whatever the checker wrote.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(printable(strings.ReplaceAll(s, "\n", " "))), " ")
+	return shorten(s, 160)
+}
+
+// WriteSummary prints the counts per verdict per target, then, for every failing result
+// (FAIL; UNKNOWN and NON-STRICT too under strict), its evidence categories, examples,
+// aligned timeline and the seed with the command that repeats it.
+func WriteSummary(w io.Writer, rep *scenarios.Report) {
+	counts := CountByTarget(rep)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "target\t")
+	for _, v := range verdictOrder {
+		fmt.Fprintf(tw, "%s\t", v)
+	}
+	fmt.Fprintln(tw, "total\t")
+	for _, t := range targets(rep) {
+		fmt.Fprintf(tw, "%s\t", t)
+		for _, v := range verdictOrder {
+			fmt.Fprintf(tw, "%d\t", counts[t][v])
+		}
+		fmt.Fprintf(tw, "%d\t\n", counts[t].Total())
+	}
+	tw.Flush()
+
+	failing := failingResults(rep)
+	if len(failing) == 0 {
+		fmt.Fprintf(w, "\nno failures (seed %d, strict=%t)\n", rep.Seed, rep.Strict)
+		return
+	}
+	fmt.Fprintf(w, "\n%d failing result(s) (seed %d, strict=%t):\n", len(failing), rep.Seed, rep.Strict)
+	for _, r := range failing {
+		fmt.Fprintf(w, "\n%s %s @ %s: %s\n", r.Verdict, r.ScenarioID, r.Target, oneLine(r.Message))
+		fmt.Fprintf(w, "  requirement: %s [%s; %s]\n", r.Requirement, r.Level, r.Source)
+		if c := categoriesText(r.Evidence.Categories); c != "" {
+			fmt.Fprintf(w, "  evidence: %s\n", c)
+		}
+		for _, ex := range r.Evidence.Examples {
+			fmt.Fprintf(w, "  - %s\n", oneLine(ex))
+		}
+		if r.Evidence.Record != nil {
+			io.WriteString(w, Timeline(r.Evidence.Record))
+		}
+		fmt.Fprintf(w, "  repeat: %s\n", RepeatCommand(rep, r))
+	}
+}
+
+// RepeatCommand is the command line that runs one result's scenario again with the same
+// seed against the same target.
+func RepeatCommand(rep *scenarios.Report, r scenarios.Result) string {
+	seed := rep.Seed
+	if r.Evidence.Record != nil && r.Evidence.Record.Seed != 0 {
+		seed = r.Evidence.Record.Seed
+	}
+	cmd := fmt.Sprintf("idemproof check --seed %d --only %s", seed, r.ScenarioID)
+	if r.Target != "" && r.Target != "reference" {
+		cmd += " --profile " + r.Target
+	}
+	if rep.Strict {
+		cmd += " --strict"
+	}
+	return cmd
+}
+
+// failingResults is every result that fails the run, in report order.
+func failingResults(rep *scenarios.Report) []scenarios.Result {
+	var out []scenarios.Result
+	for _, r := range rep.Results {
+		if Failing(r.Verdict, rep.Strict) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// categoriesText is "duplicated=2 leaked=1", categories sorted.
+func categoriesText(c map[string]int) string {
+	names := make([]string, 0, len(c))
+	for k := range c {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, k := range names {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, c[k]))
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,19 @@
+// Package report renders a scenarios.Report for people and for machines:
+//
+//   - a live console line per scenario as it finishes (Progress, WriteLine) and a summary
+//     table per target with the details of every failing result (WriteSummary);
+//   - JSON: the Report struct itself, schema_version first, field order fixed by the
+//     struct and map keys sorted (WriteJSON), so two runs diff cleanly;
+//   - JUnit XML: one testsuite per target, one testcase per scenario; FAIL is a failure,
+//     N/A is skipped, UNKNOWN is an error, NON-STRICT a failure only under strict
+//     (WriteJUnit);
+//   - one self-contained HTML file: a scenarios × targets matrix coloured by verdict and,
+//     per result, the attempt timeline as an inline SVG sequence diagram
+//     client → proxy → upstream (WriteHTML). No scripts, no external assets.
+//
+// WriteDir writes all three files into a folder, each through a temporary file and a
+// rename, so a reader never sees a half-written report.
+//
+// The package reads only the contract types of package scenarios; it never runs anything.
+// Renderers do not modify the report they are given.
+package report

@@ -1,0 +1,198 @@
+package report
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+//go:embed report.html.tmpl
+var htmlTemplate string
+
+var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+	"verdictClass": verdictClass,
+}).Parse(htmlTemplate))
+
+// htmlPage is the view the template renders: everything precomputed, no logic in the
+// template beyond loops.
+type htmlPage struct {
+	Title    string
+	Tool     string
+	Started  string
+	Duration string
+	Seed     int64
+	Strict   bool
+	Targets  []string
+	Verdicts []scenarios.Verdict
+	Counts   []htmlCountRow
+	Groups   []htmlGroup
+	Failing  int
+	Columns  int // matrix columns: scenario, level, description, one per target
+}
+
+type htmlCountRow struct {
+	Target string
+	Cells  []htmlCount
+	Total  int
+}
+
+type htmlCount struct {
+	Verdict scenarios.Verdict
+	N       int
+}
+
+type htmlGroup struct {
+	Name      string
+	Scenarios []htmlScenario
+}
+
+type htmlScenario struct {
+	ID          string
+	Anchor      string
+	Description string
+	Requirement string
+	Source      string
+	Level       scenarios.Level
+	Labels      []string
+	Cells       []htmlCell // one per target, in target order
+}
+
+// htmlCell is one result: a matrix cell and a detail block.
+type htmlCell struct {
+	ScenarioID string
+	Target     string
+	Present    bool
+	Anchor     string
+	Verdict    scenarios.Verdict
+	Message    string
+	Duration   string
+	Open       bool // failing results are expanded
+	Categories []htmlCategory
+	Examples   []string
+	SVG        template.HTML
+	Repeat     string
+}
+
+type htmlCategory struct {
+	Name string
+	N    int
+}
+
+// WriteHTML writes one self-contained HTML page: the counts per target, the scenarios ×
+// targets matrix coloured by verdict, and per scenario and target the verdict, the
+// evidence and the attempt timeline as an inline SVG sequence diagram. No script and no
+// external asset is referenced; the page works from a file:// URL or a CI artifact.
+func WriteHTML(w io.Writer, rep *scenarios.Report) error {
+	if err := pageTemplate.Execute(w, buildPage(rep)); err != nil {
+		return fmt.Errorf("write html report: %w", err)
+	}
+	return nil
+}
+
+func buildPage(rep *scenarios.Report) htmlPage {
+	ts := targets(rep)
+	p := htmlPage{
+		Title:    "idemproof report",
+		Tool:     rep.Tool,
+		Seed:     rep.Seed,
+		Strict:   rep.Strict,
+		Targets:  ts,
+		Verdicts: verdictOrder,
+		Duration: roundDuration(time.Duration(rep.DurationMS * float64(time.Millisecond))).String(),
+		Failing:  len(failingResults(rep)),
+		Columns:  3 + len(ts),
+	}
+	if len(ts) > 0 {
+		p.Title = "idemproof report: " + strings.Join(ts, " vs ")
+	}
+	if !rep.Started.IsZero() {
+		p.Started = rep.Started.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	counts := CountByTarget(rep)
+	for _, t := range ts {
+		row := htmlCountRow{Target: t, Total: counts[t].Total()}
+		for _, v := range verdictOrder {
+			row.Cells = append(row.Cells, htmlCount{Verdict: v, N: counts[t][v]})
+		}
+		p.Counts = append(p.Counts, row)
+	}
+
+	byKey := map[[2]string]scenarios.Result{}
+	for _, r := range rep.Results {
+		byKey[[2]string{r.ScenarioID, r.Target}] = r
+	}
+	groupIndex := map[string]int{}
+	for _, id := range scenarioOrder(rep) {
+		var first scenarios.Result
+		for _, t := range ts {
+			if r, ok := byKey[[2]string{id, t}]; ok {
+				first = r
+				break
+			}
+		}
+		sc := htmlScenario{
+			ID: id, Anchor: anchor("s", id),
+			Description: first.Description, Requirement: first.Requirement, Source: first.Source,
+			Level: first.Level, Labels: first.Labels,
+		}
+		for _, t := range ts {
+			r, ok := byKey[[2]string{id, t}]
+			cell := htmlCell{ScenarioID: id, Target: t, Present: ok}
+			if ok {
+				cell.Anchor = anchor("r", id+"@"+t)
+				cell.Verdict = r.Verdict
+				cell.Message = oneLine(r.Message)
+				cell.Duration = roundDuration(duration(r)).String()
+				cell.Open = Failing(r.Verdict, rep.Strict) || r.Verdict == scenarios.Unknown
+				for _, c := range strings.Fields(categoriesText(r.Evidence.Categories)) {
+					name, n, _ := strings.Cut(c, "=")
+					var num int
+					fmt.Sscan(n, &num)
+					cell.Categories = append(cell.Categories, htmlCategory{Name: name, N: num})
+				}
+				for _, ex := range r.Evidence.Examples {
+					cell.Examples = append(cell.Examples, printable(ex))
+				}
+				// The SVG is built by SequenceSVG, which escapes every text it places.
+				cell.SVG = template.HTML(SequenceSVG(cell.Anchor, r.Evidence.Record))
+				cell.Repeat = RepeatCommand(rep, r)
+			}
+			sc.Cells = append(sc.Cells, cell)
+		}
+		g := group(id)
+		i, ok := groupIndex[g]
+		if !ok {
+			i = len(p.Groups)
+			groupIndex[g] = i
+			p.Groups = append(p.Groups, htmlGroup{Name: g})
+		}
+		p.Groups[i].Scenarios = append(p.Groups[i].Scenarios, sc)
+	}
+	return p
+}
+
+// anchor turns a scenario ID (and target) into an HTML id: "s-replay-after-503".
+func anchor(prefix, s string) string {
+	var b strings.Builder
+	b.WriteString(prefix)
+	b.WriteByte('-')
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// verdictClass is the CSS class of a verdict: "v-pass", "v-non-strict", "v-n-a".
+func verdictClass(v scenarios.Verdict) string {
+	return "v-" + strings.TrimPrefix(anchor("", string(v)), "-")
+}

@@ -1,0 +1,269 @@
+package report
+
+import (
+	"fmt"
+	"html"
+	"strings"
+
+	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// Sequence diagram geometry, in SVG user units.
+const (
+	svgWidth    = 860
+	laneClient  = 110
+	laneProxy   = 430
+	laneTarget  = 750
+	svgTop      = 52 // below the lane heads
+	arrowStep   = 24 // vertical distance between two arrows
+	attemptGap  = 14 // extra space between two attempts
+	headWidth   = 120
+	headHeight  = 28
+	labelOffset = 5
+)
+
+// Colours shared with the stylesheet (html.go), one per kind of arrow.
+const (
+	colRequest = "#37474f"
+	colOK      = "#1b7f3b"
+	colClient  = "#b26a00" // 4xx
+	colServer  = "#c62828" // 5xx
+	colLost    = "#c62828"
+	colFault   = "#6a1b9a"
+)
+
+// svgBuilder accumulates the elements of one diagram; y grows as arrows are added.
+type svgBuilder struct {
+	id   string // unique per diagram: marker ids must not collide inside one HTML page
+	body strings.Builder
+	y    int
+}
+
+// SequenceSVG draws a record's attempts as a sequence diagram: lanes client → proxy →
+// upstream, one arrow per hop, the fault applied at the proxy, statuses on the arrows, and
+// the ledger counts at the bottom. id must be unique within the page. The proxy journal is
+// the ground truth; without one, the client history is drawn instead.
+func SequenceSVG(id string, rec *scenarios.Record) string {
+	b := &svgBuilder{id: id, y: svgTop}
+	switch {
+	case rec == nil || (len(rec.Journal) == 0 && len(rec.History) == 0):
+		b.y += 10
+		b.note(laneProxy, "no attempts recorded")
+		b.y += arrowStep
+	case len(rec.Journal) > 0:
+		b.drawJournal(rec)
+	default:
+		b.drawHistory(rec)
+	}
+	ledger := "ledger: (not probed)"
+	if rec != nil {
+		ledger = "ledger after the run: " + ledgerText(rec)
+	}
+	b.y += 6
+	b.body.WriteString(fmt.Sprintf(`<rect x="%d" y="%d" width="%d" height="24" rx="4" class="ledger"/>`,
+		laneTarget-200, b.y, 300))
+	b.text(laneTarget-50, b.y+16, "middle", "ledger-text", ledger)
+	b.y += 34
+	return b.finish()
+}
+
+func (b *svgBuilder) drawJournal(rec *scenarios.Record) {
+	keys := newKeyLabels(rec)
+	for i, j := range rec.Journal {
+		if i == MaxTimelineRows {
+			b.y += 6
+			b.note(laneProxy, summariseRest(rec.Journal[i:]))
+			b.y += arrowStep
+			break
+		}
+		b.attempt(keys, j)
+		b.y += attemptGap
+		if i < len(rec.Journal)-1 && i < MaxTimelineRows-1 {
+			b.body.WriteString(fmt.Sprintf(`<line x1="20" x2="%d" y1="%d" y2="%d" class="sep"/>`, svgWidth-20, b.y-attemptGap/2, b.y-attemptGap/2))
+		}
+	}
+	if len(keys.order) > 0 {
+		b.y += 4
+		b.text(20, b.y+12, "start", "legend", "keys: "+keys.legend())
+		b.y += 20
+	}
+}
+
+// attempt draws one journal record: request in, the hops to the upstream if it was
+// reached, the fault at the proxy, and what came back to the client.
+func (b *svgBuilder) attempt(keys *keyLabels, j faultproxy.Record) {
+	b.y += arrowStep
+	req := fmt.Sprintf("#%d %s try %s  %s %s", j.Seq, keys.label(j.Key, j.HasKey), attemptText(j.Attempt), j.Method, shorten(j.Path, 34))
+	b.arrow(laneClient, laneProxy, req, colRequest, false)
+	// A before-fault (or a duplicate delivery) acts before the upstream hop; an
+	// after-fault acts on the response, so its mark goes below the upstream's answer.
+	afterFault := strings.HasPrefix(j.Fault, "after")
+	if j.Fault != "" && !afterFault {
+		b.faultBox(faultText(j))
+	}
+	if j.ReachedUpstream {
+		calls := j.UpstreamCalls
+		if calls < 1 {
+			calls = 1
+		}
+		for c := 1; c <= calls; c++ {
+			b.y += arrowStep
+			label := "forward"
+			if calls > 1 {
+				label = fmt.Sprintf("deliver %d of %d", c, calls)
+			}
+			b.arrow(laneProxy, laneTarget, label, colRequest, false)
+			b.y += arrowStep
+			st := "answered"
+			if j.UpstreamStatus != 0 {
+				st = fmt.Sprint(j.UpstreamStatus)
+			}
+			if c == calls && j.UpstreamMillis > 0 {
+				st += fmt.Sprintf("  (%.0f ms)", j.UpstreamMillis)
+			}
+			b.arrow(laneTarget, laneProxy, st, statusColour(j.UpstreamStatus), false)
+		}
+	} else {
+		b.text(laneTarget, b.y+4, "middle", "muted", "not reached")
+	}
+	if afterFault {
+		b.faultBox(faultText(j))
+	}
+	b.y += arrowStep
+	back := clientText(j) + "  → " + j.Outcome
+	lost := j.ClientResult != "" && j.ClientResult != faultproxy.ClientDelivered
+	colour := statusColour(j.ClientStatus)
+	if lost {
+		colour = colLost
+	}
+	b.arrow(laneProxy, laneClient, back, colour, lost)
+	if j.Note != "" {
+		b.y += 16
+		b.text(laneProxy, b.y, "middle", "muted", shorten(j.Note, 80))
+	}
+}
+
+// drawHistory is the fallback without a proxy journal: the client's own view, one
+// request arrow and one outcome arrow per completed attempt.
+func (b *svgBuilder) drawHistory(rec *scenarios.Record) {
+	keys := newKeyLabels(rec)
+	b.y += 6
+	b.note(laneProxy, "no proxy journal: the client's view only")
+	b.y += 8
+	shown := 0
+	for _, op := range rec.History {
+		if op.Type == scenarios.OpInvoke {
+			continue
+		}
+		if shown == MaxTimelineRows {
+			b.y += arrowStep
+			b.note(laneProxy, "… more attempts in the JSON report")
+			break
+		}
+		shown++
+		b.y += arrowStep
+		b.arrow(laneClient, laneTarget, fmt.Sprintf("%s %s attempt %d", orDash(op.Step), keys.label(op.Key, op.Key != ""), op.Attempt), colRequest, false)
+		b.y += arrowStep
+		res := opResult(op)
+		b.arrow(laneTarget, laneClient, shorten(string(op.Type)+"  "+res, 60), opColour(op), op.Type == scenarios.OpInfo && op.Status == 0)
+		b.y += attemptGap
+	}
+	b.y += arrowStep
+}
+
+func statusColour(status int) string {
+	switch {
+	case status >= 500:
+		return colServer
+	case status >= 400:
+		return colClient
+	case status >= 200 && status < 300:
+		return colOK
+	}
+	return colRequest
+}
+
+func opColour(op scenarios.Op) string {
+	switch op.Type {
+	case scenarios.OpOK:
+		return colOK
+	case scenarios.OpFail:
+		return colClient
+	}
+	return colLost
+}
+
+// arrow draws a horizontal arrow at b.y from x1 to x2 with its label above it; a lost
+// response is dashed and ends in a cross instead of an arrow head.
+func (b *svgBuilder) arrow(x1, x2 int, label, colour string, lost bool) {
+	end := x2
+	dash := ""
+	marker := fmt.Sprintf(` marker-end="url(#%s-head-%s)"`, b.id, strings.TrimPrefix(colour, "#"))
+	if lost {
+		// A lost response stops short of the client: it never arrived.
+		if x2 < x1 {
+			end = x2 + (x1-x2)/3
+		} else {
+			end = x2 - (x2-x1)/3
+		}
+		dash = ` stroke-dasharray="6 4"`
+		marker = ""
+	}
+	fmt.Fprintf(&b.body, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="1.6"%s%s/>`,
+		x1, b.y, end, b.y, colour, dash, marker)
+	if lost {
+		fmt.Fprintf(&b.body, `<path d="M%d %d l8 8 M%d %d l-8 8" stroke="%s" stroke-width="2"/>`,
+			end-4, b.y-4, end+4, b.y-4, colour)
+	}
+	mid := (x1 + end) / 2
+	fmt.Fprintf(&b.body, `<text x="%d" y="%d" text-anchor="middle" fill="%s" class="label">%s</text>`,
+		mid, b.y-labelOffset, colour, html.EscapeString(printable(label)))
+}
+
+// faultBox marks the fault the proxy applied, on the proxy's lifeline.
+func (b *svgBuilder) faultBox(label string) {
+	w := 8*len([]rune(label)) + 16
+	if w < 90 {
+		w = 90
+	}
+	y := b.y + 6
+	fmt.Fprintf(&b.body, `<rect x="%d" y="%d" width="%d" height="18" rx="9" class="fault"/>`, laneProxy-w/2, y, w)
+	b.text(laneProxy, y+13, "middle", "fault-text", "⚡ "+label)
+	b.y += 20
+}
+
+func (b *svgBuilder) note(x int, s string) {
+	b.text(x, b.y, "middle", "muted", s)
+}
+
+func (b *svgBuilder) text(x, y int, anchor, class, s string) {
+	fmt.Fprintf(&b.body, `<text x="%d" y="%d" text-anchor="%s" class="%s">%s</text>`,
+		x, y, anchor, class, html.EscapeString(printable(s)))
+}
+
+// finish wraps the body with the arrow markers, the lane heads and the lifelines now that
+// the height is known.
+func (b *svgBuilder) finish() string {
+	h := b.y + 10
+	var s strings.Builder
+	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" class="seq" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="attempt timeline">`,
+		svgWidth, h, svgWidth, h)
+	s.WriteString("<defs>")
+	for _, c := range []string{colRequest, colOK, colClient, colServer, colFault} {
+		fmt.Fprintf(&s, `<marker id="%s-head-%s" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0 L10 5 L0 10 z" fill="%s"/></marker>`,
+			b.id, strings.TrimPrefix(c, "#"), c)
+	}
+	s.WriteString("</defs>")
+	for _, lane := range []struct {
+		x    int
+		name string
+	}{{laneClient, "client"}, {laneProxy, "fault proxy"}, {laneTarget, "upstream"}} {
+		fmt.Fprintf(&s, `<line x1="%d" y1="%d" x2="%d" y2="%d" class="lifeline"/>`, lane.x, 10+headHeight, lane.x, h-6)
+		fmt.Fprintf(&s, `<rect x="%d" y="10" width="%d" height="%d" rx="5" class="head"/>`, lane.x-headWidth/2, headWidth, headHeight)
+		fmt.Fprintf(&s, `<text x="%d" y="29" text-anchor="middle" class="head-text">%s</text>`, lane.x, lane.name)
+	}
+	s.WriteString(b.body.String())
+	s.WriteString("</svg>")
+	return s.String()
+}

@@ -1,0 +1,108 @@
+package report
+
+import (
+	"time"
+
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// verdictOrder is the column order of every count table: best to worst, then the
+// verdicts that are neither.
+var verdictOrder = []scenarios.Verdict{
+	scenarios.Pass, scenarios.Info, scenarios.NA, scenarios.NonStrict, scenarios.Unknown, scenarios.Fail,
+}
+
+// Failing reports whether a verdict makes the run fail: FAIL always; UNKNOWN and
+// NON-STRICT only under strict. It is the same rule `idemproof check` exits by.
+func Failing(v scenarios.Verdict, strict bool) bool {
+	switch v {
+	case scenarios.Fail:
+		return true
+	case scenarios.Unknown, scenarios.NonStrict:
+		return strict
+	}
+	return false
+}
+
+// Counts is the number of results per verdict.
+type Counts map[scenarios.Verdict]int
+
+// Total is the number of results counted.
+func (c Counts) Total() int {
+	n := 0
+	for _, v := range c {
+		n += v
+	}
+	return n
+}
+
+// CountByTarget counts the report's results per target, in the report's target order.
+func CountByTarget(rep *scenarios.Report) map[string]Counts {
+	out := make(map[string]Counts, len(rep.Targets))
+	for _, t := range rep.Targets {
+		out[t] = Counts{}
+	}
+	for _, r := range rep.Results {
+		if out[r.Target] == nil {
+			out[r.Target] = Counts{}
+		}
+		out[r.Target][r.Verdict]++
+	}
+	return out
+}
+
+// targets is the report's target list, completed with any target only the results name,
+// so a hand-made or partial report still renders every result.
+func targets(rep *scenarios.Report) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range rep.Targets {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	for _, r := range rep.Results {
+		if !seen[r.Target] {
+			seen[r.Target] = true
+			out = append(out, r.Target)
+		}
+	}
+	return out
+}
+
+// scenarioOrder is the scenario IDs in order of first appearance: the catalogue's order,
+// since the runner reports in it.
+func scenarioOrder(rep *scenarios.Report) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range rep.Results {
+		if !seen[r.ScenarioID] {
+			seen[r.ScenarioID] = true
+			out = append(out, r.ScenarioID)
+		}
+	}
+	return out
+}
+
+// duration is the result's duration whether it came from the runner (Duration) or
+// from JSON (DurationMS).
+func duration(r scenarios.Result) time.Duration {
+	if r.Duration > 0 {
+		return r.Duration
+	}
+	return time.Duration(r.DurationMS * float64(time.Millisecond))
+}
+
+// roundDuration keeps console durations short: 12ms, 1.24s.
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d >= 10*time.Second:
+		return d.Round(100 * time.Millisecond)
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Microsecond)
+}
