@@ -3,10 +3,129 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/idemproof/idemproof/reference"
+	"github.com/idemproof/idemproof/reference/idempotency"
+	"github.com/idemproof/idemproof/reference/memstore"
+	"github.com/idemproof/idemproof/reference/pgstore"
 )
 
-// runServe is a placeholder until its package lands; it is replaced, not extended.
+// repeated is a flag that may be given several times.
+type repeated []string
+
+func (r *repeated) String() string     { return strings.Join(*r, ",") }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
+
+// runServe runs the reference keyed refund server until ctx ends (SIGINT/SIGTERM), then
+// shuts it down gracefully.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("not implemented yet")
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", "127.0.0.1:8080", "address to listen on (port 0 picks a free port)")
+	storeSpec := fs.String("store", "memory", "memory | postgres://user:pass@host:port/db")
+	retention := fs.Duration("retention", idempotency.DefaultRetention, "how long a key lives, from its first record")
+	lockTimeout := fs.Duration("lock-timeout", idempotency.DefaultLockTimeout, "when a held key's lock goes stale and a retry may take over")
+	testHooks := fs.Bool("test-hooks", false, "enable the X-Test-Delay, X-Test-Fail and X-Test-Crash request headers")
+	var flaws repeated
+	fs.Var(&flaws, "flaw", "switch on a known-bad variant by name (repeatable; see --list-flaws)")
+	tokens := fs.String("tokens", "", "comma-separated bearer tokens to accept (empty: open mode, the token names the principal)")
+	keysOptional := fs.Bool("keys-optional", false, "execute requests without Idempotency-Key unkeyed instead of answering 400")
+	crashExits := fs.Bool("crash-exits", false, fmt.Sprintf("make X-Test-Crash exit the process (status %d) instead of abandoning the request", reference.CrashExitCode))
+	listFlaws := fs.Bool("list-flaws", false, "print the flaw catalogue and exit")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: idemproof serve [flags]")
+		fmt.Fprintln(stderr, "Runs the reference keyed refund server (POST /v1/refunds, POST /v1/invoices, GET ledgers, GET /healthz).")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q: serve takes flags only", fs.Arg(0))
+	}
+	if *listFlaws {
+		return printFlaws(stdout)
+	}
+	if *retention <= 0 || *lockTimeout <= 0 {
+		return errors.New("--retention and --lock-timeout must be positive durations, e.g. 24h, 30s")
+	}
+
+	store, err := openStore(ctx, *storeSpec)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	opts := []reference.Option{
+		reference.WithStore(store),
+		reference.WithRetention(*retention),
+		reference.WithLockTimeout(*lockTimeout),
+		reference.WithTestHooks(*testHooks),
+		reference.WithCrashExits(*crashExits),
+		reference.WithKeysOptional(*keysOptional),
+		reference.WithFlaws(flaws...),
+	}
+	if *tokens != "" {
+		opts = append(opts, reference.WithTokens(strings.Split(*tokens, ",")...))
+	}
+	srv, err := reference.New(opts...)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", *listen, err)
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stderr, "idemproof serve: listening on http://%s\n", ln.Addr())
+
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shut down: %w", err)
+	}
+	return nil
+}
+
+// openStore opens the store a --store value names.
+func openStore(ctx context.Context, spec string) (idempotency.Store, error) {
+	switch {
+	case spec == "memory":
+		return memstore.New(), nil
+	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
+		openCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		s, err := pgstore.Open(openCtx, spec)
+		if err != nil {
+			return nil, fmt.Errorf("open store: %w (is PostgreSQL running and the DSN right?)", err)
+		}
+		return s, nil
+	}
+	return nil, fmt.Errorf("--store %q: use memory or a postgres://user:pass@host:port/db DSN", spec)
+}
+
+func printFlaws(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FLAW\tCAUGHT BY\tMODELS")
+	for _, f := range reference.Flaws() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Name, f.CaughtBy, f.Description)
+	}
+	return tw.Flush()
 }

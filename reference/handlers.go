@@ -1,0 +1,162 @@
+package reference
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"net/http"
+
+	"github.com/idemproof/idemproof/reference/idempotency"
+)
+
+// MaxRefundAmount is the business limit: a larger refund is executed and refused (402).
+const MaxRefundAmount = 1_000_000
+
+// operation is one keyed endpoint and the ledger that counts its effects.
+type operation struct {
+	kind      string // effect kind: "refund", "invoice"
+	path      string
+	idPrefix  string
+	hasReason bool
+	limit     int64 // 0: no business limit
+}
+
+var (
+	refundOperation  = operation{kind: "refund", path: "/v1/refunds", idPrefix: "re_", hasReason: true, limit: MaxRefundAmount}
+	invoiceOperation = operation{kind: "invoice", path: "/v1/invoices", idPrefix: "in_"}
+)
+
+// resource is a refund or an invoice as the API renders it.
+type resource struct {
+	ID      string  `json:"id"`
+	OrderID string  `json:"order_id"`
+	Amount  int64   `json:"amount"`
+	Reason  *string `json:"reason,omitempty"`
+	Created int64   `json:"created"`
+}
+
+type createRequest struct {
+	OrderID *string         `json:"order_id"`
+	Amount  json.RawMessage `json:"amount"`
+	Reason  string          `json:"reason"`
+}
+
+// create is the work of a keyed endpoint. It never writes to the store: it stages the
+// row, and the idempotency middleware commits it with the response.
+func (s *Server) create(op operation) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		var req createRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			idempotency.NotExecuted(ctx)
+			invalid(w, "the body must be a JSON object like {\"order_id\":\"o1\",\"amount\":4900}: "+err.Error())
+			return
+		}
+		if req.OrderID == nil || *req.OrderID == "" {
+			idempotency.NotExecuted(ctx)
+			invalid(w, "order_id is required: send the id of the order as a non-empty string")
+			return
+		}
+		amount, ok := positiveInteger(req.Amount)
+		if !ok {
+			idempotency.NotExecuted(ctx)
+			invalid(w, "amount must be a positive integer in the smallest currency unit, e.g. 4900")
+			return
+		}
+
+		hooks := hooksOf(ctx)
+		hold(hooks.delay)
+		if op.limit > 0 && amount > op.limit {
+			// A business refusal is an executed outcome: no row, but the answer is stored.
+			idempotency.WriteProblem(w, http.StatusPaymentRequired, "refund-limit-exceeded", "Refund limit exceeded",
+				fmt.Sprintf("amount %d is above the limit of %d: refund at most %d per request", amount, op.limit, op.limit))
+			return
+		}
+		res := resource{ID: newID(op.idPrefix), OrderID: *req.OrderID, Amount: amount, Created: s.cfg.now().Unix()}
+		if op.hasReason {
+			reason := req.Reason
+			res.Reason = &reason
+		}
+		body, _ := json.Marshal(res)
+		idempotency.Stage(ctx, idempotency.Effect{
+			Kind: op.kind, ID: res.ID, Entity: res.OrderID, Principal: principalOf(r), Data: body, Created: s.cfg.now(),
+		})
+		if hooks.fail != 0 {
+			// The work started (a row is staged); failing now makes the middleware roll it back.
+			idempotency.WriteProblem(w, hooks.fail, "work-failed", "The work failed",
+				"the operation failed after it started and was rolled back: retry with the same key")
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Location", op.path+"/"+res.ID)
+		w.WriteHeader(http.StatusCreated)
+		w.Write(body)
+	}
+}
+
+// positiveInteger accepts any JSON number spelling of a positive integer (4900, 4900.0,
+// 4.9e3) that fits in int64.
+func positiveInteger(raw json.RawMessage) (int64, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] == '"' || raw[0] == '{' || raw[0] == '[' {
+		return 0, false
+	}
+	r, ok := new(big.Rat).SetString(string(raw))
+	if !ok || !r.IsInt() || r.Sign() <= 0 || !r.Num().IsInt64() {
+		return 0, false
+	}
+	return r.Num().Int64(), true
+}
+
+func invalid(w http.ResponseWriter, detail string) {
+	idempotency.WriteProblem(w, http.StatusBadRequest, "validation-failed", "Invalid request", detail+"; the request was not executed, so the same key may be reused")
+}
+
+func newID(prefix string) string {
+	var b [12]byte
+	rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// ledger lists the effects of an entity, across principals: the side-effect probe.
+func (s *Server) ledger(op operation) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		entity := r.URL.Query().Get("order_id")
+		if entity == "" {
+			idempotency.WriteProblem(w, http.StatusBadRequest, "validation-failed", "order_id missing",
+				"query the ledger with ?order_id=<order id>")
+			return
+		}
+		effects, err := s.store.Effects(r.Context(), op.kind, entity)
+		if err != nil {
+			w.Header().Set("Retry-After", "1")
+			idempotency.WriteProblem(w, http.StatusServiceUnavailable, "store-unavailable", "Store unavailable", "the ledger could not be read: retry")
+			return
+		}
+		data := make([]json.RawMessage, 0, len(effects))
+		for _, e := range effects {
+			data = append(data, json.RawMessage(e.Data))
+		}
+		writeJSON(w, http.StatusOK, ledgerPage{Data: data, Count: len(data)})
+	}
+}
+
+// ledgerPage is the ledger's answer: {"data":[...],"count":N}.
+type ledgerPage struct {
+	Data  []json.RawMessage `json:"data"`
+	Count int               `json:"count"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "encode response", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}

@@ -1,0 +1,21 @@
+package idempotency
+
+// Flaws switches on known-bad variants of the rules. The zero value is the correct
+// middleware. Each field models a bug real libraries shipped; the reference package
+// keeps the catalogue of names, descriptions and the scenario that catches each.
+type Flaws struct {
+	CheckThenSet       bool // the key is recorded after the work: concurrent first attempts both execute
+	NoFingerprint      bool // the payload is not compared: another payload gets the stored response
+	FingerprintInKey   bool // the fingerprint is folded into the key: another payload executes again
+	FabricateInFlight  bool // a repeat during the original answers 200 with a made-up body
+	Pin5xx             bool // a 5xx is stored and replayed instead of released
+	WedgeOnCrash       bool // a lock never goes stale: a crashed request wedges its key
+	NoFencing          bool // a stale original still commits after another attempt took over
+	GlobalScope        bool // keys are shared across principals
+	EndpointBlind      bool // keys are shared across endpoints
+	NeverExpire        bool // the retention window is ignored
+	EarlyExpiry        bool // keys expire after a tenth of the declared window
+	ReplayRegenerates  bool // a replay re-renders the body with a fresh id and timestamp
+	NoReplayHeader     bool // replays carry no Idempotent-Replayed marker
+	MismatchOverwrites bool // the 422 path stores the new fingerprint: the changed request passes next time
+}

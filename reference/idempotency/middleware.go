@@ -1,0 +1,365 @@
+package idempotency
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Defaults of Config.
+const (
+	DefaultRetention   = 24 * time.Hour
+	DefaultLockTimeout = 30 * time.Second
+	DefaultMaxBody     = 1 << 20
+	HeaderKey          = "Idempotency-Key"
+	HeaderReplayed     = "Idempotent-Replayed"
+)
+
+// DefaultReplayHeaders are the response headers stored and replayed with the body.
+var DefaultReplayHeaders = []string{"Content-Type", "Location"}
+
+// Hooks are optional points in a request's life, for crash tests. Nil means nothing.
+type Hooks struct {
+	// AfterKey runs after the key is recorded and locked, before the handler.
+	AfterKey func(*http.Request)
+	// AfterCommit runs after effects and response are committed, before the response
+	// is written.
+	AfterCommit func(*http.Request)
+}
+
+// Config configures the middleware. Store is required; zero values take defaults.
+type Config struct {
+	Store Store
+	// Now is the clock for windows and locks (nil: time.Now).
+	Now          func() time.Time
+	Retention    time.Duration // default DefaultRetention
+	LockTimeout  time.Duration // default DefaultLockTimeout
+	KeysOptional bool          // a request without a key executes unkeyed instead of 400
+	// Principal names the caller a request acts for (nil: everyone is "anonymous").
+	Principal     func(*http.Request) string
+	ReplayHeaders []string // default DefaultReplayHeaders
+	MaxBody       int64    // default DefaultMaxBody
+	Hooks         Hooks
+	Flaws         Flaws
+	Logger        *slog.Logger // store failures; nil: slog.Default()
+}
+
+type middleware struct {
+	cfg  Config
+	next http.Handler
+}
+
+// New wraps next with the Idempotency-Key contract described in the package doc.
+func New(cfg Config, next http.Handler) (http.Handler, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("idempotency: a Store is required")
+	}
+	if cfg.Retention < 0 || cfg.LockTimeout < 0 {
+		return nil, errors.New("idempotency: retention and lock timeout must not be negative")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Retention == 0 {
+		cfg.Retention = DefaultRetention
+	}
+	if cfg.LockTimeout == 0 {
+		cfg.LockTimeout = DefaultLockTimeout
+	}
+	if cfg.Principal == nil {
+		cfg.Principal = func(*http.Request) string { return "anonymous" }
+	}
+	if cfg.ReplayHeaders == nil {
+		cfg.ReplayHeaders = DefaultReplayHeaders
+	}
+	if cfg.MaxBody == 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &middleware{cfg: cfg, next: next}, nil
+}
+
+// forever stands in for "no limit" where a flaw disables a timeout.
+const forever = 100 * 365 * 24 * time.Hour
+
+func (m *middleware) retention() time.Duration {
+	switch {
+	case m.cfg.Flaws.NeverExpire:
+		return forever
+	case m.cfg.Flaws.EarlyExpiry:
+		return max(m.cfg.Retention/10, time.Millisecond)
+	}
+	return m.cfg.Retention
+}
+
+func (m *middleware) lockTimeout() time.Duration {
+	if m.cfg.Flaws.WedgeOnCrash {
+		return forever
+	}
+	return m.cfg.LockTimeout
+}
+
+func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, m.cfg.MaxBody))
+	if err != nil {
+		WriteProblem(w, http.StatusRequestEntityTooLarge, "body-too-large", "Request body too large",
+			fmt.Sprintf("send a body of at most %d bytes", m.cfg.MaxBody))
+		return
+	}
+	r.Body = io.NopCloser(strings.NewReader(string(body)))
+
+	key, err := ParseKey(r.Header.Values(HeaderKey))
+	if errors.Is(err, ErrNoKey) {
+		if m.cfg.KeysOptional {
+			m.serveUnkeyed(w, r, body)
+			return
+		}
+		WriteProblem(w, http.StatusBadRequest, "idempotency-key-missing", "Idempotency-Key missing",
+			"this endpoint requires an Idempotency-Key header: mint one unique key per operation and resend it unchanged on every retry")
+		return
+	}
+	if err != nil {
+		WriteProblem(w, http.StatusBadRequest, "idempotency-key-invalid", "Idempotency-Key invalid", err.Error())
+		return
+	}
+
+	principal := m.cfg.Principal(r)
+	scope := Scope{Principal: principal, Endpoint: r.Method + " " + r.URL.Path, Key: key}
+	fpPrincipal, fpPath := principal, r.URL.Path
+	if m.cfg.Flaws.GlobalScope {
+		scope.Principal, fpPrincipal = "", ""
+	}
+	if m.cfg.Flaws.EndpointBlind {
+		scope.Endpoint, fpPath = "", ""
+	}
+	fp := Fingerprint(r.Method, fpPath, fpPrincipal, body)
+	if m.cfg.Flaws.FingerprintInKey {
+		scope.Key = key + "#" + fp
+	}
+	if m.cfg.Flaws.NoFingerprint {
+		fp = ""
+	}
+	if m.cfg.Flaws.CheckThenSet {
+		m.serveCheckThenSet(w, r, scope, fp)
+		return
+	}
+
+	// Once the key is ours the outcome must be recorded even if the client hangs up:
+	// a lost response is exactly the case a retry has to recover from.
+	ctx := context.WithoutCancel(r.Context())
+	acq, err := m.cfg.Store.Acquire(ctx, AcquireRequest{
+		Scope: scope, Fingerprint: fp, Now: m.cfg.Now(),
+		Retention: m.retention(), LockTimeout: m.lockTimeout(),
+	})
+	if err != nil {
+		m.storeFailed(w, "acquire key", err)
+		return
+	}
+	switch acq.State {
+	case Mismatch:
+		m.mismatch(w, r, scope, fp)
+		return
+	case InFlight:
+		m.inFlight(w)
+		return
+	case Completed:
+		m.replay(w, *acq.Record.Response)
+		return
+	}
+	fence := acq.Record.Fence
+	if h := m.cfg.Hooks.AfterKey; h != nil {
+		h(r)
+	}
+	rec, u := m.run(r)
+	effects, notExecuted := u.result()
+	switch {
+	case notExecuted:
+		m.release(ctx, scope, fence)
+		rec.flush(w)
+		return
+	case rec.code() >= 500 && !m.cfg.Flaws.Pin5xx:
+		m.release(ctx, scope, fence)
+		rec.flush(w)
+		return
+	case rec.code() >= 500:
+		effects = nil // pin-5xx: the failed work is rolled back, but its answer is kept
+	}
+	err = m.cfg.Store.Complete(ctx, scope, fence, m.stored(rec), effects, !m.cfg.Flaws.NoFencing)
+	if errors.Is(err, ErrFenced) {
+		WriteProblem(w, http.StatusConflict, "idempotency-key-taken-over", "Idempotency-Key lock expired",
+			"this attempt outlived the key's lock and another attempt took the key over; nothing was committed by this attempt: retry with the same key to get the outcome")
+		return
+	}
+	if err != nil {
+		m.release(ctx, scope, fence)
+		m.storeFailed(w, "commit response", err)
+		return
+	}
+	if h := m.cfg.Hooks.AfterCommit; h != nil {
+		h(r)
+	}
+	rec.flush(w)
+}
+
+// run executes the wrapped handler into a buffer.
+func (m *middleware) run(r *http.Request) (*recorder, *unit) {
+	u := &unit{}
+	rec := newRecorder()
+	m.next.ServeHTTP(rec, r.WithContext(withUnit(r.Context(), u)))
+	return rec, u
+}
+
+func (m *middleware) serveUnkeyed(w http.ResponseWriter, r *http.Request, _ []byte) {
+	if h := m.cfg.Hooks.AfterKey; h != nil {
+		h(r)
+	}
+	rec, u := m.run(r)
+	effects, notExecuted := u.result()
+	if !notExecuted && rec.code() < 500 && len(effects) > 0 {
+		if err := m.cfg.Store.CommitEffects(context.WithoutCancel(r.Context()), effects); err != nil {
+			m.storeFailed(w, "commit effects", err)
+			return
+		}
+	}
+	if h := m.cfg.Hooks.AfterCommit; h != nil {
+		h(r)
+	}
+	rec.flush(w)
+}
+
+// serveCheckThenSet is the check-then-set flaw: look, work, then record. Two attempts
+// that look at the same time both find nothing and both execute.
+func (m *middleware) serveCheckThenSet(w http.ResponseWriter, r *http.Request, scope Scope, fp string) {
+	ctx := context.WithoutCancel(r.Context())
+	now := m.cfg.Now()
+	existing, ok, err := m.cfg.Store.Lookup(ctx, scope, now)
+	if err != nil {
+		m.storeFailed(w, "look up key", err)
+		return
+	}
+	if ok {
+		switch {
+		case existing.Fingerprint != fp:
+			m.mismatch(w, r, scope, fp)
+		case existing.Completed:
+			m.replay(w, *existing.Response)
+		default:
+			m.inFlight(w)
+		}
+		return
+	}
+	rec, u := m.run(r)
+	effects, notExecuted := u.result()
+	if notExecuted || rec.code() >= 500 {
+		rec.flush(w)
+		return
+	}
+	if err := m.cfg.Store.CommitEffects(ctx, effects); err != nil {
+		m.storeFailed(w, "commit effects", err)
+		return
+	}
+	acq, err := m.cfg.Store.Acquire(ctx, AcquireRequest{Scope: scope, Fingerprint: fp, Now: m.cfg.Now(),
+		Retention: m.retention(), LockTimeout: m.lockTimeout()})
+	if err == nil && acq.State == Acquired {
+		err = m.cfg.Store.Complete(ctx, scope, acq.Record.Fence, m.stored(rec), nil, true)
+	}
+	if err != nil {
+		m.cfg.Logger.Warn("idempotency: record key after work", "err", err)
+	}
+	rec.flush(w)
+}
+
+func (m *middleware) mismatch(w http.ResponseWriter, r *http.Request, scope Scope, fp string) {
+	if m.cfg.Flaws.MismatchOverwrites {
+		if err := m.cfg.Store.SetFingerprint(r.Context(), scope, fp); err != nil {
+			m.cfg.Logger.Warn("idempotency: overwrite fingerprint", "err", err)
+		}
+	}
+	WriteProblem(w, http.StatusUnprocessableEntity, "idempotency-key-reused", "Idempotency-Key reused with another request",
+		"this key was first used with a different request (method, path or body): mint a new key for a new operation, or resend the original request unchanged")
+}
+
+func (m *middleware) inFlight(w http.ResponseWriter) {
+	if m.cfg.Flaws.FabricateInFlight {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte(`{"status":"processing"}`))
+		return
+	}
+	w.Header().Set("Retry-After", "1")
+	WriteProblem(w, http.StatusConflict, "idempotency-key-in-use", "Idempotency-Key in use",
+		"a request with this key is still being processed: retry the same request with the same key after Retry-After seconds")
+}
+
+func (m *middleware) replay(w http.ResponseWriter, resp Response) {
+	h := w.Header()
+	for k, v := range resp.Header {
+		h.Set(k, v)
+	}
+	if !m.cfg.Flaws.NoReplayHeader {
+		h.Set(HeaderReplayed, "true")
+	}
+	body := resp.Body
+	if m.cfg.Flaws.ReplayRegenerates {
+		body = regenerate(body, m.cfg.Now())
+	}
+	w.WriteHeader(resp.Status)
+	w.Write(body)
+}
+
+// regenerate models a server that stores only the outcome and re-renders the body on
+// replay: a fresh id and timestamp, keys in another order.
+func regenerate(body []byte, now time.Time) []byte {
+	var obj map[string]any
+	if json.Unmarshal(body, &obj) != nil {
+		return body
+	}
+	if id, ok := obj["id"].(string); ok {
+		prefix, _, _ := strings.Cut(id, "_")
+		var b [12]byte
+		rand.Read(b[:])
+		obj["id"] = prefix + "_" + hex.EncodeToString(b[:])
+	}
+	if _, ok := obj["created"]; ok {
+		obj["created"] = now.Unix()
+	}
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+func (m *middleware) stored(rec *recorder) Response {
+	hdr := make(map[string]string, len(m.cfg.ReplayHeaders))
+	for _, name := range m.cfg.ReplayHeaders {
+		if v := rec.header.Get(name); v != "" {
+			hdr[http.CanonicalHeaderKey(name)] = v
+		}
+	}
+	return Response{Status: rec.code(), Header: hdr, Body: append([]byte(nil), rec.body.Bytes()...)}
+}
+
+func (m *middleware) release(ctx context.Context, scope Scope, fence int64) {
+	// A failed release is not fatal: the lock goes stale after the lock timeout.
+	if err := m.cfg.Store.Release(context.WithoutCancel(ctx), scope, fence); err != nil {
+		m.cfg.Logger.Warn("idempotency: release key", "err", err)
+	}
+}
+
+func (m *middleware) storeFailed(w http.ResponseWriter, what string, err error) {
+	m.cfg.Logger.Error("idempotency: store failed", "op", what, "err", err)
+	w.Header().Set("Retry-After", "1")
+	WriteProblem(w, http.StatusServiceUnavailable, "store-unavailable", "Idempotency store unavailable",
+		"the server could not "+what+"; nothing was committed: retry with the same key")
+}

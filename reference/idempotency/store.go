@@ -1,0 +1,154 @@
+package idempotency
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Scope names one idempotent operation: keys are scoped per principal AND endpoint, so
+// the same key from another principal or on another endpoint is another operation.
+type Scope struct {
+	Principal string
+	Endpoint  string // "POST /v1/refunds"
+	Key       string
+}
+
+// Response is a stored response: what a replay sends back, byte for byte.
+type Response struct {
+	Status int
+	Header map[string]string // allow-listed headers only
+	Body   []byte
+}
+
+// Effect is one side-effect row a handler staged (a refund, an invoice). The store
+// commits it in the same transaction as the stored response.
+type Effect struct {
+	Kind      string // "refund", "invoice"
+	ID        string
+	Entity    string // what the ledger is queried by, e.g. the order id
+	Principal string
+	Data      []byte // the JSON object the ledger returns
+	Created   time.Time
+}
+
+// Record is the stored state of one scope.
+type Record struct {
+	Scope       Scope
+	Fingerprint string
+	Created     time.Time // when the key was first recorded: the window starts here
+	ExpiresAt   time.Time // Created + retention
+	LockedUntil time.Time // zero once completed
+	Fence       int64     // bumped on every acquisition; Complete must present the current one
+	Completed   bool
+	Response    *Response // set when Completed
+}
+
+// State is what Acquire found.
+type State int
+
+const (
+	// Acquired: the caller holds the key with Fence and must Complete or Release it.
+	Acquired State = iota + 1
+	// InFlight: another attempt holds a live lock.
+	InFlight
+	// Completed: the record holds a response to replay.
+	Completed
+	// Mismatch: the key is in use with another fingerprint; nothing was changed.
+	Mismatch
+)
+
+func (s State) String() string {
+	switch s {
+	case Acquired:
+		return "acquired"
+	case InFlight:
+		return "in-flight"
+	case Completed:
+		return "completed"
+	case Mismatch:
+		return "mismatch"
+	}
+	return "unknown"
+}
+
+// AcquireRequest asks to record (or take over) a key.
+type AcquireRequest struct {
+	Scope       Scope
+	Fingerprint string
+	Now         time.Time
+	Retention   time.Duration // window, counted from the first record
+	LockTimeout time.Duration // after this a held lock is stale and may be taken over
+}
+
+// Acquisition is Acquire's answer: the state and the record as it now is.
+type Acquisition struct {
+	State  State
+	Record Record
+}
+
+// ErrFenced is returned by Complete when the caller's fencing token is no longer the
+// record's: its lock went stale and another attempt took the key over. Nothing was
+// committed.
+var ErrFenced = errors.New("idempotency key was taken over: fencing token is stale")
+
+// Store keeps idempotency records and the effects they guard. Implementations must make
+// Acquire atomic per scope and Complete atomic (effects + response + fence check).
+type Store interface {
+	// Acquire records the key if it is absent or expired, takes it over if its lock is
+	// stale, and otherwise reports what is there. Decide gives the rules.
+	Acquire(ctx context.Context, req AcquireRequest) (Acquisition, error)
+	// Complete commits effects and the response in one transaction if fence is still the
+	// record's (or unconditionally when checkFence is false: the no-fencing flaw).
+	Complete(ctx context.Context, s Scope, fence int64, resp Response, effects []Effect, checkFence bool) error
+	// Release deletes the record if fence is still the record's, so a retry executes.
+	Release(ctx context.Context, s Scope, fence int64) error
+	// Lookup returns the live record of a scope, if any (a record past its window is absent).
+	Lookup(ctx context.Context, s Scope, now time.Time) (Record, bool, error)
+	// SetFingerprint overwrites a stored fingerprint (the mismatch-overwrites flaw only).
+	SetFingerprint(ctx context.Context, s Scope, fingerprint string) error
+	// CommitEffects commits effects of work done without a key.
+	CommitEffects(ctx context.Context, effects []Effect) error
+	// Effects lists the effects of a kind for an entity, oldest first, across principals.
+	Effects(ctx context.Context, kind, entity string) ([]Effect, error)
+	// DeleteExpired removes records whose window ended at or before now.
+	DeleteExpired(ctx context.Context, now time.Time) (int, error)
+	Close() error
+}
+
+// Decide is the rule every store applies inside its atomic Acquire: given the existing
+// record (nil when absent), it returns the state and the record to write (nil when
+// nothing changes).
+func Decide(existing *Record, req AcquireRequest) (State, *Record) {
+	fresh := func(fence int64) *Record {
+		return &Record{
+			Scope:       req.Scope,
+			Fingerprint: req.Fingerprint,
+			Created:     req.Now,
+			ExpiresAt:   req.Now.Add(req.Retention),
+			LockedUntil: req.Now.Add(req.LockTimeout),
+			Fence:       fence,
+		}
+	}
+	if existing == nil {
+		return Acquired, fresh(1)
+	}
+	if !req.Now.Before(existing.ExpiresAt) {
+		// Past the window: the key counts as absent. The fence keeps growing so a
+		// request from the previous life can never commit into the new one.
+		return Acquired, fresh(existing.Fence + 1)
+	}
+	if existing.Fingerprint != req.Fingerprint {
+		return Mismatch, nil
+	}
+	if existing.Completed {
+		return Completed, nil
+	}
+	if req.Now.Before(existing.LockedUntil) {
+		return InFlight, nil
+	}
+	takeover := *existing
+	takeover.LockedUntil = req.Now.Add(req.LockTimeout)
+	takeover.Fence = existing.Fence + 1
+	return Acquired, &takeover
+}

@@ -1,0 +1,315 @@
+// Package pgstore is the PostgreSQL idempotency.Store (pgx/v5). Its schema (schema.sql,
+// embedded) is created on Open.
+//
+// Atomicity: Acquire inserts the key in one statement, or locks the existing row (SELECT
+// ... FOR UPDATE) and applies idempotency.Decide in one transaction. Complete is ONE
+// statement: the fenced UPDATE of the key row and the INSERT of the effects are
+// data-modifying CTEs of the same statement, and the effects are inserted only when
+// the UPDATE matched the caller's fencing token — so a refund row never exists without
+// its stored response, and a stale original can never commit.
+//
+// Times come from the caller's clock (never the database's NOW()), truncated to
+// microseconds, PostgreSQL's precision.
+package pgstore
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/idemproof/idemproof/reference/idempotency"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+//go:embed schema.sql
+var schema string
+
+// schemaLockID serialises concurrent schema creation by several processes.
+const schemaLockID = 0x1de3_9700f
+
+// Store is a PostgreSQL-backed idempotency.Store.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+var _ idempotency.Store = (*Store)(nil)
+
+// Open connects to dsn (postgres://...), checks the connection and creates the schema.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("parse postgres dsn: %w", err)
+	}
+	if cfg.MaxConns < 16 {
+		cfg.MaxConns = 16 // the race tests hold many requests at once
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect postgres: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect postgres: %w", err)
+	}
+	s := &Store{pool: pool}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(schemaLockID)); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, schema)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("create schema: %w", err)
+	}
+	return nil
+}
+
+// Pool exposes the connection pool (for tests that inspect tables).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Close closes the pool.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+func micro(t time.Time) time.Time { return t.Truncate(time.Microsecond) }
+
+const recordColumns = `fingerprint, created_at, expires_at, locked_until, fence, completed,
+	response_status, response_headers, response_body`
+
+const whereScope = `principal = $1 AND endpoint = $2 AND idempotency_key = $3`
+
+// Acquire implements idempotency.Store.
+func (s *Store) Acquire(ctx context.Context, req idempotency.AcquireRequest) (idempotency.Acquisition, error) {
+	req.Now = micro(req.Now)
+	sc := req.Scope
+	_, fresh := idempotency.Decide(nil, req)
+	// The common case, a new key, is one statement.
+	tag, err := s.pool.Exec(ctx, `INSERT INTO idempotency_keys
+		(principal, endpoint, idempotency_key, fingerprint, created_at, expires_at, locked_until, fence)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
+		sc.Principal, sc.Endpoint, sc.Key, fresh.Fingerprint, fresh.Created, fresh.ExpiresAt, fresh.LockedUntil, fresh.Fence)
+	if err != nil {
+		return idempotency.Acquisition{}, fmt.Errorf("insert key: %w", err)
+	}
+	if tag.RowsAffected() == 1 {
+		return idempotency.Acquisition{State: idempotency.Acquired, Record: *fresh}, nil
+	}
+	// The key exists: decide under the row lock. The row may vanish between the two
+	// statements (released by its owner), hence the bounded retry.
+	for range 5 {
+		acq, found, err := s.acquireExisting(ctx, req)
+		if err != nil || found {
+			return acq, err
+		}
+		tag, err := s.pool.Exec(ctx, `INSERT INTO idempotency_keys
+			(principal, endpoint, idempotency_key, fingerprint, created_at, expires_at, locked_until, fence)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
+			sc.Principal, sc.Endpoint, sc.Key, fresh.Fingerprint, fresh.Created, fresh.ExpiresAt, fresh.LockedUntil, fresh.Fence)
+		if err != nil {
+			return idempotency.Acquisition{}, fmt.Errorf("insert key: %w", err)
+		}
+		if tag.RowsAffected() == 1 {
+			return idempotency.Acquisition{State: idempotency.Acquired, Record: *fresh}, nil
+		}
+	}
+	return idempotency.Acquisition{}, errors.New("acquire key: the row kept appearing and vanishing; retry")
+}
+
+func (s *Store) acquireExisting(ctx context.Context, req idempotency.AcquireRequest) (idempotency.Acquisition, bool, error) {
+	var acq idempotency.Acquisition
+	found := false
+	sc := req.Scope
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		existing, err := scanRecord(tx.QueryRow(ctx, `SELECT `+recordColumns+` FROM idempotency_keys WHERE `+whereScope+` FOR UPDATE`,
+			sc.Principal, sc.Endpoint, sc.Key), sc)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("lock key: %w", err)
+		}
+		found = true
+		state, next := idempotency.Decide(&existing, req)
+		acq = idempotency.Acquisition{State: state, Record: existing}
+		if next == nil {
+			return nil
+		}
+		acq.Record = *next
+		_, err = tx.Exec(ctx, `UPDATE idempotency_keys SET fingerprint = $4, created_at = $5, expires_at = $6,
+			locked_until = $7, fence = $8, completed = false, response_status = NULL, response_headers = NULL,
+			response_body = NULL WHERE `+whereScope,
+			sc.Principal, sc.Endpoint, sc.Key, next.Fingerprint, next.Created, next.ExpiresAt, next.LockedUntil, next.Fence)
+		if err != nil {
+			return fmt.Errorf("take key over: %w", err)
+		}
+		return nil
+	})
+	return acq, found, err
+}
+
+func scanRecord(row pgx.Row, sc idempotency.Scope) (idempotency.Record, error) {
+	var (
+		r       = idempotency.Record{Scope: sc}
+		locked  *time.Time
+		status  *int32
+		headers []byte
+		body    []byte
+	)
+	if err := row.Scan(&r.Fingerprint, &r.Created, &r.ExpiresAt, &locked, &r.Fence, &r.Completed, &status, &headers, &body); err != nil {
+		return r, err
+	}
+	if locked != nil {
+		r.LockedUntil = *locked
+	}
+	if r.Completed && status != nil {
+		resp := idempotency.Response{Status: int(*status), Header: map[string]string{}, Body: body}
+		if resp.Body == nil {
+			resp.Body = []byte{}
+		}
+		if len(headers) > 0 {
+			if err := json.Unmarshal(headers, &resp.Header); err != nil {
+				return r, fmt.Errorf("decode stored headers: %w", err)
+			}
+		}
+		r.Response = &resp
+	}
+	return r, nil
+}
+
+// effectColumns turns effects into the column arrays the unnest() inserts read.
+func effectColumns(effects []idempotency.Effect) (ids, kinds, entities, principals []string, data [][]byte, created []time.Time) {
+	for _, e := range effects {
+		ids = append(ids, e.ID)
+		kinds = append(kinds, e.Kind)
+		entities = append(entities, e.Entity)
+		principals = append(principals, e.Principal)
+		data = append(data, e.Data)
+		created = append(created, micro(e.Created))
+	}
+	return
+}
+
+// Complete implements idempotency.Store in one statement (see the package doc).
+func (s *Store) Complete(ctx context.Context, sc idempotency.Scope, fence int64, resp idempotency.Response, effects []idempotency.Effect, checkFence bool) error {
+	headers, err := json.Marshal(resp.Header)
+	if err != nil {
+		return fmt.Errorf("encode headers: %w", err)
+	}
+	body := resp.Body
+	if body == nil {
+		body = []byte{}
+	}
+	ids, kinds, entities, principals, data, created := effectColumns(effects)
+	var updated, inserted int64
+	err = s.pool.QueryRow(ctx, `WITH k AS (
+			UPDATE idempotency_keys SET completed = true, locked_until = NULL,
+				response_status = $5, response_headers = $6::jsonb, response_body = $7
+			WHERE `+whereScope+` AND (NOT $14::boolean OR (fence = $4 AND NOT completed))
+			RETURNING 1
+		), ins AS (
+			INSERT INTO ledger (id, kind, entity, principal, data, created_at)
+			SELECT * FROM unnest($8::text[], $9::text[], $10::text[], $11::text[], $12::bytea[], $13::timestamptz[])
+			WHERE NOT $14::boolean OR EXISTS (SELECT 1 FROM k)
+			RETURNING 1
+		)
+		SELECT (SELECT count(*) FROM k), (SELECT count(*) FROM ins)`,
+		sc.Principal, sc.Endpoint, sc.Key, fence, resp.Status, string(headers), body,
+		ids, kinds, entities, principals, data, created, checkFence).Scan(&updated, &inserted)
+	if err != nil {
+		return fmt.Errorf("commit response: %w", err)
+	}
+	if checkFence && updated == 0 {
+		return idempotency.ErrFenced
+	}
+	return nil
+}
+
+// Release implements idempotency.Store.
+func (s *Store) Release(ctx context.Context, sc idempotency.Scope, fence int64) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM idempotency_keys WHERE `+whereScope+` AND fence = $4 AND NOT completed`,
+		sc.Principal, sc.Endpoint, sc.Key, fence)
+	if err != nil {
+		return fmt.Errorf("release key: %w", err)
+	}
+	return nil
+}
+
+// Lookup implements idempotency.Store.
+func (s *Store) Lookup(ctx context.Context, sc idempotency.Scope, now time.Time) (idempotency.Record, bool, error) {
+	r, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM idempotency_keys WHERE `+whereScope+` AND expires_at > $4`,
+		sc.Principal, sc.Endpoint, sc.Key, micro(now)), sc)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return idempotency.Record{}, false, nil
+	}
+	if err != nil {
+		return idempotency.Record{}, false, fmt.Errorf("look up key: %w", err)
+	}
+	return r, true, nil
+}
+
+// SetFingerprint implements idempotency.Store.
+func (s *Store) SetFingerprint(ctx context.Context, sc idempotency.Scope, fingerprint string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE idempotency_keys SET fingerprint = $4 WHERE `+whereScope,
+		sc.Principal, sc.Endpoint, sc.Key, fingerprint)
+	if err != nil {
+		return fmt.Errorf("set fingerprint: %w", err)
+	}
+	return nil
+}
+
+// CommitEffects implements idempotency.Store.
+func (s *Store) CommitEffects(ctx context.Context, effects []idempotency.Effect) error {
+	if len(effects) == 0 {
+		return nil
+	}
+	ids, kinds, entities, principals, data, created := effectColumns(effects)
+	_, err := s.pool.Exec(ctx, `INSERT INTO ledger (id, kind, entity, principal, data, created_at)
+		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::timestamptz[])`,
+		ids, kinds, entities, principals, data, created)
+	if err != nil {
+		return fmt.Errorf("insert effects: %w", err)
+	}
+	return nil
+}
+
+// Effects implements idempotency.Store.
+func (s *Store) Effects(ctx context.Context, kind, entity string) ([]idempotency.Effect, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, kind, entity, principal, data, created_at FROM ledger
+		WHERE kind = $1 AND entity = $2 ORDER BY seq`, kind, entity)
+	if err != nil {
+		return nil, fmt.Errorf("read ledger: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (idempotency.Effect, error) {
+		var e idempotency.Effect
+		err := row.Scan(&e.ID, &e.Kind, &e.Entity, &e.Principal, &e.Data, &e.Created)
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read ledger: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteExpired implements idempotency.Store.
+func (s *Store) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM idempotency_keys WHERE expires_at <= $1`, micro(now))
+	if err != nil {
+		return 0, fmt.Errorf("delete expired keys: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}

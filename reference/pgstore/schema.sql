@@ -1,0 +1,31 @@
+-- idemproof reference server schema; created on start, idempotent.
+-- One row per (principal, endpoint, key): the seed's idempotency_keys table extended
+-- with the scope, the lock and the fencing token.
+CREATE TABLE IF NOT EXISTS idempotency_keys (
+    principal        text        NOT NULL,
+    endpoint         text        NOT NULL,
+    idempotency_key  text        NOT NULL,
+    fingerprint      text        NOT NULL,
+    created_at       timestamptz NOT NULL,  -- first record: the retention window starts here
+    expires_at       timestamptz NOT NULL,
+    locked_until     timestamptz,           -- NULL once completed
+    fence            bigint      NOT NULL,  -- bumped on every acquisition
+    completed        boolean     NOT NULL DEFAULT false,
+    response_status  integer,
+    response_headers jsonb,
+    response_body    bytea,                 -- exact bytes: a replay is byte for byte
+    PRIMARY KEY (principal, endpoint, idempotency_key)
+);
+CREATE INDEX IF NOT EXISTS idempotency_keys_expires_at_idx ON idempotency_keys (expires_at);
+
+-- The side effects (refunds, invoices), committed with the stored response.
+CREATE TABLE IF NOT EXISTS ledger (
+    seq        bigserial   PRIMARY KEY,
+    id         text        NOT NULL UNIQUE,
+    kind       text        NOT NULL,        -- refund | invoice
+    entity     text        NOT NULL,        -- order id
+    principal  text        NOT NULL,
+    data       bytea       NOT NULL,        -- the JSON object the ledger returns, exact bytes
+    created_at timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ledger_kind_entity_idx ON ledger (kind, entity, seq);
