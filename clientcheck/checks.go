@@ -33,6 +33,7 @@ type verdict struct {
 	message    string
 	categories map[string]int
 	examples   []string
+	record     *scenarios.Record
 }
 
 func pass(msg string, a ...any) verdict {
@@ -50,6 +51,7 @@ type failing struct {
 	categories map[string]int
 	examples   []string
 	count      int
+	record     *scenarios.Record // the first failing operation's attempts, for the timeline
 }
 
 func (f *failing) add(category, example string) {
@@ -63,8 +65,20 @@ func (f *failing) add(category, example string) {
 	}
 }
 
+// addOp records a problem of one operation; the first one's attempts become the
+// result's record, which the reports render as a timeline.
+func (f *failing) addOp(category, example string, o *Observation, op string, attempts []faultproxy.Record) {
+	f.add(category, example)
+	if f.record == nil {
+		f.record = &scenarios.Record{Journal: attempts, Entity: op, Ledger: map[string]int{"refund": o.Ledger[op]}}
+		if o.LedgerErr != "" {
+			f.record.LedgerErr = o.LedgerErr
+		}
+	}
+}
+
 func (f *failing) fail(msg string, a ...any) verdict {
-	return verdict{verdict: scenarios.Fail, message: fmt.Sprintf(msg, a...), categories: f.categories, examples: f.examples}
+	return verdict{verdict: scenarios.Fail, message: fmt.Sprintf(msg, a...), categories: f.categories, examples: f.examples, record: f.record}
 }
 
 // checkDef is one check: its catalogue data and its pure function.
@@ -118,9 +132,9 @@ func checkOneEffect(o *Observation) verdict {
 		oc, reported := o.outcomeOf(op)
 		switch {
 		case n > 1:
-			f.add(scenarios.CatDuplicated, fmt.Sprintf("%s has %d refunds\n%s", op, n, timeline(op, attempts[op])))
+			f.addOp(scenarios.CatDuplicated, fmt.Sprintf("%s has %d refunds", op, n), o, op, attempts[op])
 		case n == 0 && reported && oc.Outcome == OutcomeOK:
-			f.add(scenarios.CatLost, fmt.Sprintf("%s reported ok but has no refund\n%s", op, timeline(op, attempts[op])))
+			f.addOp(scenarios.CatLost, fmt.Sprintf("%s reported ok but has no refund", op), o, op, attempts[op])
 		case n == 0:
 			none++
 		default:
@@ -152,7 +166,7 @@ func checkSameKey(o *Observation) verdict {
 			}
 		}
 		if len(keys) > 1 {
-			f.add("keys-changed", fmt.Sprintf("%s went out under %d keys\n%s", op, len(keys), timeline(op, attempts[op])))
+			f.addOp("keys-changed", fmt.Sprintf("%s went out under %d keys", op, len(keys)), o, op, attempts[op])
 		}
 	}
 	if retried == 0 {
@@ -176,7 +190,7 @@ func checkKeyPerAttempt(o *Observation) verdict {
 	f := failing{}
 	for _, p := range fresh {
 		op := o.operationOf(faultproxy.Record{BodySHA256: p.BodySHA256})
-		f.add("key-minted-per-attempt", fmt.Sprintf("%s: the same payload under %d keys\n%s", op, len(p.Keys), timeline(op, attempts[op])))
+		f.addOp("key-minted-per-attempt", fmt.Sprintf("%s: the same payload under %d keys", op, len(p.Keys)), o, op, attempts[op])
 	}
 	return f.fail("key minted per attempt: %d payload(s) retried under a fresh key", len(fresh))
 }
@@ -215,7 +229,7 @@ func checkNoKey(o *Observation) verdict {
 	f := failing{}
 	for _, r := range unkeyed {
 		op := o.operationOf(r)
-		f.add("no-key", timeline(op, []faultproxy.Record{r}))
+		f.addOp("no-key", fmt.Sprintf("%s: attempt #%d carried no key", op, r.Seq), o, op, []faultproxy.Record{r})
 	}
 	return f.fail("%d of %d attempt(s) carried no idempotency key", len(unkeyed), len(o.Attempts))
 }
@@ -232,8 +246,8 @@ func check422(o *Observation) verdict {
 			for _, later := range attempts[i+1:] {
 				if later.BodySHA256 == r.BodySHA256 {
 					op := o.operationOf(r)
-					f.add("422-retried", fmt.Sprintf("%s: 422 at #%d, the same request again at #%d\n%s",
-						op, r.Seq, later.Seq, timeline(op, attempts)))
+					f.addOp("422-retried", fmt.Sprintf("%s: 422 at #%d, the same request again at #%d",
+						op, r.Seq, later.Seq), o, op, attempts)
 					break
 				}
 			}
@@ -271,8 +285,8 @@ func check409(o *Observation) verdict {
 					why = "Retry-After"
 				}
 				op := o.operationOf(r)
-				f.add("409-hammered", fmt.Sprintf("%s: 409 at #%d, retried %s later at #%d (%s %s)\n%s",
-					op, r.Seq, gap.Round(timeMillis), next.Seq, why, want, timeline(op, attempts)))
+				f.addOp("409-hammered", fmt.Sprintf("%s: 409 at #%d, retried %s later at #%d (%s %s)",
+					op, r.Seq, gap.Round(timeMillis), next.Seq, why, want), o, op, attempts)
 			}
 		}
 	}
@@ -305,7 +319,7 @@ func checkLostResolved(o *Observation) verdict {
 		if oc, ok := o.outcomeOf(op); ok {
 			reported = oc.Outcome
 		}
-		f.add("unresolved", fmt.Sprintf("%s: last attempt without a known outcome, client reported %s\n%s", op, reported, timeline(op, as)))
+		f.addOp("unresolved", fmt.Sprintf("%s: last attempt without a known outcome, client reported %s", op, reported), o, op, as)
 	}
 	if lost == 0 {
 		return na("no response was lost")
@@ -332,7 +346,7 @@ func checkUnknownAsFailed(o *Observation) verdict {
 		}
 		failed++
 		if n := o.Ledger[op]; n > 0 {
-			f.add("committed-reported-failed", fmt.Sprintf("%s reported failed, but %d refund(s) exist\n%s", op, n, timeline(op, attempts[op])))
+			f.addOp("committed-reported-failed", fmt.Sprintf("%s reported failed, but %d refund(s) exist", op, n), o, op, attempts[op])
 		}
 	}
 	if f.count > 0 {

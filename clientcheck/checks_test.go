@@ -206,3 +206,14 @@ func TestOutcomeWriterRoundTrip(t *testing.T) {
 	require.True(t, written)
 	require.Len(t, got, 2)
 }
+
+func TestFailingResultCarriesTheOperationsTimeline(t *testing.T) {
+	o := goodObservation()
+	o.Attempts[1].Key = "k1-retry"
+	o.Ledger["order-1"] = 2
+	rec := verdicts(o)[clientcheck.IDKeyPerAttempt].Evidence.Record
+	require.NotNil(t, rec)
+	require.Equal(t, "order-1", rec.Entity)
+	require.Len(t, rec.Journal, 2)
+	require.Equal(t, map[string]int{"refund": 2}, rec.Ledger)
+}

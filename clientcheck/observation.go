@@ -1,10 +1,8 @@
 package clientcheck
 
 import (
-	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/idemproof/idemproof/faultproxy"
@@ -105,37 +103,6 @@ func sortedBySeq(records []faultproxy.Record) []faultproxy.Record {
 func knownOutcome(r faultproxy.Record) bool {
 	return r.ClientResult == faultproxy.ClientDelivered &&
 		r.ClientStatus >= 200 && r.ClientStatus < 500 && r.ClientStatus != 409
-}
-
-// timeline renders an operation's attempts, one aligned line each, for evidence.
-func timeline(op string, attempts []faultproxy.Record) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s:", op)
-	var start time.Time
-	if len(attempts) > 0 {
-		start = attempts[0].Time
-	}
-	for _, r := range attempts {
-		key := "(no key)"
-		if r.HasKey {
-			key = "key=" + shorten(r.Key, 24)
-		}
-		got := r.ClientResult
-		if r.ClientResult == faultproxy.ClientDelivered {
-			got = fmt.Sprint(r.ClientStatus)
-		}
-		fault := ""
-		if r.Fault != "" {
-			fault = " fault=" + r.Fault
-		}
-		upstream := "not reached"
-		if r.ReachedUpstream {
-			upstream = fmt.Sprintf("upstream %d", r.UpstreamStatus)
-		}
-		fmt.Fprintf(&b, "\n  #%-4d +%-8s %-30s body=%s%s → client %s (%s)",
-			r.Seq, r.Time.Sub(start).Round(time.Millisecond), key, shorten(r.BodySHA256, 8), fault, got, upstream)
-	}
-	return b.String()
 }
 
 func shorten(s string, n int) string {

@@ -27,7 +27,7 @@ func Check(o Observation) []scenarios.Result {
 			Target:      Target,
 			Verdict:     v.verdict,
 			Message:     v.message,
-			Evidence:    scenarios.Evidence{Categories: v.categories, Examples: v.examples},
+			Evidence:    scenarios.Evidence{Categories: v.categories, Examples: v.examples, Record: v.record},
 		})
 	}
 	return out
