@@ -1,0 +1,132 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Capability is something a scenario needs the profile to declare; without it the
+// scenario is N/A for that target.
+type Capability string
+
+const (
+	CapKeyHeader        Capability = "key_header"      // the key travels in a header
+	CapAlteredBody      Capability = "altered_body"    // operation.altered_body
+	CapIntegerBody      Capability = "integer_in_body" // the body is JSON with an integer
+	CapJSONBody         Capability = "json_body"       // the body is a JSON document
+	CapSlow             Capability = "slow"            // slow_operation
+	CapFail             Capability = "fail"            // fail_operation
+	CapCrashAfterKey    Capability = "crash_after_key" // crash.after_key
+	CapCrashAfterCommit Capability = "crash_after_commit"
+	CapRetention        Capability = "retention"        // a retention short enough to wait out
+	CapLockTimeout      Capability = "lock_timeout"     // a declared stale-lock takeover
+	CapPrincipals       Capability = "principals"       // at least two principals
+	CapOther            Capability = "other_operation"  // a second keyed endpoint
+	CapReplayHeader     Capability = "replay_header"    // expect.replay_header
+	CapReplayHeaders    Capability = "replay_headers"   // expect.replay_headers
+	CapBusiness         Capability = "business_error"   // business_error
+	CapValidation       Capability = "validation_error" // validation_error
+)
+
+// MaxWaitedWindow is the longest retention or lock timeout the runner waits out; a target
+// declaring 24h gets N/A for the expiry scenarios instead of a day-long run.
+const MaxWaitedWindow = 30 * time.Second
+
+// Missing returns why the profile lacks c, or "" when it has it.
+func (p *Profile) Missing(c Capability) string {
+	switch c {
+	case CapKeyHeader:
+		if p.KeyHeader == "" {
+			return "the key travels in the body (key_field), not a header"
+		}
+	case CapAlteredBody:
+		if p.Operation.AlteredBody == "" {
+			return "operation.altered_body not declared"
+		}
+	case CapJSONBody, CapIntegerBody:
+		v, err := parseJSON(mustRender(p.Operation.Body))
+		if err != nil || !v.isObj {
+			return "operation.body is not a JSON object"
+		}
+		if c == CapIntegerBody && !v.respellIntegers() {
+			return "operation.body has no integer to respell"
+		}
+	case CapSlow:
+		if p.Slow == nil {
+			return "slow_operation not declared"
+		}
+	case CapFail:
+		if p.FailHook == nil {
+			return "fail_operation not declared"
+		}
+	case CapCrashAfterKey:
+		if p.Crash == nil || p.Crash.AfterKey == "" {
+			return "crash.after_key not declared"
+		}
+	case CapCrashAfterCommit:
+		if p.Crash == nil || p.Crash.AfterCommit == "" {
+			return "crash.after_commit not declared"
+		}
+	case CapRetention:
+		if p.Retention == 0 {
+			return "retention not declared"
+		}
+		if p.Retention.Std() > MaxWaitedWindow {
+			return fmt.Sprintf("retention %s is longer than the %s the runner waits out", p.Retention, MaxWaitedWindow)
+		}
+	case CapLockTimeout:
+		if p.LockTimeout == 0 {
+			return "lock_timeout not declared"
+		}
+		if p.LockTimeout.Std() > MaxWaitedWindow {
+			return fmt.Sprintf("lock_timeout %s is longer than the %s the runner waits out", p.LockTimeout, MaxWaitedWindow)
+		}
+	case CapPrincipals:
+		if len(p.Principals) < 2 {
+			return "fewer than two principals declared"
+		}
+	case CapOther:
+		if p.Other == nil {
+			return "other_operation not declared"
+		}
+	case CapReplayHeader:
+		if p.Expect.ReplayHeader == "" {
+			return "expect.replay_header not declared"
+		}
+	case CapReplayHeaders:
+		if len(p.Expect.ReplayHeaders) == 0 {
+			return "expect.replay_headers not declared"
+		}
+	case CapBusiness:
+		if p.Business == nil {
+			return "business_error not declared"
+		}
+	case CapValidation:
+		if p.Validation == nil {
+			return "validation_error not declared"
+		}
+	default:
+		return "unknown capability " + string(c)
+	}
+	return ""
+}
+
+// missingAll joins what the profile lacks for the scenario ("" when nothing).
+func (p *Profile) missingAll(needs []Capability) string {
+	var out []string
+	for _, c := range needs {
+		if m := p.Missing(c); m != "" {
+			out = append(out, m)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+func mustRender(s string) string {
+	out, err := render(s, "ip-sample-1")
+	if err != nil {
+		return s
+	}
+	return out
+}

@@ -1,0 +1,117 @@
+package scenarios
+
+func fingerprintScenarios() []Scenario {
+	return []Scenario{
+		{
+			ID:          "fingerprint/mismatch",
+			Description: "the same key with another payload is refused",
+			Requirement: "reuse with another payload gets expect.mismatch (422) and no second side effect",
+			Source:      and(srcDraftErrors, srcDraftFingerprint),
+			Level:       LevelMust,
+			Labels:      []string{"group:fingerprint", "fault:none", "level:must"},
+			Needs:       []Capability{CapAlteredBody},
+			Steps:       []Step{{Name: "original"}, {Name: "altered", Payload: PayloadAltered}},
+			Check:       mismatchAt("altered"),
+		},
+		{
+			ID:          "fingerprint/mismatch-repeat",
+			Description: "the uncorrected changed request fails again on its next try",
+			Requirement: "a refused payload is refused every time, never executed or replayed later",
+			Source:      srcDraftErrors,
+			Level:       LevelMust,
+			Labels:      []string{"group:fingerprint", "fault:none", "level:must"},
+			Needs:       []Capability{CapAlteredBody},
+			Steps:       []Step{{Name: "original"}, {Name: "altered", Payload: PayloadAltered}, {Name: "altered-again", Payload: PayloadAltered}},
+			Check:       mismatchAt("altered-again"),
+		},
+		{
+			ID:          "fingerprint/original-intact",
+			Description: "after a mismatch, the original payload still replays the original response",
+			Requirement: "a refused payload does not poison the stored record",
+			Source:      and(srcDraftFingerprint, srcSeed),
+			Level:       LevelSafety,
+			Labels:      []string{"group:fingerprint", "fault:none", "level:safety"},
+			Needs:       []Capability{CapAlteredBody},
+			Steps:       []Step{{Name: "original"}, {Name: "altered", Payload: PayloadAltered}, {Name: "repeat"}},
+			Check:       identicalReplay("original", "repeat"),
+		},
+		variantScenario("fingerprint/json-key-order", "the same JSON with its keys in reverse order", VariantKeyOrder, CapJSONBody),
+		variantScenario("fingerprint/json-whitespace", "the same JSON with other whitespace", VariantWhitespace, CapJSONBody),
+		variantScenario("fingerprint/number-spelling", "the same JSON with integers written as 4900.0", VariantNumberSpelling, CapIntegerBody),
+		variantScenario("fingerprint/query-string", "the same request with an added query parameter", VariantQueryString, ""),
+		variantScenario("fingerprint/unrelated-header", "the same request with an unrelated header added", VariantUnrelatedHeader, ""),
+	}
+}
+
+func variantScenario(id, what string, v Variant, need Capability) Scenario {
+	s := Scenario{
+		ID:          id,
+		Description: what + ": treated as the same request, refused as a mismatch, or executed again",
+		Requirement: "the spec leaves the fingerprint to the server: the observed policy is reported; executing twice under one key is a FAIL",
+		Source:      srcDraftFingerprint,
+		Level:       LevelPolicy,
+		Labels:      []string{"group:fingerprint", "fault:none", "level:policy"},
+		Steps:       []Step{{Name: "original"}, {Name: "variant", Variant: v}},
+		Check:       variantPolicy,
+	}
+	if need != "" {
+		s.Needs = []Capability{need}
+	}
+	return s
+}
+
+func mismatchAt(step string) Checker {
+	return func(r Record, p *Profile) (Verdict, string, Evidence) {
+		if r.LedgerErr != "" {
+			return unknownLedger(r)
+		}
+		var f finding
+		orig, _ := r.answer("original")
+		if orig.Type != OpOK {
+			return f.result(Unknown, "the original did not succeed (%s)", describe(orig))
+		}
+		a, _ := r.answer(step)
+		if n := r.Ledger[LedgerOperation]; n > 1 {
+			f.count(CatDuplicated, n-1)
+			f.example("%s got %s", step, describe(a))
+			return f.result(Fail, "another payload executed under the same key: %d side effects", n)
+		}
+		if a.Status == p.Expect.Mismatch {
+			return f.result(Pass, "%s got %d; one side effect", step, a.Status)
+		}
+		if a.Type == OpOK {
+			f.count(CatLeaked, 1)
+			f.example("%s got %d %s", step, a.Status, clip(a.Body))
+			return f.result(Fail, "another payload was answered %d with the original's response, want %d", a.Status, p.Expect.Mismatch)
+		}
+		return f.result(Fail, "%s got %s, want %d", step, describe(a), p.Expect.Mismatch)
+	}
+}
+
+// variantPolicy reports how the target treats a respelled request (INFO), except that two
+// executions under one key are a FAIL whatever the policy.
+func variantPolicy(r Record, p *Profile) (Verdict, string, Evidence) {
+	if r.LedgerErr != "" {
+		return unknownLedger(r)
+	}
+	var f finding
+	orig, _ := r.answer("original")
+	if orig.Type != OpOK {
+		return f.result(Unknown, "the original did not succeed (%s)", describe(orig))
+	}
+	v, _ := r.answer("variant")
+	if n := r.Ledger[LedgerOperation]; n > 1 {
+		f.count(CatDuplicated, n-1)
+		return f.result(Fail, "executed again under the same key: %d side effects (variant got %s)", n, describe(v))
+	}
+	switch {
+	case v.Type == OpOK && v.Status == orig.Status && sameBody(v.Body, orig.Body):
+		return f.result(Info, "same request: the original response was replayed")
+	case v.Status == p.Expect.Mismatch:
+		return f.result(Info, "different request: refused with %d", v.Status)
+	case v.Type == OpOK:
+		f.count(CatDiverged, 1)
+		return f.result(Fail, "answered %d with a body that differs from the original, yet nothing executed", v.Status)
+	}
+	return f.result(Info, "answered %s", describe(v))
+}

@@ -1,0 +1,156 @@
+package scenarios
+
+import "strconv"
+
+func keyScenarios() []Scenario {
+	return []Scenario{
+		{
+			ID:          "key/missing",
+			Description: "a request without a key",
+			Requirement: "no key gets expect.missing_key (400) and does not execute; with \"optional\" it executes once",
+			Source:      srcDraftErrors,
+			Level:       LevelMust,
+			Labels:      []string{"group:key", "fault:none", "level:must"},
+			Steps:       []Step{{Name: "unkeyed", Key: KeyNone}},
+			Check:       missingKey,
+		},
+		{
+			ID:          "key/empty",
+			Description: "an empty key is refused, never used as a key",
+			Requirement: "an empty key gets 400 and does not execute",
+			Source:      srcDraftSyntax,
+			Level:       LevelShould,
+			Labels:      []string{"group:key", "fault:none", "level:should"},
+			Steps:       []Step{{Name: "empty", Key: KeyEmpty}, {Name: "empty-again", Key: KeyEmpty}},
+			Check:       refusedKey("empty"),
+		},
+		{
+			ID:          "key/max-length",
+			Description: "a 255-character key is accepted and honoured",
+			Requirement: "a 255-character key works: one side effect, the repeat replays",
+			Source:      srcStripe + " (keys up to 255 characters)",
+			Level:       LevelShould,
+			Labels:      []string{"group:key", "fault:none", "level:should"},
+			Steps:       []Step{{Name: "original", Key: Key255}, {Name: "repeat", Key: Key255}},
+			Check:       longKey,
+		},
+		{
+			ID:          "key/over-length",
+			Description: "a 256-character key is refused",
+			Requirement: "a key over 255 characters gets 400",
+			Source:      srcStripe + " (keys up to 255 characters)",
+			Level:       LevelShould,
+			Labels:      []string{"group:key", "fault:none", "level:should"},
+			Steps:       []Step{{Name: "long", Key: Key256}},
+			Check:       refusedKey("long"),
+		},
+		{
+			ID:          "key/control-chars",
+			Description: "a key with a control character (TAB) is refused",
+			Requirement: "a key that is not a valid sf-string gets 400",
+			Source:      srcDraftSyntax,
+			Level:       LevelShould,
+			Labels:      []string{"group:key", "fault:none", "level:should"},
+			Steps:       []Step{{Name: "control", Key: KeyControl}},
+			Check:       refusedKey("control"),
+		},
+		{
+			ID:          "key/sf-string",
+			Description: "the RFC 8941 quoted form \"abc\" against the bare form abc",
+			Requirement: "the draft defines the key as an sf-string: the quoted form is the same key; the observed policy is reported",
+			Source:      srcDraftSyntax,
+			Level:       LevelPolicy,
+			Labels:      []string{"group:key", "fault:none", "level:policy"},
+			Needs:       []Capability{CapKeyHeader},
+			Steps:       []Step{{Name: "quoted", Key: KeyQuoted}, {Name: "bare"}},
+			Check:       sfString,
+		},
+		{
+			ID:          "key/header-case",
+			Description: "the key header name in lower case is the same header",
+			Requirement: "header names are case-insensitive: a lower-case key header replays",
+			Source:      srcRFC9110,
+			Level:       LevelMust,
+			Labels:      []string{"group:key", "fault:none", "level:must"},
+			Needs:       []Capability{CapKeyHeader},
+			Steps:       []Step{{Name: "original"}, {Name: "repeat", Variant: VariantLowerCaseHeader}},
+			Check:       identicalReplay("original", "repeat"),
+		},
+	}
+}
+
+func missingKey(r Record, p *Profile) (Verdict, string, Evidence) {
+	if r.LedgerErr != "" {
+		return unknownLedger(r)
+	}
+	var f finding
+	a, _ := r.answer("unkeyed")
+	n := r.Ledger[LedgerOperation]
+	if p.Expect.MissingKey == "optional" {
+		if a.Type == OpOK && n == 1 {
+			return f.result(Pass, "executed without a key (declared optional): %d, one side effect", a.Status)
+		}
+		return f.result(Fail, "declared optional, but got %s with %d side effects", describe(a), n)
+	}
+	want, _ := strconv.Atoi(p.Expect.MissingKey)
+	if n > 0 {
+		return f.result(Fail, "executed without a key (%d side effects, got %s); declared %d", n, describe(a), want)
+	}
+	if a.Status != want {
+		return f.result(Fail, "got %s, want %d", describe(a), want)
+	}
+	return f.result(Pass, "refused with %d; nothing executed", a.Status)
+}
+
+// refusedKey: a malformed key should get 400 and never execute.
+func refusedKey(step string) Checker {
+	return func(r Record, p *Profile) (Verdict, string, Evidence) {
+		if r.LedgerErr != "" {
+			return unknownLedger(r)
+		}
+		var f finding
+		a, _ := r.answer(step)
+		n := r.Ledger[LedgerOperation]
+		switch {
+		case a.Status == 400 && n == 0:
+			return f.result(Pass, "refused with 400; nothing executed")
+		case n > 1:
+			f.count(CatDuplicated, n-1)
+			return f.result(NonStrict, "accepted (%s) and not even deduplicated: %d side effects", describe(a), n)
+		case n > 0:
+			return f.result(NonStrict, "accepted and executed (%s), want 400", describe(a))
+		}
+		return f.result(NonStrict, "got %s, want 400", describe(a))
+	}
+}
+
+func longKey(r Record, p *Profile) (Verdict, string, Evidence) {
+	if r.LedgerErr != "" {
+		return unknownLedger(r)
+	}
+	var f finding
+	a, _ := r.answer("original")
+	if a.Type != OpOK {
+		return f.result(NonStrict, "a 255-character key was refused: %s", describe(a))
+	}
+	return identicalReplay("original", "repeat")(r, p)
+}
+
+func sfString(r Record, p *Profile) (Verdict, string, Evidence) {
+	if r.LedgerErr != "" {
+		return unknownLedger(r)
+	}
+	var f finding
+	q, _ := r.answer("quoted")
+	b, _ := r.answer("bare")
+	n := r.Ledger[LedgerOperation]
+	switch {
+	case q.Type != OpOK:
+		return f.result(Info, "the quoted form was refused: %s", describe(q))
+	case n == 1 && b.Type == OpOK && sameBody(q.Body, b.Body):
+		return f.result(Info, "the quoted and bare forms are the same key (replayed)")
+	case n == 2:
+		return f.result(Info, "the quoted and bare forms are different keys (both executed)")
+	}
+	return f.result(Info, "quoted %s, bare %s, %d side effects", describe(q), describe(b), n)
+}

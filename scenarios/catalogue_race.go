@@ -1,0 +1,242 @@
+package scenarios
+
+import (
+	"github.com/idemproof/idemproof/faultproxy"
+)
+
+// inFlight is the shared setup of the in-flight scenarios: the original runs slowly in
+// the background; the repeat is delayed by the proxy (a quarter of the slow hook) so it
+// arrives while the original is executing.
+func inFlight(repeat Payload) ([]FaultOn, []Step) {
+	return []FaultOn{{Step: "repeat", Fault: faultproxy.FaultSpec{Type: faultproxy.FaultBeforeDelay}, DurationOf: QuarterSlow}},
+		[]Step{
+			{Name: "original", Hook: HookSlow, Background: true},
+			{Name: "repeat", Payload: repeat},
+			{Name: "after", Wait: WaitBackground},
+		}
+}
+
+func burst(id string, n int, level Level) Scenario {
+	s := Scenario{
+		ID:          id,
+		Description: "attempts with one key sent at once (" + itoa(n) + "): one executes",
+		Requirement: "concurrent attempts with one key: one side effect; the others get the in-flight status or the identical replay",
+		Source:      and(srcDraftErrors, srcSeed),
+		Level:       level,
+		Labels:      []string{"group:race", "fault:none", "level:safety"},
+		Steps:       []Step{{Name: "burst", Copies: n}},
+		Check:       oneWinner("burst"),
+	}
+	if n >= 1000 {
+		s.Labels = append(s.Labels, "speed:slow")
+	}
+	return s
+}
+
+func raceScenarios() []Scenario {
+	fo, steps := inFlight(PayloadOriginal)
+	foOther, stepsOther := inFlight(PayloadAltered)
+	return []Scenario{
+		{
+			ID:          "race/concurrent-pair",
+			Description: "two attempts at once while the work is held: one executes",
+			Requirement: "a key is recorded before the work: one side effect; the other attempt gets the in-flight status or the identical replay",
+			Source:      and(srcBrandur, srcSeed),
+			Level:       LevelSafety,
+			Labels:      []string{"group:race", "fault:none", "level:safety"},
+			Needs:       []Capability{CapSlow},
+			Steps:       []Step{{Name: "burst", Copies: 2, Hook: HookSlow}},
+			Check:       oneWinner("burst"),
+		},
+		burst("race/burst-50", 50, LevelSafety),
+		burst("race/burst-1000", 1000, LevelSafety),
+		{
+			ID:          "race/duplicate-sequential",
+			Description: "the proxy delivers the request twice in sequence, as a load balancer retry does",
+			Requirement: "a duplicated delivery executes once",
+			Source:      srcSeed,
+			Level:       LevelSafety,
+			Labels:      []string{"group:race", "fault:duplicate", "level:safety"},
+			Faults:      []FaultOn{{Attempts: firstAttempt, Fault: faultproxy.FaultSpec{Type: faultproxy.FaultDuplicate, Mode: "sequential"}}},
+			Steps:       []Step{{Name: "original"}, {Name: "retry"}},
+			Check:       exactlyOnce("retry"),
+		},
+		{
+			ID:          "race/duplicate-concurrent",
+			Description: "the proxy delivers the request twice at the same moment",
+			Requirement: "a duplicated concurrent delivery executes once",
+			Source:      srcSeed,
+			Level:       LevelSafety,
+			Labels:      []string{"group:race", "fault:duplicate", "level:safety"},
+			Faults:      []FaultOn{{Attempts: firstAttempt, Fault: faultproxy.FaultSpec{Type: faultproxy.FaultDuplicate, Mode: "concurrent"}}},
+			Steps:       []Step{{Name: "original"}, {Name: "retry"}},
+			Check:       exactlyOnce("retry"),
+		},
+		{
+			ID:          "race/in-flight-409",
+			Description: "a repeat while the original executes gets the declared in-flight status",
+			Requirement: "a concurrent repeat is refused with expect.in_flight (409), a retryable answer",
+			Source:      and(srcDraftErrors, srcStripe),
+			Level:       LevelMust,
+			Labels:      []string{"group:race", "fault:before-upstream", "level:must"},
+			Needs:       []Capability{CapSlow},
+			Faults:      fo,
+			Steps:       steps,
+			Check:       inFlightStatus,
+		},
+		{
+			ID:          "race/in-flight-not-fabricated",
+			Description: "no success is delivered for a repeat while nothing has completed",
+			Requirement: "a repeat during the original never gets a 2xx before the original finished",
+			Source:      srcSeed,
+			Level:       LevelSafety,
+			Labels:      []string{"group:race", "fault:before-upstream", "level:safety"},
+			Needs:       []Capability{CapSlow},
+			Faults:      fo,
+			Steps:       steps,
+			Check:       inFlightNotFabricated,
+		},
+		{
+			ID:          "race/in-flight-retry-after",
+			Description: "the in-flight refusal says when to retry",
+			Requirement: "the in-flight 409 carries Retry-After",
+			Source:      srcStripe + " (retry with backoff); RFC 9110 §10.2.3 (Retry-After)",
+			Level:       LevelShould,
+			Labels:      []string{"group:race", "fault:before-upstream", "level:should"},
+			Needs:       []Capability{CapSlow},
+			Faults:      fo,
+			Steps:       steps,
+			Check:       inFlightRetryAfter,
+		},
+		{
+			ID:          "race/in-flight-other-payload",
+			Description: "another payload with the same key while the original runs",
+			Requirement: "another payload during the original is never executed and never answered 2xx",
+			Source:      and(srcDraftFingerprint, srcSeed),
+			Level:       LevelSafety,
+			Labels:      []string{"group:race", "fault:before-upstream", "level:safety"},
+			Needs:       []Capability{CapSlow, CapAlteredBody},
+			Faults:      foOther,
+			Steps:       stepsOther,
+			Check:       inFlightOtherPayload,
+		},
+	}
+}
+
+// oneWinner: one side effect; every 2xx answer is the identical response; every other
+// answer is the in-flight status.
+func oneWinner(step string) Checker {
+	return func(r Record, p *Profile) (Verdict, string, Evidence) {
+		if r.LedgerErr != "" {
+			return unknownLedger(r)
+		}
+		var f finding
+		answers := r.answers(step)
+		var first *Op
+		ok, refused, other, diverged := 0, 0, 0, 0
+		for i := range answers {
+			a := answers[i]
+			switch {
+			case a.Type == OpOK:
+				ok++
+				if first == nil {
+					first = &answers[i]
+				} else if a.Status != first.Status || !sameBody(a.Body, first.Body) {
+					diverged++
+					f.example("attempt %d got %d %s, first success %d %s", a.Client, a.Status, clip(a.Body), first.Status, clip(first.Body))
+				}
+			case a.Status == p.Expect.InFlight:
+				refused++
+			default:
+				other++
+				f.example("attempt %d got %s", a.Client, describe(a))
+			}
+		}
+		n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
+		switch {
+		case n > allowed:
+			f.count(CatDuplicated, n-allowed)
+			return f.result(Fail, "%d side effects from %d concurrent attempts with one key", n, len(answers))
+		case diverged > 0:
+			f.count(CatDiverged, diverged)
+			return f.result(Fail, "%d of %d successes differ from the first", diverged, ok)
+		case ok > 0 && n == 0:
+			f.count(CatFabricated, ok)
+			return f.result(Fail, "%d successes but the ledger shows no side effect", ok)
+		case other > 0:
+			return f.result(Fail, "%d attempts got neither %d nor the replay", other, p.Expect.InFlight)
+		case ok == 0:
+			f.count(CatStuck, 1)
+			return f.result(Fail, "no attempt succeeded: %d refused with %d", refused, p.Expect.InFlight)
+		}
+		return f.result(Pass, "one side effect from %d attempts: %d identical successes, %d refused with %d", len(answers), ok, refused, p.Expect.InFlight)
+	}
+}
+
+// overlap reports whether the repeat was answered while the original still ran.
+func overlap(r Record) (repeat Op, original Op, ok bool) {
+	repeat, okR := r.answer("repeat")
+	original, okO := r.answer("original")
+	return repeat, original, okR && okO && repeat.Time.Before(original.Time)
+}
+
+func inFlightStatus(r Record, p *Profile) (Verdict, string, Evidence) {
+	var f finding
+	repeat, original, during := overlap(r)
+	if repeat.Status == p.Expect.InFlight {
+		return f.result(Pass, "the repeat during the original got %d", repeat.Status)
+	}
+	if !during {
+		return f.result(Unknown, "no overlap: the original (%s) finished before the repeat (%s) was answered", describe(original), describe(repeat))
+	}
+	f.example("repeat got %s while the original ran", describe(repeat))
+	return f.result(Fail, "the repeat during the original got %s, want %d", describe(repeat), p.Expect.InFlight)
+}
+
+func inFlightNotFabricated(r Record, p *Profile) (Verdict, string, Evidence) {
+	if r.LedgerErr != "" {
+		return unknownLedger(r)
+	}
+	var f finding
+	if n := r.Ledger[LedgerOperation]; n > 1 {
+		f.count(CatDuplicated, n-1)
+		return f.result(Fail, "%d side effects for one key", n)
+	}
+	repeat, _, during := overlap(r)
+	if during && repeat.Type == OpOK {
+		f.count(CatFabricated, 1)
+		f.example("repeat got %d %s before the original answered", repeat.Status, clip(repeat.Body))
+		return f.result(Fail, "a %d was delivered for the repeat while the original was still running", repeat.Status)
+	}
+	return f.result(Pass, "the repeat got %s; nothing was fabricated", describe(repeat))
+}
+
+func inFlightRetryAfter(r Record, p *Profile) (Verdict, string, Evidence) {
+	var f finding
+	repeat, _ := r.answer("repeat")
+	if repeat.Status != p.Expect.InFlight {
+		return f.result(Unknown, "the repeat got %s, not %d: no in-flight answer to inspect", describe(repeat), p.Expect.InFlight)
+	}
+	if v := repeat.Headers["Retry-After"]; v != "" {
+		return f.result(Pass, "the %d carries Retry-After: %s", repeat.Status, v)
+	}
+	return f.result(NonStrict, "the %d carries no Retry-After", repeat.Status)
+}
+
+func inFlightOtherPayload(r Record, p *Profile) (Verdict, string, Evidence) {
+	if r.LedgerErr != "" {
+		return unknownLedger(r)
+	}
+	var f finding
+	if n := r.Ledger[LedgerOperation]; n > 1 {
+		f.count(CatDuplicated, n-1)
+		return f.result(Fail, "another payload executed during the original: %d side effects", n)
+	}
+	repeat, _ := r.answer("repeat")
+	if repeat.Type == OpOK {
+		f.count(CatLeaked, 1)
+		f.example("other payload got %d %s", repeat.Status, clip(repeat.Body))
+		return f.result(Fail, "another payload was answered %d", repeat.Status)
+	}
+	return f.result(Pass, "another payload during the original got %s and did not execute", describe(repeat))
+}

@@ -1,0 +1,181 @@
+package scenarios
+
+import (
+	"strings"
+
+	"github.com/idemproof/idemproof/faultproxy"
+)
+
+// firstAttempt and firstTwoAttempts select attempt ordinals of the scenario's key.
+var (
+	firstAttempt     = &faultproxy.Range{From: 1, To: 1}
+	firstTwoAttempts = &faultproxy.Range{From: 1, To: 2}
+)
+
+func originalThenRetry() []Step { return []Step{{Name: "original"}, {Name: "retry"}} }
+
+// afterUpstream is a replay scenario: the first attempt commits, its response is lost to
+// fault, the retry must get the committed result with one side effect.
+func afterUpstream(id, what string, fault faultproxy.FaultSpec, dur DurationRef) Scenario {
+	return Scenario{
+		ID:          id,
+		Description: "the response to a committed request is lost (" + what + "); the retry gets the committed result",
+		Requirement: "a retry after a lost response replays the committed response: one side effect, same status and body",
+		Source:      and(srcDraftEnforced, srcSeed),
+		Level:       LevelSafety,
+		Labels:      []string{"group:replay", "fault:after-upstream", "level:safety"},
+		Faults:      []FaultOn{{Attempts: firstAttempt, Fault: fault, DurationOf: dur}},
+		Steps:       originalThenRetry(),
+		Check:       exactlyOnce("retry"),
+	}
+}
+
+func replayScenarios() []Scenario {
+	return []Scenario{
+		{
+			ID:          "replay/sequential",
+			Description: "a plain repeat after a success replays the stored response",
+			Requirement: "a repeat with the same key and payload: one side effect, same status and body",
+			Source:      and(srcDraftEnforced, srcStripe),
+			Level:       LevelSafety,
+			Labels:      []string{"group:replay", "fault:none", "level:safety"},
+			Steps:       []Step{{Name: "original"}, {Name: "repeat"}},
+			Check:       identicalReplay("original", "repeat"),
+		},
+		afterUpstream("replay/after-503", "the proxy answers 503", faultproxy.FaultSpec{Type: faultproxy.FaultAfterStatus, Status: 503}, ""),
+		afterUpstream("replay/after-502", "the proxy answers 502", faultproxy.FaultSpec{Type: faultproxy.FaultAfterStatus, Status: 502}, ""),
+		afterUpstream("replay/after-504", "the proxy answers 504", faultproxy.FaultSpec{Type: faultproxy.FaultAfterStatus, Status: 504}, ""),
+		afterUpstream("replay/after-reset", "TCP reset", faultproxy.FaultSpec{Type: faultproxy.FaultAfterReset}, ""),
+		afterUpstream("replay/after-close", "connection closed with no bytes", faultproxy.FaultSpec{Type: faultproxy.FaultAfterClose}, ""),
+		afterUpstream("replay/after-truncate", "body truncated after 8 bytes", faultproxy.FaultSpec{Type: faultproxy.FaultAfterTruncate, Bytes: 8}, ""),
+		withLabel(afterUpstream("replay/after-hold", "held past the client's timeout", faultproxy.FaultSpec{Type: faultproxy.FaultAfterHold, Then: "drop"}, PastClientTimeout), "speed:slow"),
+		{
+			ID:          "replay/lost-twice",
+			Description: "the original's and the first replay's responses are both lost; the third attempt gets the committed result",
+			Requirement: "replays keep working after a lost replay: one side effect, the committed response",
+			Source:      and(srcDraftEnforced, srcSeed),
+			Level:       LevelSafety,
+			Labels:      []string{"group:replay", "fault:after-upstream", "level:safety"},
+			Faults:      []FaultOn{{Attempts: firstTwoAttempts, Fault: faultproxy.FaultSpec{Type: faultproxy.FaultAfterReset}}},
+			Steps:       []Step{{Name: "original"}, {Name: "retry-1"}, {Name: "retry"}},
+			Check:       exactlyOnce("retry"),
+		},
+		{
+			ID:          "replay/fidelity-body",
+			Description: "the replay's status and body bytes equal the committed response",
+			Requirement: "a replay returns the stored response byte for byte, never a regenerated one",
+			Source:      and(srcStripe, srcSeed),
+			Level:       LevelSafety,
+			Labels:      []string{"group:replay", "fault:after-upstream", "level:safety"},
+			Faults:      []FaultOn{{Attempts: firstAttempt, Fault: faultproxy.FaultSpec{Type: faultproxy.FaultAfterStatus, Status: 503}}},
+			Steps:       []Step{{Name: "original"}, {Name: "retry"}, {Name: "repeat"}},
+			Check:       fidelityBody,
+		},
+		{
+			ID:          "replay/fidelity-headers",
+			Description: "the replay carries the allow-listed headers (expect.replay_headers) of the first response",
+			Requirement: "allow-listed response headers are stored and replayed unchanged",
+			Source:      srcStripe,
+			Level:       LevelMust,
+			Labels:      []string{"group:replay", "fault:none", "level:must"},
+			Needs:       []Capability{CapReplayHeaders},
+			Steps:       []Step{{Name: "original"}, {Name: "repeat"}},
+			Check:       fidelityHeaders,
+		},
+		{
+			ID:          "replay/marker",
+			Description: "a replay carries the declared replay header; the first response does not",
+			Requirement: "replays are marked (Stripe: Idempotent-Replayed: true) so clients can tell",
+			Source:      srcStripe,
+			Level:       LevelShould,
+			Labels:      []string{"group:replay", "fault:none", "level:should"},
+			Needs:       []Capability{CapReplayHeader},
+			Steps:       []Step{{Name: "original"}, {Name: "repeat"}},
+			Check:       replayMarker,
+		},
+		beforeUpstream("before/503", "the proxy answers 503 before forwarding", faultproxy.FaultSpec{Type: faultproxy.FaultBeforeStatus, Status: 503}, ""),
+		beforeUpstream("before/reset", "the proxy resets the connection before forwarding", faultproxy.FaultSpec{Type: faultproxy.FaultBeforeReset}, ""),
+		beforeUpstream("before/delay", "the proxy delays the request before forwarding", faultproxy.FaultSpec{Type: faultproxy.FaultBeforeDelay}, QuarterClientTimeout),
+	}
+}
+
+// beforeUpstream is the contrast: the request never arrived, the retry must execute it,
+// exactly once.
+func beforeUpstream(id, what string, fault faultproxy.FaultSpec, dur DurationRef) Scenario {
+	return Scenario{
+		ID:          id,
+		Description: what + "; the retry executes the operation exactly once",
+		Requirement: "a request that never arrived is executed by the retry: one side effect, nothing fabricated",
+		Source:      and(srcDraftEnforced, srcSeed),
+		Level:       LevelSafety,
+		Labels:      []string{"group:before", "fault:before-upstream", "level:safety"},
+		Faults:      []FaultOn{{Attempts: firstAttempt, Fault: fault, DurationOf: dur}},
+		Steps:       originalThenRetry(),
+		Check:       exactlyOnce("retry"),
+	}
+}
+
+func withLabel(s Scenario, l string) Scenario {
+	s.Labels = append(s.Labels, l)
+	return s
+}
+
+// fidelityBody: the committed response (buffered by the proxy when the 503 hid it), the
+// retry and a further repeat are the same bytes.
+func fidelityBody(r Record, p *Profile) (Verdict, string, Evidence) {
+	v, msg, ev := exactlyOnce("retry")(r, p)
+	if v != Pass {
+		return v, msg, ev
+	}
+	f := finding{ev: ev}
+	retry, _ := r.answer("retry")
+	repeat, ok := r.answer("repeat")
+	if !ok || repeat.Status != retry.Status || !sameBody(retry.Body, repeat.Body) {
+		f.count(CatDiverged, 1)
+		f.example("retry:  %d %s", retry.Status, clip(retry.Body))
+		f.example("repeat: %d %s", repeat.Status, clip(repeat.Body))
+		return f.result(Fail, "two replays of one key differ")
+	}
+	if _, _, buffered := r.committedBody(); !buffered {
+		return f.result(Pass, "replays agree (%d, %d bytes); the committed body was not buffered by the proxy, so it was compared only between replays", retry.Status, len(retry.Body))
+	}
+	return f.result(Pass, "committed response and both replays are identical (%d, %d bytes)", retry.Status, len(retry.Body))
+}
+
+func fidelityHeaders(r Record, p *Profile) (Verdict, string, Evidence) {
+	var f finding
+	a, okA := r.answer("original")
+	b, okB := r.answer("repeat")
+	if !okA || !okB || a.Type != OpOK || b.Type != OpOK {
+		return f.result(Unknown, "original %s, repeat %s: no successful pair to compare", describe(a), describe(b))
+	}
+	var diff []string
+	for _, h := range p.Expect.ReplayHeaders {
+		if a.Headers[h] != b.Headers[h] {
+			diff = append(diff, h)
+			f.example("%s: first %q, replay %q", h, a.Headers[h], b.Headers[h])
+		}
+	}
+	if len(diff) > 0 {
+		f.count(CatDiverged, 1)
+		return f.result(Fail, "replayed headers differ: %s", strings.Join(diff, ", "))
+	}
+	return f.result(Pass, "allow-listed headers equal: %s", strings.Join(p.Expect.ReplayHeaders, ", "))
+}
+
+func replayMarker(r Record, p *Profile) (Verdict, string, Evidence) {
+	var f finding
+	a, okA := r.answer("original")
+	b, okB := r.answer("repeat")
+	if !okA || !okB || a.Type != OpOK || b.Type != OpOK {
+		return f.result(Unknown, "original %s, repeat %s: no successful pair to compare", describe(a), describe(b))
+	}
+	h := p.Expect.ReplayHeader
+	switch {
+	case replayMarked(a, p):
+		return f.result(NonStrict, "the first response already carries %s: %q", h, a.Headers[h])
+	case !replayMarked(b, p):
+		return f.result(NonStrict, "the replay does not carry %s", h)
+	}
+	return f.result(Pass, "the replay carries %s: %q; the first response does not", h, b.Headers[h])
+}

@@ -1,0 +1,24 @@
+// Package scenarios is the conformance catalogue of idemproof: target profiles, plain-data
+// scenarios, the runner that drives them through a fault proxy, and the pure checkers that
+// turn what was observed into verdicts.
+//
+//	scenario (data) ──> Run ──> client attempts ──> faultproxy ──> target API
+//	                              │                    │               │
+//	                              └──> history    journal         ledger probe
+//	                                        └──────────┴──> checker ──> verdict + evidence
+//
+// What is guaranteed:
+//   - every run mints fresh keys and entities (a run nonce), so a run never sees the
+//     effects of an earlier one, even inside the target's retention window;
+//   - every attempt the runner makes is recorded (invoke, then ok / fail / info) and every
+//     attempt the proxy saw is in the journal; the checkers count the journal, not what the
+//     client believes it sent, and the runner's client never reuses a connection, so Go's
+//     transport cannot silently resend a keyed request;
+//   - checkers are pure functions of (Record, *Profile): safety invariants are FAIL whatever
+//     the profile declares; a failed ledger probe is UNKNOWN, never a pass; a scenario whose
+//     capability the profile does not declare is N/A.
+//
+// What is not: a PASS is evidence about the attempts that were made, not a proof for every
+// interleaving; timing-dependent scenarios (races, expiry, recovery) rely on the profile's
+// declared hooks and windows being honest.
+package scenarios

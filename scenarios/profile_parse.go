@@ -1,0 +1,268 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Defaults applied when a profile leaves a field out.
+const (
+	DefaultKeyHeader     = "Idempotency-Key"
+	DefaultClientTimeout = Duration(2e9) // 2s
+)
+
+// LoadProfile reads and validates a profile file. Errors name the file, the line and the
+// field: `profile refunds.yaml: line 12: expect.mismatch: must be a 4xx status, got 200`.
+// A relative `extends:` path is resolved against the file's folder.
+func LoadProfile(path string) (*Profile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load profile: %w", err)
+	}
+	return parseProfile(filepath.Base(path), filepath.Dir(path), data)
+}
+
+// ParseProfile parses and validates a profile; name is used in error messages (and as the
+// profile's name when the document sets none). ${ENV} and ${ENV:-default} in values are
+// expanded from the environment; an unset variable without a default is an error.
+func ParseProfile(name string, data []byte) (*Profile, error) {
+	return parseProfile(name, ".", data)
+}
+
+func parseProfile(name, dir string, data []byte) (*Profile, error) {
+	root, err := parseTree(name, dir, data, 0)
+	if err != nil {
+		return nil, err
+	}
+	p, err := decodeProfile(name, root)
+	if err != nil {
+		return nil, err
+	}
+	if p.Name == "" {
+		p.Name = strings.TrimSuffix(strings.TrimSuffix(name, ".yaml"), ".yml")
+	}
+	if errs := p.fieldErrors(); len(errs) > 0 {
+		return nil, joinFieldErrors(name, errs, indexLines(root))
+	}
+	return p, nil
+}
+
+// parseTree reads the YAML document into a mapping node with `extends:` resolved (the
+// preset underneath, the document's own values on top) and ${ENV} expanded.
+func parseTree(name, dir string, data []byte, depth int) (*yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("profile %s: %w", name, err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("profile %s: must be a YAML mapping (name: ..., base_url: ...)", name)
+	}
+	root := doc.Content[0]
+	if err := expandTree(name, root, ""); err != nil {
+		return nil, err
+	}
+	ext := takeKey(root, "extends")
+	if ext == nil {
+		return root, nil
+	}
+	if depth >= 4 {
+		return nil, fmt.Errorf("profile %s: line %d: extends: chain deeper than 4 presets", name, ext.Line)
+	}
+	base, err := loadBase(name, dir, ext, depth)
+	if err != nil {
+		return nil, err
+	}
+	return mergeMappings(base, root), nil
+}
+
+// loadBase reads what `extends:` names: a built-in preset, or a profile file.
+func loadBase(name, dir string, ext *yaml.Node, depth int) (*yaml.Node, error) {
+	if ext.Kind != yaml.ScalarNode || ext.Value == "" {
+		return nil, fmt.Errorf("profile %s: line %d: extends: must name a built-in profile (%s) or a file", name, ext.Line, strings.Join(BuiltinProfiles(), ", "))
+	}
+	if data, ok := builtinData(ext.Value); ok {
+		return parseTree(ext.Value+".yaml", ".", data, depth+1)
+	}
+	if !strings.ContainsAny(ext.Value, `/\`) && !strings.HasSuffix(ext.Value, ".yaml") && !strings.HasSuffix(ext.Value, ".yml") {
+		return nil, fmt.Errorf("profile %s: line %d: extends: unknown built-in profile %q (have %s; or give a file path)", name, ext.Line, ext.Value, strings.Join(BuiltinProfiles(), ", "))
+	}
+	path := ext.Value
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("profile %s: line %d: extends: %w", name, ext.Line, err)
+	}
+	return parseTree(filepath.Base(path), filepath.Dir(path), data, depth+1)
+}
+
+// takeKey removes key from a mapping node and returns its value node (nil when absent).
+func takeKey(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			v := m.Content[i+1]
+			m.Content = append(m.Content[:i], m.Content[i+2:]...)
+			return v
+		}
+	}
+	return nil
+}
+
+// mergeMappings lays over on top of base: mappings merge key by key, anything else
+// (scalars, lists) in over replaces base's value.
+func mergeMappings(base, over *yaml.Node) *yaml.Node {
+	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: over.Line, Column: over.Column}
+	out.Content = append(out.Content, base.Content...)
+	for i := 0; i+1 < len(over.Content); i += 2 {
+		k, v := over.Content[i], over.Content[i+1]
+		found := false
+		for j := 0; j+1 < len(out.Content); j += 2 {
+			if out.Content[j].Value != k.Value {
+				continue
+			}
+			found = true
+			if v.Kind == yaml.MappingNode && out.Content[j+1].Kind == yaml.MappingNode {
+				out.Content[j+1] = mergeMappings(out.Content[j+1], v)
+			} else {
+				out.Content[j+1] = v
+			}
+			out.Content[j] = k
+		}
+		if !found {
+			out.Content = append(out.Content, k, v)
+		}
+	}
+	return out
+}
+
+func decodeProfile(name string, root *yaml.Node) (*Profile, error) {
+	if errs := unknownFields(root, profileType, ""); len(errs) > 0 {
+		return nil, joinFieldErrors(name, errs, nil)
+	}
+	var p Profile
+	if err := root.Decode(&p); err != nil {
+		var le *lineError
+		if errors.As(err, &le) {
+			return nil, joinFieldErrors(name, []fieldError{{Path: pathAtLine(root, le.Line), Line: le.Line, Msg: le.Err.Error()}}, nil)
+		}
+		return nil, fmt.Errorf("profile %s: %s", name, strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n  "))
+	}
+	p.applyDefaults()
+	return &p, nil
+}
+
+func (p *Profile) applyDefaults() {
+	if p.KeyHeader == "" && p.KeyField == "" {
+		p.KeyHeader = DefaultKeyHeader
+	}
+	if p.ClientTimeout == 0 {
+		p.ClientTimeout = DefaultClientTimeout
+	}
+	if p.Operation.Method == "" && p.Operation.Path != "" {
+		p.Operation.Method = "POST"
+	}
+	if p.SideEffects.Method == "" && p.SideEffects.Path != "" {
+		p.SideEffects.Method = "GET"
+	}
+	if p.Other != nil {
+		if p.Other.Method == "" && p.Other.Path != "" {
+			p.Other.Method = "POST"
+		}
+		if p.Other.SideEffects.Method == "" && p.Other.SideEffects.Path != "" {
+			p.Other.SideEffects.Method = "GET"
+		}
+	}
+}
+
+// fieldError is one problem of a profile, located by its dotted field path.
+type fieldError struct {
+	Path string
+	Line int // 0 when unknown
+	Msg  string
+}
+
+func (e fieldError) String() string { return e.Path + ": " + e.Msg }
+
+func joinFieldErrors(name string, errs []fieldError, lines map[string]int) error {
+	out := make([]error, 0, len(errs))
+	for _, e := range errs {
+		line := e.Line
+		if line == 0 && lines != nil {
+			line = lineOf(lines, e.Path)
+		}
+		prefix := ""
+		if name != "" {
+			prefix = "profile " + name + ": "
+		}
+		if line > 0 {
+			prefix += "line " + strconv.Itoa(line) + ": "
+		}
+		out = append(out, errors.New(prefix+e.String()))
+	}
+	return errors.Join(out...)
+}
+
+// lineOf finds the line of path, or of its closest ancestor present in the document
+// (a missing field is reported at its parent).
+func lineOf(lines map[string]int, path string) int {
+	for p := path; p != ""; {
+		if l, ok := lines[p]; ok {
+			return l
+		}
+		i := strings.LastIndexAny(p, ".[")
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+	return 0
+}
+
+// indexLines maps every field path ("expect.mismatch", "principals[1].Authorization") to
+// the line its value starts on.
+func indexLines(root *yaml.Node) map[string]int {
+	lines := map[string]int{}
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		if path != "" {
+			lines[path] = n.Line
+		}
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				walk(n.Content[i+1], joinPath(path, n.Content[i].Value))
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, path+"["+strconv.Itoa(i)+"]")
+			}
+		}
+	}
+	walk(root, "")
+	return lines
+}
+
+func joinPath(parent, key string) string {
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+// pathAtLine names the deepest field whose value starts on line.
+func pathAtLine(root *yaml.Node, line int) string {
+	best := ""
+	for p, l := range indexLines(root) {
+		if l == line && len(p) > len(best) {
+			best = p
+		}
+	}
+	return best
+}

@@ -1,0 +1,173 @@
+package scenarios_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+const minimalProfile = `name: refunds
+base_url: http://127.0.0.1:9000
+operation:
+  method: POST
+  path: /v1/refunds
+  body: '{"order_id": "{{.Entity}}", "amount": 4900}'
+  altered_body: '{"order_id": "{{.Entity}}", "amount": 5000}'
+side_effects:
+  path: /v1/refunds?order_id={{.Entity}}
+  count: data.#
+expect:
+  in_flight: 409
+  mismatch: 422
+  missing_key: "400"
+`
+
+func TestReferenceProfileIsCompleteAndValid(t *testing.T) {
+	t.Setenv("IDEMPROOF_BASE_URL", "")
+	p, err := scenarios.BuiltinProfile("reference")
+	require.NoError(t, err)
+	require.NoError(t, p.Validate())
+	require.Equal(t, "http://127.0.0.1:8080", p.BaseURL)
+	require.Equal(t, "Idempotency-Key", p.KeyHeader)
+	require.Equal(t, time.Second, p.Retention.Std())
+	require.Equal(t, time.Second, p.LockTimeout.Std())
+	require.Equal(t, 2*time.Second, p.ClientTimeout.Std())
+	require.Equal(t, 422, p.Expect.Mismatch)
+	require.Equal(t, []string{"Content-Type", "Location"}, p.Expect.ReplayHeaders)
+	require.NotNil(t, p.Expect.StoresBusinessErrors)
+	require.True(t, *p.Expect.StoresBusinessErrors)
+	require.Len(t, p.Principals, 2)
+	require.Equal(t, 402, p.Business.Status)
+	require.Equal(t, "/v1/invoices", p.Other.Path)
+	require.Equal(t, "count", p.Other.SideEffects.Count)
+	require.Equal(t, []string{"ietf-draft-07", "reference", "stripe"}, scenarios.BuiltinProfiles())
+}
+
+func TestReferenceProfileBaseURLFromEnvironment(t *testing.T) {
+	t.Setenv("IDEMPROOF_BASE_URL", "http://127.0.0.1:18080")
+	p, err := scenarios.BuiltinProfile("reference")
+	require.NoError(t, err)
+	require.Equal(t, "http://127.0.0.1:18080", p.BaseURL)
+}
+
+func TestParseProfileAppliesDefaults(t *testing.T) {
+	p, err := scenarios.ParseProfile("refunds.yaml", []byte(minimalProfile))
+	require.NoError(t, err)
+	require.Equal(t, "Idempotency-Key", p.KeyHeader)
+	require.Equal(t, 2*time.Second, p.ClientTimeout.Std())
+	require.Equal(t, "GET", p.SideEffects.Method)
+}
+
+func TestParseProfileErrorNamesFieldAndLine(t *testing.T) {
+	bad := minimalProfile[:len(minimalProfile)-len("  mismatch: 422\n  missing_key: \"400\"\n")] + "  mismatch: 200\n  missing_key: \"400\"\n"
+	_, err := scenarios.ParseProfile("refunds.yaml", []byte(bad))
+	require.EqualError(t, err, "profile refunds.yaml: line 13: expect.mismatch: must be a 4xx status (422 in draft-07, 400 at Stripe), got 200")
+}
+
+func TestParseProfileReportsEveryProblem(t *testing.T) {
+	_, err := scenarios.ParseProfile("x.yaml", []byte("name: x\nkey_header: A\nkey_field: b\nexpect: {in_flight: 409, mismatch: 422, missing_key: maybe}\n"))
+	require.Error(t, err)
+	msg := err.Error()
+	require.Contains(t, msg, "profile x.yaml: base_url: required")
+	require.Contains(t, msg, "line 3: key_field: set key_header or key_field, not both")
+	require.Contains(t, msg, "operation.path: must start with /")
+	require.Contains(t, msg, "side_effects.count: required")
+	require.Contains(t, msg, "line 4: expect.missing_key: must be a 4xx status or \"optional\", got \"maybe\"")
+}
+
+func TestParseProfileRejectsUnknownField(t *testing.T) {
+	_, err := scenarios.ParseProfile("x.yaml", []byte(minimalProfile+"retenion: 1s\n"))
+	require.ErrorContains(t, err, "profile x.yaml: line 15: retenion: unknown field")
+}
+
+func TestParseProfileChecksTemplatesAtLoadTime(t *testing.T) {
+	bad := []byte(minimalProfile + "business_error: {body: '{\"order_id\": \"{{.Entitty}}\"}', status: 402}\n")
+	_, err := scenarios.ParseProfile("x.yaml", bad)
+	require.ErrorContains(t, err, "line 15: business_error.body: template:")
+	require.ErrorContains(t, err, "only {{.Entity}} is available")
+}
+
+func TestParseProfileBadDurationNamesLine(t *testing.T) {
+	_, err := scenarios.ParseProfile("x.yaml", []byte(minimalProfile+"retention: soon\n"))
+	require.EqualError(t, err, `profile x.yaml: line 15: retention: must be a duration such as "2s" or "400ms", got "soon"`)
+}
+
+func TestParseProfileExpandsEnvironment(t *testing.T) {
+	t.Setenv("IDEMPROOF_TEST_TOKEN", "s3cret")
+	doc := minimalProfile + "principals:\n  - {Authorization: \"Bearer ${IDEMPROOF_TEST_TOKEN}\"}\n  - {Authorization: \"Bearer ${IDEMPROOF_TEST_OTHER:-fallback}\"}\n"
+	p, err := scenarios.ParseProfile("x.yaml", []byte(doc))
+	require.NoError(t, err)
+	require.Equal(t, "Bearer s3cret", p.Principals[0]["Authorization"])
+	require.Equal(t, "Bearer fallback", p.Principals[1]["Authorization"])
+
+	_, err = scenarios.ParseProfile("x.yaml", []byte(minimalProfile+"principals: [{Authorization: \"Bearer ${IDEMPROOF_UNSET_VAR}\"}]\n"))
+	require.EqualError(t, err, "profile x.yaml: line 15: principals[0].Authorization: environment variable IDEMPROOF_UNSET_VAR is not set (export it, or write ${IDEMPROOF_UNSET_VAR:-default})")
+}
+
+func TestExtendsPresetThenOverride(t *testing.T) {
+	doc := `extends: stripe
+name: shop
+base_url: http://127.0.0.1:9000
+operation: {path: /charges, body: '{"order": "{{.Entity}}", "amount": 100}'}
+side_effects: {path: '/charges?order={{.Entity}}', count: total}
+expect: {mismatch: 409}
+`
+	p, err := scenarios.ParseProfile("shop.yaml", []byte(doc))
+	require.NoError(t, err)
+	require.Equal(t, "shop", p.Name)
+	require.Equal(t, 409, p.Expect.Mismatch, "the profile overrides the preset")
+	require.Equal(t, 409, p.Expect.InFlight, "the preset fills what the profile leaves out")
+	require.Equal(t, "optional", p.Expect.MissingKey)
+	require.Equal(t, "Idempotent-Replayed", p.Expect.ReplayHeader)
+	require.Equal(t, 24*time.Hour, p.Retention.Std())
+	require.Equal(t, "POST", p.Operation.Method)
+}
+
+func TestExtendsFileRelativeToProfile(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "base.yaml"), []byte(minimalProfile), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "child.yaml"), []byte("extends: ./base.yaml\nname: child\nretention: 3s\n"), 0o600))
+	p, err := scenarios.LoadProfile(filepath.Join(dir, "child.yaml"))
+	require.NoError(t, err)
+	require.Equal(t, "child", p.Name)
+	require.Equal(t, 3*time.Second, p.Retention.Std())
+	require.Equal(t, "/v1/refunds", p.Operation.Path)
+}
+
+func TestExtendsUnknownPreset(t *testing.T) {
+	_, err := scenarios.ParseProfile("x.yaml", []byte("extends: paypal\n"))
+	require.EqualError(t, err, `profile x.yaml: line 1: extends: unknown built-in profile "paypal" (have ietf-draft-07, reference, stripe; or give a file path)`)
+}
+
+func TestKeyFieldProfileNeedsJSONBody(t *testing.T) {
+	doc := `name: tools
+base_url: http://127.0.0.1:9000
+key_field: params.arguments.idempotency_key
+operation: {path: /mcp, body: 'not json {{.Entity}}'}
+side_effects: {path: '/ledger?e={{.Entity}}', count: count}
+expect: {in_flight: 409, mismatch: 422, missing_key: "400"}
+`
+	_, err := scenarios.ParseProfile("tools.yaml", []byte(doc))
+	require.EqualError(t, err, "profile tools.yaml: line 4: operation.body: must be a JSON object when key_field carries the key in the body")
+}
+
+func TestValidateWithoutLines(t *testing.T) {
+	p, err := scenarios.ParseProfile("x.yaml", []byte(minimalProfile))
+	require.NoError(t, err)
+	p.Expect.InFlight = 200
+	require.EqualError(t, p.Validate(), "expect.in_flight: must be a 4xx status (409 in draft-07 and Stripe), got 200")
+}
+
+func TestMissingCapabilitiesMakeScenariosNA(t *testing.T) {
+	p, err := scenarios.ParseProfile("x.yaml", []byte(minimalProfile))
+	require.NoError(t, err)
+	require.Equal(t, "slow_operation not declared", p.Missing(scenarios.CapSlow))
+	require.Equal(t, "", p.Missing(scenarios.CapIntegerBody))
+	p.Retention = scenarios.Duration(24 * time.Hour)
+	require.Contains(t, p.Missing(scenarios.CapRetention), "longer than")
+}

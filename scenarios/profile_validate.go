@@ -1,0 +1,183 @@
+package scenarios
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Validate reports everything wrong with the profile at once (errors.Join), each error
+// naming the field. Profiles from LoadProfile/ParseProfile are already valid; Validate is
+// for profiles built or changed in Go.
+func (p *Profile) Validate() error {
+	if errs := p.fieldErrors(); len(errs) > 0 {
+		return joinFieldErrors("", errs, nil)
+	}
+	return nil
+}
+
+func (p *Profile) fieldErrors() []fieldError {
+	var errs []fieldError
+	add := func(path, format string, args ...any) {
+		errs = append(errs, fieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
+	}
+	if p.BaseURL == "" && (p.Proxy == nil || p.Proxy.URL == "") {
+		add("base_url", "required: the target's URL, e.g. http://127.0.0.1:8080")
+	} else if p.BaseURL != "" {
+		if msg := checkHTTPURL(p.BaseURL); msg != "" {
+			add("base_url", "%s", msg)
+		}
+	}
+	if p.KeyHeader != "" && p.KeyField != "" {
+		add("key_field", "set key_header or key_field, not both (the key travels in one place)")
+	}
+	if p.KeyHeader != "" && strings.ContainsAny(p.KeyHeader, " :\t\r\n") {
+		add("key_header", "must be a header name such as Idempotency-Key, got %q", p.KeyHeader)
+	}
+	if p.KeyField != "" && !validFieldPath(p.KeyField) {
+		add("key_field", "must be a dotted JSON path such as params.arguments.idempotency_key, got %q", p.KeyField)
+	}
+	errs = append(errs, checkOperation("operation", p.Operation, p.KeyField != "")...)
+	errs = append(errs, checkProbe("side_effects", p.SideEffects)...)
+	if p.Other != nil {
+		errs = append(errs, checkOperation("other_operation", p.Other.Operation, p.KeyField != "")...)
+		errs = append(errs, checkProbe("other_operation.side_effects", p.Other.SideEffects)...)
+	}
+	if !is4xx(p.Expect.InFlight) {
+		add("expect.in_flight", "must be a 4xx status (409 in draft-07 and Stripe), got %d", p.Expect.InFlight)
+	}
+	if !is4xx(p.Expect.Mismatch) {
+		add("expect.mismatch", "must be a 4xx status (422 in draft-07, 400 at Stripe), got %d", p.Expect.Mismatch)
+	}
+	if p.Expect.MissingKey != "optional" {
+		if n, err := strconv.Atoi(p.Expect.MissingKey); err != nil || !is4xx(n) {
+			add("expect.missing_key", "must be a 4xx status or \"optional\", got %q", p.Expect.MissingKey)
+		}
+	}
+	for i, h := range p.Expect.ReplayHeaders {
+		if h == "" {
+			add(fmt.Sprintf("expect.replay_headers[%d]", i), "must be a header name, got \"\"")
+		}
+	}
+	if p.ClientTimeout <= 0 {
+		add("client_timeout", "must be positive, e.g. 2s")
+	}
+	if p.Slow != nil {
+		errs = append(errs, checkHook("slow_operation", p.Slow)...)
+		if _, err := parseDuration(p.Slow.Value); err != nil {
+			add("slow_operation.value", "must be a duration the target holds the work for, e.g. 400ms: %v", err)
+		}
+	}
+	if p.FailHook != nil {
+		errs = append(errs, checkHook("fail_operation", p.FailHook)...)
+	}
+	if p.Crash != nil {
+		if p.Crash.Header == "" {
+			add("crash.header", "required: the request header that makes the target crash")
+		}
+		if p.Crash.AfterKey == "" && p.Crash.AfterCommit == "" {
+			add("crash", "set after_key and/or after_commit (the header values for each crash point)")
+		}
+	}
+	for i, pr := range p.Principals {
+		if len(pr) == 0 {
+			add(fmt.Sprintf("principals[%d]", i), "must set at least one header, e.g. {Authorization: \"Bearer ...\"}")
+		}
+	}
+	for name, ex := range map[string]*Example{"business_error": p.Business, "validation_error": p.Validation} {
+		if ex == nil {
+			continue
+		}
+		if ex.Body == "" {
+			add(name+".body", "required: a request body the target answers with status")
+		} else if err := checkTemplate(ex.Body, p.KeyField != ""); err != "" {
+			add(name+".body", "%s", err)
+		}
+		if !is4xx(ex.Status) {
+			add(name+".status", "must be a 4xx status, got %d", ex.Status)
+		}
+	}
+	if p.Proxy != nil {
+		if msg := checkHTTPURL(p.Proxy.URL); msg != "" {
+			add("proxy.url", "%s", msg)
+		}
+		if msg := checkHTTPURL(p.Proxy.Admin); msg != "" {
+			add("proxy.admin", "%s", msg)
+		}
+	}
+	return errs
+}
+
+func checkOperation(path string, op Operation, bodyIsJSON bool) []fieldError {
+	var errs []fieldError
+	if op.Method == "" {
+		errs = append(errs, fieldError{Path: path + ".method", Msg: "required, e.g. POST"})
+	}
+	if !strings.HasPrefix(op.Path, "/") {
+		errs = append(errs, fieldError{Path: path + ".path", Msg: fmt.Sprintf("must start with /, got %q", op.Path)})
+	} else if msg := checkTemplate(op.Path, false); msg != "" {
+		errs = append(errs, fieldError{Path: path + ".path", Msg: msg})
+	}
+	if msg := checkTemplate(op.Body, bodyIsJSON); msg != "" {
+		errs = append(errs, fieldError{Path: path + ".body", Msg: msg})
+	}
+	if op.AlteredBody != "" {
+		if msg := checkTemplate(op.AlteredBody, bodyIsJSON); msg != "" {
+			errs = append(errs, fieldError{Path: path + ".altered_body", Msg: msg})
+		} else if op.AlteredBody == op.Body {
+			errs = append(errs, fieldError{Path: path + ".altered_body", Msg: "must differ from body (it is the other payload for the same key)"})
+		}
+	}
+	return errs
+}
+
+func checkProbe(path string, pr Probe) []fieldError {
+	var errs []fieldError
+	if !strings.HasPrefix(pr.Path, "/") {
+		errs = append(errs, fieldError{Path: path + ".path", Msg: fmt.Sprintf("must start with / (the ledger read, e.g. /v1/refunds?order_id={{.Entity}}), got %q", pr.Path)})
+	} else if msg := checkTemplate(pr.Path, false); msg != "" {
+		errs = append(errs, fieldError{Path: path + ".path", Msg: msg})
+	} else if !strings.Contains(pr.Path, "{{") {
+		errs = append(errs, fieldError{Path: path + ".path", Msg: "must contain {{.Entity}}: the ledger is read per fresh entity"})
+	}
+	if pr.Count == "" {
+		errs = append(errs, fieldError{Path: path + ".count", Msg: "required: a JSON path to the count, e.g. count or data.# (array length)"})
+	} else if !validFieldPath(pr.Count) {
+		errs = append(errs, fieldError{Path: path + ".count", Msg: fmt.Sprintf("must be a dotted JSON path such as data.#, got %q", pr.Count)})
+	}
+	return errs
+}
+
+func checkHook(path string, h *HeaderHook) []fieldError {
+	var errs []fieldError
+	if h.Header == "" {
+		errs = append(errs, fieldError{Path: path + ".header", Msg: "required: the request header the target reacts to"})
+	}
+	if h.Value == "" {
+		errs = append(errs, fieldError{Path: path + ".value", Msg: "required: the header's value"})
+	}
+	return errs
+}
+
+func checkHTTPURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Sprintf("must be an http(s) URL such as http://127.0.0.1:8080, got %q", s)
+	}
+	return ""
+}
+
+func validFieldPath(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, part := range strings.Split(s, ".") {
+		if part == "" {
+			return false
+		}
+	}
+	return true
+}
+
+func is4xx(n int) bool { return n >= 400 && n <= 499 }

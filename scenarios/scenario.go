@@ -1,0 +1,127 @@
+package scenarios
+
+import (
+	"github.com/idemproof/idemproof/faultproxy"
+)
+
+// Scenario is one catalogue entry: plain data (what to send, which faults, what is
+// required) plus a pure checker. The runner interprets Steps; the checker judges the
+// Record they produced.
+type Scenario struct {
+	ID          string       `json:"id"`
+	Description string       `json:"description"`
+	Requirement string       `json:"requirement"`
+	Source      string       `json:"source"`
+	Level       Level        `json:"level"`
+	Labels      []string     `json:"labels"`
+	Needs       []Capability `json:"needs,omitempty"`
+	Faults      []FaultOn    `json:"faults,omitempty"`
+	Steps       []Step       `json:"steps"`
+	Check       Checker      `json:"-"`
+}
+
+// Checker judges one scenario run. It is a pure function: no network, no clock.
+type Checker func(rec Record, p *Profile) (Verdict, string, Evidence)
+
+// FaultOn installs a proxy fault for the scenario's own key (so scenarios running in
+// parallel never see each other's faults), on some attempt ordinals or on one step.
+type FaultOn struct {
+	// Attempts limits the fault to attempt ordinals of the key (nil: every attempt).
+	Attempts *faultproxy.Range `json:"attempts,omitempty"`
+	// Step limits the fault to the attempts of the named step (the runner marks them with
+	// the StepHeader request header); used where ordinals are racy.
+	Step  string               `json:"step,omitempty"`
+	Fault faultproxy.FaultSpec `json:"fault"`
+	// DurationOf sets Fault.Duration from the profile at run time.
+	DurationOf DurationRef `json:"duration_of,omitempty"`
+}
+
+// DurationRef names a duration derived from the profile.
+type DurationRef string
+
+const (
+	PastClientTimeout    DurationRef = "past-client-timeout"    // client_timeout + 300ms: the client has given up
+	QuarterSlow          DurationRef = "quarter-slow"           // a quarter of slow_operation: the original is in flight
+	QuarterClientTimeout DurationRef = "quarter-client-timeout" // a delay the client waits through
+)
+
+// StepHeader marks the attempts of a step that a FaultOn.Step rule must find.
+const StepHeader = "X-Idemproof-Step"
+
+// Step is one request of a scenario, possibly repeated concurrently.
+type Step struct {
+	Name      string  `json:"name"`                // "original", "retry", ...: names the history ops
+	Payload   Payload `json:"payload,omitempty"`   // which body; default the operation's body
+	Key       KeyForm `json:"key,omitempty"`       // which key; default the scenario's key
+	Variant   Variant `json:"variant,omitempty"`   // a same-meaning respelling of the request
+	Hook      Hook    `json:"hook,omitempty"`      // a profile test hook to attach
+	Principal int     `json:"principal,omitempty"` // index into profile principals (0 = default)
+	// Copies sends the same request this many times at once (a burst); 0 means 1.
+	Copies int `json:"copies,omitempty"`
+	// Background starts the step and moves on without waiting for its answer; a later
+	// WaitBackground (or the end of the scenario) waits for it.
+	Background bool `json:"background,omitempty"`
+	Wait       Wait `json:"wait,omitempty"` // what to wait for before sending
+}
+
+// Payload selects the request body.
+type Payload string
+
+const (
+	PayloadOriginal   Payload = ""           // operation.body
+	PayloadAltered    Payload = "altered"    // operation.altered_body
+	PayloadOther      Payload = "other"      // other_operation (its method, path and body)
+	PayloadBusiness   Payload = "business"   // business_error.body
+	PayloadValidation Payload = "validation" // validation_error.body
+)
+
+// KeyForm selects the key a step sends.
+type KeyForm string
+
+const (
+	KeyScenario KeyForm = ""          // the scenario's fresh key
+	KeyNone     KeyForm = "none"      // no key at all
+	KeyEmpty    KeyForm = "empty"     // the key header (or field) present and empty
+	Key255      KeyForm = "len-255"   // a fresh 255-character key
+	Key256      KeyForm = "len-256"   // a fresh 256-character key
+	KeyControl  KeyForm = "control"   // a fresh key with a control character (TAB) inside
+	KeyQuoted   KeyForm = "sf-quoted" // the scenario's key in RFC 8941 sf-string form: "key"
+)
+
+// Variant respells a request without changing its meaning (or, for the query string and
+// the header, with a change the target should ignore).
+type Variant string
+
+const (
+	VariantNone            Variant = ""
+	VariantKeyOrder        Variant = "json-key-order"   // object members in reverse order
+	VariantWhitespace      Variant = "json-whitespace"  // indented instead of as written
+	VariantNumberSpelling  Variant = "number-spelling"  // integers written as 4900.0
+	VariantQueryString     Variant = "query-string"     // an added ?idemproof=1
+	VariantUnrelatedHeader Variant = "unrelated-header" // an added X-Idemproof-Unrelated header
+	VariantLowerCaseHeader Variant = "lower-case-header"
+)
+
+// Hook attaches a profile test hook to a step.
+type Hook string
+
+const (
+	HookNone             Hook = ""
+	HookSlow             Hook = "slow"               // slow_operation as declared
+	HookSlowPastLock     Hook = "slow-past-lock"     // slow_operation held for 2x lock_timeout
+	HookFail             Hook = "fail"               // fail_operation
+	HookCrashAfterKey    Hook = "crash-after-key"    // crash.after_key
+	HookCrashAfterCommit Hook = "crash-after-commit" // crash.after_commit
+)
+
+// Wait is what a step waits for before it is sent. Only declared windows are waited out:
+// the runner never sleeps for readiness.
+type Wait string
+
+const (
+	WaitNone         Wait = ""
+	WaitBackground   Wait = "background"        // every background step has answered
+	WaitInsideWindow Wait = "inside-retention"  // retention minus a margin since the first answer
+	WaitPastWindow   Wait = "past-retention"    // retention plus a margin since the first answer
+	WaitPastLock     Wait = "past-lock-timeout" // lock_timeout plus a margin since the step before
+)
