@@ -39,7 +39,7 @@ type Record struct {
 	Created     time.Time // when the key was first recorded: the window starts here
 	ExpiresAt   time.Time // Created + retention
 	LockedUntil time.Time // zero once completed
-	Fence       int64     // bumped on every acquisition; Complete must present the current one
+	Fence       int64     // a store-wide increasing token, new on every acquisition; Complete must present the current one
 	Completed   bool
 	Response    *Response // set when Completed
 }
@@ -118,25 +118,28 @@ type Store interface {
 
 // Decide is the rule every store applies inside its atomic Acquire: given the existing
 // record (nil when absent), it returns the state and the record to write (nil when
-// nothing changes).
-func Decide(existing *Record, req AcquireRequest) (State, *Record) {
-	fresh := func(fence int64) *Record {
+// nothing changes). newFence is the token a written record gets: it must never have been
+// handed out before by the store (a counter or a sequence, not the record's old fence
+// plus one, because a released record's fence would otherwise be reused and a stale
+// holder of it could commit into the key's next life).
+func Decide(existing *Record, req AcquireRequest, newFence int64) (State, *Record) {
+	fresh := func() *Record {
 		return &Record{
 			Scope:       req.Scope,
 			Fingerprint: req.Fingerprint,
 			Created:     req.Now,
 			ExpiresAt:   req.Now.Add(req.Retention),
 			LockedUntil: req.Now.Add(req.LockTimeout),
-			Fence:       fence,
+			Fence:       newFence,
 		}
 	}
 	if existing == nil {
-		return Acquired, fresh(1)
+		return Acquired, fresh()
 	}
 	if !req.Now.Before(existing.ExpiresAt) {
-		// Past the window: the key counts as absent. The fence keeps growing so a
-		// request from the previous life can never commit into the new one.
-		return Acquired, fresh(existing.Fence + 1)
+		// Past the window: the key counts as absent; a new fence keeps a request from
+		// the previous life from committing into the new one.
+		return Acquired, fresh()
 	}
 	if existing.Fingerprint != req.Fingerprint {
 		return Mismatch, nil
@@ -149,6 +152,6 @@ func Decide(existing *Record, req AcquireRequest) (State, *Record) {
 	}
 	takeover := *existing
 	takeover.LockedUntil = req.Now.Add(req.LockTimeout)
-	takeover.Fence = existing.Fence + 1
+	takeover.Fence = newFence
 	return Acquired, &takeover
 }

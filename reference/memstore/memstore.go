@@ -17,6 +17,7 @@ type Store struct {
 	mu      sync.Mutex
 	records map[idempotency.Scope]*idempotency.Record
 	effects map[ledgerKey][]idempotency.Effect
+	fences  int64 // last fencing token handed out
 }
 
 type ledgerKey struct{ kind, entity string }
@@ -36,8 +37,9 @@ func (s *Store) Acquire(_ context.Context, req idempotency.AcquireRequest) (idem
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	existing := s.records[req.Scope]
-	state, next := idempotency.Decide(existing, req)
+	state, next := idempotency.Decide(existing, req, s.fences+1)
 	if next != nil {
+		s.fences++
 		s.records[req.Scope] = next
 		existing = next
 	}

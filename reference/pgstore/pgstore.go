@@ -96,40 +96,39 @@ const whereScope = `principal = $1 AND endpoint = $2 AND idempotency_key = $3`
 // Acquire implements idempotency.Store.
 func (s *Store) Acquire(ctx context.Context, req idempotency.AcquireRequest) (idempotency.Acquisition, error) {
 	req.Now = micro(req.Now)
-	sc := req.Scope
-	_, fresh := idempotency.Decide(nil, req)
-	// The common case, a new key, is one statement.
-	tag, err := s.pool.Exec(ctx, `INSERT INTO idempotency_keys
-		(principal, endpoint, idempotency_key, fingerprint, created_at, expires_at, locked_until, fence)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
-		sc.Principal, sc.Endpoint, sc.Key, fresh.Fingerprint, fresh.Created, fresh.ExpiresAt, fresh.LockedUntil, fresh.Fence)
-	if err != nil {
-		return idempotency.Acquisition{}, fmt.Errorf("insert key: %w", err)
-	}
-	if tag.RowsAffected() == 1 {
-		return idempotency.Acquisition{State: idempotency.Acquired, Record: *fresh}, nil
-	}
-	// The key exists: decide under the row lock. The row may vanish between the two
-	// statements (released by its owner), hence the bounded retry.
+	// The common case, a new key, is one statement. The row may also vanish between
+	// the insert and the row lock (released by its owner), hence the bounded loop.
 	for range 5 {
+		acq, inserted, err := s.insertKey(ctx, req)
+		if err != nil || inserted {
+			return acq, err
+		}
 		acq, found, err := s.acquireExisting(ctx, req)
 		if err != nil || found {
 			return acq, err
-		}
-		tag, err := s.pool.Exec(ctx, `INSERT INTO idempotency_keys
-			(principal, endpoint, idempotency_key, fingerprint, created_at, expires_at, locked_until, fence)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
-			sc.Principal, sc.Endpoint, sc.Key, fresh.Fingerprint, fresh.Created, fresh.ExpiresAt, fresh.LockedUntil, fresh.Fence)
-		if err != nil {
-			return idempotency.Acquisition{}, fmt.Errorf("insert key: %w", err)
-		}
-		if tag.RowsAffected() == 1 {
-			return idempotency.Acquisition{State: idempotency.Acquired, Record: *fresh}, nil
 		}
 	}
 	return idempotency.Acquisition{}, errors.New("acquire key: the row kept appearing and vanishing; retry")
 }
 
+// insertKey records a new key; inserted is false when the key already exists.
+func (s *Store) insertKey(ctx context.Context, req idempotency.AcquireRequest) (idempotency.Acquisition, bool, error) {
+	sc := req.Scope
+	_, fresh := idempotency.Decide(nil, req, 0)
+	err := s.pool.QueryRow(ctx, `INSERT INTO idempotency_keys
+		(principal, endpoint, idempotency_key, fingerprint, created_at, expires_at, locked_until, fence)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, nextval('idempotency_fence_seq')) ON CONFLICT DO NOTHING RETURNING fence`,
+		sc.Principal, sc.Endpoint, sc.Key, fresh.Fingerprint, fresh.Created, fresh.ExpiresAt, fresh.LockedUntil).Scan(&fresh.Fence)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return idempotency.Acquisition{}, false, nil
+	}
+	if err != nil {
+		return idempotency.Acquisition{}, false, fmt.Errorf("insert key: %w", err)
+	}
+	return idempotency.Acquisition{State: idempotency.Acquired, Record: *fresh}, true, nil
+}
+
+// acquireExisting applies Decide under the row lock; found is false when the row is gone.
 func (s *Store) acquireExisting(ctx context.Context, req idempotency.AcquireRequest) (idempotency.Acquisition, bool, error) {
 	var acq idempotency.Acquisition
 	found := false
@@ -144,19 +143,19 @@ func (s *Store) acquireExisting(ctx context.Context, req idempotency.AcquireRequ
 			return fmt.Errorf("lock key: %w", err)
 		}
 		found = true
-		state, next := idempotency.Decide(&existing, req)
+		state, next := idempotency.Decide(&existing, req, 0)
 		acq = idempotency.Acquisition{State: state, Record: existing}
 		if next == nil {
 			return nil
 		}
-		acq.Record = *next
-		_, err = tx.Exec(ctx, `UPDATE idempotency_keys SET fingerprint = $4, created_at = $5, expires_at = $6,
-			locked_until = $7, fence = $8, completed = false, response_status = NULL, response_headers = NULL,
-			response_body = NULL WHERE `+whereScope,
-			sc.Principal, sc.Endpoint, sc.Key, next.Fingerprint, next.Created, next.ExpiresAt, next.LockedUntil, next.Fence)
+		err = tx.QueryRow(ctx, `UPDATE idempotency_keys SET fingerprint = $4, created_at = $5, expires_at = $6,
+			locked_until = $7, fence = nextval('idempotency_fence_seq'), completed = false, response_status = NULL,
+			response_headers = NULL, response_body = NULL WHERE `+whereScope+` RETURNING fence`,
+			sc.Principal, sc.Endpoint, sc.Key, next.Fingerprint, next.Created, next.ExpiresAt, next.LockedUntil).Scan(&next.Fence)
 		if err != nil {
 			return fmt.Errorf("take key over: %w", err)
 		}
+		acq.Record = *next
 		return nil
 	})
 	return acq, found, err

@@ -9,7 +9,7 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
     created_at       timestamptz NOT NULL,  -- first record: the retention window starts here
     expires_at       timestamptz NOT NULL,
     locked_until     timestamptz,           -- NULL once completed
-    fence            bigint      NOT NULL,  -- bumped on every acquisition
+    fence            bigint      NOT NULL,  -- from idempotency_fence_seq, new on every acquisition
     completed        boolean     NOT NULL DEFAULT false,
     response_status  integer,
     response_headers jsonb,
@@ -17,6 +17,10 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
     PRIMARY KEY (principal, endpoint, idempotency_key)
 );
 CREATE INDEX IF NOT EXISTS idempotency_keys_expires_at_idx ON idempotency_keys (expires_at);
+
+-- Fencing tokens come from one sequence: a token is never handed out twice, even after
+-- a key was released and recorded again.
+CREATE SEQUENCE IF NOT EXISTS idempotency_fence_seq;
 
 -- The side effects (refunds, invoices), committed with the stored response.
 CREATE TABLE IF NOT EXISTS ledger (
