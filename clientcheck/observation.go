@@ -53,10 +53,10 @@ func (o *Observation) operationOf(r faultproxy.Record) string {
 	return "body:" + h
 }
 
-// byOperation groups the attempts per operation in journal order; operations are sorted.
+// byOperation groups the attempts per operation in arrival order; operations are sorted.
 func (o *Observation) byOperation() (ops []string, attempts map[string][]faultproxy.Record) {
 	attempts = map[string][]faultproxy.Record{}
-	for _, r := range sortedBySeq(o.Attempts) {
+	for _, r := range faultproxy.InArrivalOrder(o.Attempts) {
 		op := o.operationOf(r)
 		if _, ok := attempts[op]; !ok {
 			ops = append(ops, op)
@@ -90,12 +90,6 @@ func (o *Observation) allOperations() []string {
 	}
 	sort.Strings(ops)
 	return slices.Compact(ops)
-}
-
-func sortedBySeq(records []faultproxy.Record) []faultproxy.Record {
-	out := slices.Clone(records)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
-	return out
 }
 
 // knownOutcome reports whether the client learned the operation's fate from this

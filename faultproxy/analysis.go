@@ -7,7 +7,9 @@ import (
 
 // Journal analysis: pure functions over []Record that name the two classic client bugs
 // the journal makes visible. They look only at what the proxy saw, never at what the
-// client believes it sent, and take records in any order (they sort by Seq).
+// client believes it sent, and take records in any order. "Journal order" below is
+// arrival order (Time, then Seq): Seq numbers an attempt when it is journaled, after it
+// was answered, so a reset first attempt may get a higher Seq than its own retry.
 //
 // What they can and cannot tell: the body hash identifies a payload, so two different
 // logical operations with byte-identical bodies look like one payload. For APIs that
@@ -33,7 +35,7 @@ func FreshKeyRetries(records []Record) []PayloadUnderKeys {
 	type payload struct{ method, path, body string }
 	var order []payload
 	found := map[payload]*PayloadUnderKeys{}
-	for _, r := range inSeqOrder(records) {
+	for _, r := range InArrivalOrder(records) {
 		if !r.HasKey {
 			continue
 		}
@@ -63,7 +65,7 @@ func FreshKeyRetries(records []Record) []PayloadUnderKeys {
 // ledger legitimately carries no key.
 func UnkeyedAttempts(records []Record) []Record {
 	var out []Record
-	for _, r := range inSeqOrder(records) {
+	for _, r := range InArrivalOrder(records) {
 		if !r.HasKey {
 			out = append(out, r)
 		}
@@ -75,7 +77,7 @@ func UnkeyedAttempts(records []Record) []Record {
 // returned in the order they were first seen.
 func AttemptsByKey(records []Record) (keys []string, byKey map[string][]Record) {
 	byKey = map[string][]Record{}
-	for _, r := range inSeqOrder(records) {
+	for _, r := range InArrivalOrder(records) {
 		if !r.HasKey {
 			continue
 		}
@@ -87,9 +89,15 @@ func AttemptsByKey(records []Record) (keys []string, byKey map[string][]Record) 
 	return keys, byKey
 }
 
-// inSeqOrder returns a copy sorted by Seq, so callers may pass journal pages in any order.
-func inSeqOrder(records []Record) []Record {
+// InArrivalOrder returns a copy of records sorted by arrival (Time, then Seq), so callers
+// may pass journal pages in any order.
+func InArrivalOrder(records []Record) []Record {
 	out := slices.Clone(records)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].Time.Equal(out[j].Time) {
+			return out[i].Time.Before(out[j].Time)
+		}
+		return out[i].Seq < out[j].Seq
+	})
 	return out
 }

@@ -2,6 +2,7 @@ package faultproxy_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -49,6 +50,16 @@ func TestUnkeyedAttemptsInJournalOrder(t *testing.T) {
 	require.Len(t, got, 2)
 	require.Equal(t, uint64(2), got[0].Seq)
 	require.Equal(t, uint64(4), got[1].Seq)
+}
+
+func TestArrivalOrderIsTimeNotSeq(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	reset := keyed(8, "k1", "a") // journaled after its own retry
+	reset.Time = t0
+	retry := keyed(7, "k1", "a")
+	retry.Time = t0.Add(time.Millisecond)
+	_, byKey := faultproxy.AttemptsByKey([]faultproxy.Record{retry, reset})
+	require.Equal(t, []uint64{8, 7}, []uint64{byKey["k1"][0].Seq, byKey["k1"][1].Seq})
 }
 
 func TestAttemptsByKeyGroupsInFirstSeenOrder(t *testing.T) {

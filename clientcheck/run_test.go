@@ -1,0 +1,97 @@
+package clientcheck_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/clientcheck"
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// refundLoop posts one refund per order, up to 4 attempts each; keyFor decides the key of
+// each attempt, which is all that differs between a correct and a broken client.
+func refundLoop(orders int, keyFor func(order, attempt int) string) clientcheck.ClientFunc {
+	return func(ctx context.Context, env clientcheck.Env) error {
+		httpClient := &http.Client{Timeout: 300 * time.Millisecond}
+		out := clientcheck.NewOutcomeWriter(env.OutcomeFile)
+		for order := 1; order <= orders; order++ {
+			id := fmt.Sprintf("order-%d", order)
+			outcome := clientcheck.OutcomeUnknown
+			for attempt := 1; attempt <= 4 && outcome == clientcheck.OutcomeUnknown; attempt++ {
+				req, err := http.NewRequestWithContext(ctx, "POST", env.BaseURL+"/v1/refunds",
+					strings.NewReader(`{"order_id":"`+id+`","amount":4900}`))
+				if err != nil {
+					return err
+				}
+				req.Header.Set(env.KeyHeader, keyFor(order, attempt))
+				resp, err := httpClient.Do(req)
+				if err != nil {
+					continue
+				}
+				resp.Body.Close()
+				switch {
+				case resp.StatusCode == 201:
+					outcome = clientcheck.OutcomeOK
+				case resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != 409:
+					outcome = clientcheck.OutcomeFailed
+				}
+			}
+			if err := out.Write(clientcheck.Outcome{Operation: id, Outcome: outcome}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func fastConfig() clientcheck.Config {
+	return clientcheck.Config{FaultSpec: "hold=1s,reset=0.5,503", Seed: 7, Timeout: 30 * time.Second}
+}
+
+func TestRunPassesAClientThatKeepsItsKey(t *testing.T) {
+	res, err := clientcheck.Run(context.Background(), fastConfig(), refundLoop(4, func(order, _ int) string {
+		return fmt.Sprintf("refund-order-%d", order)
+	}))
+	require.NoError(t, err)
+	require.NoError(t, res.Err())
+	require.Equal(t, map[string]int{"order-1": 1, "order-2": 1, "order-3": 1, "order-4": 1}, res.Observation.Ledger)
+	require.GreaterOrEqual(t, len(res.Observation.Attempts), 8, "every first attempt is faulted, so each order took two")
+	require.Len(t, res.Observation.Outcomes, 4)
+}
+
+func TestRunNamesAKeyMintedPerAttempt(t *testing.T) {
+	res, err := clientcheck.Run(context.Background(), fastConfig(), refundLoop(3, func(order, attempt int) string {
+		return fmt.Sprintf("refund-order-%d-try-%d", order, attempt)
+	}))
+	require.NoError(t, err)
+	failed := map[string]bool{}
+	for _, f := range res.Findings() {
+		failed[f.ScenarioID] = true
+	}
+	require.True(t, failed[clientcheck.IDKeyPerAttempt], res.Err())
+	require.True(t, failed[clientcheck.IDOneEffect], res.Err())
+	// Every fresh key is a first attempt, so every attempt was faulted after it committed.
+	require.Equal(t, 4, res.Observation.Ledger["order-1"])
+	require.ErrorContains(t, res.Err(), "key minted per attempt")
+}
+
+func TestRunReportsAClientThatNeverCalls(t *testing.T) {
+	res, err := clientcheck.Run(context.Background(), fastConfig(), func(context.Context, clientcheck.Env) error {
+		return nil
+	})
+	require.NoError(t, err)
+	findings := res.Findings()
+	require.Len(t, findings, 1)
+	require.Equal(t, scenarios.Unknown, findings[0].Verdict)
+}
+
+func TestRunRefusesABadFaultSpec(t *testing.T) {
+	_, err := clientcheck.Run(context.Background(), clientcheck.Config{FaultSpec: "hold=forever"}, nil)
+	require.ErrorContains(t, err, `fault "hold=forever"`)
+}
