@@ -131,13 +131,19 @@ func Run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start proxy: %w", err)
 	}
+	defer proxy.CloseIdleConnections()
 	front, err := serve(proxy)
 	if err != nil {
 		return nil, err
 	}
 	defer front.Close()
+	admin, err := serve(proxy.AdminHandler(""))
+	if err != nil {
+		return nil, err
+	}
+	defer admin.Close()
 
-	env := Env{BaseURL: "http://" + front.Addr, OutcomeFile: outcomeFile, KeyHeader: faultproxy.DefaultKeyHeader}
+	env := Env{BaseURL: "http://" + front.Addr, AdminURL: "http://" + admin.Addr, OutcomeFile: outcomeFile, KeyHeader: faultproxy.DefaultKeyHeader}
 	timeout := cfg.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
