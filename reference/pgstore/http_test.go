@@ -4,10 +4,13 @@ import (
 	"testing"
 
 	"github.com/idemproof/idemproof/reference/pgstore"
+	"github.com/idemproof/idemproof/reference/servertest"
 )
 
 // httpCases are the HTTP-level tests that must also hold on PostgreSQL.
 var httpCases = []struct {
 	name string
 	run  func(*testing.T, *pgstore.Store)
-}{}
+}{
+	{"server suite", func(t *testing.T, s *pgstore.Store) { servertest.Run(t, s, 1000) }},
+}
