@@ -14,7 +14,7 @@ const (
 	IDOneEffect        = "client/one-effect-per-operation"
 	IDSameKeyOnRetry   = "client/same-key-on-retry"
 	IDKeyPerAttempt    = "client/key-per-attempt"
-	IDKeySharedAcross  = "client/key-shared-across-operations"
+	IDKeySharedAcross  = "client/key-shared-by-operations"
 	IDNoKey            = "client/no-key"
 	ID422Retried       = "client/422-retried"
 	ID409Hammered      = "client/409-hammered"

@@ -5,7 +5,7 @@
 //	client/one-effect-per-operation  exactly one refund exists for every operation (none lost, none doubled)
 //	client/same-key-on-retry         every attempt of an operation carried the same key
 //	client/key-per-attempt           the same payload was never re-sent under a fresh key ("key minted per attempt")
-//	client/key-shared-across-operations  one key never carried two operations
+//	client/key-shared-by-operations  one key never carried two operations
 //	client/no-key                    no attempt of the keyed operation went out without a key
 //	client/422-retried               a 422 was not retried unchanged (same key, same body)
 //	client/409-hammered              after a 409 the client waited Retry-After (or a backoff) before the next try

@@ -2,11 +2,134 @@ package main
 
 import (
 	"context"
-	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"strings"
+
+	"github.com/idemproof/idemproof/clientcheck"
+	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/scenarios/report"
 )
 
-// runClientCheck is a placeholder until its package lands; it is replaced, not extended.
+// runClientCheck runs a client command against the reference server behind the fault
+// proxy and checks its retry policy: exit 0 clean, 1 on findings, 2 on usage errors.
 func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("not implemented yet")
+	fs := flag.NewFlagSet("client-check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	faults := fs.String("faults", clientcheck.DefaultFaultSpec,
+		"fault schedule on each key's first attempt: hold[=DUR],reset[=P],close[=P],409[=SECS],422,503|502|504, none, or @FILE (JSON rules)")
+	seed := fs.Int64("seed", 1, "seed of the fault probabilities (same seed, same request order: same faults)")
+	reportDir := fs.String("report-dir", "", "write report.json, junit.xml and report.html into this folder")
+	outcomes := fs.String("outcomes", "", "outcome file the client writes (default: a temporary file); exported as "+clientcheck.EnvOutcomeFile)
+	timeout := fs.Duration("timeout", clientcheck.DefaultTimeout, "kill the client command after this long")
+	format := fs.String("format", "console", "console | json (the report on stdout)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: idemproof client-check [flags] -- <command> [args...]")
+		fmt.Fprintln(stderr, "Runs the command against the reference refund server behind the fault proxy, then checks")
+		fmt.Fprintln(stderr, "each logical operation (order_id): one refund, one key re-sent on every retry, no 422")
+		fmt.Fprintln(stderr, "retried unchanged, 409s retried after Retry-After, lost responses resolved or reported unknown.")
+		fmt.Fprintf(stderr, "The command gets %s, %s, %s and %s.\n",
+			clientcheck.EnvBaseURL, clientcheck.EnvAdminURL, clientcheck.EnvOutcomeFile, clientcheck.EnvKeyHeader)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	argv := fs.Args()
+	if len(argv) == 0 {
+		fs.Usage()
+		return fmt.Errorf("no client command: give it after --, e.g. idemproof client-check -- ./my-client.sh")
+	}
+	if *format != "console" && *format != "json" {
+		return fmt.Errorf("--format %q: use console or json", *format)
+	}
+	if *timeout <= 0 {
+		return fmt.Errorf("--timeout %s: must be a positive duration, e.g. 2m", *timeout)
+	}
+	rules, err := clientcheck.ParseFaults(*faults)
+	if err != nil {
+		return fmt.Errorf("--faults: %w", err)
+	}
+	if rules == nil {
+		rules = []faultproxy.Rule{} // "none": an empty, non-nil schedule
+	}
+
+	// The client's own output goes to stderr so stdout stays the report.
+	res, err := clientcheck.Run(ctx, clientcheck.Config{
+		Faults:      rules,
+		Seed:        *seed,
+		Timeout:     *timeout,
+		OutcomeFile: *outcomes,
+	}, clientcheck.Command(argv, stderr, stderr))
+	if err != nil {
+		return err
+	}
+	rep := &res.Report
+	if *reportDir != "" {
+		if _, err := report.WriteDir(*reportDir, rep); err != nil {
+			return fmt.Errorf("write reports: %w", err)
+		}
+	}
+	if *format == "json" {
+		if err := report.WriteJSON(stdout, rep); err != nil {
+			return fmt.Errorf("write report: %w", err)
+		}
+	} else {
+		printClientCheck(stdout, rep, repeatClientCheck(*seed, *faults, argv))
+		if *reportDir != "" {
+			fmt.Fprintf(stdout, "reports: %s\n", *reportDir)
+		}
+	}
+	if len(res.Findings()) > 0 {
+		return errExitFailure
+	}
+	return nil
+}
+
+// printClientCheck prints one line per check, then the evidence of every finding with
+// the operation's timeline, then the command that repeats the run.
+func printClientCheck(w io.Writer, rep *scenarios.Report, repeat string) {
+	for _, r := range rep.Results {
+		report.WriteLine(w, r)
+	}
+	findings := clientcheck.Findings(rep.Results, false)
+	shown := map[string]bool{} // one timeline per operation, however many findings name it
+	for _, r := range findings {
+		fmt.Fprintf(w, "\n%s %s: %s\n", r.Verdict, r.ScenarioID, r.Message)
+		fmt.Fprintf(w, "  requirement: %s [%s; %s]\n", r.Requirement, r.Level, r.Source)
+		for _, ex := range r.Evidence.Examples {
+			fmt.Fprintf(w, "  - %s\n", ex)
+		}
+		if rec := r.Evidence.Record; rec != nil && shown[rec.Entity] {
+			fmt.Fprintf(w, "  operation %s: timeline above\n", rec.Entity)
+		} else if rec != nil {
+			shown[rec.Entity] = true
+			fmt.Fprintf(w, "  operation %s:\n", rec.Entity)
+			io.WriteString(w, report.Timeline(rec))
+		}
+	}
+	if len(findings) == 0 {
+		fmt.Fprintf(w, "\nclient-check: no findings (%d checks, seed %d)\n", len(rep.Results), rep.Seed)
+		return
+	}
+	fmt.Fprintf(w, "\nclient-check: %d finding(s) (seed %d)\n  repeat: %s\n", len(findings), rep.Seed, repeat)
+}
+
+// repeatClientCheck is the command line that repeats a run with the same seed.
+func repeatClientCheck(seed int64, faults string, argv []string) string {
+	quoted := make([]string, len(argv))
+	for i, a := range argv {
+		quoted[i] = shellQuote(a)
+	}
+	return fmt.Sprintf("idemproof client-check --seed %d --faults %s -- %s", seed, shellQuote(faults), strings.Join(quoted, " "))
+}
+
+// shellQuote single-quotes s unless it is made of characters a shell leaves alone.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,:@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
