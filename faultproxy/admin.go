@@ -1,0 +1,164 @@
+package faultproxy
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+)
+
+// maxAdminBody bounds an admin request body; a rule list is far smaller.
+const maxAdminBody = 1 << 20
+
+// JournalPage is the body of GET /journal.
+type JournalPage struct {
+	Records []Record `json:"records"`
+	JournalStats
+}
+
+// AdminError is the body of every admin error response.
+type AdminError struct {
+	Error string `json:"error"`
+	Field string `json:"field,omitempty"`
+}
+
+// AdminHandler serves the admin API:
+//
+//	GET    /rules           the rules in evaluation order, with how often each fired
+//	POST   /rules           add a rule (a JSON object) or several (a JSON array)
+//	DELETE /rules/{name}    remove a rule
+//	POST   /reset           remove all rules, clear the journal and attempt counters
+//	GET    /journal         records; ?key= one key, ?since=N records after sequence N
+//	GET    /healthz         {"status":"ok"}
+//	GET    /version         {"version":"..."}
+//
+// With a non-empty token every request needs "Authorization: Bearer <token>". Requests a
+// browser made (an Origin or Sec-Fetch-Site header) are refused with 403 so that a web
+// page cannot drive a proxy on localhost.
+func (p *Proxy) AdminHandler(token string) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /rules", p.adminListRules)
+	mux.HandleFunc("POST /rules", p.adminAddRules)
+	mux.HandleFunc("DELETE /rules/{name}", p.adminDeleteRule)
+	mux.HandleFunc("POST /reset", p.adminReset)
+	mux.HandleFunc("GET /journal", p.adminJournal)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /version", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"version": Version})
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no admin endpoint %s %s", r.Method, r.URL.Path), "")
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Origin") != "" || r.Header.Get("Sec-Fetch-Site") != "" {
+			writeError(w, http.StatusForbidden, "browser-originated requests are refused by the admin API", "")
+			return
+		}
+		if token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+token)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="faultproxy"`)
+			writeError(w, http.StatusUnauthorized, "missing or wrong bearer token (Authorization: Bearer <token>)", "")
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// writeJSON is the one way the admin API answers.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b, _ = json.Marshal(AdminError{Error: "encode response: " + err.Error()})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+func writeError(w http.ResponseWriter, status int, msg, field string) {
+	writeJSON(w, status, AdminError{Error: msg, Field: field})
+}
+
+func (p *Proxy) adminListRules(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, p.Rules())
+}
+
+func (p *Proxy) adminAddRules(w http.ResponseWriter, r *http.Request) {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxAdminBody+1))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "read body: "+err.Error(), "")
+		return
+	}
+	if len(b) > maxAdminBody {
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", maxAdminBody), "")
+		return
+	}
+	rules, err := decodeRulesJSON(b)
+	if err != nil {
+		writeRuleError(w, err)
+		return
+	}
+	for i, rule := range rules {
+		idx := -1
+		if len(rules) > 1 {
+			idx = i
+		}
+		if err := p.addRule(rule, idx); err != nil {
+			writeRuleError(w, err)
+			return
+		}
+	}
+	if len(rules) == 1 {
+		writeJSON(w, http.StatusCreated, rules[0])
+		return
+	}
+	writeJSON(w, http.StatusCreated, rules)
+}
+
+// writeRuleError maps a rule error to its status: a name in use is a conflict, anything
+// else a bad request naming the field.
+func writeRuleError(w http.ResponseWriter, err error) {
+	var re *RuleError
+	field := ""
+	if errors.As(err, &re) {
+		field = re.Field
+	}
+	status := http.StatusBadRequest
+	if errors.Is(err, ErrRuleExists) {
+		status = http.StatusConflict
+	}
+	writeError(w, status, err.Error(), field)
+}
+
+func (p *Proxy) adminDeleteRule(w http.ResponseWriter, r *http.Request) {
+	if err := p.DeleteRule(r.Context(), r.PathValue("name")); err != nil {
+		writeError(w, http.StatusNotFound, err.Error(), "name")
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (p *Proxy) adminReset(w http.ResponseWriter, r *http.Request) {
+	p.Reset(r.Context())
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (p *Proxy) adminJournal(w http.ResponseWriter, r *http.Request) {
+	q := JournalQuery{Key: r.URL.Query().Get("key")}
+	if s := r.URL.Query().Get("since"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("since must be a record sequence number (>= 0), got %q", s), "since")
+			return
+		}
+		q.Since = n
+	}
+	recs, _ := p.Journal(r.Context(), q)
+	writeJSON(w, http.StatusOK, JournalPage{Records: recs, JournalStats: p.JournalStats()})
+}

@@ -1,0 +1,134 @@
+package faultproxy
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Defaults applied by New to zero Config fields.
+const (
+	DefaultKeyHeader        = "Idempotency-Key"
+	DefaultJournalCapacity  = 10000
+	DefaultBufferLimit      = 10 << 20 // 10 MiB
+	DefaultJournalBodyLimit = 64 << 10 // 64 KiB of buffered upstream body kept per record
+	DefaultMaxIdlePerHost   = 1024
+)
+
+// Config configures a Proxy. Zero values mean the documented default.
+type Config struct {
+	// Upstream is the http:// or https:// base URL requests are forwarded to; its path is
+	// a prefix of every forwarded path. Ignored when Upstreams is set.
+	Upstream string
+	// Upstreams spreads requests round-robin over several replicas; a duplicate delivery
+	// then sends its two copies to two different replicas, as a retrying load balancer does.
+	Upstreams []string
+	// KeyHeader names the idempotency key header (default Idempotency-Key).
+	KeyHeader string
+	// KeyField, when set, is a dotted path into a JSON request body
+	// ("params.arguments.idempotency_key"; numeric segments index arrays) that carries the
+	// key instead of the header. The request body is then buffered up to BufferLimit.
+	KeyField string
+	// Seed seeds the one random source behind rule probabilities.
+	Seed int64
+	// JournalCapacity bounds the journal (default 10000 records); older records are
+	// dropped and counted.
+	JournalCapacity int
+	// BufferLimit bounds what the proxy buffers of one body (default 10 MiB).
+	BufferLimit int64
+	// JournalBodyLimit bounds the buffered upstream body kept in a Record (default 64 KiB).
+	JournalBodyLimit int
+	// InsecureSkipVerify accepts any upstream TLS certificate (self-signed test servers).
+	InsecureSkipVerify bool
+	// Rules are added in order at start; a bad one makes New fail with a *RuleError.
+	Rules []Rule
+	// Faults is the fault registry; nil means DefaultFaults().
+	Faults Registry
+	// Transport replaces the tuned upstream transport (tests, custom TLS); nil means
+	// NewTransport(InsecureSkipVerify). It must not replay requests on its own.
+	Transport http.RoundTripper
+
+	// ListenAddr and AdminAddr are where Start listens (default 127.0.0.1:0 each);
+	// AdminToken, when set, is the bearer token the admin API requires.
+	ListenAddr string
+	AdminAddr  string
+	AdminToken string
+}
+
+func (c Config) withDefaults() Config {
+	if c.KeyHeader == "" {
+		c.KeyHeader = DefaultKeyHeader
+	}
+	c.KeyHeader = http.CanonicalHeaderKey(c.KeyHeader)
+	if c.JournalCapacity == 0 {
+		c.JournalCapacity = DefaultJournalCapacity
+	}
+	if c.BufferLimit == 0 {
+		c.BufferLimit = DefaultBufferLimit
+	}
+	if c.JournalBodyLimit == 0 {
+		c.JournalBodyLimit = DefaultJournalBodyLimit
+	}
+	if c.Faults == nil {
+		c.Faults = DefaultFaults()
+	}
+	if c.ListenAddr == "" {
+		c.ListenAddr = "127.0.0.1:0"
+	}
+	if c.AdminAddr == "" {
+		c.AdminAddr = "127.0.0.1:0"
+	}
+	return c
+}
+
+// upstreamURLs parses and checks the configured upstream(s).
+func (c Config) upstreamURLs() ([]*url.URL, error) {
+	raw := c.Upstreams
+	if len(raw) == 0 {
+		if c.Upstream == "" {
+			return nil, fmt.Errorf("no upstream: set Upstream (or Upstreams) to an http:// or https:// URL")
+		}
+		raw = []string{c.Upstream}
+	}
+	out := make([]*url.URL, 0, len(raw))
+	for _, s := range raw {
+		u, err := url.Parse(s)
+		if err != nil {
+			return nil, fmt.Errorf("upstream %q: %w", s, err)
+		}
+		if u.Scheme != "http" && u.Scheme != "https" {
+			return nil, fmt.Errorf("upstream %q: scheme must be http or https", s)
+		}
+		if u.Host == "" {
+			return nil, fmt.Errorf("upstream %q: missing host (want e.g. http://127.0.0.1:8080)", s)
+		}
+		if u.RawQuery != "" || u.Fragment != "" {
+			return nil, fmt.Errorf("upstream %q: must not carry a query or fragment", s)
+		}
+		u.Path = strings.TrimSuffix(u.Path, "/")
+		u.RawPath = ""
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+func (c Config) check() error {
+	if c.JournalCapacity < 0 {
+		return fmt.Errorf("journal capacity must be positive, got %d", c.JournalCapacity)
+	}
+	if c.BufferLimit < 0 {
+		return fmt.Errorf("buffer limit must be positive, got %d", c.BufferLimit)
+	}
+	if c.JournalBodyLimit < 0 {
+		return fmt.Errorf("journal body limit must be positive, got %d", c.JournalBodyLimit)
+	}
+	if strings.HasPrefix(c.KeyField, ".") || strings.HasSuffix(c.KeyField, ".") || strings.Contains(c.KeyField, "..") {
+		return fmt.Errorf("key field %q: want a dotted path such as params.arguments.idempotency_key", c.KeyField)
+	}
+	return nil
+}
+
+// idleConnTimeout is how long an unused upstream connection stays pooled.
+const idleConnTimeout = 90 * time.Second

@@ -1,0 +1,42 @@
+// Package faultproxy is an HTTP/1.1 reverse proxy that injects faults before the upstream
+// sees a request or AFTER the upstream has committed it, keeps a journal of every attempt,
+// and is driven by rules that target one idempotency key or the Nth attempt of a key.
+//
+//	Client <-> faultproxy <-> Upstream
+//	              |
+//	           journal (one Record per attempt: key, attempt ordinal, rule, fault,
+//	                    upstream status, what the client got, outcome ok/fail/info)
+//
+// # What is guaranteed
+//
+//   - Every request the proxy accepts produces exactly one journal Record (unless the
+//     journal was Reset while it was in flight, or the record was pushed out of the bounded
+//     journal: JournalStats counts those).
+//   - A "before-*" fault never sends a byte of the request upstream. An "after-*" fault
+//     sends the request upstream exactly once, waits for the complete response, and only
+//     then damages what the client gets. "duplicate" sends it exactly twice (to two
+//     different upstreams when there are several).
+//   - The proxy's own upstream transport never replays a keyed request on its own: Go's
+//     http.Transport treats a request carrying Idempotency-Key as replayable; the proxy
+//     sends keyed requests in a form the Transport cannot rewind (see upstream.go), so
+//     Record.UpstreamCalls is what the upstream received.
+//   - Rule selection and probability are applied in one place (ruleSet.choose) from one
+//     seeded source: with sequential clients, the same Seed gives the same fault sequence.
+//     Reset reseeds it.
+//   - With no fault that needs the upstream's response (pass-through, before-delay,
+//     duplicate) the response streams through unbuffered. Faults that act on the response
+//     buffer it up to Config.BufferLimit; beyond that the fault is not applied, the
+//     response is streamed as is, and Record.Note says so.
+//
+// # What is not
+//
+//   - HTTP/2, WebSocket upgrades and response trailers are not proxied.
+//   - Unkeyed GET/HEAD requests may still be retried by the Transport on a broken
+//     keep-alive connection (they are safe by HTTP semantics; keyed requests never are).
+//   - Under concurrent clients the fault sequence follows arrival order, which the OS
+//     schedules: a seed reproduces a run exactly only for sequential attempts.
+//
+// Faults are small types implementing Fault (one method); DefaultFaults is the explicit
+// registry of the built-in ones, and docs/faultproxy.md (CREATING_FAULTS) is the contract
+// for adding one.
+package faultproxy

@@ -1,0 +1,150 @@
+package faultproxy
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+)
+
+// Fault is one injected failure applied to one attempt. Apply drives the Exchange: it
+// decides whether and how the request reaches the upstream (Forward, Upstream,
+// ForwardTwice) and what the client gets (Deliver, Respond, Reset, Close, Truncate, or
+// nothing after Wait reported the client gone). Apply must return promptly once
+// ex.Context() ends, must not keep the Exchange after returning, and must not change its
+// own configuration: one Fault value serves concurrent requests. Probability and counts
+// are not a fault's business; the rule set applies them before Apply is called.
+type Fault interface {
+	Apply(ex *Exchange)
+}
+
+// Builder turns a FaultSpec into a Fault. It returns a *FieldError naming the bad
+// parameter ("fault.status") when the spec is invalid, and refuses parameters the fault
+// does not use so that a misplaced parameter is not silently ignored.
+type Builder func(spec FaultSpec) (Fault, error)
+
+// Registry maps a fault type name (FaultSpec.Type) to its builder. It is explicit: a Proxy
+// uses Config.Faults, or DefaultFaults() when nil; there are no package-level globals.
+type Registry map[string]Builder
+
+// DefaultFaults returns a new registry of the built-in faults.
+func DefaultFaults() Registry {
+	return Registry{
+		FaultBeforeStatus:  newBeforeStatus,
+		FaultBeforeReset:   newBeforeReset,
+		FaultBeforeDelay:   newBeforeDelay,
+		FaultAfterStatus:   newAfterStatus,
+		FaultAfterReset:    newAfterReset,
+		FaultAfterClose:    newAfterClose,
+		FaultAfterTruncate: newAfterTruncate,
+		FaultAfterHold:     newAfterHold,
+		FaultAfterDelay:    newAfterDelay,
+		FaultDuplicate:     newDuplicate,
+	}
+}
+
+// Types lists the registered fault types, sorted.
+func (r Registry) Types() []string {
+	out := make([]string, 0, len(r))
+	for t := range r {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Build makes the Fault a spec describes.
+func (r Registry) Build(spec FaultSpec) (Fault, error) {
+	if spec.Type == "" {
+		return nil, &FieldError{Field: "fault.type", Msg: "required; one of " + strings.Join(r.Types(), ", ")}
+	}
+	b, ok := r[spec.Type]
+	if !ok {
+		return nil, &FieldError{Field: "fault.type", Msg: fmt.Sprintf("unknown fault %q; one of %s", spec.Type, strings.Join(r.Types(), ", "))}
+	}
+	return b(spec)
+}
+
+// onlyParams refuses every parameter of spec not named in allowed (JSON names).
+func onlyParams(spec FaultSpec, allowed ...string) error {
+	set := map[string]bool{
+		"status":      spec.Status != 0,
+		"body":        spec.Body != "",
+		"retry_after": spec.RetryAfter != 0,
+		"bytes":       spec.Bytes != 0,
+		"duration_ms": spec.Duration != 0,
+		"then":        spec.Then != "",
+		"mode":        spec.Mode != "",
+	}
+	for _, a := range allowed {
+		delete(set, a)
+	}
+	names := make([]string, 0, len(set))
+	for name, isSet := range set {
+		if isSet {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	sort.Strings(names)
+	use := "no parameters"
+	if len(allowed) > 0 {
+		use = "only " + strings.Join(allowed, ", ")
+	}
+	return &FieldError{Field: "fault." + names[0], Msg: fmt.Sprintf("not a parameter of %s (it takes %s)", spec.Type, use)}
+}
+
+// statusParam checks an optional status, defaulting to 503.
+func statusParam(spec FaultSpec) (int, error) {
+	if spec.Status == 0 {
+		return http.StatusServiceUnavailable, nil
+	}
+	if spec.Status < 200 || spec.Status > 599 {
+		return 0, &FieldError{Field: "fault.status", Msg: fmt.Sprintf("must be an HTTP status from 200 to 599, got %d", spec.Status)}
+	}
+	return spec.Status, nil
+}
+
+// durationParam checks a required positive duration.
+func durationParam(spec FaultSpec) error {
+	if spec.Duration <= 0 {
+		return &FieldError{Field: "fault.duration_ms", Msg: fmt.Sprintf("%s needs a positive duration_ms", spec.Type)}
+	}
+	return nil
+}
+
+// statusResponse is the reply of a status fault: a fixed status with an optional body
+// and Retry-After, shared by before-status and after-status.
+type statusResponse struct {
+	status     int
+	body       []byte
+	retryAfter int
+}
+
+func newStatusResponse(spec FaultSpec) (statusResponse, error) {
+	if err := onlyParams(spec, "status", "body", "retry_after"); err != nil {
+		return statusResponse{}, err
+	}
+	status, err := statusParam(spec)
+	if err != nil {
+		return statusResponse{}, err
+	}
+	if spec.RetryAfter < 0 {
+		return statusResponse{}, &FieldError{Field: "fault.retry_after", Msg: fmt.Sprintf("must be seconds >= 0, got %d", spec.RetryAfter)}
+	}
+	body := spec.Body
+	if body == "" {
+		body = fmt.Sprintf("faultproxy: injected %d %s\n", status, http.StatusText(status))
+	}
+	return statusResponse{status: status, body: []byte(body), retryAfter: spec.RetryAfter}, nil
+}
+
+func (s statusResponse) send(ex *Exchange) {
+	h := http.Header{"Content-Type": {"text/plain; charset=utf-8"}}
+	if s.retryAfter > 0 {
+		h.Set("Retry-After", fmt.Sprint(s.retryAfter))
+	}
+	ex.Respond(s.status, h, s.body)
+}

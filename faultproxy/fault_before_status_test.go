@@ -1,0 +1,46 @@
+package faultproxy_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/faultproxy"
+)
+
+func TestBeforeStatusNeverReachesUpstream(t *testing.T) {
+	f := newFixture(t, faultproxy.Config{})
+	f.addRule(faultproxy.Rule{Name: "gw", Match: faultproxy.Match{Key: "*"},
+		Fault: faultproxy.FaultSpec{Type: faultproxy.FaultBeforeStatus, Status: 503, RetryAfter: 2, Body: "busy"}})
+
+	status, body, err := f.post("k1", `{"amount":4900}`)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusServiceUnavailable, status)
+	require.Equal(t, "busy", string(body))
+	require.Equal(t, 0, f.up.total(), "a before fault must not reach the upstream")
+
+	rec := f.only("k1")
+	require.False(t, rec.ReachedUpstream)
+	require.Equal(t, 0, rec.UpstreamCalls)
+	require.Equal(t, "gw", rec.Rule)
+	require.Equal(t, faultproxy.FaultBeforeStatus, rec.Fault)
+	require.Equal(t, 503, rec.ClientStatus)
+	require.Equal(t, faultproxy.ClientDelivered, rec.ClientResult)
+	require.Equal(t, faultproxy.OutcomeInfo, rec.Outcome)
+	require.Equal(t, "[redacted]", rec.Headers["Authorization"])
+	// The body never went upstream, yet it is fingerprinted.
+	require.Equal(t, sha(`{"amount":4900}`), rec.BodySHA256)
+}
+
+func TestBeforeStatusDefaultIs503WithRetryAfter(t *testing.T) {
+	f := newFixture(t, faultproxy.Config{})
+	f.addRule(faultproxy.Rule{Name: "gw", Fault: faultproxy.FaultSpec{Type: faultproxy.FaultBeforeStatus, RetryAfter: 1}})
+	req, _ := http.NewRequest(http.MethodGet, f.srv.URL()+"/x", nil)
+	resp, err := f.client.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, 503, resp.StatusCode)
+	require.Equal(t, "1", resp.Header.Get("Retry-After"))
+	require.Equal(t, 0, f.up.total())
+}

@@ -1,0 +1,215 @@
+package faultproxy
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Version is the faultproxy version the admin API reports; set at link time.
+var Version = "dev"
+
+// Proxy is the fault-injecting reverse proxy: an http.Handler for client traffic and a
+// Controller for rules and the journal. Create it with New; it is safe for concurrent use.
+type Proxy struct {
+	cfg       Config
+	upstreams []*url.URL
+	next      atomic.Uint64
+	transport http.RoundTripper
+	rules     *ruleSet
+	journal   *journal
+	bufs      sync.Pool
+	inFlight  atomic.Int64
+}
+
+var _ Controller = (*Proxy)(nil)
+
+// New checks cfg, applies defaults and adds cfg.Rules in order. A bad rule is a
+// *RuleError naming its index and field.
+func New(cfg Config) (*Proxy, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.check(); err != nil {
+		return nil, fmt.Errorf("new proxy: %w", err)
+	}
+	ups, err := cfg.upstreamURLs()
+	if err != nil {
+		return nil, fmt.Errorf("new proxy: %w", err)
+	}
+	p := &Proxy{
+		cfg:       cfg,
+		upstreams: ups,
+		transport: cfg.Transport,
+		rules:     newRuleSet(cfg.Seed),
+		journal:   newJournal(cfg.JournalCapacity),
+	}
+	if p.transport == nil {
+		p.transport = NewTransport(cfg.InsecureSkipVerify)
+	}
+	p.bufs.New = func() any { b := make([]byte, 32<<10); return &b }
+	for i, r := range cfg.Rules {
+		if err := p.addRule(r, i); err != nil {
+			return nil, fmt.Errorf("new proxy: %w", err)
+		}
+	}
+	return p, nil
+}
+
+// Config returns the configuration in effect (defaults applied).
+func (p *Proxy) Config() Config { return p.cfg }
+
+// pick chooses the next upstream round-robin.
+func (p *Proxy) pick() *url.URL {
+	if len(p.upstreams) == 1 {
+		return p.upstreams[0]
+	}
+	return p.upstreams[(p.next.Add(1)-1)%uint64(len(p.upstreams))]
+}
+
+// pickPair chooses two consecutive upstreams: different ones whenever there are several.
+func (p *Proxy) pickPair() (*url.URL, *url.URL) {
+	i := p.next.Add(2) - 2
+	n := uint64(len(p.upstreams))
+	return p.upstreams[i%n], p.upstreams[(i+1)%n]
+}
+
+// ServeHTTP proxies one attempt: key and attempt ordinal, rule choice, the fault or plain
+// forwarding, then exactly one journal record.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.inFlight.Add(1)
+	defer p.inFlight.Add(-1)
+	ex := p.newExchange(w, r)
+	epoch := p.journal.current()
+	defer ex.finish(epoch)
+
+	key, hasKey := ex.key()
+	ex.rec.Key, ex.rec.HasKey = key, hasKey
+	if hasKey {
+		ex.rec.Attempt = p.journal.nextAttempt(epoch, key)
+	}
+	ar := p.rules.choose(&attemptInfo{
+		method: r.Method, path: r.URL.Path, header: r.Header,
+		key: key, hasKey: hasKey, attempt: ex.rec.Attempt,
+	})
+	if ar == nil {
+		ex.Forward()
+		return
+	}
+	ex.rec.Rule, ex.rec.Fault = ar.rule.Name, ar.rule.Fault.Type
+	ar.fault.Apply(ex)
+	if !ex.answered {
+		ex.Note("fault returned without answering the client")
+		ex.Respond(http.StatusInternalServerError, nil, []byte("faultproxy: fault "+ar.rule.Fault.Type+" did not answer\n"))
+	}
+}
+
+// key finds the attempt's idempotency key in the body field or the header.
+func (ex *Exchange) key() (string, bool) {
+	if f := ex.p.cfg.KeyField; f != "" {
+		if !ex.body.bufferAll(ex.p.cfg.BufferLimit) {
+			ex.Note(fmt.Sprintf("request body over buffer limit (%d bytes): key field not read", ex.p.cfg.BufferLimit))
+			return "", false
+		}
+		return keyFromBody(ex.body.buf, f)
+	}
+	vv, ok := ex.r.Header[ex.p.cfg.KeyHeader]
+	if !ok {
+		return "", false
+	}
+	if len(vv) == 0 {
+		return "", true
+	}
+	return vv[0], true
+}
+
+// AddRule validates r and appends it; the error is a *RuleError naming the bad field.
+func (p *Proxy) AddRule(_ context.Context, r Rule) error { return p.addRule(r, -1) }
+
+func (p *Proxy) addRule(r Rule, index int) error {
+	ar, err := compileRule(p.cfg.Faults, r, index)
+	if err != nil {
+		return err
+	}
+	if err := p.rules.add(ar); err != nil {
+		if re, ok := err.(*RuleError); ok {
+			re.Index = index
+		}
+		return err
+	}
+	return nil
+}
+
+// DeleteRule removes the named rule; ErrRuleNotFound when there is none.
+func (p *Proxy) DeleteRule(_ context.Context, name string) error {
+	if !p.rules.remove(name) {
+		return fmt.Errorf("delete rule %q: %w", name, ErrRuleNotFound)
+	}
+	return nil
+}
+
+// Reset removes every rule, clears the journal and the attempt counters, and reseeds the
+// random source.
+func (p *Proxy) Reset(context.Context) error {
+	p.rules.reset()
+	p.journal.reset()
+	return nil
+}
+
+// Journal returns the records matching q, in sequence order.
+func (p *Proxy) Journal(_ context.Context, q JournalQuery) ([]Record, error) {
+	return p.journal.query(q), nil
+}
+
+// Rules returns the rules in evaluation order with their firing counts.
+func (p *Proxy) Rules() []RuleStatus { return p.rules.snapshot() }
+
+// JournalStats reports how many records were appended and dropped since the last Reset.
+func (p *Proxy) JournalStats() JournalStats { return p.journal.stats() }
+
+// WaitIdle returns once no attempt is in flight, so the journal holds every attempt made
+// so far (a client that gave up may return before the proxy journals its attempt). It
+// polls; ctx bounds the wait.
+func (p *Proxy) WaitIdle(ctx context.Context) error {
+	t := time.NewTicker(2 * time.Millisecond)
+	defer t.Stop()
+	for p.inFlight.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait idle: %d attempts in flight: %w", p.inFlight.Load(), ctx.Err())
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// CloseIdleConnections closes pooled upstream connections.
+func (p *Proxy) CloseIdleConnections() {
+	if t, ok := p.transport.(interface{ CloseIdleConnections() }); ok {
+		t.CloseIdleConnections()
+	}
+}
+
+// redactedHeaders are recorded as "[redacted]": credentials never enter the journal.
+var redactedHeaders = map[string]bool{"Authorization": true, "Proxy-Authorization": true, "Cookie": true}
+
+// recordHeaders snapshots the end-to-end request headers for the journal.
+func recordHeaders(h http.Header) map[string]string {
+	out := make(map[string]string, len(h))
+	for k, vv := range h {
+		switch {
+		case redactedHeaders[k]:
+			out[k] = "[redacted]"
+		case len(vv) == 1:
+			out[k] = vv[0]
+		default:
+			out[k] = strings.Join(vv, ", ")
+		}
+	}
+	return out
+}
+
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,0 +1,109 @@
+package faultproxy
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"hash"
+	"io"
+	"net/http"
+)
+
+// emptySHA256 is the fingerprint of an empty body, precomputed so bodyless requests do
+// not pay for a hash.
+const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+// requestBody is the client's request body as the proxy consumes it: every byte read is
+// hashed for Record.BodySHA256, whether it is streamed upstream or buffered.
+type requestBody struct {
+	src      io.ReadCloser
+	length   int64 // the client's Content-Length; -1 when unknown (chunked)
+	h        hash.Hash
+	buf      []byte // buffered prefix of the body
+	complete bool   // buf holds the whole body
+	eof      bool
+	streamed bool // the unbuffered rest was handed out for forwarding
+}
+
+func newRequestBody(src io.ReadCloser, length int64) *requestBody {
+	b := &requestBody{src: src, length: length}
+	if src == nil || src == http.NoBody || length == 0 {
+		b.complete, b.eof = true, true
+	}
+	return b
+}
+
+func (b *requestBody) Read(p []byte) (int, error) {
+	if b.eof {
+		return 0, io.EOF
+	}
+	n, err := b.src.Read(p)
+	if n > 0 {
+		if b.h == nil {
+			b.h = sha256.New()
+		}
+		b.h.Write(p[:n])
+	}
+	if err == io.EOF {
+		b.eof = true
+	}
+	return n, err
+}
+
+// bufferAll reads the body into memory up to limit bytes and reports whether it all fit.
+func (b *requestBody) bufferAll(limit int64) bool {
+	if b.complete {
+		return true
+	}
+	if b.streamed {
+		return false
+	}
+	var w bytes.Buffer
+	w.Write(b.buf)
+	_, err := io.Copy(&w, io.LimitReader(b, limit+1-int64(len(b.buf))))
+	b.buf = w.Bytes()
+	if err == nil && int64(len(b.buf)) <= limit {
+		// LimitReader stops at the limit without reading EOF; one more read settles it.
+		if !b.eof {
+			var one [1]byte
+			if n, _ := b.Read(one[:]); n > 0 {
+				b.buf = append(b.buf, one[0])
+				return false
+			}
+		}
+		b.complete = b.eof
+	}
+	return b.complete
+}
+
+// forwardBody returns what to send upstream: the buffered body (repeatable), or the
+// buffered prefix followed by the unread rest (once). nil means "no body".
+func (b *requestBody) forwardBody() (io.Reader, int64) {
+	if b.complete {
+		if len(b.buf) == 0 {
+			return nil, 0
+		}
+		return bytes.NewReader(b.buf), int64(len(b.buf))
+	}
+	b.streamed = true
+	if len(b.buf) == 0 {
+		return b, b.length
+	}
+	return io.MultiReader(bytes.NewReader(b.buf), b), b.length
+}
+
+// drain reads what is left (up to limit) so the fingerprint covers the body even when it
+// never went upstream, and so the server notices a client that goes away.
+func (b *requestBody) drain(limit int64) {
+	if !b.eof {
+		io.Copy(io.Discard, io.LimitReader(b, limit))
+	}
+}
+
+// sum is the hex SHA-256 of the bytes read so far (the whole body once drained).
+func (b *requestBody) sum() string {
+	if b.h == nil {
+		return emptySHA256
+	}
+	return hex.EncodeToString(b.h.Sum(nil))
+}
