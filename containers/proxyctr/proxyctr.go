@@ -13,9 +13,9 @@
 // The upstream address is resolved INSIDE the container: use a network alias of a
 // container on the same network, not 127.0.0.1 (that is the proxy itself).
 //
-// Guarantees: Run returns after the admin API's GET /healthz answered 200 and the proxy
-// port accepts connections; both ports are published on 127.0.0.1 only. Not guaranteed:
-// the published ports survive a restart (read them again).
+// Guarantees: Run returns after the proxy logged that both its listeners are bound and
+// the admin API's GET /healthz answered 200; both ports are published on 127.0.0.1 only.
+// Not guaranteed: the published ports survive a restart (read them again).
 package proxyctr
 
 import (
@@ -44,7 +44,7 @@ type Container struct {
 
 // Run starts the image's `proxy` command forwarding to upstream (a URL such as
 // http://api:8080; WithUpstream adds replicas, served round-robin) and waits until the
-// admin API's /healthz answers 200 and the proxy port listens.
+// proxy logged that it listens and the admin API's /healthz answers 200.
 func Run(ctx context.Context, img, upstream string, opts ...testcontainers.ContainerCustomizer) (*Container, error) {
 	if upstream == "" {
 		return nil, fmt.Errorf("run proxy: upstream is empty; pass the service's URL as seen from the proxy container, e.g. http://api:8080")
@@ -52,23 +52,28 @@ func Run(ctx context.Context, img, upstream string, opts ...testcontainers.Conta
 	ctx, cancel := context.WithTimeout(ctx, containers.StartTimeout)
 	defer cancel()
 	c := &Container{}
-	all := append([]testcontainers.ContainerCustomizer{
-		testcontainers.WithCmd("proxy", "--listen", "0.0.0.0:8081", "--admin", "0.0.0.0:8082", "--upstream", upstream),
-		testcontainers.WithExposedPorts(ProxyPort, AdminPort),
-		containers.PublishOnLoopback(ProxyPort, AdminPort),
-		// The admin /healthz says the proxy is configured; the listening check on the proxy
-		// port makes sure the first proxied request cannot race the listener.
-		testcontainers.WithWaitStrategy(
-			wait.ForHTTP("/healthz").WithPort(AdminPort).
-				WithStatusCodeMatcher(func(s int) bool { return s == http.StatusOK }).
-				WithStartupTimeout(60*time.Second).WithPollInterval(100*time.Millisecond),
-			wait.ForListeningPort(ProxyPort).WithStartupTimeout(60*time.Second)),
-	}, opts...)
-	for _, o := range all {
+	for _, o := range opts {
 		if t, ok := o.(tokenOption); ok {
 			c.adminToken = t.token
 		}
 	}
+	// The admin /healthz says the proxy is configured (it needs the token like every
+	// admin call). The log line is printed once BOTH listeners are bound, so the first
+	// proxied request cannot race the listener; a port check would not do — Docker's
+	// port forwarder accepts connections before the process listens, and a FROM scratch
+	// image has no shell for testcontainers' in-container check.
+	health := wait.ForHTTP("/healthz").WithPort(AdminPort).
+		WithStatusCodeMatcher(func(s int) bool { return s == http.StatusOK }).
+		WithStartupTimeout(60 * time.Second).WithPollInterval(100 * time.Millisecond)
+	if c.adminToken != "" {
+		health = health.WithHeaders(map[string]string{"Authorization": "Bearer " + c.adminToken})
+	}
+	all := append([]testcontainers.ContainerCustomizer{
+		testcontainers.WithCmd("proxy", "--listen", "0.0.0.0:8081", "--admin", "0.0.0.0:8082", "--upstream", upstream),
+		testcontainers.WithExposedPorts(ProxyPort, AdminPort),
+		containers.PublishOnLoopback(ProxyPort, AdminPort),
+		testcontainers.WithWaitStrategy(wait.ForLog("idemproof proxy: listening on").WithStartupTimeout(60*time.Second), health),
+	}, opts...)
 	ctr, err := testcontainers.Run(ctx, img, all...)
 	if ctr != nil {
 		c.DockerContainer = ctr
