@@ -45,12 +45,18 @@ func businessStored(r Record, p *Profile) (Verdict, string, Evidence) {
 	if a.Status != p.Business.Status {
 		return f.result(Unknown, "business_error got %s, declared %d: cannot judge", describe(a), p.Business.Status)
 	}
+	// A replay is told from a re-execution by the declared marker; without one, only a
+	// body that differs proves a re-execution (error bodies are often deterministic).
 	var stored bool
 	switch {
-	case p.Expect.ReplayHeader != "":
-		stored = replayMarked(b, p)
+	case b.Status != a.Status:
+		stored = false
+	case replayMarked(b, p):
+		stored = true
+	case !sameBody(a.Body, b.Body):
+		stored = false
 	default:
-		return f.result(Info, "repeat got %s; without expect.replay_header a replay cannot be told from a re-execution", describe(b))
+		return f.result(Info, "repeat got the same %d and body without a replay marker: replayed or re-executed deterministically, cannot tell", b.Status)
 	}
 	observed := map[bool]string{true: "stored and replayed", false: "executed again"}[stored]
 	if d := p.Expect.StoresBusinessErrors; d != nil {

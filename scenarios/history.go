@@ -74,17 +74,25 @@ func (r Record) upstreamCalls() int {
 }
 
 // allowedEffects is how many side effects one key may legitimately have produced: one,
-// plus one for each attempt started after the declared retention had run out since the
-// first success (it may execute anew). Without a declared retention, one.
+// plus one for each attempt started after the declared retention had run out (it may
+// execute anew). The window is counted from the first attempt, which is at or before the
+// key's first record, so the count errs on the lenient side by the time of one request.
+// Without a declared retention, one.
 func allowedEffects(r Record, p *Profile) int {
-	first, ok := r.firstSuccess()
-	if !ok || p.Retention == 0 {
+	if p.Retention == 0 {
 		return 1
 	}
+	var start time.Time
 	n := 1
-	deadline := first.Time.Add(p.Retention.Std())
 	for _, op := range r.History {
-		if op.Type == OpInvoke && op.Time.After(deadline) {
+		if op.Type != OpInvoke {
+			continue
+		}
+		if start.IsZero() {
+			start = op.Time
+			continue
+		}
+		if op.Time.After(start.Add(p.Retention.Std())) {
 			n++
 		}
 	}

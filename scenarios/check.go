@@ -1,0 +1,62 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// CheckOption adjusts Check.
+type CheckOption func(*RunConfig)
+
+// Only restricts Check to scenario IDs or globs.
+func Only(patterns ...string) CheckOption {
+	return func(c *RunConfig) { c.Only = append(c.Only, patterns...) }
+}
+
+// WithLabels restricts Check to scenarios carrying every label.
+func WithLabels(labels ...string) CheckOption {
+	return func(c *RunConfig) { c.Labels = append(c.Labels, labels...) }
+}
+
+// Strict makes NON-STRICT findings errors too.
+func Strict() CheckOption { return func(c *RunConfig) { c.Strict = true } }
+
+// WithSeed fixes the proxy's seed.
+func WithSeed(seed int64) CheckOption { return func(c *RunConfig) { c.Seed = seed } }
+
+// WithConcurrency sets how many scenarios run at once.
+func WithConcurrency(n int) CheckOption { return func(c *RunConfig) { c.Concurrency = n } }
+
+// WithProgress sets the per-scenario callback.
+func WithProgress(f func(Result)) CheckOption { return func(c *RunConfig) { c.Progress = f } }
+
+// Check runs the catalogue against p and returns nil when it is clean, or an error
+// joining every FAIL and UNKNOWN (and NON-STRICT under Strict), each naming the scenario —
+// like testing/fstest.TestFS, so any Go test can embed it:
+//
+//	if err := scenarios.Check(ctx, profile); err != nil { t.Fatal(err) }
+func Check(ctx context.Context, p *Profile, opts ...CheckOption) error {
+	cfg := RunConfig{Profiles: []*Profile{p}}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	rep, err := Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	return Findings(rep)
+}
+
+// Findings joins the results of a report that are not clean: FAIL, UNKNOWN and (only a
+// strict run turns them into FAIL) NON-STRICT are left as they were judged.
+func Findings(rep *Report) error {
+	var errs []error
+	for _, r := range rep.Results {
+		switch r.Verdict {
+		case Fail, Unknown:
+			errs = append(errs, fmt.Errorf("%s [%s] %s: %s", r.ScenarioID, r.Target, r.Verdict, r.Message))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,271 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/idemproof/idemproof/faultproxy"
+)
+
+// execution is one scenario run against one target: its keys, entity and history.
+type execution struct {
+	t       *target
+	sc      Scenario
+	keys    scenarioKeys
+	entity  string
+	burst   int
+	rec     recorder
+	bg      sync.WaitGroup
+	marked  map[string]bool // steps whose attempts carry StepHeader
+	used    map[string]bool // keys sent, for the journal
+	attempt int             // attempt counter of the logical client 0
+
+	firstAnswer time.Time
+	lastStart   time.Time
+	mu          sync.Mutex
+}
+
+// execute runs the scenario's steps and gathers the Record its checker judges.
+func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, entity string, seed int64, burst int) (*Record, error) {
+	e := &execution{t: t, sc: sc, keys: keys, entity: entity, burst: burst, marked: map[string]bool{}, used: map[string]bool{}}
+	rules, err := e.installFaults(ctx)
+	defer func() {
+		// A fresh context: the scenario's may have ended, and a leftover rule would
+		// only ever match this run's key, but the proxy should not keep it.
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		for _, name := range rules {
+			_ = t.ctl.DeleteRule(cctx, name)
+		}
+	}()
+	if err != nil {
+		return nil, err
+	}
+	runErr := e.runSteps(ctx)
+	e.bg.Wait()
+	if runErr != nil {
+		return nil, runErr
+	}
+	rec := &Record{History: e.rec.history(), Ledger: map[string]int{}, Seed: seed, Entity: entity}
+	var ledgerErrs []string
+	n, err := t.readLedger(ctx, t.p.SideEffects, entity)
+	if err != nil {
+		ledgerErrs = append(ledgerErrs, err.Error())
+	} else {
+		rec.Ledger[LedgerOperation] = n
+	}
+	if e.uses(PayloadOther) {
+		n, err := t.readLedger(ctx, t.p.Other.SideEffects, entity)
+		if err != nil {
+			ledgerErrs = append(ledgerErrs, "other_operation: "+err.Error())
+		} else {
+			rec.Ledger[LedgerOther] = n
+		}
+	}
+	rec.LedgerErr = strings.Join(ledgerErrs, "; ")
+	keysUsed, sent := e.journalKeys(rec.History)
+	rec.Journal, err = t.journalFor(ctx, keysUsed, sent)
+	if err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// held reports whether a fault holds responses past the client's timeout.
+func (e *execution) held() bool {
+	for _, fo := range e.sc.Faults {
+		if fo.DurationOf == PastClientTimeout {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *execution) uses(pl Payload) bool {
+	for _, st := range e.sc.Steps {
+		if st.Payload == pl {
+			return true
+		}
+	}
+	return false
+}
+
+// installFaults adds the scenario's rules, each matching only its own key.
+func (e *execution) installFaults(ctx context.Context) ([]string, error) {
+	var names []string
+	for i, fo := range e.sc.Faults {
+		spec := fo.Fault
+		if fo.DurationOf != "" {
+			spec.Duration = e.t.resolve(fo.DurationOf)
+		}
+		r := faultproxy.Rule{
+			Name:  fmt.Sprintf("%s-f%d", e.keys.main, i),
+			Match: faultproxy.Match{Key: e.keys.main, Attempts: fo.Attempts},
+			Fault: spec,
+		}
+		if fo.Step != "" {
+			r.Match.Headers = map[string]string{StepHeader: fo.Step}
+			e.marked[fo.Step] = true
+		}
+		if err := e.t.ctl.AddRule(ctx, r); err != nil {
+			return names, fmt.Errorf("add rule %s: %w", r.Name, err)
+		}
+		names = append(names, r.Name)
+	}
+	return names, nil
+}
+
+func (e *execution) runSteps(ctx context.Context) error {
+	for _, st := range e.sc.Steps {
+		if err := e.wait(ctx, st.Wait); err != nil {
+			return err
+		}
+		e.attempt++
+		// The step's start, taken before any goroutine runs, is what "past the lock
+		// timeout" counts from.
+		e.mu.Lock()
+		e.lastStart = time.Now()
+		e.mu.Unlock()
+		if st.Background {
+			e.bg.Add(1)
+			go func(st Step, attempt int) {
+				defer e.bg.Done()
+				_ = e.sendCopies(ctx, st, attempt)
+			}(st, e.attempt)
+			continue
+		}
+		if err := e.sendCopies(ctx, st, e.attempt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sendCopies sends a step once, or Copies times at once behind a start barrier, at most
+// burst attempts in flight.
+func (e *execution) sendCopies(ctx context.Context, st Step, attempt int) error {
+	n := max(st.Copies, 1)
+	reqs := make([]*http.Request, n)
+	var key string
+	for i := range reqs {
+		req, k, err := e.t.stepRequest(e.t.proxyURL, e.entity, e.keys, st, e.marked[st.Name])
+		if err != nil {
+			return fmt.Errorf("step %s: %w", st.Name, err)
+		}
+		reqs[i], key = req, k
+	}
+	e.mu.Lock()
+	if key != "" || st.Key == KeyEmpty {
+		e.used[key] = true
+	}
+	e.mu.Unlock()
+	timeout := e.t.attemptTimeout(st.Hook, e.held())
+	one := func(i int) {
+		client := 0
+		if n > 1 {
+			client = i
+		}
+		e.rec.invoke(client, attempt, key, st.Name)
+		op := send(ctx, e.t.client, reqs[i], timeout, e.t.keepHeaders())
+		done := e.rec.complete(client, attempt, key, st.Name, op)
+		e.mu.Lock()
+		if e.firstAnswer.IsZero() {
+			e.firstAnswer = done
+		}
+		e.mu.Unlock()
+	}
+	if n == 1 {
+		one(0)
+		return ctx.Err()
+	}
+	start := make(chan struct{})
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(n, e.burst); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for i := range work {
+				one(i)
+			}
+		}()
+	}
+	close(start)
+	for i := 0; i < n; i++ {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	return ctx.Err()
+}
+
+// wait sleeps only for what the profile declared: a retention or a lock timeout.
+func (e *execution) wait(ctx context.Context, w Wait) error {
+	p := e.t.p
+	e.mu.Lock()
+	first, last := e.firstAnswer, e.lastStart
+	e.mu.Unlock()
+	var until time.Time
+	switch w {
+	case WaitNone:
+		return nil
+	case WaitBackground:
+		e.bg.Wait()
+		return ctx.Err()
+	case WaitInsideWindow:
+		r := p.Retention.Std()
+		until = first.Add(r - max(r/4, 150*time.Millisecond))
+	case WaitPastWindow:
+		r := p.Retention.Std()
+		until = first.Add(r + max(r/2, 300*time.Millisecond))
+	case WaitPastLock:
+		l := p.LockTimeout.Std()
+		until = last.Add(l + max(l/4, 200*time.Millisecond))
+	default:
+		return fmt.Errorf("unknown wait %q", w)
+	}
+	timer := time.NewTimer(time.Until(until))
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("wait %s: %w", w, ctx.Err())
+	case <-timer.C:
+		return nil
+	}
+}
+
+// journalKeys lists the keys to read the journal for (a quoted key also under its bare
+// form, as the proxy may parse the sf-string) and how many keyed attempts were sent.
+func (e *execution) journalKeys(h []Op) ([]string, int) {
+	var keys []string
+	seen := map[string]bool{}
+	for k := range e.used {
+		for _, v := range []string{k, strings.Trim(k, `"`)} {
+			if v != "" && !seen[v] {
+				seen[v] = true
+				keys = append(keys, v)
+			}
+		}
+	}
+	sent := 0
+	for _, op := range h {
+		if op.Type == OpInvoke && op.Key != "" {
+			sent++
+		}
+	}
+	return keys, sent
+}
+
+// keepHeaders are the response headers the history keeps: what replay checks compare.
+func (t *target) keepHeaders() []string {
+	keep := []string{"Content-Type", "Location", "Retry-After"}
+	if t.p.Expect.ReplayHeader != "" {
+		keep = append(keep, t.p.Expect.ReplayHeader)
+	}
+	return append(keep, t.p.Expect.ReplayHeaders...)
+}

@@ -1,0 +1,35 @@
+package scenarios
+
+import (
+	"sync"
+	"time"
+)
+
+// recorder collects the history of one scenario run; attempts of a burst complete
+// concurrently, so it is safe for concurrent use.
+type recorder struct {
+	mu  sync.Mutex
+	ops []Op
+}
+
+func (r *recorder) invoke(client, attempt int, key, step string) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	r.ops = append(r.ops, Op{Index: len(r.ops), Client: client, Attempt: attempt, Type: OpInvoke, Key: key, Step: step, Time: now})
+	return now
+}
+
+func (r *recorder) complete(client, attempt int, key, step string, op Op) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	op.Index, op.Client, op.Attempt, op.Key, op.Step, op.Time = len(r.ops), client, attempt, key, step, time.Now()
+	r.ops = append(r.ops, op)
+	return op.Time
+}
+
+func (r *recorder) history() []Op {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Op(nil), r.ops...)
+}

@@ -1,0 +1,211 @@
+package scenarios
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// scenarioKeys are the keys one scenario run uses, all minted from the run nonce.
+type scenarioKeys struct {
+	main, len255, len256, control string
+}
+
+func mintKeys(nonce string, n int) scenarioKeys {
+	main := fmt.Sprintf("idemproof-%s-%03d", nonce, n)
+	pad := func(l int) string { return main + "-" + strings.Repeat("x", l-len(main)-1) }
+	return scenarioKeys{main: main, len255: pad(255), len256: pad(256), control: main + "\tctl"}
+}
+
+// keyFor returns the key a step sends and whether it sends one at all.
+func (k scenarioKeys) keyFor(f KeyForm) (string, bool) {
+	switch f {
+	case KeyNone:
+		return "", false
+	case KeyEmpty:
+		return "", true
+	case Key255:
+		return k.len255, true
+	case Key256:
+		return k.len256, true
+	case KeyControl:
+		return k.control, true
+	case KeyQuoted:
+		return `"` + k.main + `"`, true
+	}
+	return k.main, true
+}
+
+// stepRequest builds the HTTP request of one step against base (the proxy).
+func (t *target) stepRequest(base, entity string, keys scenarioKeys, st Step, marked bool) (*http.Request, string, error) {
+	p := t.p
+	op := p.Operation
+	body := op.Body
+	switch st.Payload {
+	case PayloadAltered:
+		body = op.AlteredBody
+	case PayloadOther:
+		op = p.Other.Operation
+		body = op.Body
+	case PayloadBusiness:
+		body = p.Business.Body
+	case PayloadValidation:
+		body = p.Validation.Body
+	}
+	path, err := render(op.Path, entity)
+	if err != nil {
+		return nil, "", fmt.Errorf("render path: %w", err)
+	}
+	rendered, err := render(body, entity)
+	if err != nil {
+		return nil, "", fmt.Errorf("render body: %w", err)
+	}
+	key, hasKey := keys.keyFor(st.Key)
+	payload, isJSON, err := shapeBody(rendered, p.KeyField, key, hasKey, st.Variant)
+	if err != nil {
+		return nil, "", err
+	}
+	if st.Variant == VariantQueryString {
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		path += sep + "idemproof=1"
+	}
+	req, err := http.NewRequest(op.Method, strings.TrimSuffix(base, "/")+path, bytes.NewReader(payload))
+	if err != nil {
+		return nil, "", fmt.Errorf("build request: %w", err)
+	}
+	if isJSON {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range op.Headers {
+		req.Header.Set(k, v)
+	}
+	if len(p.Principals) > st.Principal {
+		for k, v := range p.Principals[st.Principal] {
+			req.Header.Set(k, v)
+		}
+	}
+	if name, value, ok := t.hookHeader(st.Hook); ok {
+		req.Header.Set(name, value)
+	}
+	if marked {
+		req.Header.Set(StepHeader, st.Name)
+	}
+	if st.Variant == VariantUnrelatedHeader {
+		req.Header.Set("X-Idemproof-Unrelated", "variant")
+	}
+	if p.KeyHeader != "" && hasKey {
+		name := http.CanonicalHeaderKey(p.KeyHeader)
+		if st.Variant == VariantLowerCaseHeader {
+			name = strings.ToLower(p.KeyHeader)
+		}
+		// Direct map assignment keeps the name's case on the wire and allows "".
+		req.Header[name] = []string{key}
+	}
+	if !hasKey {
+		key = ""
+	}
+	return req, key, nil
+}
+
+// shapeBody puts the key into a JSON body (key_field) and applies a variant. A JSON body
+// is always sent in one canonical compact spelling, so a variant differs from the
+// original in exactly the one way it names.
+func shapeBody(rendered, keyField, key string, hasKey bool, v Variant) ([]byte, bool, error) {
+	doc, err := parseJSON(rendered)
+	if err != nil {
+		if keyField != "" {
+			return nil, false, fmt.Errorf("body is not JSON, cannot carry the key at %s: %w", keyField, err)
+		}
+		return []byte(rendered), false, nil
+	}
+	if keyField != "" && hasKey {
+		if err := doc.set(keyField, jsonString(key)); err != nil {
+			return nil, false, err
+		}
+	}
+	indent := ""
+	switch v {
+	case VariantKeyOrder:
+		doc.reverseKeys()
+	case VariantWhitespace:
+		indent = "  "
+	case VariantNumberSpelling:
+		doc.respellIntegers()
+	}
+	var b bytes.Buffer
+	doc.encode(&b, indent, "")
+	return b.Bytes(), true, nil
+}
+
+// hookHeader returns the header that switches a profile test hook on.
+func (t *target) hookHeader(h Hook) (string, string, bool) {
+	p := t.p
+	switch h {
+	case HookSlow:
+		return p.Slow.Header, p.Slow.Value, true
+	case HookSlowPastLock:
+		return p.Slow.Header, (2 * p.LockTimeout.Std()).String(), true
+	case HookFail:
+		return p.FailHook.Header, p.FailHook.Value, true
+	case HookCrashAfterKey:
+		return p.Crash.Header, p.Crash.AfterKey, true
+	case HookCrashAfterCommit:
+		return p.Crash.Header, p.Crash.AfterCommit, true
+	}
+	return "", "", false
+}
+
+// attemptTimeout is how long the client waits for one attempt of the step: the profile's
+// client timeout (the hold timeout in a hold scenario), plus any hold the step itself
+// asks the target for.
+func (t *target) attemptTimeout(h Hook, held bool) time.Duration {
+	d := t.p.ClientTimeout.Std()
+	if held {
+		d = t.holdTimeout()
+	}
+	switch h {
+	case HookSlow:
+		d += t.slow()
+	case HookSlowPastLock:
+		d += 2 * t.p.LockTimeout.Std()
+	}
+	return d
+}
+
+func (t *target) slow() time.Duration {
+	if t.p.Slow == nil {
+		return 0
+	}
+	d, _ := parseDuration(t.p.Slow.Value)
+	return d.Std()
+}
+
+// resolve fills a fault's duration from the profile.
+func (t *target) resolve(ref DurationRef) time.Duration {
+	switch ref {
+	case PastClientTimeout:
+		return t.holdTimeout() + 300*time.Millisecond
+	case QuarterSlow:
+		return max(t.slow()/4, 20*time.Millisecond)
+	case QuarterClientTimeout:
+		return t.p.ClientTimeout.Std() / 4
+	}
+	return 0
+}
+
+// holdTimeout is how long the client waits in a scenario whose response is held past it:
+// the client timeout, but at most half the declared retention, so that the retry still
+// falls inside the window and must be a replay (a retry after the window may legitimately
+// execute again, which would make the scenario prove nothing).
+func (t *target) holdTimeout() time.Duration {
+	d := t.p.ClientTimeout.Std()
+	if r := t.p.Retention.Std(); r > 0 && r/2 < d {
+		d = r / 2
+	}
+	return d
+}

@@ -1,0 +1,137 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/idemproof/idemproof/faultproxy"
+)
+
+// target is one profile made runnable: where attempts go (through a fault proxy), the
+// proxy's controller, and the ledger probe.
+type target struct {
+	p        *Profile
+	proxyURL string
+	ctl      faultproxy.Controller
+	client   *http.Client
+	probe    *http.Client
+	closeFn  func() error
+}
+
+// RemoteController builds the controller of a running proxy from its admin URL and token
+// (the profile's proxy: block). faultproxy/client provides one; it is a variable so the
+// scenarios package does not fix which.
+var RemoteController func(adminURL, token string) (faultproxy.Controller, error)
+
+// openTarget starts an in-process fault proxy in front of the profile's base URL, or
+// connects to the running proxy the profile names.
+func openTarget(ctx context.Context, p *Profile, seed int64) (*target, error) {
+	t := &target{p: p, client: newAttemptClient(), probe: &http.Client{Timeout: 10 * time.Second}}
+	if p.Proxy != nil {
+		if RemoteController == nil {
+			return nil, fmt.Errorf("open target %s: a remote proxy needs scenarios.RemoteController (import faultproxy/client)", p.Name)
+		}
+		ctl, err := RemoteController(p.Proxy.Admin, p.Proxy.AdminToken)
+		if err != nil {
+			return nil, fmt.Errorf("open target %s: connect proxy admin: %w", p.Name, err)
+		}
+		t.proxyURL, t.ctl, t.closeFn = p.Proxy.URL, ctl, func() error { return nil }
+		return t, nil
+	}
+	srv, err := faultproxy.Start(ctx, faultproxy.Config{Upstream: p.BaseURL, KeyHeader: p.KeyHeader, KeyField: p.KeyField, Seed: seed})
+	if err != nil {
+		return nil, fmt.Errorf("open target %s: start proxy: %w", p.Name, err)
+	}
+	t.proxyURL, t.ctl, t.closeFn = srv.URL(), srv.Proxy(), srv.Close
+	return t, nil
+}
+
+func (t *target) close() error { return t.closeFn() }
+
+// ledgerBase is where probes go: straight to the target when its URL is known (a probe
+// must never meet a fault), else through the proxy, whose rules only match keyed requests.
+func (t *target) ledgerBase() string {
+	if t.p.BaseURL != "" {
+		return t.p.BaseURL
+	}
+	return t.proxyURL
+}
+
+// readLedger counts the side effects for entity with the probe.
+func (t *target) readLedger(ctx context.Context, pr Probe, entity string) (int, error) {
+	path, err := render(pr.Path, entity)
+	if err != nil {
+		return 0, fmt.Errorf("render ledger path: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, pr.Method, strings.TrimSuffix(t.ledgerBase(), "/")+path, nil)
+	if err != nil {
+		return 0, fmt.Errorf("build ledger request: %w", err)
+	}
+	for k, v := range t.p.Operation.Headers {
+		req.Header.Set(k, v)
+	}
+	if len(t.p.Principals) > 0 {
+		for k, v := range t.p.Principals[0] {
+			req.Header.Set(k, v)
+		}
+	}
+	for k, v := range pr.Headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := t.probe.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("read ledger: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
+	if err != nil {
+		return 0, fmt.Errorf("read ledger: %w", err)
+	}
+	if !is2xx(resp.StatusCode) {
+		return 0, fmt.Errorf("read ledger: %s %s answered %d", pr.Method, path, resp.StatusCode)
+	}
+	return lookupCount(body, pr.Count)
+}
+
+// journalFor collects the proxy's records of the given keys, in arrival order. It waits
+// (bounded) until at least want records exist: the proxy journals an attempt when the
+// attempt ends on its side, which for a held response is after the client gave up.
+func (t *target) journalFor(ctx context.Context, keys []string, want int) ([]faultproxy.Record, error) {
+	deadline := time.Now().Add(t.p.ClientTimeout.Std() + time.Second)
+	for {
+		var all []faultproxy.Record
+		for _, k := range keys {
+			recs, err := t.ctl.Journal(ctx, faultproxy.JournalQuery{Key: k})
+			if err != nil {
+				return nil, fmt.Errorf("read journal: %w", err)
+			}
+			all = append(all, recs...)
+		}
+		all = dedupeRecords(all)
+		if len(all) >= want || time.Now().After(deadline) {
+			return all, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("read journal: %w", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// dedupeRecords sorts by Seq and drops records found under two key spellings.
+func dedupeRecords(all []faultproxy.Record) []faultproxy.Record {
+	sort.Slice(all, func(i, j int) bool { return all[i].Seq < all[j].Seq })
+	out := all[:0]
+	for i, r := range all {
+		if i == 0 || r.Seq != all[i-1].Seq {
+			out = append(out, r)
+		}
+	}
+	return out
+}
