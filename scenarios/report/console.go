@@ -43,13 +43,16 @@ func oneLine(s string) string {
 func WriteSummary(w io.Writer, rep *scenarios.Report) {
 	counts := CountByTarget(rep)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "target\t")
+	fmt.Fprintf(tw, "%-*s\t", targetWidth(rep), "target")
 	for _, v := range verdictOrder {
 		fmt.Fprintf(tw, "%s\t", v)
 	}
 	fmt.Fprintln(tw, "total\t")
+	// The table is right-aligned for the numbers; padding the names by hand keeps them
+	// left-aligned.
+	width := targetWidth(rep)
 	for _, t := range targets(rep) {
-		fmt.Fprintf(tw, "%s\t", t)
+		fmt.Fprintf(tw, "%-*s\t", width, t)
 		for _, v := range verdictOrder {
 			fmt.Fprintf(tw, "%d\t", counts[t][v])
 		}
@@ -87,13 +90,36 @@ func RepeatCommand(rep *scenarios.Report, r scenarios.Result) string {
 		seed = r.Evidence.Record.Seed
 	}
 	cmd := fmt.Sprintf("idemproof check --seed %d --only %s", seed, r.ScenarioID)
-	if r.Target != "" && r.Target != "reference" {
+	if flaws, postgres, ok := embeddedVariant(r.Target); ok {
+		for _, f := range flaws {
+			cmd += " --flaw " + f
+		}
+		if postgres {
+			cmd += " --store postgres://…"
+		}
+	} else if r.Target != "" {
 		cmd += " --profile " + r.Target
 	}
 	if rep.Strict {
 		cmd += " --strict"
 	}
 	return cmd
+}
+
+// embeddedVariant parses the target names the embedded reference server gets
+// (internal/embedded): "reference", then "+flaw" per flaw, then "@postgres".
+func embeddedVariant(target string) (flaws []string, postgres bool, ok bool) {
+	rest, found := strings.CutPrefix(target, "reference")
+	if !found || (rest != "" && rest[0] != '+' && rest[0] != '@') {
+		return nil, false, false
+	}
+	rest, postgres = strings.CutSuffix(rest, "@postgres")
+	for _, f := range strings.Split(rest, "+") {
+		if f != "" {
+			flaws = append(flaws, f)
+		}
+	}
+	return flaws, postgres, true
 }
 
 // failingResults is every result that fails the run, in report order.
@@ -119,4 +145,13 @@ func categoriesText(c map[string]int) string {
 		parts = append(parts, fmt.Sprintf("%s=%d", k, c[k]))
 	}
 	return strings.Join(parts, " ")
+}
+
+// targetWidth is the width of the summary's target column.
+func targetWidth(rep *scenarios.Report) int {
+	width := len("target")
+	for _, t := range targets(rep) {
+		width = max(width, len(t))
+	}
+	return width
 }

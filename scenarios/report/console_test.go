@@ -109,3 +109,18 @@ func TestFailingFollowsStrict(t *testing.T) {
 		require.False(t, report.Failing(v, true), v)
 	}
 }
+
+func TestRepeatCommandNamesTheEmbeddedVariant(t *testing.T) {
+	rep := &scenarios.Report{Seed: 9, Strict: true}
+	cases := map[string]string{
+		"reference":                    "idemproof check --seed 9 --only replay/marker --strict",
+		"reference+no-replay-header":   "idemproof check --seed 9 --only replay/marker --flaw no-replay-header --strict",
+		"reference+pin-5xx+a@postgres": "idemproof check --seed 9 --only replay/marker --flaw pin-5xx --flaw a --store postgres://… --strict",
+		"referenced-api":               "idemproof check --seed 9 --only replay/marker --profile referenced-api --strict",
+		"stripe-like":                  "idemproof check --seed 9 --only replay/marker --profile stripe-like --strict",
+	}
+	for target, want := range cases {
+		got := report.RepeatCommand(rep, scenarios.Result{ScenarioID: "replay/marker", Target: target})
+		require.Equal(t, want, got, target)
+	}
+}

@@ -25,9 +25,9 @@ func sampleReport() *scenarios.Report {
 			{Index: 3, Client: 1, Attempt: 2, Type: scenarios.OpOK, Key: key, Step: "retry", Time: t0, Status: 201, Body: []byte(`{"id":"rf_1"}`)},
 		},
 		Journal: []faultproxy.Record{
-			{Seq: 1, Method: "POST", Path: "/v1/refunds", Key: key, HasKey: true, Attempt: 1, Rule: "after-503", Fault: faultproxy.FaultAfterStatus,
+			{Seq: 1, Time: t0, Method: "POST", Path: "/v1/refunds", Key: key, HasKey: true, Attempt: 1, Rule: "after-503", Fault: faultproxy.FaultAfterStatus,
 				ReachedUpstream: true, UpstreamCalls: 1, UpstreamStatus: 201, UpstreamMillis: 3, ClientStatus: 503, ClientResult: faultproxy.ClientDelivered, Outcome: faultproxy.OutcomeInfo},
-			{Seq: 2, Method: "POST", Path: "/v1/refunds", Key: key, HasKey: true, Attempt: 2,
+			{Seq: 2, Time: t0.Add(5 * time.Millisecond), Method: "POST", Path: "/v1/refunds", Key: key, HasKey: true, Attempt: 2,
 				ReachedUpstream: true, UpstreamCalls: 1, UpstreamStatus: 201, UpstreamMillis: 1, ClientStatus: 201, ClientResult: faultproxy.ClientDelivered, Outcome: faultproxy.OutcomeOK},
 		},
 	}

@@ -56,10 +56,13 @@ func TestHTMLHasAWellFormedSVGPerResult(t *testing.T) {
 		require.Contains(t, root.Texts, "fault proxy")
 		require.Contains(t, root.Texts, "upstream")
 	}
+	// Arrival times relative to the first attempt.
+	require.Contains(t, svgs[0], ">+0ms<")
+	require.Contains(t, svgs[0], ">+5ms<")
 	// The failing stripe-like replay: the reset drawn as a fault, the duplicate delivered
 	// twice, the ledger showing two refunds.
 	fail := svgs[1]
-	require.Contains(t, fail, "⚡ after-reset (reset)")
+	require.Contains(t, fail, "⚡ after-reset<")
 	require.Contains(t, fail, "deliver 2 of 2")
 	require.Contains(t, fail, "ledger after the run: refund=2")
 	require.Contains(t, fail, `K1=k\x01ctl`)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"strings"
+	"time"
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/scenarios"
@@ -70,6 +71,12 @@ func SequenceSVG(id string, rec *scenarios.Record) string {
 
 func (b *svgBuilder) drawJournal(rec *scenarios.Record) {
 	keys := newKeyLabels(rec)
+	start := rec.Journal[0].Time
+	for _, j := range rec.Journal {
+		if !j.Time.IsZero() && (start.IsZero() || j.Time.Before(start)) {
+			start = j.Time
+		}
+	}
 	for i, j := range rec.Journal {
 		if i == MaxTimelineRows {
 			b.y += 6
@@ -77,7 +84,7 @@ func (b *svgBuilder) drawJournal(rec *scenarios.Record) {
 			b.y += arrowStep
 			break
 		}
-		b.attempt(keys, j)
+		b.attempt(keys, j, start)
 		b.y += attemptGap
 		if i < len(rec.Journal)-1 && i < MaxTimelineRows-1 {
 			b.body.WriteString(fmt.Sprintf(`<line x1="20" x2="%d" y1="%d" y2="%d" class="sep"/>`, svgWidth-20, b.y-attemptGap/2, b.y-attemptGap/2))
@@ -92,15 +99,21 @@ func (b *svgBuilder) drawJournal(rec *scenarios.Record) {
 
 // attempt draws one journal record: request in, the hops to the upstream if it was
 // reached, the fault at the proxy, and what came back to the client.
-func (b *svgBuilder) attempt(keys *keyLabels, j faultproxy.Record) {
+func (b *svgBuilder) attempt(keys *keyLabels, j faultproxy.Record, start time.Time) {
 	b.y += arrowStep
+	// Arrival time relative to the first attempt: attempts drawn one below the other may
+	// still have overlapped (a concurrent pair, a burst).
+	if !j.Time.IsZero() && !start.IsZero() {
+		b.text(12, b.y+4, "start", "time", fmt.Sprintf("+%dms", j.Time.Sub(start).Milliseconds()))
+	}
 	req := fmt.Sprintf("#%d %s try %s  %s %s", j.Seq, keys.label(j.Key, j.HasKey), attemptText(j.Attempt), j.Method, shorten(j.Path, 34))
 	b.arrow(laneClient, laneProxy, req, colRequest, false)
 	// A before-fault (or a duplicate delivery) acts before the upstream hop; an
 	// after-fault acts on the response, so its mark goes below the upstream's answer.
 	afterFault := strings.HasPrefix(j.Fault, "after")
+	// The box names the fault only: runner rule names are long per-key names.
 	if j.Fault != "" && !afterFault {
-		b.faultBox(faultText(j))
+		b.faultBox(j.Fault)
 	}
 	if j.ReachedUpstream {
 		calls := j.UpstreamCalls
@@ -128,7 +141,7 @@ func (b *svgBuilder) attempt(keys *keyLabels, j faultproxy.Record) {
 		b.text(laneTarget, b.y+4, "middle", "muted", "not reached")
 	}
 	if afterFault {
-		b.faultBox(faultText(j))
+		b.faultBox(j.Fault)
 	}
 	b.y += arrowStep
 	back := clientText(j) + "  → " + j.Outcome
