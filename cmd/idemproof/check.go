@@ -2,11 +2,130 @@ package main
 
 import (
 	"context"
-	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/scenarios/report"
 )
 
-// runCheck is a placeholder until its package lands; it is replaced, not extended.
+// checkOptions are the parsed flags of `idemproof check`.
+type checkOptions struct {
+	profiles    repeatFlag
+	only        listFlag
+	labels      listFlag
+	flaws       listFlag
+	strict      bool
+	reportDir   string
+	seed        int64
+	store       string
+	concurrency int
+	timeout     time.Duration
+}
+
+func checkFlags(stderr io.Writer) (*flag.FlagSet, *checkOptions) {
+	o := &checkOptions{}
+	fs := flag.NewFlagSet("idemproof check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Var(&o.profiles, "profile", "target profile: a YAML file or a built-in name; repeatable (several targets give one comparison matrix); \""+embeddedName+"\" or none = the embedded reference server")
+	fs.BoolVar(&o.strict, "strict", false, "fail on NON-STRICT (a SHOULD missed) and UNKNOWN too")
+	fs.Var(&o.only, "only", "scenario IDs or globs (replay/*), comma list or repeated")
+	fs.Var(&o.labels, "label", "run only scenarios carrying these labels (all of them), comma list or repeated")
+	fs.StringVar(&o.reportDir, "report-dir", "", "write report.json, junit.xml and report.html into this folder (created if missing)")
+	fs.Int64Var(&o.seed, "seed", 0, "seed for keys, entities and probabilistic faults (default: time-based, printed)")
+	fs.Var(&o.flaws, "flaw", "run the embedded reference with this known flaw (idemproof scenarios --flaws lists them); repeatable")
+	fs.StringVar(&o.store, "store", "", "store of the embedded reference: memory (default) or a postgres:// DSN")
+	fs.IntVar(&o.concurrency, "concurrency", 0, "scenarios run at once (default: the runner's)")
+	fs.DurationVar(&o.timeout, "timeout", 0, "time limit per scenario, e.g. 30s (default: the runner's)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: idemproof check [flags]")
+		fmt.Fprintln(stderr)
+		fmt.Fprintln(stderr, "Runs the scenario catalogue against each target and reports a verdict per scenario.")
+		fmt.Fprintln(stderr, "Exit status: 0 no FAIL, 1 a FAIL (or NON-STRICT/UNKNOWN under --strict), 2 a usage or profile error.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	return fs, o
+}
+
+// runCheck is `idemproof check`.
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("not implemented yet")
+	fs, o := checkFlags(stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q: targets are given with --profile", fs.Arg(0))
+	}
+	if o.concurrency < 0 {
+		return fmt.Errorf("--concurrency %d: must be 1 or more (0 = default)", o.concurrency)
+	}
+	if o.timeout < 0 {
+		return fmt.Errorf("--timeout %v: must be positive", o.timeout)
+	}
+	selected, err := scenarios.Select(o.only, o.labels)
+	if err != nil {
+		return fmt.Errorf("--only/--label: %w", err)
+	}
+	seedSet := false
+	fs.Visit(func(f *flag.Flag) { seedSet = seedSet || f.Name == "seed" })
+	if !seedSet {
+		o.seed = time.Now().UnixNano()
+	}
+
+	targets, err := resolveTargets(ctx, o.profiles, o.flaws, o.store)
+	if err != nil {
+		return err
+	}
+	defer targets.Close()
+
+	names := make([]string, len(targets.profiles))
+	for i, p := range targets.profiles {
+		names[i] = p.Name
+	}
+	fmt.Fprintf(stdout, "idemproof check: %d scenarios × %d target(s) [%s], seed %d, strict=%t\n",
+		len(selected), len(names), strings.Join(names, ", "), o.seed, o.strict)
+	fmt.Fprintf(stdout, "repeat with: --seed %d\n\n", o.seed)
+
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{
+		Profiles:        targets.profiles,
+		Only:            o.only,
+		Labels:          o.labels,
+		Seed:            o.seed,
+		Strict:          o.strict,
+		Concurrency:     o.concurrency,
+		ScenarioTimeout: o.timeout,
+		Progress:        report.Progress(stdout),
+		Tool:            "idemproof " + version(),
+	})
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	fmt.Fprintln(stdout)
+	report.WriteSummary(stdout, rep)
+	if o.reportDir != "" {
+		paths, err := report.WriteDir(o.reportDir, rep)
+		if err != nil {
+			return fmt.Errorf("write reports: %w", err)
+		}
+		fmt.Fprintf(stdout, "\nreports: %s\n", strings.Join(paths, " "))
+	}
+	for _, r := range rep.Results {
+		if report.Failing(r.Verdict, rep.Strict) {
+			return errExitFailure
+		}
+	}
+	return nil
+}
+
+// version is the module version the binary was built from, or "dev".
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
 }

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/idemproof/idemproof/internal/embedded"
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// embeddedName is the --profile value that selects the embedded reference server; it is
+// also what `idemproof check` runs with no --profile.
+const embeddedName = "embedded"
+
+// targetSet is the profiles of one run and the embedded servers to stop afterwards.
+type targetSet struct {
+	profiles []*scenarios.Profile
+	closers  []func() error
+}
+
+func (t *targetSet) Close() {
+	for _, c := range t.closers {
+		c()
+	}
+}
+
+// resolveTargets turns the --profile values into profiles, starting the embedded
+// reference for "embedded" (or when no --profile is given). --flaw and --store configure
+// that embedded server and are refused when it is not part of the run.
+func resolveTargets(ctx context.Context, profiles, flaws []string, store string) (*targetSet, error) {
+	if len(profiles) == 0 {
+		profiles = []string{embeddedName}
+	}
+	wantEmbedded := false
+	for _, p := range profiles {
+		if p == embeddedName {
+			wantEmbedded = true
+		}
+	}
+	if !wantEmbedded && (len(flaws) > 0 || store != "") {
+		return nil, fmt.Errorf("--flaw and --store configure the embedded reference server; add --profile %s or drop them", embeddedName)
+	}
+	if store != "" && store != embedded.StoreMemory && !embedded.IsPostgresDSN(store) {
+		return nil, fmt.Errorf("--store %q: want %q or a postgres://user:pass@host:port/db DSN", store, embedded.StoreMemory)
+	}
+	set := &targetSet{}
+	seen := map[string]string{}
+	for _, arg := range profiles {
+		var p *scenarios.Profile
+		if arg == embeddedName {
+			tgt, err := embedded.Start(ctx, embedded.Config{Flaws: flaws, Store: store})
+			if err != nil {
+				set.Close()
+				if strings.Contains(err.Error(), "unknown flaw") {
+					return nil, fmt.Errorf("--flaw: %v", err)
+				}
+				return nil, fmt.Errorf("start embedded reference: %w", err)
+			}
+			set.closers = append(set.closers, tgt.Close)
+			p = tgt.Profile
+		} else {
+			var err error
+			p, err = loadProfile(arg)
+			if err != nil {
+				set.Close()
+				return nil, fmt.Errorf("--profile %s: %v", arg, err)
+			}
+		}
+		if prev, dup := seen[p.Name]; dup {
+			set.Close()
+			return nil, fmt.Errorf("--profile %s and --profile %s both name the target %q; give each profile its own name", prev, arg, p.Name)
+		}
+		seen[p.Name] = arg
+		set.profiles = append(set.profiles, p)
+	}
+	return set, nil
+}
+
+// loadProfile reads a profile file, or a built-in profile by name when no such file
+// exists and the value does not look like a path.
+func loadProfile(arg string) (*scenarios.Profile, error) {
+	if _, err := os.Stat(arg); err == nil || strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") {
+		return scenarios.LoadProfile(arg)
+	}
+	return scenarios.BuiltinProfile(arg)
+}
