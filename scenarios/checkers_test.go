@@ -1,0 +1,275 @@
+package scenarios_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// history builds hand-written histories: each attempt is an invoke and its completion.
+type history struct {
+	t0  time.Time
+	ops []scenarios.Op
+}
+
+func newHistory() *history { return &history{t0: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
+
+// at adds one attempt of step invoked at ms and answered at ms+1.
+func (h *history) at(ms int, step string, typ scenarios.OpType, status int, body string, headers map[string]string) *history {
+	return h.span(ms, ms+1, step, typ, status, body, headers)
+}
+
+func (h *history) span(from, to int, step string, typ scenarios.OpType, status int, body string, headers map[string]string) *history {
+	h.ops = append(h.ops,
+		scenarios.Op{Index: len(h.ops), Type: scenarios.OpInvoke, Step: step, Time: h.t0.Add(time.Duration(from) * time.Millisecond)},
+		scenarios.Op{Index: len(h.ops) + 1, Type: typ, Step: step, Status: status, Body: []byte(body), Headers: headers, Time: h.t0.Add(time.Duration(to) * time.Millisecond)})
+	return h
+}
+
+func (h *history) record(ledger int) scenarios.Record {
+	return scenarios.Record{History: h.ops, Ledger: map[string]int{"operation": ledger}}
+}
+
+func refProfile(t *testing.T) *scenarios.Profile {
+	t.Helper()
+	t.Setenv("IDEMPROOF_BASE_URL", "")
+	p, err := scenarios.BuiltinProfile("reference")
+	require.NoError(t, err)
+	return p
+}
+
+func checker(t *testing.T, id string) scenarios.Checker {
+	t.Helper()
+	s, ok := scenarios.Lookup(id)
+	require.True(t, ok, id)
+	return s.Check
+}
+
+const committed = `{"id":"re_1","amount":4900}`
+
+func TestAfterUpstreamReplayPasses(t *testing.T) {
+	rec := newHistory().
+		at(0, "original", scenarios.OpInfo, 503, "upstream lost", nil).
+		at(10, "retry", scenarios.OpOK, 201, committed, nil).
+		record(1)
+	rec.Journal = []faultproxy.Record{{Seq: 1, Attempt: 1, ReachedUpstream: true, UpstreamCalls: 1, UpstreamStatus: 201, UpstreamBody: []byte(committed)}}
+	v, msg, ev := checker(t, "replay/after-503")(rec, refProfile(t))
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, 1, ev.Categories["recovered"])
+}
+
+func TestAfterUpstreamDuplicateFails(t *testing.T) {
+	rec := newHistory().
+		at(0, "original", scenarios.OpInfo, 503, "", nil).
+		at(10, "retry", scenarios.OpOK, 201, `{"id":"re_2"}`, nil).
+		record(2)
+	v, msg, ev := checker(t, "replay/after-503")(rec, refProfile(t))
+	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, "2 side effects for one key, want 1", msg)
+	require.Equal(t, 1, ev.Categories["duplicated"])
+}
+
+func TestReplayThatDiffersFromTheCommittedResponseFails(t *testing.T) {
+	rec := newHistory().
+		at(0, "original", scenarios.OpInfo, 0, "", nil).
+		at(10, "retry", scenarios.OpOK, 201, `{"id":"re_regenerated","amount":4900}`, nil).
+		record(1)
+	rec.Journal = []faultproxy.Record{{Seq: 1, ReachedUpstream: true, UpstreamStatus: 201, UpstreamBody: []byte(committed)}}
+	v, _, ev := checker(t, "replay/after-reset")(rec, refProfile(t))
+	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, 1, ev.Categories["diverged"])
+	require.Len(t, ev.Examples, 2)
+}
+
+func TestKeyStuckAt409Fails(t *testing.T) {
+	rec := newHistory().
+		at(0, "original", scenarios.OpInfo, 0, "", nil).
+		at(1300, "retry", scenarios.OpFail, 409, `{"title":"in use"}`, nil).
+		record(0)
+	v, msg, ev := checker(t, "recovery/crash-after-key")(rec, refProfile(t))
+	require.Equal(t, scenarios.Fail, v)
+	require.Contains(t, msg, "stuck")
+	require.Equal(t, 1, ev.Categories["stuck"])
+}
+
+func TestSuccessWithoutEffectIsFabricated(t *testing.T) {
+	rec := newHistory().at(0, "original", scenarios.OpFail, 503, "", nil).at(5, "retry", scenarios.OpOK, 201, committed, nil).record(0)
+	v, _, ev := checker(t, "before/503")(rec, refProfile(t))
+	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, 1, ev.Categories["fabricated"], "nothing reached the upstream per the (empty) journal")
+
+	rec.Journal = []faultproxy.Record{{Seq: 2, ReachedUpstream: true, UpstreamCalls: 1, UpstreamStatus: 201}}
+	v, _, ev = checker(t, "before/503")(rec, refProfile(t))
+	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, 1, ev.Categories["lost"], "it reached the upstream, the ledger lost it")
+}
+
+func TestLedgerProbeFailureIsUnknown(t *testing.T) {
+	rec := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).at(5, "repeat", scenarios.OpOK, 201, committed, nil).record(0)
+	rec.Ledger, rec.LedgerErr = map[string]int{}, "read ledger: connection refused"
+	for _, id := range []string{"replay/sequential", "replay/after-503", "race/burst-50", "fingerprint/mismatch", "key/missing", "expiry/after-window"} {
+		v, msg, _ := checker(t, id)(rec, refProfile(t))
+		require.Equal(t, scenarios.Unknown, v, id)
+		require.Contains(t, msg, "connection refused", id)
+	}
+}
+
+// Window-aware: a second effect from an attempt started after the retention is allowed;
+// the same second effect inside the window is a duplicate.
+func TestDuplicateCountIsWindowAware(t *testing.T) {
+	p := refProfile(t) // retention 1s
+	after := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).at(1600, "repeat", scenarios.OpOK, 201, `{"id":"re_2"}`, nil).record(2)
+	v, msg, _ := checker(t, "expiry/after-window")(after, p)
+	require.Equal(t, scenarios.Pass, v, msg)
+
+	inside := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).at(750, "repeat", scenarios.OpOK, 201, `{"id":"re_2"}`, nil).record(2)
+	v, msg, ev := checker(t, "expiry/inside-window")(inside, p)
+	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, "2 side effects for one key, want 1", msg)
+	require.Equal(t, 1, ev.Categories["duplicated"])
+
+	never := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).at(1600, "repeat", scenarios.OpOK, 201, committed, nil).record(1)
+	v, msg, _ = checker(t, "expiry/after-window")(never, p)
+	require.Equal(t, scenarios.Fail, v)
+	require.Contains(t, msg, "still replayed after the declared 1s retention")
+}
+
+func TestBurstOneWinner(t *testing.T) {
+	h := newHistory()
+	h.at(0, "burst", scenarios.OpOK, 201, committed, nil)
+	for i := 0; i < 3; i++ {
+		h.at(1, "burst", scenarios.OpFail, 409, "busy", nil)
+	}
+	h.at(2, "burst", scenarios.OpOK, 201, committed, nil)
+	v, msg, _ := checker(t, "race/burst-50")(h.record(1), refProfile(t))
+	require.Equal(t, scenarios.Pass, v)
+	require.Equal(t, "one side effect from 5 attempts: 2 identical successes, 3 refused with 409", msg)
+
+	h.at(3, "burst", scenarios.OpOK, 201, `{"id":"re_other"}`, nil)
+	v, _, ev := checker(t, "race/burst-50")(h.record(1), refProfile(t))
+	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, 1, ev.Categories["diverged"])
+}
+
+func TestInFlightVerdicts(t *testing.T) {
+	p := refProfile(t)
+	refused := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
+		span(5, 110, "repeat", scenarios.OpFail, 409, "busy", map[string]string{"Retry-After": "1"}).record(1)
+	for _, id := range []string{"race/in-flight-409", "race/in-flight-not-fabricated", "race/in-flight-retry-after"} {
+		v, msg, _ := checker(t, id)(refused, p)
+		require.Equal(t, scenarios.Pass, v, "%s: %s", id, msg)
+	}
+
+	fabricated := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
+		span(5, 110, "repeat", scenarios.OpOK, 200, `{"status":"processing"}`, nil).record(1)
+	v, _, ev := checker(t, "race/in-flight-not-fabricated")(fabricated, p)
+	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, 1, ev.Categories["fabricated"])
+	v, _, _ = checker(t, "race/in-flight-409")(fabricated, p)
+	require.Equal(t, scenarios.Fail, v)
+	v, _, _ = checker(t, "race/in-flight-retry-after")(fabricated, p)
+	require.Equal(t, scenarios.Unknown, v, "no 409 to inspect")
+
+	noOverlap := newHistory().span(0, 10, "original", scenarios.OpOK, 201, committed, nil).
+		span(20, 30, "repeat", scenarios.OpOK, 201, committed, nil).record(1)
+	v, msg, _ := checker(t, "race/in-flight-409")(noOverlap, p)
+	require.Equal(t, scenarios.Unknown, v)
+	require.Contains(t, msg, "no overlap")
+
+	noRetryAfter := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
+		span(5, 110, "repeat", scenarios.OpFail, 409, "busy", nil).record(1)
+	v, _, _ = checker(t, "race/in-flight-retry-after")(noRetryAfter, p)
+	require.Equal(t, scenarios.NonStrict, v)
+}
+
+func TestMismatchVerdicts(t *testing.T) {
+	p := refProfile(t)
+	ok := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).at(5, "altered", scenarios.OpFail, 422, "mismatch", nil).record(1)
+	v, _, _ := checker(t, "fingerprint/mismatch")(ok, p)
+	require.Equal(t, scenarios.Pass, v)
+
+	replayed := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).at(5, "altered", scenarios.OpOK, 201, committed, nil).record(1)
+	v, msg, _ := checker(t, "fingerprint/mismatch")(replayed, p)
+	require.Equal(t, scenarios.Fail, v)
+	require.Contains(t, msg, "answered 201 with the original's response, want 422")
+
+	stripe := *p
+	stripe.Expect.Mismatch = 400
+	v, _, _ = checker(t, "fingerprint/mismatch")(ok, &stripe)
+	require.Equal(t, scenarios.Fail, v, "a 422 where the profile declared 400")
+}
+
+func TestFingerprintPolicyIsInfoUnlessItExecutesTwice(t *testing.T) {
+	p := refProfile(t)
+	same := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).at(5, "variant", scenarios.OpOK, 201, committed, nil).record(1)
+	v, msg, _ := checker(t, "fingerprint/json-key-order")(same, p)
+	require.Equal(t, scenarios.Info, v)
+	require.Equal(t, "same request: the original response was replayed", msg)
+
+	refused := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).at(5, "variant", scenarios.OpFail, 422, "", nil).record(1)
+	v, msg, _ = checker(t, "fingerprint/json-key-order")(refused, p)
+	require.Equal(t, scenarios.Info, v)
+	require.Equal(t, "different request: refused with 422", msg)
+
+	twice := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).at(5, "variant", scenarios.OpOK, 201, `{"id":"re_2"}`, nil).record(2)
+	v, _, _ = checker(t, "fingerprint/json-key-order")(twice, p)
+	require.Equal(t, scenarios.Fail, v)
+}
+
+func TestScopeLeakFails(t *testing.T) {
+	p := refProfile(t)
+	leaked := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).
+		at(5, "other", scenarios.OpOK, 201, committed, map[string]string{"Idempotent-Replayed": "true"}).record(1)
+	v, _, ev := checker(t, "scope/other-principal")(leaked, p)
+	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, 1, ev.Categories["leaked"])
+
+	independent := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).
+		at(5, "other", scenarios.OpOK, 201, `{"id":"inv_1"}`, nil).record(1)
+	rec := independent
+	rec.Ledger["other_operation"] = 1
+	v, msg, _ := checker(t, "scope/other-endpoint")(rec, p)
+	require.Equal(t, scenarios.Pass, v, msg)
+}
+
+func TestMissingKeyPolicies(t *testing.T) {
+	p := refProfile(t)
+	refused := newHistory().at(0, "unkeyed", scenarios.OpFail, 400, "", nil).record(0)
+	v, _, _ := checker(t, "key/missing")(refused, p)
+	require.Equal(t, scenarios.Pass, v)
+
+	optional := *p
+	optional.Expect.MissingKey = "optional"
+	executed := newHistory().at(0, "unkeyed", scenarios.OpOK, 201, committed, nil).record(1)
+	v, _, _ = checker(t, "key/missing")(executed, &optional)
+	require.Equal(t, scenarios.Pass, v)
+	v, _, _ = checker(t, "key/missing")(executed, p)
+	require.Equal(t, scenarios.Fail, v, "declared 400 but executed")
+}
+
+func TestStoragePolicies(t *testing.T) {
+	p := refProfile(t) // stores_business_errors: true
+	replayed := newHistory().at(0, "business", scenarios.OpFail, 402, "limit", nil).
+		at(5, "repeat", scenarios.OpFail, 402, "limit", map[string]string{"Idempotent-Replayed": "true"}).record(0)
+	v, _, _ := checker(t, "storage/business-4xx")(replayed, p)
+	require.Equal(t, scenarios.Pass, v)
+
+	reexecuted := newHistory().at(0, "business", scenarios.OpFail, 402, `{"instance":"a"}`, nil).
+		at(5, "repeat", scenarios.OpFail, 402, `{"instance":"b"}`, nil).record(0)
+	v, msg, _ := checker(t, "storage/business-4xx")(reexecuted, p)
+	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, "business 402 executed again, declared stored", msg)
+
+	pinned := newHistory().at(0, "failing", scenarios.OpInfo, 503, "", nil).at(5, "retry", scenarios.OpInfo, 503, "", nil).record(0)
+	v, _, ev := checker(t, "storage/5xx-not-pinned")(pinned, p)
+	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, 1, ev.Categories["stuck"])
+
+	hookIgnored := newHistory().at(0, "failing", scenarios.OpOK, 201, committed, nil).at(5, "retry", scenarios.OpOK, 201, committed, nil).record(1)
+	v, _, _ = checker(t, "storage/5xx-not-pinned")(hookIgnored, p)
+	require.Equal(t, scenarios.Unknown, v, "the fail hook did not fail: nothing to judge")
+}

@@ -1,0 +1,141 @@
+package scenarios_test
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// fakeRefunds is a deliberately minimal keyed refund API for runner tests: keys scoped by
+// Authorization, fingerprint of the body, 409 while in flight, 400 without a key, a
+// ledger per order. broken turns idempotency off entirely (every attempt executes).
+type fakeRefunds struct {
+	broken   bool
+	keyField func(body map[string]any) (string, bool) // nil: the Idempotency-Key header
+
+	mu     sync.Mutex
+	keys   map[string]*fakeEntry
+	ledger map[string]int
+	seq    int
+}
+
+type fakeEntry struct {
+	fp     [32]byte
+	done   bool
+	status int
+	body   []byte
+}
+
+func startFake(t *testing.T, f *fakeRefunds) string {
+	t.Helper()
+	f.keys, f.ledger = map[string]*fakeEntry{}, map[string]int{}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := httptest.NewUnstartedServer(f)
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func (f *fakeRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		f.mu.Lock()
+		n := f.ledger[r.URL.Query().Get("order_id")]
+		f.mu.Unlock()
+		writeJSON(w, 200, map[string]any{"count": n})
+		return
+	}
+	raw, _ := io.ReadAll(r.Body)
+	var body map[string]any
+	if err := json.Unmarshal(raw, &body); err != nil {
+		writeJSON(w, 400, map[string]any{"error": "bad json"})
+		return
+	}
+	key, ok := r.Header.Get("Idempotency-Key"), len(r.Header.Values("Idempotency-Key")) > 0
+	if f.keyField != nil {
+		key, ok = f.keyField(body)
+		if params, _ := body["params"].(map[string]any); params != nil {
+			if args, _ := params["arguments"].(map[string]any); args != nil {
+				delete(args, "idempotency_key") // the key is not part of the fingerprint
+			}
+		}
+		raw, _ = json.Marshal(body)
+	}
+	if f.broken {
+		f.execute(w, r, body)
+		return
+	}
+	if !ok || key == "" || len(key) > 255 || strings.ContainsAny(key, "\t\x00") {
+		writeJSON(w, 400, map[string]any{"error": "bad or missing key"})
+		return
+	}
+	scope := r.Header.Get("Authorization") + " " + r.URL.Path + " " + key
+	fp := sha256.Sum256(raw)
+	f.mu.Lock()
+	e, seen := f.keys[scope]
+	switch {
+	case seen && e.fp != fp:
+		f.mu.Unlock()
+		writeJSON(w, 422, map[string]any{"error": "mismatch"})
+		return
+	case seen && !e.done:
+		f.mu.Unlock()
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, 409, map[string]any{"error": "in flight"})
+		return
+	case seen:
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Idempotent-Replayed", "true")
+		w.WriteHeader(e.status)
+		_, _ = w.Write(e.body)
+		return
+	}
+	e = &fakeEntry{fp: fp}
+	f.keys[scope] = e
+	f.mu.Unlock()
+	rec := httptest.NewRecorder()
+	f.execute(rec, r, body)
+	f.mu.Lock()
+	e.done, e.status, e.body = true, rec.Code, rec.Body.Bytes()
+	f.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
+}
+
+func (f *fakeRefunds) execute(w http.ResponseWriter, r *http.Request, body map[string]any) {
+	if d, err := time.ParseDuration(r.Header.Get("X-Test-Delay")); err == nil {
+		time.Sleep(d) // the slow hook: hold the work in flight, as the profile declares
+	}
+	order := fmt.Sprint(body["order_id"])
+	if params, _ := body["params"].(map[string]any); params != nil {
+		if args, _ := params["arguments"].(map[string]any); args != nil {
+			order = fmt.Sprint(args["order_id"])
+		}
+	}
+	f.mu.Lock()
+	f.ledger[order]++
+	f.seq++
+	id := f.seq
+	f.mu.Unlock()
+	writeJSON(w, 201, map[string]any{"id": id, "order_id": order})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,203 @@
+package scenarios_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+func fakeProfile(t *testing.T, baseURL string) *scenarios.Profile {
+	t.Helper()
+	p, err := scenarios.ParseProfile("fake.yaml", []byte(`name: fake
+base_url: `+baseURL+`
+operation:
+  path: /v1/refunds
+  body: '{"order_id": "{{.Entity}}", "amount": 4900}'
+  altered_body: '{"order_id": "{{.Entity}}", "amount": 5000}'
+side_effects: {path: '/v1/refunds?order_id={{.Entity}}', count: count}
+expect: {in_flight: 409, mismatch: 422, missing_key: "400", replay_header: Idempotent-Replayed}
+slow_operation: {header: X-Test-Delay, value: 200ms}
+client_timeout: 1s
+`))
+	require.NoError(t, err)
+	return p
+}
+
+func verdicts(rep *scenarios.Report) map[string]scenarios.Verdict {
+	out := map[string]scenarios.Verdict{}
+	for _, r := range rep.Results {
+		out[r.ScenarioID] = r.Verdict
+	}
+	return out
+}
+
+var quickSet = []string{"replay/*", "before/*", "race/concurrent-pair", "race/burst-50", "race/in-flight-*", "race/duplicate-*", "fingerprint/*", "key/*", "recovery/*", "storage/*"}
+
+func TestRunAgainstACorrectFake(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p := fakeProfile(t, startFake(t, &fakeRefunds{}))
+	var progressed int
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{
+		Profiles: []*scenarios.Profile{p}, Only: quickSet, Seed: 7,
+		Progress: func(scenarios.Result) { progressed++ },
+	})
+	require.NoError(t, err)
+	require.Equal(t, len(rep.Results), progressed)
+	require.Equal(t, int64(7), rep.Seed)
+	require.Equal(t, []string{"fake"}, rep.Targets)
+	v := verdicts(rep)
+	for _, r := range rep.Results {
+		require.NotContains(t, []scenarios.Verdict{scenarios.Fail, scenarios.Unknown}, r.Verdict, "%s: %s", r.ScenarioID, r.Message)
+	}
+	require.Equal(t, scenarios.Pass, v["replay/after-503"])
+	require.Equal(t, scenarios.Pass, v["replay/after-hold"])
+	require.Equal(t, scenarios.Pass, v["race/in-flight-409"])
+	require.Equal(t, scenarios.Pass, v["race/in-flight-retry-after"])
+	require.Equal(t, scenarios.NA, v["replay/fidelity-headers"], "no replay_headers declared")
+	require.Equal(t, scenarios.NA, v["recovery/crash-after-key"], "no crash hook declared")
+	require.Equal(t, scenarios.NA, v["storage/5xx-not-pinned"])
+	require.Equal(t, scenarios.Info, v["fingerprint/json-key-order"], "a body hash sees key order: reported, not failed")
+
+	after503 := result(t, rep, "replay/after-503")
+	rec := after503.Evidence.Record
+	require.NotNil(t, rec)
+	require.Equal(t, 1, rec.Ledger["operation"])
+	require.Len(t, rec.Journal, 2, "the journal has both attempts")
+	require.Equal(t, "after-status", rec.Journal[0].Fault)
+	require.Equal(t, 201, rec.Journal[0].UpstreamStatus)
+	require.Equal(t, []scenarios.OpType{scenarios.OpInvoke, scenarios.OpInfo, scenarios.OpInvoke, scenarios.OpOK}, opTypes(rec.History))
+	require.Equal(t, 1, after503.Evidence.Categories["recovered"])
+}
+
+func TestRunAgainstABrokenFakeFindsDuplicates(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p := fakeProfile(t, startFake(t, &fakeRefunds{broken: true}))
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/after-503", "race/burst-50", "fingerprint/mismatch", "key/missing", "before/503"}})
+	require.NoError(t, err)
+	v := verdicts(rep)
+	require.Equal(t, scenarios.Fail, v["replay/after-503"])
+	require.Equal(t, scenarios.Fail, v["race/burst-50"])
+	require.Equal(t, scenarios.Fail, v["fingerprint/mismatch"])
+	require.Equal(t, scenarios.Fail, v["key/missing"])
+	require.Equal(t, scenarios.Pass, v["before/503"], "the contrast: the first attempt never arrived, so even no idempotency executes once")
+	burst := result(t, rep, "race/burst-50")
+	require.Equal(t, 49, burst.Evidence.Categories["duplicated"])
+	require.Equal(t, 50, burst.Evidence.Record.Ledger["operation"])
+	require.Len(t, burst.Evidence.Record.Journal, 50, "every attempt of the burst is in the journal")
+}
+
+func TestCheckJoinsFindings(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	good := fakeProfile(t, startFake(t, &fakeRefunds{}))
+	require.NoError(t, scenarios.Check(ctx, good, scenarios.Only("replay/after-*", "fingerprint/mismatch")))
+
+	bad := fakeProfile(t, startFake(t, &fakeRefunds{broken: true}))
+	err := scenarios.Check(ctx, bad, scenarios.Only("replay/after-503", "replay/sequential", "key/missing"))
+	require.Error(t, err)
+	msg := err.Error()
+	require.Len(t, strings.Split(msg, "\n"), 3)
+	require.Contains(t, msg, "replay/after-503 [fake] FAIL: 2 side effects for one key, want 1")
+	require.Contains(t, msg, "replay/sequential [fake] FAIL")
+	require.Contains(t, msg, "key/missing [fake] FAIL")
+}
+
+func TestStrictTurnsNonStrictIntoFail(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	f := &fakeRefunds{}
+	p := fakeProfile(t, startFake(t, f))
+	p.Expect.ReplayHeader = "X-Not-Sent" // the fake marks replays with another header
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/marker"}})
+	require.NoError(t, err)
+	require.Equal(t, scenarios.NonStrict, rep.Results[0].Verdict)
+	require.NoError(t, scenarios.Findings(rep))
+
+	rep, err = scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/marker"}, Strict: true})
+	require.NoError(t, err)
+	require.Equal(t, scenarios.Fail, rep.Results[0].Verdict)
+	require.ErrorContains(t, scenarios.Findings(rep), "replay/marker [fake] FAIL: strict: the replay does not carry X-Not-Sent")
+}
+
+// A JSON-RPC tool call carries the key inside the body (key_field); the runner puts it
+// there, the proxy reads it there, and the scenarios work the same.
+func TestRunWithKeyInJSONRPCBody(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	f := &fakeRefunds{keyField: func(body map[string]any) (string, bool) {
+		params, _ := body["params"].(map[string]any)
+		args, _ := params["arguments"].(map[string]any)
+		k, ok := args["idempotency_key"].(string)
+		return k, ok
+	}}
+	base := startFake(t, f)
+	p, err := scenarios.ParseProfile("tools.yaml", []byte(`name: tools
+base_url: `+base+`
+key_field: params.arguments.idempotency_key
+operation:
+  path: /mcp
+  body: '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "refund", "arguments": {"order_id": "{{.Entity}}", "amount": 4900}}}'
+  altered_body: '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "refund", "arguments": {"order_id": "{{.Entity}}", "amount": 5000}}}'
+side_effects: {path: '/ledger?order_id={{.Entity}}', count: count}
+expect: {in_flight: 409, mismatch: 422, missing_key: "400"}
+`))
+	require.NoError(t, err)
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/after-reset", "fingerprint/mismatch", "key/missing", "key/header-case"}})
+	require.NoError(t, err)
+	v := verdicts(rep)
+	require.Equal(t, scenarios.Pass, v["replay/after-reset"], result(t, rep, "replay/after-reset").Message)
+	require.Equal(t, scenarios.Pass, v["fingerprint/mismatch"])
+	require.Equal(t, scenarios.Pass, v["key/missing"])
+	require.Equal(t, scenarios.NA, v["key/header-case"], "no key header to change the case of")
+	rec := result(t, rep, "replay/after-reset").Evidence.Record
+	require.Len(t, rec.Journal, 2)
+	require.True(t, rec.Journal[0].HasKey, "the proxy found the key in the body")
+}
+
+func TestRunRejectsBadConfig(t *testing.T) {
+	ctx := context.Background()
+	_, err := scenarios.Run(ctx, scenarios.RunConfig{})
+	require.EqualError(t, err, "run: no profile given")
+	p := fakeProfile(t, "http://127.0.0.1:1")
+	_, err = scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"nope/*"}})
+	require.ErrorContains(t, err, `select "nope/*": no scenario matches`)
+	p.Expect.Mismatch = 200
+	_, err = scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}})
+	require.ErrorContains(t, err, "run: profile fake: expect.mismatch: must be a 4xx status")
+}
+
+// An unreachable ledger makes the verdict UNKNOWN, never a pass.
+func TestUnreachableTargetIsUnknown(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p := fakeProfile(t, "http://127.0.0.1:1")
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/sequential"}})
+	require.NoError(t, err)
+	require.Equal(t, scenarios.Unknown, rep.Results[0].Verdict, rep.Results[0].Message)
+}
+
+func result(t *testing.T, rep *scenarios.Report, id string) scenarios.Result {
+	t.Helper()
+	for _, r := range rep.Results {
+		if r.ScenarioID == id {
+			return r
+		}
+	}
+	t.Fatalf("no result for %s", id)
+	return scenarios.Result{}
+}
+
+func opTypes(h []scenarios.Op) []scenarios.OpType {
+	out := make([]scenarios.OpType, len(h))
+	for i, op := range h {
+		out[i] = op.Type
+	}
+	return out
+}
