@@ -67,7 +67,7 @@ func (f *failing) add(category, example string) {
 
 // addOp records a problem of one operation; the first one's attempts become the
 // result's record, which the reports render as a timeline.
-func (f *failing) addOp(category, example string, o *Observation, op string, attempts []faultproxy.Record) {
+func (f *failing) addOp(category, example string, o *analysis, op string, attempts []faultproxy.Record) {
 	f.add(category, example)
 	if f.record == nil {
 		f.record = &scenarios.Record{Journal: attempts, Entity: op, Ledger: map[string]int{"refund": o.Ledger[op]}}
@@ -85,7 +85,7 @@ func (f *failing) fail(msg string, a ...any) verdict {
 type checkDef struct {
 	id, description, requirement, source string
 	level                                scenarios.Level
-	run                                  func(o *Observation) verdict
+	run                                  func(o *analysis) verdict
 }
 
 // checks is the explicit registry, in report order.
@@ -105,7 +105,7 @@ func checks() []checkDef {
 	}
 }
 
-func checkCommand(o *Observation) verdict {
+func checkCommand(o *analysis) verdict {
 	if o.ExitErr != "" {
 		f := failing{}
 		f.add("exit", o.ExitErr)
@@ -114,7 +114,7 @@ func checkCommand(o *Observation) verdict {
 	return pass("the code under test finished without error")
 }
 
-func checkOneEffect(o *Observation) verdict {
+func checkOneEffect(o *analysis) verdict {
 	if len(o.Attempts) == 0 {
 		return unknown("the client made no request to the keyed operation: check that it uses $IDEMPROOF_BASE_URL")
 	}
@@ -151,7 +151,7 @@ func checkOneEffect(o *Observation) verdict {
 	return pass("%d operation(s), each took effect exactly once", once)
 }
 
-func checkSameKey(o *Observation) verdict {
+func checkSameKey(o *analysis) verdict {
 	ops, attempts := o.byOperation()
 	f, retried := failing{}, 0
 	for _, op := range ops {
@@ -178,7 +178,7 @@ func checkSameKey(o *Observation) verdict {
 	return pass("%d retried operation(s) kept one key", retried)
 }
 
-func checkKeyPerAttempt(o *Observation) verdict {
+func checkKeyPerAttempt(o *analysis) verdict {
 	_, attempts := o.byOperation()
 	fresh := faultproxy.FreshKeyRetries(o.Attempts)
 	if len(fresh) == 0 {
@@ -195,7 +195,7 @@ func checkKeyPerAttempt(o *Observation) verdict {
 	return f.fail("key minted per attempt: %d payload(s) retried under a fresh key", len(fresh))
 }
 
-func checkKeyShared(o *Observation) verdict {
+func checkKeyShared(o *analysis) verdict {
 	keys, byKey := faultproxy.AttemptsByKey(o.Attempts)
 	if len(keys) == 0 {
 		return na("no keyed attempt")
@@ -218,7 +218,7 @@ func checkKeyShared(o *Observation) verdict {
 	return pass("%d key(s), one operation each", len(keys))
 }
 
-func checkNoKey(o *Observation) verdict {
+func checkNoKey(o *analysis) verdict {
 	if len(o.Attempts) == 0 {
 		return na("no attempt")
 	}
@@ -234,7 +234,7 @@ func checkNoKey(o *Observation) verdict {
 	return f.fail("%d of %d attempt(s) carried no idempotency key", len(unkeyed), len(o.Attempts))
 }
 
-func check422(o *Observation) verdict {
+func check422(o *analysis) verdict {
 	_, byKey := faultproxy.AttemptsByKey(o.Attempts)
 	f, seen := failing{}, 0
 	for _, attempts := range byKey {
@@ -262,7 +262,7 @@ func check422(o *Observation) verdict {
 	return pass("%d 422 response(s), none retried unchanged", seen)
 }
 
-func check409(o *Observation) verdict {
+func check409(o *analysis) verdict {
 	_, byKey := faultproxy.AttemptsByKey(o.Attempts)
 	f, retried := failing{}, 0
 	for _, attempts := range byKey {
@@ -299,7 +299,7 @@ func check409(o *Observation) verdict {
 	return pass("%d 409 response(s) retried after Retry-After/backoff", retried)
 }
 
-func checkLostResolved(o *Observation) verdict {
+func checkLostResolved(o *analysis) verdict {
 	ops, attempts := o.byOperation()
 	f, lost := failing{}, 0
 	for _, op := range ops {
@@ -330,7 +330,7 @@ func checkLostResolved(o *Observation) verdict {
 	return pass("%d operation(s) with a lost response, all resolved", lost)
 }
 
-func checkUnknownAsFailed(o *Observation) verdict {
+func checkUnknownAsFailed(o *analysis) verdict {
 	if !o.OutcomesWritten || o.OutcomeErr != "" {
 		return na("no outcome file: the client's view is unknown (write $IDEMPROOF_OUTCOME_FILE to enable)")
 	}
@@ -355,7 +355,7 @@ func checkUnknownAsFailed(o *Observation) verdict {
 	return pass("%d operation(s) reported failed, none of them committed", failed)
 }
 
-func checkOutcomeFile(o *Observation) verdict {
+func checkOutcomeFile(o *analysis) verdict {
 	switch {
 	case !o.OutcomesWritten:
 		return na("the client wrote no outcome file")

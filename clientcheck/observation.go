@@ -53,44 +53,52 @@ func (o *Observation) operationOf(r faultproxy.Record) string {
 	return "body:" + h
 }
 
-// byOperation groups the attempts per operation in arrival order; operations are sorted.
-func (o *Observation) byOperation() (ops []string, attempts map[string][]faultproxy.Record) {
-	attempts = map[string][]faultproxy.Record{}
-	for _, r := range faultproxy.InArrivalOrder(o.Attempts) {
-		op := o.operationOf(r)
-		if _, ok := attempts[op]; !ok {
-			ops = append(ops, op)
-		}
-		attempts[op] = append(attempts[op], r)
-	}
-	sort.Strings(ops)
-	return ops, attempts
+// analysis is an Observation indexed once for the checks: attempts per operation in
+// arrival order, the client's last word per operation, every operation named anywhere.
+type analysis struct {
+	*Observation
+	ops      []string
+	attempts map[string][]faultproxy.Record
+	outcomes map[string]Outcome
+	all      []string
 }
 
-// outcomeOf is the client's last word on an operation.
-func (o *Observation) outcomeOf(op string) (Outcome, bool) {
-	var found Outcome
-	ok := false
-	for _, oc := range o.Outcomes {
-		if oc.Operation == op {
-			found, ok = oc, true
+func analyse(o *Observation) *analysis {
+	a := &analysis{Observation: o, attempts: map[string][]faultproxy.Record{}, outcomes: map[string]Outcome{}}
+	for _, r := range faultproxy.InArrivalOrder(o.Attempts) {
+		op := o.operationOf(r)
+		if _, ok := a.attempts[op]; !ok {
+			a.ops = append(a.ops, op)
 		}
+		a.attempts[op] = append(a.attempts[op], r)
 	}
-	return found, ok
+	sort.Strings(a.ops)
+	for _, oc := range o.Outcomes {
+		a.outcomes[oc.Operation] = oc // the last line wins
+	}
+	all := slices.Clone(a.ops)
+	for op := range o.Ledger {
+		all = append(all, op)
+	}
+	for op := range a.outcomes {
+		all = append(all, op)
+	}
+	sort.Strings(all)
+	a.all = slices.Compact(all)
+	return a
+}
+
+// byOperation is the attempts per operation in arrival order; operations are sorted.
+func (a *analysis) byOperation() ([]string, map[string][]faultproxy.Record) { return a.ops, a.attempts }
+
+// outcomeOf is the client's last word on an operation.
+func (a *analysis) outcomeOf(op string) (Outcome, bool) {
+	oc, ok := a.outcomes[op]
+	return oc, ok
 }
 
 // allOperations is every operation named by an attempt, the ledger or the outcome file.
-func (o *Observation) allOperations() []string {
-	ops, _ := o.byOperation()
-	for op := range o.Ledger {
-		ops = append(ops, op)
-	}
-	for _, oc := range o.Outcomes {
-		ops = append(ops, oc.Operation)
-	}
-	sort.Strings(ops)
-	return slices.Compact(ops)
-}
+func (a *analysis) allOperations() []string { return a.all }
 
 // knownOutcome reports whether the client learned the operation's fate from this
 // attempt: a complete 2xx or a definite 4xx (409 means "try again", so it is not one).

@@ -15,8 +15,9 @@ const Target = "client"
 // fixed order.
 func Check(o Observation) []scenarios.Result {
 	var out []scenarios.Result
+	a := analyse(&o)
 	for _, c := range checks() {
-		v := c.run(&o)
+		v := c.run(a)
 		out = append(out, scenarios.Result{
 			ScenarioID:  c.id,
 			Description: c.description,

@@ -171,7 +171,7 @@ func Run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	if err != nil {
 		o.OutcomeErr = err.Error()
 	}
-	if ledger, err := readLedger(ref, o.allOperations()); err != nil {
+	if ledger, err := readLedger(ref, analyse(&o).allOperations()); err != nil {
 		o.LedgerErr = err.Error()
 	} else {
 		o.Ledger = ledger
