@@ -1,0 +1,40 @@
+package retrypolicy_test
+
+import (
+	"os/exec"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/idemproof/idemproof/clientcheck"
+)
+
+// The README's shell clients, run the way `idemproof client-check -- <script>` runs them:
+// a child process that gets the environment, with curl doing the HTTP.
+var _ = Describe("the example shell clients", Label("client-side", "examples"), func() {
+	BeforeEach(func() {
+		if _, err := exec.LookPath("curl"); err != nil {
+			Skip("curl is not installed: the example shell clients need it")
+		}
+	})
+
+	run := func(ctx SpecContext, script string) *clientcheck.Result {
+		GinkgoHelper()
+		res, err := clientcheck.Run(ctx, clientcheck.Config{Seed: 1, Timeout: time.Minute},
+			clientcheck.Command([]string{script}, GinkgoWriter, GinkgoWriter))
+		Expect(err).NotTo(HaveOccurred())
+		return res
+	}
+
+	It("passes good.sh", Label("good"), func(ctx SpecContext) {
+		res := run(ctx, "../../examples/clients/good.sh")
+		Expect(findingIDs(res)).To(BeEmpty(), explain(res))
+		Expect(res.Observation.Ledger).To(Equal(map[string]int{"order-1": 1, "order-2": 1, "order-3": 1}))
+	}, NodeTimeout(time.Minute))
+
+	It("catches key-per-attempt.sh as a key minted per attempt", Label("bad"), func(ctx SpecContext) {
+		res := run(ctx, "../../examples/clients/key-per-attempt.sh")
+		Expect(findingIDs(res)).To(ContainElements(clientcheck.IDKeyPerAttempt, clientcheck.IDOneEffect), explain(res))
+	}, NodeTimeout(time.Minute))
+})
