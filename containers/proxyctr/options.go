@@ -45,3 +45,9 @@ func WithRulesFile(hostPath string) testcontainers.CustomizeRequestOption {
 		return testcontainers.WithCmdArgs("--rules", rulesPath)(req)
 	}
 }
+
+// WithJournalCapacity sets how many journal records the proxy keeps (older ones are
+// dropped); raise it when a run's attempts must all stay countable.
+func WithJournalCapacity(records int) testcontainers.CustomizeRequestOption {
+	return testcontainers.WithCmdArgs("--journal-capacity", strconv.Itoa(records))
+}

@@ -89,6 +89,8 @@ func startProxy(ctx context.Context, nw *testcontainers.DockerNetwork, seed int6
 	opts := []testcontainers.ContainerCustomizer{
 		network.WithNetwork([]string{"faultproxy"}, nw),
 		proxyctr.WithSeed(seed),
+		// Large enough for the full-size storm: every attempt stays countable.
+		proxyctr.WithJournalCapacity(100_000),
 	}
 	for _, u := range upstreams[1:] {
 		opts = append(opts, proxyctr.WithUpstream("http://"+u+":8080"))

@@ -1,0 +1,60 @@
+package containers_test
+
+import (
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/idemproof/idemproof/containers/referencectr"
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// The same catalogue `idemproof check` runs in-process, here against real processes: the
+// reference server in a container on PostgreSQL, behind the fault proxy in a container
+// that the runner drives through its admin API. One spec per scenario ID.
+var _ = Describe("the whole catalogue on containers", Ordered, Label("containers", "catalogue"), func() {
+	var byID map[string]scenarios.Result
+
+	BeforeAll(func(ctx SpecContext) {
+		p, err := scenarios.BuiltinProfile("reference")
+		Expect(err).NotTo(HaveOccurred())
+		nw := newNetwork(ctx)
+		startPostgres(ctx, nw)
+		// No --crash-exits: the catalogue's crash scenarios expect the in-process form (the
+		// connection dropped), and the process must survive for the scenarios after them.
+		ref := startReference(ctx, nw, "reference",
+			referencectr.WithRetention(time.Duration(p.Retention)),
+			referencectr.WithLockTimeout(time.Duration(p.LockTimeout)))
+		px := startProxy(ctx, nw, 7, "reference")
+		p.BaseURL = referenceURL(ctx, ref)
+		proxyURL, err := px.URL(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		adminURL, err := px.AdminURL(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		p.Proxy = &scenarios.ProxyRef{URL: proxyURL, Admin: adminURL, AdminToken: px.AdminToken()}
+
+		By("running the catalogue through the containerised proxy")
+		rep, err := scenarios.Run(ctx, scenarios.RunConfig{
+			Profiles: []*scenarios.Profile{p}, Seed: 7, ScenarioTimeout: time.Minute, Tool: "idemproof suites/containers",
+		})
+		Expect(err).NotTo(HaveOccurred())
+		byID = make(map[string]scenarios.Result, len(rep.Results))
+		verdicts := map[scenarios.Verdict]int{}
+		for _, r := range rep.Results {
+			byID[r.ScenarioID] = r
+			verdicts[r.Verdict]++
+		}
+		AddReportEntry("catalogue on containers", fmt.Sprintf("%d scenarios in %.1fs: %v", len(rep.Results), rep.DurationMS/1000, verdicts))
+	}, NodeTimeout(10*time.Minute))
+
+	for _, sc := range scenarios.Catalogue() {
+		It(sc.ID, Label("level:"+string(sc.Level)), func() {
+			r, ok := byID[sc.ID]
+			Expect(ok).To(BeTrue(), "the run reported no result for %s", sc.ID)
+			Expect(r.Verdict).To(BeElementOf(scenarios.Pass, scenarios.Info),
+				"the reference server must pass every scenario: %s", r.Message)
+		})
+	}
+})
