@@ -149,17 +149,19 @@ func (e *execution) runSteps(ctx context.Context) error {
 // burst attempts in flight.
 func (e *execution) sendCopies(ctx context.Context, st Step, attempt int) error {
 	n := max(st.Copies, 1)
+	spec, err := e.t.stepRequest(e.t.proxyURL, e.entity, e.keys, st, e.marked[st.Name])
+	if err != nil {
+		return fmt.Errorf("step %s: %w", st.Name, err)
+	}
 	reqs := make([]*http.Request, n)
-	var key string
 	for i := range reqs {
-		req, k, err := e.t.stepRequest(e.t.proxyURL, e.entity, e.keys, st, e.marked[st.Name])
-		if err != nil {
+		if reqs[i], err = spec.newRequest(); err != nil {
 			return fmt.Errorf("step %s: %w", st.Name, err)
 		}
-		reqs[i], key = req, k
 	}
+	key := spec.key
 	e.mu.Lock()
-	if key != "" || st.Key == KeyEmpty {
+	if key != "" {
 		e.used[key] = true
 	}
 	e.mu.Unlock()

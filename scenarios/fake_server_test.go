@@ -36,7 +36,7 @@ type fakeEntry struct {
 	body   []byte
 }
 
-func startFake(t *testing.T, f *fakeRefunds) string {
+func startFake(t testing.TB, f *fakeRefunds) string {
 	t.Helper()
 	f.keys, f.ledger = map[string]*fakeEntry{}, map[string]int{}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -38,8 +38,26 @@ func (k scenarioKeys) keyFor(f KeyForm) (string, bool) {
 	return k.main, true
 }
 
-// stepRequest builds the HTTP request of one step against base (the proxy).
-func (t *target) stepRequest(base, entity string, keys scenarioKeys, st Step, marked bool) (*http.Request, string, error) {
+// requestSpec is a step's request, built once and turned into one *http.Request per
+// attempt (a burst of 1,000 renders its templates once).
+type requestSpec struct {
+	method, url string
+	header      http.Header
+	body        []byte
+	key         string // "" when the step sends no key
+}
+
+func (s requestSpec) newRequest() (*http.Request, error) {
+	req, err := http.NewRequest(s.method, s.url, bytes.NewReader(s.body))
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	req.Header = s.header.Clone()
+	return req, nil
+}
+
+// stepRequest builds the request of one step against base (the proxy).
+func (t *target) stepRequest(base, entity string, keys scenarioKeys, st Step, marked bool) (requestSpec, error) {
 	p := t.p
 	op := p.Operation
 	body := op.Body
@@ -56,16 +74,16 @@ func (t *target) stepRequest(base, entity string, keys scenarioKeys, st Step, ma
 	}
 	path, err := render(op.Path, entity)
 	if err != nil {
-		return nil, "", fmt.Errorf("render path: %w", err)
+		return requestSpec{}, fmt.Errorf("render path: %w", err)
 	}
 	rendered, err := render(body, entity)
 	if err != nil {
-		return nil, "", fmt.Errorf("render body: %w", err)
+		return requestSpec{}, fmt.Errorf("render body: %w", err)
 	}
 	key, hasKey := keys.keyFor(st.Key)
 	payload, isJSON, err := shapeBody(rendered, p.KeyField, key, hasKey, st.Variant)
 	if err != nil {
-		return nil, "", err
+		return requestSpec{}, err
 	}
 	if st.Variant == VariantQueryString {
 		sep := "?"
@@ -74,29 +92,26 @@ func (t *target) stepRequest(base, entity string, keys scenarioKeys, st Step, ma
 		}
 		path += sep + "idemproof=1"
 	}
-	req, err := http.NewRequest(op.Method, strings.TrimSuffix(base, "/")+path, bytes.NewReader(payload))
-	if err != nil {
-		return nil, "", fmt.Errorf("build request: %w", err)
-	}
+	req := requestSpec{method: op.Method, url: strings.TrimSuffix(base, "/") + path, header: http.Header{}, body: payload}
 	if isJSON {
-		req.Header.Set("Content-Type", "application/json")
+		req.header.Set("Content-Type", "application/json")
 	}
 	for k, v := range op.Headers {
-		req.Header.Set(k, v)
+		req.header.Set(k, v)
 	}
 	if len(p.Principals) > st.Principal {
 		for k, v := range p.Principals[st.Principal] {
-			req.Header.Set(k, v)
+			req.header.Set(k, v)
 		}
 	}
 	if name, value, ok := t.hookHeader(st.Hook); ok {
-		req.Header.Set(name, value)
+		req.header.Set(name, value)
 	}
 	if marked {
-		req.Header.Set(StepHeader, st.Name)
+		req.header.Set(StepHeader, st.Name)
 	}
 	if st.Variant == VariantUnrelatedHeader {
-		req.Header.Set("X-Idemproof-Unrelated", "variant")
+		req.header.Set("X-Idemproof-Unrelated", "variant")
 	}
 	if p.KeyHeader != "" && hasKey {
 		name := http.CanonicalHeaderKey(p.KeyHeader)
@@ -104,12 +119,12 @@ func (t *target) stepRequest(base, entity string, keys scenarioKeys, st Step, ma
 			name = strings.ToLower(p.KeyHeader)
 		}
 		// Direct map assignment keeps the name's case on the wire and allows "".
-		req.Header[name] = []string{key}
+		req.header[name] = []string{key}
 	}
-	if !hasKey {
-		key = ""
+	if hasKey {
+		req.key = key
 	}
-	return req, key, nil
+	return req, nil
 }
 
 // shapeBody puts the key into a JSON body (key_field) and applies a variant. A JSON body

@@ -11,7 +11,7 @@ import (
 	"github.com/idemproof/idemproof/scenarios"
 )
 
-func fakeProfile(t *testing.T, baseURL string) *scenarios.Profile {
+func fakeProfile(t testing.TB, baseURL string) *scenarios.Profile {
 	t.Helper()
 	p, err := scenarios.ParseProfile("fake.yaml", []byte(`name: fake
 base_url: `+baseURL+`

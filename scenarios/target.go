@@ -119,7 +119,7 @@ func (t *target) journalFor(ctx context.Context, keys []string, want int) ([]fau
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("read journal: %w", ctx.Err())
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(5 * time.Millisecond):
 		}
 	}
 }
