@@ -16,22 +16,27 @@ import (
 //
 //	go test -run '^$' -bench Refund -benchtime 2s ./reference/ ./reference/pgstore/
 func BenchmarkRefundMemory(b *testing.B) {
-	srv, err := reference.New(reference.WithKeysOptional(true))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
-	BenchRefunds(b, srv)
+	BenchRefunds(b, func(b *testing.B) http.Handler {
+		srv, err := reference.New(reference.WithKeysOptional(true))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { srv.Close() })
+		return srv
+	})
 }
 
 var benchSeq atomic.Int64
 
-// BenchRefunds runs the keyed and unkeyed sub-benchmarks against h: every keyed
-// iteration is a new key (a first attempt, the expensive path), on its own order.
-func BenchRefunds(b *testing.B, h http.Handler) {
+// BenchRefunds runs the keyed and unkeyed sub-benchmarks, each against a fresh server
+// from newServer (so one's retained keys do not slow the other's garbage collector):
+// every keyed iteration is a new key (a first attempt, the expensive path) on its own
+// order.
+func BenchRefunds(b *testing.B, newServer func(*testing.B) http.Handler) {
 	for _, keyed := range []bool{true, false} {
 		name := map[bool]string{true: "keyed", false: "unkeyed"}[keyed]
 		b.Run(name, func(b *testing.B) {
+			h := newServer(b)
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {

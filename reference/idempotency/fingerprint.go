@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Fingerprint identifies a request's payload: method, path, principal and the canonical
@@ -83,6 +84,10 @@ func writeCanonical(buf *bytes.Buffer, v any) bool {
 		}
 		buf.WriteByte(']')
 	case json.Number:
+		if plainInteger(string(x)) {
+			buf.WriteString(string(x)) // already canonical; skips the big.Rat
+			break
+		}
 		r, ok := new(big.Rat).SetString(string(x))
 		if !ok {
 			return false
@@ -94,6 +99,21 @@ func writeCanonical(buf *bytes.Buffer, v any) bool {
 			return false
 		}
 		buf.Write(b)
+	}
+	return true
+}
+
+// plainInteger reports whether s is an integer JSON spells only one way: an optional
+// minus, then digits without a leading zero (JSON forbids those anyway), and not -0.
+func plainInteger(s string) bool {
+	digits := strings.TrimPrefix(s, "-")
+	if digits == "" || digits == "0" && s != "0" {
+		return false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return false
+		}
 	}
 	return true
 }

@@ -47,3 +47,13 @@ func TestCanonicalJSON(t *testing.T) {
 	_, ok = idempotency.CanonicalJSON([]byte(`not json`))
 	require.False(t, ok)
 }
+
+func TestCanonicalNumbers(t *testing.T) {
+	for in, want := range map[string]string{
+		"4900": "4900", "4900.0": "4900", "4.9e3": "4900", "-0": "0", "0": "0", "-12": "-12", "0.5": "1/2", "1E2": "100",
+	} {
+		got, ok := idempotency.CanonicalJSON([]byte(in))
+		require.True(t, ok, in)
+		require.Equal(t, want, string(got), in)
+	}
+}

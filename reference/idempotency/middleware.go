@@ -1,6 +1,7 @@
 package idempotency
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -116,7 +117,7 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("send a body of at most %d bytes", m.cfg.MaxBody))
 		return
 	}
-	r.Body = io.NopCloser(strings.NewReader(string(body)))
+	r.Body = io.NopCloser(bytes.NewReader(body))
 
 	key, err := ParseKey(r.Header.Values(HeaderKey))
 	if errors.Is(err, ErrNoKey) {
@@ -347,7 +348,8 @@ func (m *middleware) stored(rec *recorder) Response {
 			hdr[http.CanonicalHeaderKey(name)] = v
 		}
 	}
-	return Response{Status: rec.code(), Header: hdr, Body: append([]byte(nil), rec.body.Bytes()...)}
+	// The recorder is not reused, so its buffer can become the stored body.
+	return Response{Status: rec.code(), Header: hdr, Body: rec.body.Bytes()}
 }
 
 func (m *middleware) release(ctx context.Context, scope Scope, fence int64) {

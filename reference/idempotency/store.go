@@ -94,6 +94,8 @@ var ErrFenced = errors.New("idempotency key was taken over: fencing token is sta
 
 // Store keeps idempotency records and the effects they guard. Implementations must make
 // Acquire atomic per scope and Complete atomic (effects + response + fence check).
+// Ownership: a store may keep the Response and Effects it is given without copying, and
+// the records it returns may share them; callers and stores treat them as read-only.
 type Store interface {
 	// Acquire records the key if it is absent or expired, takes it over if its lock is
 	// stale, and otherwise reports what is there. Decide gives the rules.

@@ -1,6 +1,8 @@
 // Package memstore is the in-memory idempotency.Store: the quick path and the default of
 // the reference server. One mutex makes every operation atomic, which is exactly the
-// transaction the contract asks for; nothing survives the process.
+// transaction the contract asks for; nothing survives the process. Following the Store
+// contract, stored responses and effects are kept as handed over (no copies) and
+// returned records share them: both sides treat them as read-only.
 package memstore
 
 import (
@@ -43,7 +45,7 @@ func (s *Store) Acquire(_ context.Context, req idempotency.AcquireRequest) (idem
 		s.records[req.Scope] = next
 		existing = next
 	}
-	return idempotency.Acquisition{State: state, Record: copyRecord(existing)}, nil
+	return idempotency.Acquisition{State: state, Record: *existing}, nil
 }
 
 // Complete implements idempotency.Store.
@@ -58,9 +60,8 @@ func (s *Store) Complete(_ context.Context, sc idempotency.Scope, fence int64, r
 	if rec == nil {
 		return nil // no-fencing: the key is gone, the effects still land
 	}
-	stored := copyResponse(resp)
 	rec.Completed = true
-	rec.Response = &stored
+	rec.Response = &resp
 	rec.LockedUntil = time.Time{}
 	return nil
 }
@@ -83,7 +84,7 @@ func (s *Store) Lookup(_ context.Context, sc idempotency.Scope, now time.Time) (
 	if rec == nil || !now.Before(rec.ExpiresAt) {
 		return idempotency.Record{}, false, nil
 	}
-	return copyRecord(rec), true, nil
+	return *rec, true, nil
 }
 
 // SetFingerprint implements idempotency.Store.
@@ -107,7 +108,6 @@ func (s *Store) CommitEffects(_ context.Context, effects []idempotency.Effect) e
 func (s *Store) addEffects(effects []idempotency.Effect) {
 	for _, e := range effects {
 		k := ledgerKey{e.Kind, e.Entity}
-		e.Data = slices.Clone(e.Data)
 		s.effects[k] = append(s.effects[k], e)
 	}
 }
@@ -135,20 +135,3 @@ func (s *Store) DeleteExpired(_ context.Context, now time.Time) (int, error) {
 
 // Close implements idempotency.Store; the maps are left to the garbage collector.
 func (s *Store) Close() error { return nil }
-
-func copyRecord(r *idempotency.Record) idempotency.Record {
-	c := *r
-	if r.Response != nil {
-		resp := copyResponse(*r.Response)
-		c.Response = &resp
-	}
-	return c
-}
-
-func copyResponse(r idempotency.Response) idempotency.Response {
-	h := make(map[string]string, len(r.Header))
-	for k, v := range r.Header {
-		h[k] = v
-	}
-	return idempotency.Response{Status: r.Status, Header: h, Body: slices.Clone(r.Body)}
-}
