@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/scenarios"
 )
 
@@ -200,4 +201,24 @@ func opTypes(h []scenarios.Op) []scenarios.OpType {
 		out[i] = op.Type
 	}
 	return out
+}
+
+// A profile with a proxy: block drives an already running proxy through its admin API.
+func TestRunThroughARemoteProxy(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	base := startFake(t, &fakeRefunds{})
+	srv, err := faultproxy.Start(ctx, faultproxy.Config{Upstream: base, AdminToken: "t0ken"})
+	t.Cleanup(func() { _ = srv.Close() })
+	require.NoError(t, err)
+	p := fakeProfile(t, base)
+	p.Proxy = &scenarios.ProxyRef{URL: srv.URL(), Admin: srv.AdminURL(), AdminToken: "t0ken"}
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/after-close"}})
+	require.NoError(t, err)
+	r := rep.Results[0]
+	require.Equal(t, scenarios.Pass, r.Verdict, r.Message)
+	require.Len(t, r.Evidence.Record.Journal, 2)
+	require.Equal(t, "after-close", r.Evidence.Record.Journal[0].Fault)
+	rules := srv.Proxy().Rules()
+	require.Empty(t, rules, "the scenario's rules are removed afterwards")
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/faultproxy/client"
 )
 
 // target is one profile made runnable: where attempts go (through a fault proxy), the
@@ -23,24 +24,14 @@ type target struct {
 	closeFn  func() error
 }
 
-// RemoteController builds the controller of a running proxy from its admin URL and token
-// (the profile's proxy: block). faultproxy/client provides one; it is a variable so the
-// scenarios package does not fix which.
-var RemoteController func(adminURL, token string) (faultproxy.Controller, error)
-
 // openTarget starts an in-process fault proxy in front of the profile's base URL, or
 // connects to the running proxy the profile names.
 func openTarget(ctx context.Context, p *Profile, seed int64) (*target, error) {
 	t := &target{p: p, client: newAttemptClient(), probe: &http.Client{Timeout: 10 * time.Second}}
 	if p.Proxy != nil {
-		if RemoteController == nil {
-			return nil, fmt.Errorf("open target %s: a remote proxy needs scenarios.RemoteController (import faultproxy/client)", p.Name)
-		}
-		ctl, err := RemoteController(p.Proxy.Admin, p.Proxy.AdminToken)
-		if err != nil {
-			return nil, fmt.Errorf("open target %s: connect proxy admin: %w", p.Name, err)
-		}
-		t.proxyURL, t.ctl, t.closeFn = p.Proxy.URL, ctl, func() error { return nil }
+		// The remote proxy must read the key where the profile puts it (its own
+		// --key-header / --key-field); the runner cannot reconfigure it.
+		t.proxyURL, t.ctl, t.closeFn = p.Proxy.URL, client.New(p.Proxy.Admin, p.Proxy.AdminToken), func() error { return nil }
 		return t, nil
 	}
 	srv, err := faultproxy.Start(ctx, faultproxy.Config{Upstream: p.BaseURL, KeyHeader: p.KeyHeader, KeyField: p.KeyField, Seed: seed})
