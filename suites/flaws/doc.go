@@ -1,0 +1,13 @@
+// Package flaws is the Ginkgo suite that proves the catalogue catches real bugs: the
+// embedded reference server is run with each of its known flaws (reference.Flaws), and
+// the scenario the flaw names (CaughtBy) must fail; the correct server must give zero
+// FAIL and zero UNKNOWN under strict, on the memory store and on PostgreSQL.
+//
+// Speed: per flaw the suite runs the caught-by scenario's whole group (e.g. race/* for
+// check-then-set), not the whole catalogue; $IDEMPROOF_FLAWS_FULL=true runs the whole
+// catalogue per flaw instead. Either way the caught-by scenario must be one of the
+// failures, and a FAIL elsewhere in the group is allowed (a flaw may break more).
+//
+// "Fails" means FAIL, or NON-STRICT under strict: the suite runs strict, because two
+// flaws (no-replay-header) break a SHOULD, whose miss is NON-STRICT by design.
+package flaws

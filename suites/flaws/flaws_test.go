@@ -1,0 +1,140 @@
+package flaws_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/testcontainers/testcontainers-go"
+
+	"github.com/idemproof/idemproof/internal/dockertest"
+	"github.com/idemproof/idemproof/internal/embedded"
+	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/scenarios/report"
+)
+
+// A group run includes the 1,000-attempt burst and waits out retention windows; the
+// whole catalogue takes longer. Both stay well under these bounds on two cores.
+const (
+	groupTimeout     = 2 * time.Minute
+	catalogueTimeout = 4 * time.Minute
+)
+
+var _ = Describe("the flaw catalogue", func() {
+	for _, flaw := range allFlaws {
+		It(fmt.Sprintf("catches %s with %s", flaw.Name, flaw.CaughtBy), Label("flaw:"+flaw.Name), func(ctx SpecContext) {
+			only := []string{group(flaw.CaughtBy) + "/*"}
+			if fullRuns {
+				only = nil
+			}
+			rep := runEmbedded(ctx, embedded.Config{Flaws: []string{flaw.Name}}, only)
+
+			caught, ok := resultOf(rep, flaw.CaughtBy)
+			Expect(ok).To(BeTrue(), "the run has a result for %s", flaw.CaughtBy)
+			Expect(report.Failing(caught.Verdict, true)).To(BeTrue(),
+				"%s must fail against the reference with %s (%s); got %s: %s\n%s",
+				flaw.CaughtBy, flaw.Name, flaw.Description, caught.Verdict, caught.Message, report.Timeline(caught.Evidence.Record))
+			Expect(caught.Verdict).NotTo(Equal(scenarios.Unknown), "a flaw is caught by a decision, not by an UNKNOWN")
+			fmt.Fprintf(GinkgoWriter, "%s caught: %s %s: %s\n", flaw.Name, caught.Verdict, caught.ScenarioID, caught.Message)
+		}, SpecTimeout(catalogueTimeout))
+	}
+
+	It("finds nothing wrong with the correct reference on the memory store", Label("store:memory"), func(ctx SpecContext) {
+		rep := runEmbedded(ctx, embedded.Config{}, nil)
+		expectClean(rep)
+	}, SpecTimeout(catalogueTimeout))
+
+	Context("on PostgreSQL", Label("store:postgres", "container"), Ordered, func() {
+		var dsn string
+		BeforeAll(func(ctx SpecContext) {
+			requireContainers(ctx)
+			pg, err := dockertest.StartPostgres(ctx)
+			if pg != nil && pg.PostgresContainer != nil {
+				DeferCleanup(func(ctx SpecContext) error {
+					return testcontainers.TerminateContainer(pg.PostgresContainer)
+				}, NodeTimeout(time.Minute))
+			}
+			Expect(err).NotTo(HaveOccurred())
+			dsn = pg.DSN
+		}, NodeTimeout(2*time.Minute))
+
+		It("finds nothing wrong with the correct reference", func(ctx SpecContext) {
+			rep := runEmbedded(ctx, embedded.Config{Store: dsn}, nil)
+			expectClean(rep)
+		}, SpecTimeout(catalogueTimeout))
+	})
+})
+
+// runEmbedded starts the embedded reference with cfg, runs the selected scenarios (nil:
+// all) strictly against it, and stops it again.
+func runEmbedded(ctx context.Context, cfg embedded.Config, only []string) *scenarios.Report {
+	GinkgoHelper()
+	tgt, err := embedded.Start(ctx, cfg)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(tgt.Close)
+	By(fmt.Sprintf("running %s against %s", selection(only), tgt.Profile.Name))
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{
+		Profiles: []*scenarios.Profile{tgt.Profile},
+		Only:     only,
+		Seed:     GinkgoRandomSeed(),
+		Strict:   true,
+	})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(rep.Results).NotTo(BeEmpty())
+	return rep
+}
+
+// expectClean requires zero failing results under strict (no FAIL, NON-STRICT or
+// UNKNOWN), and shows the summary with every failure's timeline otherwise.
+func expectClean(rep *scenarios.Report) {
+	GinkgoHelper()
+	var failing []string
+	for _, r := range rep.Results {
+		if report.Failing(r.Verdict, true) {
+			failing = append(failing, string(r.Verdict)+" "+r.ScenarioID)
+		}
+	}
+	Expect(rep.Results).To(HaveLen(len(scenarios.Catalogue())), "every scenario ran")
+	Expect(failing).To(BeEmpty(), func() string {
+		var b strings.Builder
+		report.WriteSummary(&b, rep)
+		return b.String()
+	})
+}
+
+func resultOf(rep *scenarios.Report, id string) (scenarios.Result, bool) {
+	for _, r := range rep.Results {
+		if r.ScenarioID == id {
+			return r, true
+		}
+	}
+	return scenarios.Result{}, false
+}
+
+// group is the scenario ID's group: "race" for "race/concurrent-pair".
+func group(id string) string {
+	g, _, _ := strings.Cut(id, "/")
+	return g
+}
+
+func selection(only []string) string {
+	if len(only) == 0 {
+		return "the whole catalogue"
+	}
+	return strings.Join(only, ",")
+}
+
+// requireContainers skips the container (or fails it under CI=true) when Docker or the
+// PostgreSQL image is missing.
+func requireContainers(ctx context.Context) {
+	GinkgoHelper()
+	if err := dockertest.Check(ctx, dockertest.PostgresImage()); err != nil {
+		if dockertest.InCI() {
+			Fail("CI=true and containers are required: " + err.Error())
+		}
+		Skip("skipped: " + err.Error())
+	}
+}
