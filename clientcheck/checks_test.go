@@ -217,3 +217,16 @@ func TestFailingResultCarriesTheOperationsTimeline(t *testing.T) {
 	require.Len(t, rec.Journal, 2)
 	require.Equal(t, map[string]int{"refund": 2}, rec.Ledger)
 }
+
+func TestOperationsDescribeEachOperationWithoutFailing(t *testing.T) {
+	o := goodObservation()
+	o.Outcomes = o.Outcomes[:1]
+	ops := clientcheck.Operations(o)
+	require.Len(t, ops, 2)
+	require.Equal(t, "client/operation/order-1", ops[0].ScenarioID)
+	require.Equal(t, scenarios.Info, ops[0].Verdict)
+	require.Equal(t, "2 attempt(s) under 1 key(s), 1 refund(s), faults: after-status; the client reported ok", ops[0].Message)
+	require.Equal(t, "2 attempt(s) under 1 key(s), 1 refund(s), faults: after-reset; the client reported nothing", ops[1].Message)
+	require.Len(t, ops[1].Evidence.Record.Journal, 2)
+	require.Empty(t, clientcheck.Findings(ops, true))
+}

@@ -179,7 +179,8 @@ func Run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	return &Result{Report: NewReport(o, cfg.Seed, started), Observation: o, Env: env}, nil
 }
 
-// NewReport wraps the checks of o into a report the scenarios/report renderers accept.
+// NewReport wraps the checks of o, then one INFO result per operation (Operations), into
+// a report the scenarios/report renderers accept.
 func NewReport(o Observation, seed int64, started time.Time) scenarios.Report {
 	return scenarios.Report{
 		SchemaVersion: scenarios.ReportSchemaVersion,
@@ -188,7 +189,7 @@ func NewReport(o Observation, seed int64, started time.Time) scenarios.Report {
 		Started:       started.UTC(),
 		DurationMS:    float64(time.Since(started)) / float64(time.Millisecond),
 		Targets:       []string{Target},
-		Results:       Check(o),
+		Results:       append(Check(o), Operations(o)...),
 	}
 }
 

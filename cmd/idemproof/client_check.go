@@ -111,7 +111,13 @@ func printClientCheck(w io.Writer, rep *scenarios.Report, repeat string) {
 		}
 	}
 	if len(findings) == 0 {
-		fmt.Fprintf(w, "\nclient-check: no findings (%d checks, seed %d)\n", len(rep.Results), rep.Seed)
+		checks := 0
+		for _, r := range rep.Results {
+			if !strings.HasPrefix(r.ScenarioID, clientcheck.OperationIDPrefix) {
+				checks++
+			}
+		}
+		fmt.Fprintf(w, "\nclient-check: no findings (%d checks, seed %d)\n", checks, rep.Seed)
 		return
 	}
 	fmt.Fprintf(w, "\nclient-check: %d finding(s) (seed %d)\n  repeat: %s\n", len(findings), rep.Seed, repeat)
