@@ -273,3 +273,28 @@ func TestStoragePolicies(t *testing.T) {
 	v, _, _ = checker(t, "storage/5xx-not-pinned")(hookIgnored, p)
 	require.Equal(t, scenarios.Unknown, v, "the fail hook did not fail: nothing to judge")
 }
+
+// A burst that outlasts a short retention may execute once per window; within a window
+// every success must still be the same response.
+func TestBurstIsWindowAware(t *testing.T) {
+	p := refProfile(t) // retention 1s
+	h := newHistory().
+		at(0, "burst", scenarios.OpOK, 201, committed, nil).
+		at(500, "burst", scenarios.OpOK, 201, committed, nil).
+		at(1200, "burst", scenarios.OpOK, 201, `{"id":"re_2"}`, nil).
+		at(1300, "burst", scenarios.OpOK, 201, `{"id":"re_2"}`, nil)
+	for i := range h.ops {
+		h.ops[i].Client = i / 2 // one logical client per attempt, as in a burst
+	}
+	v, msg, _ := checker(t, "race/burst-1000")(h.record(2), p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Contains(t, msg, "spanning 2 retention windows")
+
+	v, _, _ = checker(t, "race/burst-1000")(h.record(3), p)
+	require.Equal(t, scenarios.Fail, v, "three effects in two windows")
+
+	h.ops[7].Body = []byte(`{"id":"re_3"}`)
+	v, _, ev := checker(t, "race/burst-1000")(h.record(2), p)
+	require.Equal(t, scenarios.Fail, v, "two different successes inside the second window")
+	require.Equal(t, 1, ev.Categories["diverged"])
+}

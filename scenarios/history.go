@@ -73,30 +73,58 @@ func (r Record) upstreamCalls() int {
 	return n
 }
 
-// allowedEffects is how many side effects one key may legitimately have produced: one,
-// plus one for each attempt started after the declared retention had run out (it may
-// execute anew). The window is counted from the first attempt, which is at or before the
-// key's first record, so the count errs on the lenient side by the time of one request.
-// Without a declared retention, one.
+// allowedEffects is how many side effects one key may legitimately have produced: the
+// number of retention windows its attempts span. The first attempt opens a window; an
+// attempt started after the window ran out may execute anew and opens the next one.
+// Windows are counted from invokes, which are at or before the key's records, so the
+// count errs on the lenient side by the time of one request. Without a declared
+// retention, one.
 func allowedEffects(r Record, p *Profile) int {
-	if p.Retention == 0 {
-		return 1
-	}
-	var start time.Time
-	n := 1
+	starts := windowStarts(r, p)
+	return max(len(starts), 1)
+}
+
+// windowStarts returns the start of each retention window the history's attempts span.
+func windowStarts(r Record, p *Profile) []time.Time {
+	var starts []time.Time
 	for _, op := range r.History {
 		if op.Type != OpInvoke {
 			continue
 		}
-		if start.IsZero() {
-			start = op.Time
-			continue
-		}
-		if op.Time.After(start.Add(p.Retention.Std())) {
-			n++
+		if len(starts) == 0 || (p.Retention > 0 && op.Time.After(starts[len(starts)-1].Add(p.Retention.Std()))) {
+			starts = append(starts, op.Time)
 		}
 	}
-	return n
+	return starts
+}
+
+// windowOf returns, for a completion event, the index of the retention window its
+// attempt was invoked in (0 when unknown).
+func windowOf(r Record, p *Profile) func(Op) int {
+	starts := windowStarts(r, p)
+	type attemptID struct {
+		step            string
+		client, attempt int
+	}
+	invoked := map[attemptID]time.Time{}
+	for _, op := range r.History {
+		if op.Type == OpInvoke {
+			invoked[attemptID{op.Step, op.Client, op.Attempt}] = op.Time
+		}
+	}
+	return func(op Op) int {
+		at, ok := invoked[attemptID{op.Step, op.Client, op.Attempt}]
+		if !ok {
+			return 0
+		}
+		w := 0
+		for i, s := range starts {
+			if !at.Before(s) {
+				w = i
+			}
+		}
+		return w
+	}
 }
 
 func is2xx(s int) bool { return s >= 200 && s <= 299 }
