@@ -2,6 +2,7 @@ package clientcheck_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -94,4 +95,47 @@ func TestRunReportsAClientThatNeverCalls(t *testing.T) {
 func TestRunRefusesABadFaultSpec(t *testing.T) {
 	_, err := clientcheck.Run(context.Background(), clientcheck.Config{FaultSpec: "hold=forever"}, nil)
 	require.ErrorContains(t, err, `fault "hold=forever"`)
+}
+
+// hammerer sends the same refund twice at once, each asking the server to hold the work
+// (test hook X-Test-Delay), and retries at once on every 409: whichever request loses the
+// race gets the server's own 409 (with its Retry-After) and hammers.
+func hammerer(ctx context.Context, env clientcheck.Env) error {
+	body := `{"order_id":"order-1","amount":4900}`
+	sendUntilNot409 := func() error {
+		for i := 0; i < 2000; i++ { // bounded: the held refund ends after 500ms
+			req, err := http.NewRequestWithContext(ctx, "POST", env.BaseURL+"/v1/refunds", strings.NewReader(body))
+			if err != nil {
+				return err
+			}
+			req.Header.Set(env.KeyHeader, "held-key")
+			req.Header.Set("X-Test-Delay", "500ms")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return err
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusConflict {
+				return nil
+			}
+		}
+		return nil
+	}
+	other := make(chan error, 1)
+	go func() { other <- sendUntilNot409() }()
+	return errors.Join(sendUntilNot409(), <-other)
+}
+
+func TestRunCatchesA409HammeredWithTheServersRetryAfter(t *testing.T) {
+	res, err := clientcheck.Run(context.Background(), clientcheck.Config{FaultSpec: "none", Timeout: 30 * time.Second}, hammerer)
+	require.NoError(t, err)
+	var hammered *scenarios.Result
+	for _, f := range res.Findings() {
+		if f.ScenarioID == clientcheck.ID409Hammered {
+			hammered = &f
+		}
+	}
+	require.NotNil(t, hammered, "409-hammered not found: %v", res.Err())
+	require.Contains(t, hammered.Evidence.Examples[0], "Retry-After 1s")
+	require.Equal(t, 1, res.Observation.Ledger["order-1"])
 }
