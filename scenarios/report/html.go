@@ -32,7 +32,13 @@ type htmlPage struct {
 	Counts   []htmlCountRow
 	Groups   []htmlGroup
 	Failing  int
+	Failures []htmlFailure // failing results, linked, above the matrix
 	Columns  int // matrix columns: scenario, level, description, one per target
+}
+
+type htmlFailure struct {
+	Anchor, ScenarioID, Target, Message string
+	Verdict                             scenarios.Verdict
 }
 
 type htmlCountRow struct {
@@ -112,6 +118,12 @@ func buildPage(rep *scenarios.Report) htmlPage {
 	}
 	if !rep.Started.IsZero() {
 		p.Started = rep.Started.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	for _, r := range failingResults(rep) {
+		p.Failures = append(p.Failures, htmlFailure{
+			Anchor: anchor("r", r.ScenarioID+"@"+r.Target), ScenarioID: r.ScenarioID, Target: r.Target,
+			Message: oneLine(r.Message), Verdict: r.Verdict,
+		})
 	}
 	counts := CountByTarget(rep)
 	for _, t := range ts {
