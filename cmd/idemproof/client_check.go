@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os/exec"
 	"strings"
 
 	"github.com/idemproof/idemproof/clientcheck"
@@ -41,6 +42,9 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	if len(argv) == 0 {
 		fs.Usage()
 		return fmt.Errorf("no client command: give it after --, e.g. idemproof client-check -- ./my-client.sh")
+	}
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		return fmt.Errorf("client command %q: %w (give a path or a command on $PATH)", argv[0], err)
 	}
 	if *format != "console" && *format != "json" {
 		return fmt.Errorf("--format %q: use console or json", *format)
