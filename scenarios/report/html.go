@@ -33,7 +33,7 @@ type htmlPage struct {
 	Groups   []htmlGroup
 	Failing  int
 	Failures []htmlFailure // failing results, linked, above the matrix
-	Columns  int // matrix columns: scenario, level, description, one per target
+	Columns  int           // matrix columns: scenario, level, description, one per target
 }
 
 type htmlFailure struct {
