@@ -112,9 +112,15 @@ func (m *middleware) lockTimeout() time.Duration {
 
 func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, m.cfg.MaxBody))
-	if err != nil {
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
 		WriteProblem(w, http.StatusRequestEntityTooLarge, "body-too-large", "Request body too large",
 			fmt.Sprintf("send a body of at most %d bytes", m.cfg.MaxBody))
+		return
+	case err != nil:
+		WriteProblem(w, http.StatusBadRequest, "body-unreadable", "Request body unreadable",
+			"the request body could not be read completely; nothing was executed: resend the request")
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
