@@ -47,7 +47,7 @@ func variantScenario(id, what string, v Variant, need Capability) Scenario {
 	s := Scenario{
 		ID:          id,
 		Description: what + ": treated as the same request, refused as a mismatch, or executed again",
-		Requirement: "the spec leaves the fingerprint to the server: the observed policy is reported; executing twice under one key is a FAIL",
+		Requirement: what + ": reported as the same request, a mismatch or a new execution (the fingerprint is the server's choice); two executions under one key FAIL",
 		Source:      srcDraftFingerprint,
 		Level:       LevelPolicy,
 		Labels:      []string{"group:fingerprint", "fault:none", "level:policy"},

@@ -20,7 +20,7 @@ func afterUpstream(id, what string, fault faultproxy.FaultSpec, dur DurationRef)
 	return Scenario{
 		ID:          id,
 		Description: "the response to a committed request is lost (" + what + "); the retry gets the committed result",
-		Requirement: "a retry after a lost response replays the committed response: one side effect, same status and body",
+		Requirement: "after " + what + ", the retry gets the committed response: one side effect, same status and body",
 		Source:      and(srcDraftEnforced, srcSeed),
 		Level:       LevelSafety,
 		Labels:      []string{"group:replay", "fault:after-upstream", "level:safety"},
@@ -42,13 +42,13 @@ func replayScenarios() []Scenario {
 			Steps:       []Step{{Name: "original"}, {Name: "repeat"}},
 			Check:       identicalReplay("original", "repeat"),
 		},
-		afterUpstream("replay/after-503", "the proxy answers 503", faultproxy.FaultSpec{Type: faultproxy.FaultAfterStatus, Status: 503}, ""),
-		afterUpstream("replay/after-502", "the proxy answers 502", faultproxy.FaultSpec{Type: faultproxy.FaultAfterStatus, Status: 502}, ""),
-		afterUpstream("replay/after-504", "the proxy answers 504", faultproxy.FaultSpec{Type: faultproxy.FaultAfterStatus, Status: 504}, ""),
-		afterUpstream("replay/after-reset", "TCP reset", faultproxy.FaultSpec{Type: faultproxy.FaultAfterReset}, ""),
-		afterUpstream("replay/after-close", "connection closed with no bytes", faultproxy.FaultSpec{Type: faultproxy.FaultAfterClose}, ""),
-		afterUpstream("replay/after-truncate", "body truncated after 8 bytes", faultproxy.FaultSpec{Type: faultproxy.FaultAfterTruncate, Bytes: 8}, ""),
-		withLabel(afterUpstream("replay/after-hold", "held past the client's timeout", faultproxy.FaultSpec{Type: faultproxy.FaultAfterHold, Then: "drop"}, PastClientTimeout), "speed:slow"),
+		afterUpstream("replay/after-503", "a 503 from the proxy", faultproxy.FaultSpec{Type: faultproxy.FaultAfterStatus, Status: 503}, ""),
+		afterUpstream("replay/after-502", "a 502 from the proxy", faultproxy.FaultSpec{Type: faultproxy.FaultAfterStatus, Status: 502}, ""),
+		afterUpstream("replay/after-504", "a 504 from the proxy", faultproxy.FaultSpec{Type: faultproxy.FaultAfterStatus, Status: 504}, ""),
+		afterUpstream("replay/after-reset", "a TCP reset", faultproxy.FaultSpec{Type: faultproxy.FaultAfterReset}, ""),
+		afterUpstream("replay/after-close", "a close with no bytes", faultproxy.FaultSpec{Type: faultproxy.FaultAfterClose}, ""),
+		afterUpstream("replay/after-truncate", "a body truncated after 8 bytes", faultproxy.FaultSpec{Type: faultproxy.FaultAfterTruncate, Bytes: 8}, ""),
+		withLabel(afterUpstream("replay/after-hold", "a response held past the client's timeout", faultproxy.FaultSpec{Type: faultproxy.FaultAfterHold, Then: "drop"}, PastClientTimeout), "speed:slow"),
 		{
 			ID:          "replay/lost-twice",
 			Description: "the original's and the first replay's responses are both lost; the third attempt gets the committed result",
@@ -93,9 +93,9 @@ func replayScenarios() []Scenario {
 			Steps:       []Step{{Name: "original"}, {Name: "repeat"}},
 			Check:       replayMarker,
 		},
-		beforeUpstream("before/503", "the proxy answers 503 before forwarding", faultproxy.FaultSpec{Type: faultproxy.FaultBeforeStatus, Status: 503}, ""),
-		beforeUpstream("before/reset", "the proxy resets the connection before forwarding", faultproxy.FaultSpec{Type: faultproxy.FaultBeforeReset}, ""),
-		beforeUpstream("before/delay", "the proxy delays the request before forwarding", faultproxy.FaultSpec{Type: faultproxy.FaultBeforeDelay}, QuarterClientTimeout),
+		beforeUpstream("before/503", "a 503 from the proxy", faultproxy.FaultSpec{Type: faultproxy.FaultBeforeStatus, Status: 503}, ""),
+		beforeUpstream("before/reset", "a reset by the proxy", faultproxy.FaultSpec{Type: faultproxy.FaultBeforeReset}, ""),
+		beforeUpstream("before/delay", "a delay by the proxy", faultproxy.FaultSpec{Type: faultproxy.FaultBeforeDelay}, QuarterClientTimeout),
 	}
 }
 
@@ -104,8 +104,8 @@ func replayScenarios() []Scenario {
 func beforeUpstream(id, what string, fault faultproxy.FaultSpec, dur DurationRef) Scenario {
 	return Scenario{
 		ID:          id,
-		Description: what + "; the retry executes the operation exactly once",
-		Requirement: "a request that never arrived is executed by the retry: one side effect, nothing fabricated",
+		Description: "the request is stopped before the target (" + what + "); the retry executes it exactly once",
+		Requirement: "after " + what + " (never arrived), the retry executes it: one side effect, nothing fabricated",
 		Source:      and(srcDraftEnforced, srcSeed),
 		Level:       LevelSafety,
 		Labels:      []string{"group:before", "fault:before-upstream", "level:safety"},
