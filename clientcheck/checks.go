@@ -304,7 +304,7 @@ func checkLostResolved(o *analysis) verdict {
 	f, lost := failing{}, 0
 	for _, op := range ops {
 		as := attempts[op]
-		lostAt := slices.IndexFunc(as, func(r faultproxy.Record) bool { return !knownOutcome(r) })
+		lostAt := slices.IndexFunc(as, responseLost)
 		if lostAt < 0 {
 			continue
 		}

@@ -230,3 +230,15 @@ func TestOperationsDescribeEachOperationWithoutFailing(t *testing.T) {
 	require.Len(t, ops[1].Evidence.Record.Journal, 2)
 	require.Empty(t, clientcheck.Findings(ops, true))
 }
+
+func TestA409IsNotALostResponse(t *testing.T) {
+	o := clientcheck.Observation{
+		Attempts: []faultproxy.Record{
+			attempt(1, "k1", "b1", 409, 0),
+			attempt(2, "k1", "b1", 201, time.Second),
+		},
+		Entities: map[string]string{"b1": "order-1"},
+		Ledger:   map[string]int{"order-1": 1},
+	}
+	require.Equal(t, scenarios.NA, verdicts(o)[clientcheck.IDLostResolved].Verdict)
+}

@@ -100,6 +100,13 @@ func (a *analysis) outcomeOf(op string) (Outcome, bool) {
 // allOperations is every operation named by an attempt, the ledger or the outcome file.
 func (a *analysis) allOperations() []string { return a.all }
 
+// responseLost reports whether the client got no usable answer from this attempt: no
+// complete response (reset, closed, truncated, timed out) or a 5xx. The operation may
+// have committed either way.
+func responseLost(r faultproxy.Record) bool {
+	return r.ClientResult != faultproxy.ClientDelivered || r.ClientStatus >= 500
+}
+
 // knownOutcome reports whether the client learned the operation's fate from this
 // attempt: a complete 2xx or a definite 4xx (409 means "try again", so it is not one).
 func knownOutcome(r faultproxy.Record) bool {
