@@ -36,7 +36,7 @@ func checkFlags(stderr io.Writer) (*flag.FlagSet, *checkOptions) {
 	fs.Var(&o.only, "only", "scenario IDs or globs (replay/*), comma list or repeated")
 	fs.Var(&o.labels, "label", "run only scenarios carrying these labels (all of them), comma list or repeated")
 	fs.StringVar(&o.reportDir, "report-dir", "", "write report.json, junit.xml and report.html into this folder (created if missing)")
-	fs.Int64Var(&o.seed, "seed", 0, "seed for keys, entities and probabilistic faults (default: time-based, printed)")
+	fs.Int64Var(&o.seed, "seed", 0, "seed of the proxy's probabilistic fault choices (default: time-based, printed); keys and entities are fresh on every run")
 	fs.Var(&o.flaws, "flaw", "run the embedded reference with this known flaw (idemproof scenarios --flaws lists them); repeatable")
 	fs.StringVar(&o.store, "store", "", "store of the embedded reference: memory (default) or a postgres:// DSN")
 	fs.IntVar(&o.concurrency, "concurrency", 0, "scenarios run at once (default: the runner's)")
