@@ -37,6 +37,14 @@ func refundLoop(orders int, keyFor func(order, attempt int) string) clientcheck.
 				}
 				resp.Body.Close()
 				switch {
+				case resp.StatusCode == http.StatusConflict:
+					// A slow attempt timed out and its retry found it still in flight:
+					// honour the server's Retry-After (1s) as a correct client must.
+					select {
+					case <-time.After(time.Second):
+					case <-ctx.Done():
+						return ctx.Err()
+					}
 				case resp.StatusCode == 201:
 					outcome = clientcheck.OutcomeOK
 				case resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != 409:
