@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/big"
 	"net/http"
+	"strconv"
 
 	"github.com/idemproof/idemproof/reference/idempotency"
 )
@@ -103,6 +104,9 @@ func positiveInteger(raw json.RawMessage) (int64, bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] == '"' || raw[0] == '{' || raw[0] == '[' {
 		return 0, false
+	}
+	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+		return n, n > 0 // the common spelling, without big.Rat
 	}
 	r, ok := new(big.Rat).SetString(string(raw))
 	if !ok || !r.IsInt() || r.Sign() <= 0 || !r.Num().IsInt64() {
