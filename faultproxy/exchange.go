@@ -258,8 +258,8 @@ func (ex *Exchange) Wait(d time.Duration) bool {
 	}
 }
 
-// count notes one upstream call that was written completely (it may have committed even
-// if no response came back).
+// count notes one upstream call that reached the upstream (it may have committed even if
+// no response came back).
 func (ex *Exchange) count(res *sendResult) {
 	if res.wrote.Load() {
 		ex.rec.ReachedUpstream = true

@@ -86,6 +86,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	epoch := p.journal.current()
 	defer ex.finish(epoch)
 
+	if r.Method == http.MethodConnect {
+		// A reverse proxy is no tunnel: forwarding CONNECT would turn the upstream
+		// response into a raw byte stream that never ends.
+		ex.Note("CONNECT is not proxied")
+		ex.Respond(http.StatusMethodNotAllowed, http.Header{"Allow": {"GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"}}, []byte("faultproxy: CONNECT is not supported\n"))
+		return
+	}
 	key, hasKey := ex.key()
 	ex.rec.Key, ex.rec.HasKey = key, hasKey
 	if hasKey {

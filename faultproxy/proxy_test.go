@@ -1,9 +1,11 @@
 package faultproxy_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -319,4 +321,18 @@ func TestManyConcurrentClients(t *testing.T) {
 	for c := 0; c < clients; c++ {
 		require.Equal(t, perClient, f.up.commits(fmt.Sprint("c", c)))
 	}
+}
+
+func TestConnectIsRefused(t *testing.T) {
+	f := newFixture(t, faultproxy.Config{})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(f.srv.URL(), "http://"))
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = io.WriteString(conn, "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+	require.Equal(t, 0, f.up.total())
 }

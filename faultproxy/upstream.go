@@ -94,22 +94,20 @@ func joinPath(base *url.URL, in *url.URL) *url.URL {
 }
 
 // sendResult is one upstream call: the response or the error, and whether the request
-// was completely written (so a failed call may still have reached the upstream).
+// reached the upstream (its headers were written: a failed call may still have acted).
 type sendResult struct {
 	resp  *http.Response
 	err   error
-	wrote atomic.Bool // set by the trace, which may fire after RoundTrip returned
+	wrote atomic.Bool // set by the trace, which may fire on another goroutine
 	start time.Time
 }
 
 // send makes one upstream call with body (nil = none) of the given length (-1 unknown).
 func (ex *Exchange) send(ctx context.Context, target *url.URL, body io.Reader, length int64) *sendResult {
 	res := &sendResult{start: time.Now()}
-	trace := &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
-		if i.Err == nil {
-			res.wrote.Store(true)
-		}
-	}}
+	// Once the request headers are on the wire the upstream may act on the request even if
+	// the body then fails, so that is when the call counts as having reached it.
+	trace := &httptrace.ClientTrace{WroteHeaders: func() { res.wrote.Store(true) }}
 	out := &http.Request{
 		Method:        ex.r.Method,
 		URL:           joinPath(target, ex.r.URL),
