@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"time"
+
 	"github.com/idemproof/idemproof/faultproxy"
 )
 
@@ -181,11 +183,24 @@ func oneWinner(step string) Checker {
 	}
 }
 
-// overlap reports whether the repeat was answered while the original still ran.
+// overlap reports whether the repeat reached the target while the original still ran.
+// The repeat's arrival is its answer time minus the upstream time the proxy journaled for
+// it (the proxy delayed it before forwarding); a server that makes the repeat wait for
+// the original still counts as overlapping. Without that journal record, the answer
+// times are compared.
 func overlap(r Record) (repeat Op, original Op, ok bool) {
 	repeat, okR := r.answer("repeat")
 	original, okO := r.answer("original")
-	return repeat, original, okR && okO && repeat.Time.Before(original.Time)
+	if !okR || !okO {
+		return repeat, original, false
+	}
+	arrival := repeat.Time
+	for _, j := range r.Journal {
+		if j.Fault == faultproxy.FaultBeforeDelay && j.ReachedUpstream {
+			arrival = repeat.Time.Add(-time.Duration(j.UpstreamMillis * float64(time.Millisecond)))
+		}
+	}
+	return repeat, original, arrival.Before(original.Time)
 }
 
 func inFlightStatus(r Record, p *Profile) (Verdict, string, Evidence) {
@@ -210,8 +225,14 @@ func inFlightNotFabricated(r Record, p *Profile) (Verdict, string, Evidence) {
 		f.count(CatDuplicated, n-1)
 		return f.result(Fail, "%d side effects for one key", n)
 	}
-	repeat, _, during := overlap(r)
-	if during && repeat.Type == OpOK {
+	// A 2xx for the repeat that is the original's exact response is a replay, even when
+	// it reached the client a moment before the original's own answer (a server that
+	// makes the repeat wait releases both at once); anything else delivered first was
+	// made up.
+	repeat, _ := r.answer("repeat")
+	original, _ := r.answer("original")
+	replay := original.Type == OpOK && repeat.Status == original.Status && sameBody(repeat.Body, original.Body)
+	if repeat.Type == OpOK && repeat.Time.Before(original.Time) && !replay {
 		f.count(CatFabricated, 1)
 		f.example("repeat got %d %s before the original answered", repeat.Status, clip(repeat.Body))
 		return f.result(Fail, "a %d was delivered for the repeat while the original was still running", repeat.Status)

@@ -298,3 +298,32 @@ func TestBurstIsWindowAware(t *testing.T) {
 	require.Equal(t, scenarios.Fail, v, "two different successes inside the second window")
 	require.Equal(t, 1, ev.Categories["diverged"])
 }
+
+// A server that makes the repeat wait for the original (no 409) overlapped all the same:
+// the journal shows the repeat spent most of its time at the target.
+func TestInFlightRepeatThatWaitedIsNot409(t *testing.T) {
+	p := refProfile(t)
+	waited := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
+		span(5, 401, "repeat", scenarios.OpOK, 201, committed, nil).record(1)
+	waited.Journal = []faultproxy.Record{{Seq: 2, Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 296}}
+	v, msg, _ := checker(t, "race/in-flight-409")(waited, p)
+	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, "the repeat during the original got 201, want 409", msg)
+	v, _, _ = checker(t, "race/in-flight-not-fabricated")(waited, p)
+	require.Equal(t, scenarios.Pass, v, "answered after the original: a replay, not a fabrication")
+
+	late := newHistory().span(0, 2, "original", scenarios.OpOK, 201, committed, nil).
+		span(1, 103, "repeat", scenarios.OpOK, 201, committed, nil).record(1)
+	late.Journal = []faultproxy.Record{{Seq: 2, Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 1}}
+	v, msg, _ = checker(t, "race/in-flight-409")(late, p)
+	require.Equal(t, scenarios.Unknown, v, "the slow hook did not hold the original: no overlap to judge")
+	require.Contains(t, msg, "no overlap")
+}
+
+func TestInFlightReplayReleasedWithTheOriginalIsNotFabricated(t *testing.T) {
+	p := refProfile(t)
+	h := newHistory().span(0, 401, "original", scenarios.OpOK, 201, committed, nil).
+		span(5, 400, "repeat", scenarios.OpOK, 201, committed, nil).record(1)
+	v, msg, _ := checker(t, "race/in-flight-not-fabricated")(h, p)
+	require.Equal(t, scenarios.Pass, v, msg)
+}
