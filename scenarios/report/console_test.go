@@ -61,7 +61,7 @@ func TestSummaryCountsAndFailureDetails(t *testing.T) {
 	require.Contains(t, out, "1 failing result(s) (seed 42, strict=false)")
 	require.Contains(t, out, "FAIL replay/after-503 @ stripe-like: 2 refunds for one key second line")
 	require.Contains(t, out, "evidence: duplicated=1")
-	require.Contains(t, out, "proxy journal (ground truth):")
+	require.Contains(t, out, "proxy journal (ground truth, in arrival order):")
 	require.Contains(t, out, "after-reset (reset)")
 	require.Contains(t, out, `K1=k\x01ctl`, "control characters are escaped")
 	require.Contains(t, out, "ledger: refund=2")

@@ -71,22 +71,25 @@ func SequenceSVG(id string, rec *scenarios.Record) string {
 
 func (b *svgBuilder) drawJournal(rec *scenarios.Record) {
 	keys := newKeyLabels(rec)
-	start := rec.Journal[0].Time
-	for _, j := range rec.Journal {
-		if !j.Time.IsZero() && (start.IsZero() || j.Time.Before(start)) {
+	journal := arrivalOrder(rec)
+	payloads := newPayloadLabels(journal)
+	var start time.Time
+	for _, j := range journal {
+		if !j.Time.IsZero() {
 			start = j.Time
+			break
 		}
 	}
-	for i, j := range rec.Journal {
+	for i, j := range journal {
 		if i == MaxTimelineRows {
 			b.y += 6
-			b.note(laneProxy, summariseRest(rec.Journal[i:]))
+			b.note(laneProxy, summariseRest(journal[i:]))
 			b.y += arrowStep
 			break
 		}
-		b.attempt(keys, j, start)
+		b.attempt(keys, payloads, j, start)
 		b.y += attemptGap
-		if i < len(rec.Journal)-1 && i < MaxTimelineRows-1 {
+		if i < len(journal)-1 && i < MaxTimelineRows-1 {
 			b.body.WriteString(fmt.Sprintf(`<line x1="20" x2="%d" y1="%d" y2="%d" class="sep"/>`, svgWidth-20, b.y-attemptGap/2, b.y-attemptGap/2))
 		}
 	}
@@ -99,7 +102,7 @@ func (b *svgBuilder) drawJournal(rec *scenarios.Record) {
 
 // attempt draws one journal record: request in, the hops to the upstream if it was
 // reached, the fault at the proxy, and what came back to the client.
-func (b *svgBuilder) attempt(keys *keyLabels, j faultproxy.Record, start time.Time) {
+func (b *svgBuilder) attempt(keys *keyLabels, payloads payloadLabels, j faultproxy.Record, start time.Time) {
 	b.y += arrowStep
 	// Arrival time relative to the first attempt: attempts drawn one below the other may
 	// still have overlapped (a concurrent pair, a burst).
@@ -108,6 +111,10 @@ func (b *svgBuilder) attempt(keys *keyLabels, j faultproxy.Record, start time.Ti
 	}
 	req := fmt.Sprintf("#%d %s try %s  %s %s", j.Seq, keys.label(j.Key, j.HasKey), attemptText(j.Attempt), j.Method, shorten(j.Path, 34))
 	b.arrow(laneClient, laneProxy, req, colRequest, false)
+	if notes := requestNotes(j, payloads); notes != "" {
+		b.text((laneClient+laneProxy)/2, b.y+13, "middle", "notes", notes)
+		b.y += 12
+	}
 	// A before-fault (or a duplicate delivery) acts before the upstream hop; an
 	// after-fault acts on the response, so its mark goes below the upstream's answer.
 	afterFault := strings.HasPrefix(j.Fault, "after")

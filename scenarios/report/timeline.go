@@ -70,17 +70,19 @@ func Timeline(rec *scenarios.Record) string {
 	var b strings.Builder
 	keys := newKeyLabels(rec)
 	if len(rec.Journal) > 0 {
-		b.WriteString("  proxy journal (ground truth):\n")
+		b.WriteString("  proxy journal (ground truth, in arrival order):\n")
+		journal := arrivalOrder(rec)
+		payloads := newPayloadLabels(journal)
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "    seq\tkey\ttry\tmethod path\tfault\tupstream\tclient\toutcome\t")
-		for i, j := range rec.Journal {
+		fmt.Fprintln(tw, "    seq\tkey\ttry\tmethod path\trequest\tfault\tupstream\tclient\toutcome\t")
+		for i, j := range journal {
 			if i == MaxTimelineRows {
-				fmt.Fprintf(tw, "    …\t\t\t%s\t\t\t\t\t\n", summariseRest(rec.Journal[i:]))
+				fmt.Fprintf(tw, "    …\t\t\t%s\t\t\t\t\t\t\n", summariseRest(journal[i:]))
 				break
 			}
-			fmt.Fprintf(tw, "    %d\t%s\t%s\t%s %s\t%s\t%s\t%s\t%s\t\n",
+			fmt.Fprintf(tw, "    %d\t%s\t%s\t%s %s\t%s\t%s\t%s\t%s\t%s\t\n",
 				j.Seq, keys.label(j.Key, j.HasKey), attemptText(j.Attempt), j.Method, shorten(j.Path, 40),
-				orDash(faultText(j)), upstreamText(j), clientText(j), j.Outcome)
+				orDash(requestNotes(j, payloads)), orDash(faultText(j)), upstreamText(j), clientText(j), j.Outcome)
 		}
 		tw.Flush()
 	}
