@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/idemproof/idemproof/reference/idempotency"
@@ -44,8 +45,8 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse postgres dsn: %w", err)
 	}
-	if cfg.MaxConns < 16 {
-		cfg.MaxConns = 16 // the race tests hold many requests at once
+	if !strings.Contains(dsn, "pool_max_conns") && cfg.MaxConns < 16 {
+		cfg.MaxConns = 16 // many requests wait on the database at once; the DSN may say otherwise
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
