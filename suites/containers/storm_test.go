@@ -25,6 +25,9 @@ type stormConfig struct {
 	FaultRate float64       // share of attempts that get an after-upstream fault
 	Seed      int64         // the proxy's seed (IDEMPROOF_STORM_SEED)
 	Deadline  time.Duration // the whole storm, a hard bound (IDEMPROOF_STORM_TIMEOUT)
+	// Flaw runs both replicas with a known flaw (IDEMPROOF_STORM_FLAW), to watch the storm
+	// catch a broken server; empty in CI.
+	Flaw string
 }
 
 func stormConfigFromEnv() (stormConfig, error) {
@@ -50,6 +53,7 @@ func stormConfigFromEnv() (stormConfig, error) {
 		}
 		c.Deadline = d
 	}
+	c.Flaw = os.Getenv("IDEMPROOF_STORM_FLAW")
 	return c, nil
 }
 
@@ -103,6 +107,9 @@ var _ = Describe("a fault storm on two replicas", Label("containers", "storm", "
 		nw := newNetwork(ctx)
 		pg := startPostgres(ctx, nw)
 		opts := []testcontainersOption{referencectr.WithRetention(time.Hour), referencectr.WithLockTimeout(2 * time.Second)}
+		if cfg.Flaw != "" {
+			opts = append(opts, referencectr.WithFlaw(cfg.Flaw))
+		}
 		startReference(ctx, nw, "reference-1", opts...)
 		ref2 := startReference(ctx, nw, "reference-2", opts...)
 		px := startProxy(ctx, nw, cfg.Seed, "reference-1", "reference-2")
