@@ -86,6 +86,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	names := make([]string, len(targets.profiles))
 	for i, p := range targets.profiles {
 		names[i] = p.Name
+		if err := checkReachable(ctx, p); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(stdout, "idemproof check: %d scenarios × %d target(s) [%s], seed %d, strict=%t\n",
 		len(selected), len(names), strings.Join(names, ", "), o.seed, o.strict)

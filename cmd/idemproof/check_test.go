@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,6 +124,14 @@ func TestCheckUsageErrorsExitTwo(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nope.yaml")
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	require.NoError(t, os.WriteFile(bad, []byte("name: bad\nbase_url: http://127.0.0.1:1\nexpect:\n  mismatch: 200\n"), 0o644))
+	// A profile whose target is down: a closed port on 127.0.0.1.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closedURL := "http://" + ln.Addr().String()
+	require.NoError(t, ln.Close())
+	down := filepath.Join(t.TempDir(), "down.yaml")
+	require.NoError(t, os.WriteFile(down, []byte("name: down\nextends: reference\nbase_url: "+closedURL+"\n"), 0o644))
+
 	cases := []struct {
 		args []string
 		want string
@@ -137,6 +146,7 @@ func TestCheckUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"check", "--concurrency", "-1"}, "--concurrency -1"},
 		{[]string{"check", "stray"}, `unexpected argument "stray"`},
 		{[]string{"check", "--no-such-flag"}, "flag provided but not defined: -no-such-flag"},
+		{[]string{"check", "--profile", down}, "target down: base_url " + closedURL + " is not reachable"},
 	}
 	for _, c := range cases {
 		out, errOut, code := runCLI(t, c.args...)

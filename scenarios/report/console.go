@@ -61,6 +61,21 @@ func WriteSummary(w io.Writer, rep *scenarios.Report) {
 	tw.Flush()
 
 	failing := failingResults(rep)
+	if !rep.Strict {
+		// Without strict these do not fail the run, but an UNKNOWN is never a pass: say so
+		// rather than let "no failures" stand alone.
+		for _, v := range []scenarios.Verdict{scenarios.Unknown, scenarios.NonStrict} {
+			var ids []string
+			for _, r := range rep.Results {
+				if r.Verdict == v {
+					ids = append(ids, r.ScenarioID+" @ "+r.Target)
+				}
+			}
+			if len(ids) > 0 {
+				fmt.Fprintf(w, "\n%d %s result(s), not failing without --strict: %s\n", len(ids), v, strings.Join(ids, ", "))
+			}
+		}
+	}
 	if len(failing) == 0 {
 		fmt.Fprintf(w, "\nno failures (seed %d, strict=%t)\n", rep.Seed, rep.Strict)
 		return

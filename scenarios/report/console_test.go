@@ -67,12 +67,15 @@ func TestSummaryCountsAndFailureDetails(t *testing.T) {
 	require.Contains(t, out, "ledger: refund=2")
 	require.Contains(t, out, "repeat: idemproof check --seed 42 --only replay/after-503 --profile stripe-like")
 	require.NotContains(t, out, "UNKNOWN before/503")
+	require.Contains(t, out, "1 UNKNOWN result(s), not failing without --strict: before/503 @ stripe-like")
+	require.Contains(t, out, "1 NON-STRICT result(s), not failing without --strict: replay/marker @ stripe-like")
 
 	rep.Strict = true
 	buf.Reset()
 	report.WriteSummary(&buf, rep)
 	out = buf.String()
 	require.Contains(t, out, "3 failing result(s) (seed 42, strict=true)")
+	require.NotContains(t, out, "not failing without --strict")
 	require.Contains(t, out, "UNKNOWN before/503 @ stripe-like")
 	require.Contains(t, out, "ledger: probe failed: GET /v1/refunds: connection refused")
 	require.Contains(t, out, "NON-STRICT replay/marker @ stripe-like")
