@@ -79,9 +79,12 @@ func resolveTargets(ctx context.Context, profiles, flaws []string, store string)
 }
 
 // loadProfile reads a profile file, or a built-in profile by name when no such file
-// exists and the value does not look like a path.
+// exists and the value does not look like a path. Only a regular file shadows a built-in
+// name: in a checkout, "reference" is also a folder.
 func loadProfile(arg string) (*scenarios.Profile, error) {
-	if _, err := os.Stat(arg); err == nil || strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") {
+	fi, err := os.Stat(arg)
+	isFile := err == nil && fi.Mode().IsRegular()
+	if isFile || strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") {
 		return scenarios.LoadProfile(arg)
 	}
 	return scenarios.BuiltinProfile(arg)

@@ -155,6 +155,23 @@ func TestCheckUsageErrorsExitTwo(t *testing.T) {
 	}
 }
 
+func TestBuiltinProfileNameWinsOverAFolder(t *testing.T) {
+	checkBinary(t) // built from this package's folder, before the working directory changes
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closedURL := "http://" + ln.Addr().String()
+	require.NoError(t, ln.Close())
+	t.Setenv("IDEMPROOF_BASE_URL", closedURL)
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "reference"), 0o755))
+	t.Chdir(dir)
+
+	_, errOut, code := runCLI(t, "check", "--profile", "reference")
+	require.Equal(t, 2, code, errOut)
+	require.Contains(t, errOut, "target reference: base_url "+closedURL+" is not reachable",
+		"the built-in profile was loaded, not the folder")
+}
+
 func TestScenariosListsTheCatalogue(t *testing.T) {
 	all := scenarios.Catalogue()
 

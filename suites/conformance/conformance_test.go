@@ -141,7 +141,7 @@ func requireContainers(ctx context.Context) {
 // loadProfile reads a profile file, or a built-in profile by name when no such file
 // exists.
 func loadProfile(name string) (*scenarios.Profile, error) {
-	if _, err := os.Stat(name); err == nil || strings.ContainsAny(name, `/\`) {
+	if fi, err := os.Stat(name); (err == nil && fi.Mode().IsRegular()) || strings.ContainsAny(name, `/\`) {
 		return scenarios.LoadProfile(name)
 	}
 	return scenarios.BuiltinProfile(name)
