@@ -13,12 +13,13 @@ import (
 // memory store, as `idemproof check` does. Besides the wall time per run it reports:
 //
 //   - attempts/op: requests the proxy journal saw (the burst of 1,000 included);
+//
 //   - runner-overhead-%: the share of scenario time spent outside the span from the
 //     first attempt's invoke to the last attempt's answer — fault installation, ledger
 //     probes, journal reads. Declared waits inside that span (retention, lock timeout,
 //     held responses) count as the scenario's own time, not overhead.
 //
-//	go test -run '^$' -bench Catalogue -benchtime 3x ./internal/embedded/
+//     go test -run '^$' -bench Catalogue -benchtime 3x ./internal/embedded/
 func BenchmarkCatalogue(b *testing.B) {
 	tgt, err := embedded.Start(context.Background(), embedded.Config{})
 	if err != nil {
