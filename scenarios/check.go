@@ -48,8 +48,9 @@ func Check(ctx context.Context, p *Profile, opts ...CheckOption) error {
 	return Findings(rep)
 }
 
-// Findings joins the results of a report that are not clean: FAIL, UNKNOWN and (only a
-// strict run turns them into FAIL) NON-STRICT are left as they were judged.
+// Findings joins the results of a report that are not clean: every FAIL and UNKNOWN, one
+// error each, naming the scenario and target. NON-STRICT counts only in a strict run,
+// which has already turned it into FAIL.
 func Findings(rep *Report) error {
 	var errs []error
 	for _, r := range rep.Results {

@@ -163,7 +163,7 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 		res.Verdict, res.Message = Unknown, "could not run: "+err.Error()
 		return res
 	}
-	res.Verdict, res.Message, res.Evidence = sc.Check(*rec, t.p)
+	res.Verdict, res.Message, res.Evidence = judge(sc, *rec, t.p)
 	res.Evidence.Record = rec
 	if cfg.Strict && res.Verdict == NonStrict {
 		res.Verdict, res.Message = Fail, "strict: "+res.Message
@@ -182,3 +182,14 @@ func newNonce() (string, error) {
 }
 
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// judge calls the checker; a checker that panics is a bug of ours, reported as UNKNOWN for
+// that scenario instead of ending the whole run.
+func judge(sc Scenario, rec Record, p *Profile) (v Verdict, msg string, ev Evidence) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, msg, ev = Unknown, fmt.Sprintf("checker panicked: %v", r), Evidence{}
+		}
+	}()
+	return sc.Check(rec, p)
+}

@@ -1,0 +1,32 @@
+package scenarios_test
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// The example profiles of docs/profiles.md load as documented.
+func TestDocumentedExampleProfilesLoad(t *testing.T) {
+	t.Setenv("FIBER_URL", "")
+	fiber, err := scenarios.LoadProfile(filepath.Join("testdata", "fiber-refunds.yaml"))
+	require.NoError(t, err)
+	require.Equal(t, "fiber-refunds", fiber.Name)
+	require.Equal(t, "http://127.0.0.1:8090", fiber.BaseURL)
+	require.Equal(t, 422, fiber.Expect.Mismatch, "from the ietf-draft-07 preset")
+	require.Equal(t, "optional", fiber.Expect.MissingKey, "the profile overrides the preset")
+	require.Equal(t, 2*time.Second, fiber.Retention.Std())
+	require.Contains(t, fiber.Missing(scenarios.CapPrincipals), "fewer than two")
+
+	t.Setenv("TOOLS_TOKEN", "secret")
+	tool, err := scenarios.LoadProfile(filepath.Join("testdata", "refund-tool.yaml"))
+	require.NoError(t, err)
+	require.Equal(t, "params.arguments.idempotency_key", tool.KeyField)
+	require.Empty(t, tool.KeyHeader, "no default header when the key travels in the body")
+	require.Equal(t, "Bearer secret", tool.Operation.Headers["Authorization"])
+	require.Equal(t, "the key travels in the body (key_field), not a header", tool.Missing(scenarios.CapKeyHeader))
+}
