@@ -336,3 +336,15 @@ func TestConnectIsRefused(t *testing.T) {
 	require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
 	require.Equal(t, 0, f.up.total())
 }
+
+func TestKeyStarMatchesAnyKeyEvenWithSlash(t *testing.T) {
+	f := newFixture(t, faultproxy.Config{})
+	f.addRule(faultproxy.Rule{Name: "any", Match: faultproxy.Match{Key: "*"}, Fault: faultproxy.FaultSpec{Type: faultproxy.FaultBeforeStatus}})
+	f.addRule(faultproxy.Rule{Name: "glob", Match: faultproxy.Match{NoKey: true, Path: "/v1/ref*"}, Fault: faultproxy.FaultSpec{Type: faultproxy.FaultBeforeStatus, Status: 429}})
+	s, _, err := f.post("tenant/a/1", `{}`)
+	require.NoError(t, err)
+	require.Equal(t, 503, s)
+	s, _, err = f.post("", `{}`)
+	require.NoError(t, err)
+	require.Equal(t, 429, s)
+}

@@ -8,10 +8,10 @@ import (
 
 // activeRule is a rule with its built fault and its firing count.
 type activeRule struct {
-	rule    Rule
-	fault   Fault
-	headers map[string]string // Match.Headers with canonical names
-	fired   int               // guarded by ruleSet.drawMu
+	rule  Rule
+	fault Fault
+	match matcher
+	fired int // guarded by ruleSet.drawMu
 }
 
 // ruleSet is the one place where rule selection, Count and Probability are applied.
@@ -44,7 +44,7 @@ func newRand(seed int64) *rand.Rand {
 // matched and has count left, so non-matching traffic does not shift the sequence.
 func (s *ruleSet) choose(a *attemptInfo) *activeRule {
 	for _, ar := range *s.list.Load() {
-		if !ar.matches(a) {
+		if !ar.match.matches(a) {
 			continue
 		}
 		if s.fire(ar) {
@@ -76,7 +76,6 @@ func (s *ruleSet) add(ar *activeRule) error {
 			return &RuleError{Index: -1, Name: ar.rule.Name, Field: "name", Err: ErrRuleExists}
 		}
 	}
-	ar.headers = canonicalHeaders(ar.rule.Match.Headers)
 	next := make([]*activeRule, len(old), len(old)+1)
 	copy(next, old)
 	next = append(next, ar)

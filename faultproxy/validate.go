@@ -26,7 +26,7 @@ func compileRule(reg Registry, r Rule, index int) (*activeRule, error) {
 	if err != nil {
 		return fail(err)
 	}
-	return &activeRule{rule: r, fault: f}, nil
+	return &activeRule{rule: r, fault: f, match: compileMatch(r.Match)}, nil
 }
 
 func checkRuleFields(r Rule) error {
