@@ -22,7 +22,7 @@ operation:
   altered_body: '{"order_id": "{{.Entity}}", "amount": 5000}'
 side_effects: {path: '/v1/refunds?order_id={{.Entity}}', count: count}
 expect: {in_flight: 409, mismatch: 422, missing_key: "400", replay_header: Idempotent-Replayed}
-slow_operation: {header: X-Test-Delay, value: 200ms}
+slow_operation: {header: X-Test-Delay, value: 400ms}
 client_timeout: 1s
 `))
 	require.NoError(t, err)
