@@ -60,7 +60,7 @@ var _ = Describe("the whole catalogue on containers", Ordered, ContinueOnFailure
 	}, NodeTimeout(10*time.Minute))
 
 	for _, sc := range scenarios.Catalogue() {
-		It(sc.ID, Label("level:"+string(sc.Level)), func() {
+		It(sc.ID, Label("level:"+strings.ToLower(string(sc.Level))), func() {
 			r, ok := byID[sc.ID]
 			Expect(ok).To(BeTrue(), "the run reported no result for %s", sc.ID)
 			Expect(r.Verdict).To(BeElementOf(scenarios.Pass, scenarios.Info),
