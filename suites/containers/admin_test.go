@@ -5,14 +5,11 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/testcontainers/testcontainers-go"
 
 	"github.com/idemproof/idemproof/containers/proxyctr"
 	"github.com/idemproof/idemproof/faultproxy"
 	fpclient "github.com/idemproof/idemproof/faultproxy/client"
 )
-
-type testcontainersOption = testcontainers.ContainerCustomizer
 
 // proxyController drives a containerised proxy through its admin API.
 func proxyController(ctx context.Context, px *proxyctr.Container) faultproxy.Controller {

@@ -12,6 +12,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/testcontainers/testcontainers-go"
 
 	"github.com/idemproof/idemproof/containers/referencectr"
 	"github.com/idemproof/idemproof/faultproxy"
@@ -106,7 +107,7 @@ var _ = Describe("a fault storm on two replicas", Label("containers", "storm", "
 		Expect(err).NotTo(HaveOccurred())
 		nw := newNetwork(ctx)
 		pg := startPostgres(ctx, nw)
-		opts := []testcontainersOption{referencectr.WithRetention(time.Hour), referencectr.WithLockTimeout(2 * time.Second)}
+		opts := []testcontainers.ContainerCustomizer{referencectr.WithRetention(time.Hour), referencectr.WithLockTimeout(2 * time.Second)}
 		if cfg.Flaw != "" {
 			opts = append(opts, referencectr.WithFlaw(cfg.Flaw))
 		}
