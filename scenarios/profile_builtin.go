@@ -41,5 +41,12 @@ func BuiltinProfile(name string) (*Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeProfile(name+".yaml", root)
+	p, errs, err := decodeProfile(name+".yaml", root)
+	if err != nil {
+		return nil, err
+	}
+	if len(errs) > 0 {
+		return nil, joinFieldErrors(name+".yaml", errs, nil)
+	}
+	return p, nil
 }

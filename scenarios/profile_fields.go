@@ -1,23 +1,40 @@
 package scenarios
 
 import (
+	"fmt"
 	"reflect"
+	"strconv"
 	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 )
 
-var profileType = reflect.TypeOf(Profile{})
+var (
+	profileType  = reflect.TypeOf(Profile{})
+	durationType = reflect.TypeOf(Duration(0))
+)
 
-// unknownFields reports mapping keys the profile format does not have, so a typo such as
-// `retenion: 1s` is an error instead of a silently undeclared capability.
-func unknownFields(n *yaml.Node, t reflect.Type, path string) []fieldError {
+// checkFields reports mapping keys the profile format does not have (so a typo such as
+// `retenion: 1s` is an error instead of a silently undeclared capability) and scalars
+// that are not a duration or an integer where one is expected. A bad scalar is replaced
+// by a zero value, so decoding goes on and every other problem is reported too.
+func checkFields(n *yaml.Node, t reflect.Type, path string) []fieldError {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	var errs []fieldError
 	switch {
+	case n.Kind == yaml.ScalarNode && t == durationType:
+		if _, err := parseDuration(n.Value); err != nil {
+			errs = append(errs, fieldError{Path: path, Line: n.Line, Msg: err.Error()})
+			n.Value, n.Tag = "0s", "!!str"
+		}
+	case n.Kind == yaml.ScalarNode && t.Kind() == reflect.Int:
+		if _, err := strconv.Atoi(n.Value); err != nil {
+			errs = append(errs, fieldError{Path: path, Line: n.Line, Msg: fmt.Sprintf("must be an integer (an HTTP status), got %q", n.Value)})
+			n.Value, n.Tag = "0", "!!int"
+		}
 	case n.Kind == yaml.MappingNode && t.Kind() == reflect.Struct:
 		fields := yamlFields(t)
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -28,11 +45,11 @@ func unknownFields(n *yaml.Node, t reflect.Type, path string) []fieldError {
 					Msg: "unknown field (known: " + strings.Join(sortedKeys(fields), ", ") + ")"})
 				continue
 			}
-			errs = append(errs, unknownFields(n.Content[i+1], ft, joinPath(path, k))...)
+			errs = append(errs, checkFields(n.Content[i+1], ft, joinPath(path, k))...)
 		}
 	case n.Kind == yaml.SequenceNode && t.Kind() == reflect.Slice:
-		for _, c := range n.Content {
-			errs = append(errs, unknownFields(c, t.Elem(), path+"[]")...)
+		for i, c := range n.Content {
+			errs = append(errs, checkFields(c, t.Elem(), path+"["+strconv.Itoa(i)+"]")...)
 		}
 	}
 	return errs

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -40,14 +41,24 @@ func parseProfile(name, dir string, data []byte) (*Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := decodeProfile(name, root)
+	p, errs, err := decodeProfile(name, root)
 	if err != nil {
 		return nil, err
 	}
 	if p.Name == "" {
 		p.Name = strings.TrimSuffix(strings.TrimSuffix(name, ".yaml"), ".yml")
 	}
-	if errs := p.fieldErrors(); len(errs) > 0 {
+	// A field already reported as unreadable is not reported again as invalid.
+	reported := map[string]bool{}
+	for _, e := range errs {
+		reported[e.Path] = true
+	}
+	for _, e := range p.fieldErrors() {
+		if !reported[e.Path] {
+			errs = append(errs, e)
+		}
+	}
+	if len(errs) > 0 {
 		return nil, joinFieldErrors(name, errs, indexLines(root))
 	}
 	return p, nil
@@ -142,20 +153,20 @@ func mergeMappings(base, over *yaml.Node) *yaml.Node {
 	return out
 }
 
-func decodeProfile(name string, root *yaml.Node) (*Profile, error) {
-	if errs := unknownFields(root, profileType, ""); len(errs) > 0 {
-		return nil, joinFieldErrors(name, errs, nil)
-	}
+// decodeProfile decodes the tree; the field errors are those found on the way (unknown
+// fields, bad scalars), reported together with the validation's.
+func decodeProfile(name string, root *yaml.Node) (*Profile, []fieldError, error) {
+	errs := checkFields(root, profileType, "")
 	var p Profile
 	if err := root.Decode(&p); err != nil {
 		var le *lineError
 		if errors.As(err, &le) {
-			return nil, joinFieldErrors(name, []fieldError{{Path: pathAtLine(root, le.Line), Line: le.Line, Msg: le.Err.Error()}}, nil)
+			return nil, nil, joinFieldErrors(name, []fieldError{{Path: pathAtLine(root, le.Line), Line: le.Line, Msg: le.Err.Error()}}, nil)
 		}
-		return nil, fmt.Errorf("profile %s: %s", name, strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n  "))
+		return nil, nil, fmt.Errorf("profile %s: %s", name, strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n  "))
 	}
 	p.applyDefaults()
-	return &p, nil
+	return &p, errs, nil
 }
 
 func (p *Profile) applyDefaults() {
@@ -190,19 +201,25 @@ type fieldError struct {
 
 func (e fieldError) String() string { return e.Path + ": " + e.Msg }
 
+// joinFieldErrors formats every problem as "profile NAME: line N: FIELD: MESSAGE", in
+// the order of the document (problems without a line, such as a missing field, first).
 func joinFieldErrors(name string, errs []fieldError, lines map[string]int) error {
-	out := make([]error, 0, len(errs))
-	for _, e := range errs {
-		line := e.Line
-		if line == 0 && lines != nil {
-			line = lineOf(lines, e.Path)
+	located := make([]fieldError, len(errs))
+	for i, e := range errs {
+		if e.Line == 0 && lines != nil {
+			e.Line = lineOf(lines, e.Path)
 		}
+		located[i] = e
+	}
+	sort.SliceStable(located, func(i, j int) bool { return located[i].Line < located[j].Line })
+	out := make([]error, 0, len(located))
+	for _, e := range located {
 		prefix := ""
 		if name != "" {
 			prefix = "profile " + name + ": "
 		}
-		if line > 0 {
-			prefix += "line " + strconv.Itoa(line) + ": "
+		if e.Line > 0 {
+			prefix += "line " + strconv.Itoa(e.Line) + ": "
 		}
 		out = append(out, errors.New(prefix+e.String()))
 	}

@@ -171,3 +171,11 @@ func TestMissingCapabilitiesMakeScenariosNA(t *testing.T) {
 	p.Retention = scenarios.Duration(24 * time.Hour)
 	require.Contains(t, p.Missing(scenarios.CapRetention), "longer than")
 }
+
+func TestParseProfileReportsBadScalarsWithEverythingElse(t *testing.T) {
+	doc := minimalProfile[:len(minimalProfile)-len("  mismatch: 422\n  missing_key: \"400\"\n")] + "  mismatch: often\n  missing_key: \"400\"\nlock_timeout: 1 second\ncolour: blue\n"
+	_, err := scenarios.ParseProfile("x.yaml", []byte(doc))
+	require.EqualError(t, err, `profile x.yaml: line 13: expect.mismatch: must be an integer (an HTTP status), got "often"
+profile x.yaml: line 15: lock_timeout: must be a duration such as "2s" or "400ms", got "1 second"
+profile x.yaml: line 16: colour: unknown field (known: base_url, business_error, client_timeout, crash, expect, fail_operation, key_field, key_header, lock_timeout, name, operation, other_operation, principals, proxy, retention, side_effects, slow_operation, validation_error)`)
+}
