@@ -3,8 +3,8 @@ package scenarios
 import (
 	"fmt"
 	"reflect"
-	"strconv"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
