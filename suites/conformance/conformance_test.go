@@ -25,11 +25,11 @@ var _ = Describe("the scenario catalogue", func() {
 	if name := targetProfile(); name != "" {
 		Context("against the profile "+name, func() {
 			var profile *scenarios.Profile
-			BeforeAll(func() {
+			BeforeAll(func(ctx SpecContext) {
 				var err error
 				profile, err = loadProfile(name)
 				Expect(err).NotTo(HaveOccurred(), "load the target profile")
-			})
+			}, NodeTimeout(10*time.Second))
 			catalogueTable(func() *scenarios.Profile { return profile })
 		}, Ordered, ContinueOnFailure)
 		return
