@@ -150,16 +150,22 @@ func failingResults(rep *scenarios.Report) []scenarios.Result {
 
 // categoriesText is "duplicated=2 leaked=1", categories sorted.
 func categoriesText(c map[string]int) string {
-	names := make([]string, 0, len(c))
-	for k := range c {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	parts := make([]string, 0, len(names))
-	for _, k := range names {
+	parts := make([]string, 0, len(c))
+	for _, k := range sortedKeys(c) {
 		parts = append(parts, fmt.Sprintf("%s=%d", k, c[k]))
 	}
 	return strings.Join(parts, " ")
+}
+
+// sortedKeys is a count map's keys in order, for output that does not change between
+// runs.
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // targetWidth is the width of the summary's target column.

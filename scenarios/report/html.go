@@ -161,11 +161,8 @@ func buildPage(rep *scenarios.Report) htmlPage {
 				cell.Message = oneLine(r.Message)
 				cell.Duration = roundDuration(duration(r)).String()
 				cell.Open = Failing(r.Verdict, rep.Strict) || r.Verdict == scenarios.Unknown
-				for _, c := range strings.Fields(categoriesText(r.Evidence.Categories)) {
-					name, n, _ := strings.Cut(c, "=")
-					var num int
-					fmt.Sscan(n, &num)
-					cell.Categories = append(cell.Categories, htmlCategory{Name: name, N: num})
+				for _, name := range sortedKeys(r.Evidence.Categories) {
+					cell.Categories = append(cell.Categories, htmlCategory{Name: name, N: r.Evidence.Categories[name]})
 				}
 				for _, ex := range r.Evidence.Examples {
 					cell.Examples = append(cell.Examples, printable(ex))

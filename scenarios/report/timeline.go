@@ -189,13 +189,8 @@ func ledgerText(rec *scenarios.Record) string {
 	if len(rec.Ledger) == 0 {
 		return "(not probed)"
 	}
-	names := make([]string, 0, len(rec.Ledger))
-	for k := range rec.Ledger {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	parts := make([]string, 0, len(names))
-	for _, k := range names {
+	parts := make([]string, 0, len(rec.Ledger))
+	for _, k := range sortedKeys(rec.Ledger) {
 		parts = append(parts, fmt.Sprintf("%s=%d", k, rec.Ledger[k]))
 	}
 	return strings.Join(parts, " ")
