@@ -82,6 +82,11 @@ func (p *Profile) Missing(c Capability) string {
 		if p.LockTimeout.Std() > MaxWaitedWindow {
 			return fmt.Sprintf("lock_timeout %s is longer than the %s the runner waits out", p.LockTimeout, MaxWaitedWindow)
 		}
+		// The retry after the lock timeout must still fall inside the retention, or a
+		// wedged key would simply have expired and the scenario would prove nothing.
+		if r := p.Retention.Std(); r > 0 && r < pastLock(p.LockTimeout.Std())+100*time.Millisecond {
+			return fmt.Sprintf("retention %s does not outlast lock_timeout %s plus the takeover margin: a wedged key would expire before it could be seen", p.Retention, p.LockTimeout)
+		}
 	case CapPrincipals:
 		if len(p.Principals) < 2 {
 			return "fewer than two principals declared"
@@ -130,3 +135,7 @@ func mustRender(s string) string {
 	}
 	return out
 }
+
+// pastLock is how long after a step the runner sends the takeover: the lock timeout plus
+// a margin for the target's clock and scheduling.
+func pastLock(lock time.Duration) time.Duration { return lock + max(lock/4, 200*time.Millisecond) }

@@ -32,18 +32,19 @@ func recoveryScenarios() []Scenario {
 			Level:       LevelSafety,
 			Labels:      []string{"group:recovery", "fault:none", "level:safety", "speed:slow"},
 			Needs:       []Capability{CapSlow, CapLockTimeout},
+			// No request after the original ends: the ledger is read once both finished,
+			// and a later request could legitimately open a new retention window.
 			Steps: []Step{
 				{Name: "original", Hook: HookSlowPastLock, Background: true},
 				{Name: "takeover", Wait: WaitPastLock},
-				{Name: "after", Wait: WaitBackground},
 			},
 			Check: atMostOnce,
 		},
 	}
 }
 
-// atMostOnce: the takeover race may legitimately end with either side answering, but the
-// ledger must show exactly one effect once everything settled.
+// atMostOnce: the takeover race may legitimately end with either side answering 2xx,
+// but once both finished the ledger must show exactly one effect.
 func atMostOnce(r Record, p *Profile) (Verdict, string, Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
@@ -52,18 +53,17 @@ func atMostOnce(r Record, p *Profile) (Verdict, string, Evidence) {
 	n := r.Ledger[LedgerOperation]
 	orig, _ := r.answer("original")
 	take, _ := r.answer("takeover")
-	after, _ := r.answer("after")
 	switch {
 	case n > 1:
 		f.count(CatDuplicated, n-1)
-		f.example("original %s, takeover %s, after %s", describe(orig), describe(take), describe(after))
+		f.example("original %s, takeover %s", describe(orig), describe(take))
 		return f.result(Fail, "the stale original and the takeover both committed: %d side effects", n)
-	case n == 0 && (orig.Type == OpOK || take.Type == OpOK || after.Type == OpOK):
+	case n == 0 && (orig.Type == OpOK || take.Type == OpOK):
 		f.count(CatLost, 1)
 		return f.result(Fail, "a success was delivered but the ledger shows no side effect")
-	case after.Type != OpOK:
+	case orig.Type != OpOK && take.Type != OpOK:
 		f.count(CatStuck, 1)
-		return f.result(Fail, "after everything settled the key still answers %s", describe(after))
+		return f.result(Fail, "neither the original (%s) nor the takeover (%s) succeeded", describe(orig), describe(take))
 	}
-	return f.result(Pass, "one side effect: original %s, takeover %s, after %s", describe(orig), describe(take), describe(after))
+	return f.result(Pass, "one side effect: original %s, takeover %s", describe(orig), describe(take))
 }

@@ -25,6 +25,7 @@ type execution struct {
 	attempt int             // attempt counter of the logical client 0
 
 	firstAnswer time.Time
+	firstStart  time.Time
 	lastStart   time.Time
 	mu          sync.Mutex
 }
@@ -129,16 +130,27 @@ func (e *execution) runSteps(ctx context.Context) error {
 		// timeout" counts from.
 		e.mu.Lock()
 		e.lastStart = time.Now()
+		if e.firstStart.IsZero() {
+			e.firstStart = e.lastStart
+		}
 		e.mu.Unlock()
 		if st.Background {
+			// The next step starts only once this one's attempts are on their way, so a
+			// repeat never overtakes the original it is meant to meet in flight.
+			started := make(chan struct{})
 			e.bg.Add(1)
 			go func(st Step, attempt int) {
 				defer e.bg.Done()
-				_ = e.sendCopies(ctx, st, attempt)
+				_ = e.sendCopies(ctx, st, attempt, started)
 			}(st, e.attempt)
+			select {
+			case <-started:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 			continue
 		}
-		if err := e.sendCopies(ctx, st, e.attempt); err != nil {
+		if err := e.sendCopies(ctx, st, e.attempt, nil); err != nil {
 			return err
 		}
 	}
@@ -147,15 +159,24 @@ func (e *execution) runSteps(ctx context.Context) error {
 
 // sendCopies sends a step once, or Copies times at once behind a start barrier, at most
 // burst attempts in flight.
-func (e *execution) sendCopies(ctx context.Context, st Step, attempt int) error {
+// started, when not nil, is closed once every attempt has been invoked (or the step
+// failed to build).
+func (e *execution) sendCopies(ctx context.Context, st Step, attempt int, started chan<- struct{}) error {
 	n := max(st.Copies, 1)
+	var invoked sync.WaitGroup
+	invoked.Add(n)
+	if started != nil {
+		go func() { invoked.Wait(); close(started) }()
+	}
 	spec, err := e.t.stepRequest(e.t.proxyURL, e.entity, e.keys, st, e.marked[st.Name])
 	if err != nil {
+		invoked.Add(-n)
 		return fmt.Errorf("step %s: %w", st.Name, err)
 	}
 	reqs := make([]*http.Request, n)
 	for i := range reqs {
 		if reqs[i], err = spec.newRequest(); err != nil {
+			invoked.Add(-n)
 			return fmt.Errorf("step %s: %w", st.Name, err)
 		}
 	}
@@ -172,6 +193,7 @@ func (e *execution) sendCopies(ctx context.Context, st Step, attempt int) error 
 			client = i
 		}
 		e.rec.invoke(client, attempt, key, st.Name)
+		invoked.Done()
 		op := send(ctx, e.t.client, reqs[i], timeout, e.t.keepHeaders())
 		done := e.rec.complete(client, attempt, key, st.Name, op)
 		e.mu.Lock()
@@ -220,14 +242,16 @@ func (e *execution) wait(ctx context.Context, w Wait) error {
 		e.bg.Wait()
 		return ctx.Err()
 	case WaitInsideWindow:
+		// Counted from the first attempt's start: the target counts its window from the
+		// key's first record, which is no earlier, so the repeat is inside however long
+		// the original took.
 		r := p.Retention.Std()
-		until = first.Add(r - max(r/4, 150*time.Millisecond))
+		until = e.firstStart.Add(r - max(r/4, 150*time.Millisecond))
 	case WaitPastWindow:
 		r := p.Retention.Std()
 		until = first.Add(r + max(r/2, 300*time.Millisecond))
 	case WaitPastLock:
-		l := p.LockTimeout.Std()
-		until = last.Add(l + max(l/4, 200*time.Millisecond))
+		until = last.Add(pastLock(p.LockTimeout.Std()))
 	default:
 		return fmt.Errorf("unknown wait %q", w)
 	}

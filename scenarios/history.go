@@ -98,35 +98,6 @@ func windowStarts(r Record, p *Profile) []time.Time {
 	return starts
 }
 
-// windowOf returns, for a completion event, the index of the retention window its
-// attempt was invoked in (0 when unknown).
-func windowOf(r Record, p *Profile) func(Op) int {
-	starts := windowStarts(r, p)
-	type attemptID struct {
-		step            string
-		client, attempt int
-	}
-	invoked := map[attemptID]time.Time{}
-	for _, op := range r.History {
-		if op.Type == OpInvoke {
-			invoked[attemptID{op.Step, op.Client, op.Attempt}] = op.Time
-		}
-	}
-	return func(op Op) int {
-		at, ok := invoked[attemptID{op.Step, op.Client, op.Attempt}]
-		if !ok {
-			return 0
-		}
-		w := 0
-		for i, s := range starts {
-			if !at.Before(s) {
-				w = i
-			}
-		}
-		return w
-	}
-}
-
 func is2xx(s int) bool { return s >= 200 && s <= 299 }
 
 func describe(op Op) string {

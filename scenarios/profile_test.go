@@ -35,7 +35,8 @@ func TestReferenceProfileIsCompleteAndValid(t *testing.T) {
 	require.Equal(t, "http://127.0.0.1:8080", p.BaseURL)
 	require.Equal(t, "Idempotency-Key", p.KeyHeader)
 	require.Equal(t, time.Second, p.Retention.Std())
-	require.Equal(t, time.Second, p.LockTimeout.Std())
+	require.Equal(t, 600*time.Millisecond, p.LockTimeout.Std())
+	require.Empty(t, p.Missing(scenarios.CapLockTimeout), "the retention outlasts the lock timeout plus the takeover margin")
 	require.Equal(t, 2*time.Second, p.ClientTimeout.Std())
 	require.Equal(t, 422, p.Expect.Mismatch)
 	require.Equal(t, []string{"Content-Type", "Location"}, p.Expect.ReplayHeaders)
@@ -178,4 +179,10 @@ func TestParseProfileReportsBadScalarsWithEverythingElse(t *testing.T) {
 	require.EqualError(t, err, `profile x.yaml: line 13: expect.mismatch: must be an integer (an HTTP status), got "often"
 profile x.yaml: line 15: lock_timeout: must be a duration such as "2s" or "400ms", got "1 second"
 profile x.yaml: line 16: colour: unknown field (known: base_url, business_error, client_timeout, crash, expect, fail_operation, key_field, key_header, lock_timeout, name, operation, other_operation, principals, proxy, retention, side_effects, slow_operation, validation_error)`)
+}
+
+func TestLockTimeoutThatOutlivesTheRetentionIsNA(t *testing.T) {
+	p, err := scenarios.ParseProfile("x.yaml", []byte(minimalProfile+"retention: 1s\nlock_timeout: 1s\n"))
+	require.NoError(t, err)
+	require.Equal(t, "retention 1s does not outlast lock_timeout 1s plus the takeover margin: a wedged key would expire before it could be seen", p.Missing(scenarios.CapLockTimeout))
 }
