@@ -21,17 +21,33 @@ type activeRule struct {
 // firing counts and the one seeded random source so a seed reproduces the sequence.
 type ruleSet struct {
 	writeMu sync.Mutex
-	list    atomic.Pointer[[]*activeRule]
+	list    atomic.Pointer[ruleList]
 
 	drawMu sync.Mutex
 	seed   int64
 	rng    *rand.Rand
 }
 
+// ruleList is one immutable snapshot of the rules. The matchers sit by value in one
+// contiguous slice, so checking a request against many rules walks memory in order
+// instead of chasing a pointer per rule.
+type ruleList struct {
+	rules    []*activeRule
+	matchers []matcher
+}
+
+func newRuleList(rules []*activeRule) *ruleList {
+	l := &ruleList{rules: rules, matchers: make([]matcher, len(rules))}
+	for i, ar := range rules {
+		l.matchers[i] = ar.match
+	}
+	return l
+}
+
 func newRuleSet(seed int64) *ruleSet {
 	s := &ruleSet{seed: seed}
 	s.rng = newRand(seed)
-	s.list.Store(&[]*activeRule{})
+	s.list.Store(newRuleList(nil))
 	return s
 }
 
@@ -43,12 +59,10 @@ func newRand(seed int64) *rand.Rand {
 // probability draw succeeds; nil when none applies. A draw happens only for a rule that
 // matched and has count left, so non-matching traffic does not shift the sequence.
 func (s *ruleSet) choose(a *attemptInfo) *activeRule {
-	for _, ar := range *s.list.Load() {
-		if !ar.match.matches(a) {
-			continue
-		}
-		if s.fire(ar) {
-			return ar
+	l := s.list.Load()
+	for i := range l.matchers {
+		if l.matchers[i].matches(a) && s.fire(l.rules[i]) {
+			return l.rules[i]
 		}
 	}
 	return nil
@@ -70,7 +84,7 @@ func (s *ruleSet) fire(ar *activeRule) bool {
 func (s *ruleSet) add(ar *activeRule) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	old := *s.list.Load()
+	old := s.list.Load().rules
 	for _, have := range old {
 		if have.rule.Name == ar.rule.Name {
 			return &RuleError{Index: -1, Name: ar.rule.Name, Field: "name", Err: ErrRuleExists}
@@ -79,14 +93,14 @@ func (s *ruleSet) add(ar *activeRule) error {
 	next := make([]*activeRule, len(old), len(old)+1)
 	copy(next, old)
 	next = append(next, ar)
-	s.list.Store(&next)
+	s.list.Store(newRuleList(next))
 	return nil
 }
 
 func (s *ruleSet) remove(name string) bool {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	old := *s.list.Load()
+	old := s.list.Load().rules
 	next := make([]*activeRule, 0, len(old))
 	for _, ar := range old {
 		if ar.rule.Name != name {
@@ -96,7 +110,7 @@ func (s *ruleSet) remove(name string) bool {
 	if len(next) == len(old) {
 		return false
 	}
-	s.list.Store(&next)
+	s.list.Store(newRuleList(next))
 	return true
 }
 
@@ -105,7 +119,7 @@ func (s *ruleSet) remove(name string) bool {
 func (s *ruleSet) reset() {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	s.list.Store(&[]*activeRule{})
+	s.list.Store(newRuleList(nil))
 	s.drawMu.Lock()
 	s.rng = newRand(s.seed)
 	s.drawMu.Unlock()
@@ -118,7 +132,7 @@ type RuleStatus struct {
 }
 
 func (s *ruleSet) snapshot() []RuleStatus {
-	list := *s.list.Load()
+	list := s.list.Load().rules
 	out := make([]RuleStatus, len(list))
 	s.drawMu.Lock()
 	defer s.drawMu.Unlock()
