@@ -24,6 +24,7 @@ type fakeRefunds struct {
 	keyField func(body map[string]any) (string, bool) // nil: the Idempotency-Key header
 
 	mu     sync.Mutex
+	seen   []seenRequest // every POST as received, for tests of what the runner sends
 	keys   map[string]*fakeEntry
 	ledger map[string]int
 	seq    int
@@ -58,6 +59,9 @@ func (f *fakeRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	raw, _ := io.ReadAll(r.Body)
+	f.mu.Lock()
+	f.seen = append(f.seen, seenRequest{URI: r.URL.RequestURI(), Header: r.Header.Clone(), Body: string(raw)})
+	f.mu.Unlock()
 	var body map[string]any
 	if err := json.Unmarshal(raw, &body); err != nil {
 		writeJSON(w, 400, map[string]any{"error": "bad json"})
@@ -138,4 +142,16 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+type seenRequest struct {
+	URI    string
+	Header http.Header
+	Body   string
+}
+
+func (f *fakeRefunds) requests() []seenRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]seenRequest(nil), f.seen...)
 }
