@@ -168,7 +168,11 @@ func (e *execution) sendCopies(ctx context.Context, st Step, attempt int, starte
 	if started != nil {
 		go func() { invoked.Wait(); close(started) }()
 	}
-	spec, err := e.t.stepRequest(e.t.proxyURL, e.entity, e.keys, st, e.marked[st.Name])
+	base := e.t.proxyURL
+	if st.Direct && e.t.p.BaseURL != "" {
+		base = e.t.p.BaseURL
+	}
+	spec, err := e.t.stepRequest(base, e.entity, e.keys, st, e.marked[st.Name])
 	if err != nil {
 		invoked.Add(-n)
 		return fmt.Errorf("step %s: %w", st.Name, err)
@@ -266,7 +270,8 @@ func (e *execution) wait(ctx context.Context, w Wait) error {
 }
 
 // journalKeys lists the keys to read the journal for (a quoted key also under its bare
-// form, as the proxy may parse the sf-string) and how many keyed attempts were sent.
+// form, as the proxy may parse the sf-string) and how many keyed attempts went through
+// the proxy.
 func (e *execution) journalKeys(h []Op) ([]string, int) {
 	var keys []string
 	seen := map[string]bool{}
@@ -278,9 +283,15 @@ func (e *execution) journalKeys(h []Op) ([]string, int) {
 			}
 		}
 	}
+	direct := map[string]bool{}
+	for _, st := range e.sc.Steps {
+		if st.Direct && e.t.p.BaseURL != "" {
+			direct[st.Name] = true
+		}
+	}
 	sent := 0
 	for _, op := range h {
-		if op.Type == OpInvoke && op.Key != "" {
+		if op.Type == OpInvoke && op.Key != "" && !direct[op.Step] {
 			sent++
 		}
 	}

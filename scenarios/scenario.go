@@ -62,6 +62,10 @@ type Step struct {
 	// WaitBackground (or the end of the scenario) waits for it.
 	Background bool `json:"background,omitempty"`
 	Wait       Wait `json:"wait,omitempty"` // what to wait for before sending
+	// Direct sends the step straight to the target's base_url, past the proxy: a Go
+	// proxy rewrites header names to their canonical case, which would hide what a
+	// lower-case header name does. Direct attempts are not in the journal.
+	Direct bool `json:"direct,omitempty"`
 }
 
 // Payload selects the request body.
