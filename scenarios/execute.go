@@ -232,43 +232,6 @@ func (e *execution) sendCopies(ctx context.Context, st Step, attempt int, starte
 	return ctx.Err()
 }
 
-// wait sleeps only for what the profile declared: a retention or a lock timeout.
-func (e *execution) wait(ctx context.Context, w Wait) error {
-	p := e.t.p
-	e.mu.Lock()
-	first, last := e.firstAnswer, e.lastStart
-	e.mu.Unlock()
-	var until time.Time
-	switch w {
-	case WaitNone:
-		return nil
-	case WaitBackground:
-		e.bg.Wait()
-		return ctx.Err()
-	case WaitInsideWindow:
-		// Counted from the first attempt's start: the target counts its window from the
-		// key's first record, which is no earlier, so the repeat is inside however long
-		// the original took.
-		r := p.Retention.Std()
-		until = e.firstStart.Add(r - max(r/4, 150*time.Millisecond))
-	case WaitPastWindow:
-		r := p.Retention.Std()
-		until = first.Add(r + max(r/2, 300*time.Millisecond))
-	case WaitPastLock:
-		until = last.Add(pastLock(p.LockTimeout.Std()))
-	default:
-		return fmt.Errorf("unknown wait %q", w)
-	}
-	timer := time.NewTimer(time.Until(until))
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return fmt.Errorf("wait %s: %w", w, ctx.Err())
-	case <-timer.C:
-		return nil
-	}
-}
-
 // journalKeys lists the keys to read the journal for (a quoted key also under its bare
 // form, as the proxy may parse the sf-string) and how many keyed attempts went through
 // the proxy.

@@ -3,10 +3,8 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/idemproof/idemproof/faultproxy"
@@ -51,42 +49,6 @@ func (t *target) ledgerBase() string {
 		return t.p.BaseURL
 	}
 	return t.proxyURL
-}
-
-// readLedger counts the side effects for entity with the probe.
-func (t *target) readLedger(ctx context.Context, pr Probe, entity string) (int, error) {
-	path, err := render(pr.Path, entity)
-	if err != nil {
-		return 0, fmt.Errorf("render ledger path: %w", err)
-	}
-	req, err := http.NewRequestWithContext(ctx, pr.Method, strings.TrimSuffix(t.ledgerBase(), "/")+path, nil)
-	if err != nil {
-		return 0, fmt.Errorf("build ledger request: %w", err)
-	}
-	for k, v := range t.p.Operation.Headers {
-		req.Header.Set(k, v)
-	}
-	if len(t.p.Principals) > 0 {
-		for k, v := range t.p.Principals[0] {
-			req.Header.Set(k, v)
-		}
-	}
-	for k, v := range pr.Headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := t.probe.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("read ledger: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
-	if err != nil {
-		return 0, fmt.Errorf("read ledger: %w", err)
-	}
-	if !is2xx(resp.StatusCode) {
-		return 0, fmt.Errorf("read ledger: %s %s answered %d", pr.Method, path, resp.StatusCode)
-	}
-	return lookupCount(body, pr.Count)
 }
 
 // journalFor collects the proxy's records of the given keys, in arrival order. It waits
