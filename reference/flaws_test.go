@@ -17,11 +17,13 @@ const refunds = "/v1/refunds"
 
 func body(order string, amount int) string { return servertest.RefundBody(order, amount) }
 
-// Each flaw must really misbehave, or the flaw suite would have nothing to catch.
+// Each flaw must really misbehave, or the flaw suite would have nothing to catch. Held
+// work lasts long enough (1s) that the next request surely arrives while it runs, even
+// on a loaded machine.
 func TestEachFlawMisbehaves(t *testing.T) {
 	cases := map[string]func(t *testing.T, e *servertest.Env, order, key string){
 		"check-then-set": func(t *testing.T, e *servertest.Env, order, key string) {
-			replies := servertest.Burst(t, e, 10, key, body(order, 4900), reference.HeaderTestDelay, "200ms")
+			replies := servertest.Burst(t, e, 10, key, body(order, 4900), reference.HeaderTestDelay, "500ms")
 			for _, r := range replies {
 				require.Equal(t, http.StatusCreated, r.Status)
 			}
@@ -42,7 +44,7 @@ func TestEachFlawMisbehaves(t *testing.T) {
 		},
 		"fabricate-in-flight": func(t *testing.T, e *servertest.Env, order, key string) {
 			done := make(chan servertest.Reply, 1)
-			go func() { done <- e.Post(t, refunds, key, body(order, 4900), reference.HeaderTestDelay, "300ms") }()
+			go func() { done <- e.Post(t, refunds, key, body(order, 4900), reference.HeaderTestDelay, "1s") }()
 			e.WaitHeld(t, reference.Anonymous, refunds, key)
 			r := e.Post(t, refunds, key, body(order, 4900))
 			require.Equal(t, http.StatusOK, r.Status, "a success is fabricated while nothing has completed")
@@ -64,7 +66,7 @@ func TestEachFlawMisbehaves(t *testing.T) {
 		},
 		"no-fencing": func(t *testing.T, e *servertest.Env, order, key string) {
 			done := make(chan servertest.Reply, 1)
-			go func() { done <- e.Post(t, refunds, key, body(order, 4900), reference.HeaderTestDelay, "300ms") }()
+			go func() { done <- e.Post(t, refunds, key, body(order, 4900), reference.HeaderTestDelay, "1s") }()
 			e.WaitHeld(t, reference.Anonymous, refunds, key)
 			e.Clock.Advance(reference.ProfileLockTimeout)
 			require.Equal(t, http.StatusCreated, e.Post(t, refunds, key, body(order, 4900)).Status)
