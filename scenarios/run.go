@@ -154,7 +154,9 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 		res.Verdict, res.Message = NA, "needs "+m
 		return res
 	}
-	sctx, cancel := context.WithTimeout(ctx, cfg.ScenarioTimeout)
+	// The timeout bounds the work; the waits the profile declares come on top, so a
+	// target with a 20 s retention is not cut off by a 20 s timeout.
+	sctx, cancel := context.WithTimeout(ctx, cfg.ScenarioTimeout+t.declaredWaits(sc))
 	defer cancel()
 	keys := mintKeys(nonce, n)
 	entity := fmt.Sprintf("ip-%s-%03d", nonce, n)

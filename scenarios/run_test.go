@@ -2,7 +2,9 @@ package scenarios_test
 
 import (
 	"context"
+	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -221,4 +223,56 @@ func TestRunThroughARemoteProxy(t *testing.T) {
 	require.Equal(t, "after-close", r.Evidence.Record.Journal[0].Fault)
 	rules := srv.Proxy().Rules()
 	require.Empty(t, rules, "the scenario's rules are removed afterwards")
+}
+
+// The scenario timeout bounds the work; declared waits come on top of it.
+func TestScenarioTimeoutAddsDeclaredWaits(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p := fakeProfile(t, startFake(t, &fakeRefunds{}))
+	p.Retention = scenarios.Duration(time.Second)
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"expiry/inside-window"}, ScenarioTimeout: 300 * time.Millisecond})
+	require.NoError(t, err)
+	require.Equal(t, scenarios.Pass, rep.Results[0].Verdict, rep.Results[0].Message)
+}
+
+// A target that never answers within the scenario timeout is UNKNOWN, not a verdict.
+func TestScenarioTimeoutIsUnknown(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var conns []net.Conn
+	closed := false
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		closed = true
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := ln.Accept() // accept and never answer
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			if closed {
+				c.Close()
+			} else {
+				conns = append(conns, c)
+			}
+			mu.Unlock()
+		}
+	}()
+	p := fakeProfile(t, "http://"+ln.Addr().String())
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/sequential"}, ScenarioTimeout: 200 * time.Millisecond})
+	require.NoError(t, err)
+	r := rep.Results[0]
+	require.Equal(t, scenarios.Unknown, r.Verdict)
+	require.Contains(t, r.Message, "could not run")
 }

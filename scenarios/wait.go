@@ -42,3 +42,30 @@ func (e *execution) wait(ctx context.Context, w Wait) error {
 		return nil
 	}
 }
+
+// declaredWaits is how long the scenario's steps wait or hold on purpose, from the
+// profile's declared durations.
+func (t *target) declaredWaits(sc Scenario) time.Duration {
+	p := t.p
+	var d time.Duration
+	for _, st := range sc.Steps {
+		switch st.Wait {
+		case WaitInsideWindow:
+			d += p.Retention.Std()
+		case WaitPastWindow:
+			d += p.Retention.Std()*3/2 + 300*time.Millisecond
+		case WaitPastLock:
+			d += pastLock(p.LockTimeout.Std())
+		}
+		switch st.Hook {
+		case HookSlow:
+			d += t.slow()
+		case HookSlowPastLock:
+			d += 2 * p.LockTimeout.Std()
+		}
+	}
+	for _, fo := range sc.Faults {
+		d += t.resolve(fo.DurationOf)
+	}
+	return d
+}
