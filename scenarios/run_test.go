@@ -67,6 +67,21 @@ func TestRunAgainstACorrectFake(t *testing.T) {
 	require.Equal(t, scenarios.NA, v["storage/5xx-not-pinned"])
 	require.Equal(t, scenarios.Info, v["fingerprint/json-key-order"], "a body hash sees key order: reported, not failed")
 
+	// The client hid no attempt and the proxy saw no extra one: every keyed attempt the
+	// history invoked through the proxy is one journal record.
+	for _, r := range rep.Results {
+		if r.Evidence.Record == nil || r.ScenarioID == "key/header-case" {
+			continue // N/A, or a step sent past the proxy on purpose
+		}
+		keyed := 0
+		for _, op := range r.Evidence.Record.History {
+			if op.Type == scenarios.OpInvoke && op.Key != "" {
+				keyed++
+			}
+		}
+		require.Len(t, r.Evidence.Record.Journal, keyed, r.ScenarioID)
+	}
+
 	after503 := result(t, rep, "replay/after-503")
 	rec := after503.Evidence.Record
 	require.NotNil(t, rec)
