@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,19 +29,92 @@ import (
 // CPU time of the whole process per request (cpu-µs/op: client, proxy and upstream),
 // which stays comparable when other load shares the machine.
 func BenchmarkProxy(b *testing.B) {
+	for _, tg := range benchTargets(b) {
+		b.Run(tg.name+"/parallel", func(b *testing.B) { tg.prepare(); benchParallel(b, tg.url) })
+	}
+	for _, tg := range benchTargets(b) {
+		b.Run(tg.name+"/serial", func(b *testing.B) { tg.prepare(); benchSerial(b, tg.url) })
+	}
+}
+
+// BenchmarkProxyInterleaved measures the same four targets in turns — each round gives
+// every target the same slice of time, first one connection sending one request at a
+// time (p50 latency), then 32 concurrent clients (throughput and CPU per request) — so
+// that load from other tenants of a shared machine falls on all of them alike:
+//
+//	go test -run '^$' -bench BenchmarkProxyInterleaved -benchtime 10x ./faultproxy/
+//
+// One b.N iteration is one round; the metrics are per target over all rounds.
+func BenchmarkProxyInterleaved(b *testing.B) {
+	targets := benchTargets(b)
+	const slice, clients = 300 * time.Millisecond, 32
+	done := make([]int64, len(targets))
+	cpu := make([]time.Duration, len(targets))
+	lat := make([][]time.Duration, len(targets))
+	for round := 0; round < b.N; round++ {
+		for i, tg := range targets {
+			tg.prepare()
+			// One connection, one request at a time: latency.
+			one := benchClient()
+			benchRequest(b, one, tg.url)
+			for stop := time.Now().Add(slice / 2); time.Now().Before(stop); {
+				t0 := time.Now()
+				benchRequest(b, one, tg.url)
+				lat[i] = append(lat[i], time.Since(t0))
+			}
+			one.CloseIdleConnections()
+			// Many clients: throughput.
+			c := benchClient()
+			var n atomic.Int64
+			stop := time.Now().Add(slice)
+			cpu0 := processCPU()
+			var wg sync.WaitGroup
+			for g := 0; g < clients; g++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for time.Now().Before(stop) {
+						benchRequest(b, c, tg.url)
+						n.Add(1)
+					}
+				}()
+			}
+			wg.Wait()
+			cpu[i] += processCPU() - cpu0
+			done[i] += n.Load()
+			c.CloseIdleConnections()
+		}
+	}
+	total := slice * time.Duration(b.N)
+	for i, tg := range targets {
+		b.ReportMetric(float64(done[i])/total.Seconds(), tg.name+"-req/s")
+		b.ReportMetric(float64(cpu[i].Microseconds())/float64(done[i]), tg.name+"-cpu-µs/op")
+		sort.Slice(lat[i], func(a, c int) bool { return lat[i][a] < lat[i][c] })
+		b.ReportMetric(float64(lat[i][len(lat[i])/2].Microseconds()), tg.name+"-p50-µs")
+	}
+}
+
+type benchTarget struct {
+	name, url string
+	prepare   func()
+}
+
+// benchTargets starts the upstream, the bare ReverseProxy and two faultproxies (no rules;
+// 100 rules that never match) for one benchmark, stopped at its end.
+func benchTargets(b *testing.B) []benchTarget {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
 		io.WriteString(w, `{"id":"re_0123456789abcdef","order_id":"o-1","amount":4900,"status":"succeeded"}`)
 	}))
-	defer up.Close()
+	b.Cleanup(up.Close)
 	upURL, _ := url.Parse(up.URL)
 
 	bare := httputil.NewSingleHostReverseProxy(upURL)
 	bare.Transport = &http.Transport{MaxIdleConnsPerHost: 1024}
 	bareSrv := httptest.NewServer(bare)
-	defer bareSrv.Close()
+	b.Cleanup(bareSrv.Close)
 
 	plain := startBenchProxy(b, up.URL, nil)
 	var rules []faultproxy.Rule
@@ -53,17 +127,24 @@ func BenchmarkProxy(b *testing.B) {
 	}
 	many := startBenchProxy(b, up.URL, rules)
 
-	targets := []struct{ name, url string }{
-		{"direct", up.URL},
-		{"reverseproxy", bareSrv.URL},
-		{"faultproxy", plain.URL()},
-		{"faultproxy-100-rules", many.URL()},
+	// Each run starts from a fresh journal and attempt counters (Reset, rules re-added),
+	// so one run's live heap does not tax the next.
+	fresh := func(srv *faultproxy.Server, rules []faultproxy.Rule) func() {
+		return func() {
+			ctx := context.Background()
+			srv.Proxy().Reset(ctx)
+			for _, r := range rules {
+				if err := srv.Proxy().AddRule(ctx, r); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
 	}
-	for _, tg := range targets {
-		b.Run(tg.name+"/parallel", func(b *testing.B) { benchParallel(b, tg.url) })
-	}
-	for _, tg := range targets {
-		b.Run(tg.name+"/serial", func(b *testing.B) { benchSerial(b, tg.url) })
+	return []benchTarget{
+		{"direct", up.URL, func() {}},
+		{"reverseproxy", bareSrv.URL, func() {}},
+		{"faultproxy", plain.URL(), fresh(plain, nil)},
+		{"faultproxy-100-rules", many.URL(), fresh(many, rules)},
 	}
 }
 
