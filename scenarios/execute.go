@@ -76,7 +76,8 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 	return rec, nil
 }
 
-// held reports whether a fault holds responses past the client's timeout.
+// held reports whether a fault holds a response past the client's timeout; only the
+// first step's attempt is held, so only it gets the shortened hold timeout.
 func (e *execution) held() bool {
 	for _, fo := range e.sc.Faults {
 		if fo.DurationOf == PastClientTimeout {
@@ -190,7 +191,7 @@ func (e *execution) sendCopies(ctx context.Context, st Step, attempt int, starte
 		e.used[key] = true
 	}
 	e.mu.Unlock()
-	timeout := e.t.attemptTimeout(st.Hook, e.held())
+	timeout := e.t.attemptTimeout(st.Hook, e.held() && st.Name == e.sc.Steps[0].Name)
 	one := func(i int) {
 		client := 0
 		if n > 1 {

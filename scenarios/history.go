@@ -74,28 +74,42 @@ func (r Record) upstreamCalls() int {
 }
 
 // allowedEffects is how many side effects one key may legitimately have produced: the
-// number of retention windows its attempts span. The first attempt opens a window; an
-// attempt started after the window ran out may execute anew and opens the next one.
-// Windows are counted from invokes, which are at or before the key's records, so the
-// count errs on the lenient side by the time of one request. Without a declared
-// retention, one.
+// number of retention windows its attempts may have reached the target in. The first
+// attempt opens a window (the target counts from the key's first record, which is no
+// earlier than that attempt's start); an attempt that was still unanswered when the
+// window ran out may have arrived after it, may execute anew, and opens the next window
+// at its own start. The count errs on the lenient side: a loaded machine never turns a
+// late attempt into a false duplicate. Without a declared retention, one.
 func allowedEffects(r Record, p *Profile) int {
-	starts := windowStarts(r, p)
-	return max(len(starts), 1)
-}
-
-// windowStarts returns the start of each retention window the history's attempts span.
-func windowStarts(r Record, p *Profile) []time.Time {
-	var starts []time.Time
+	if p.Retention == 0 {
+		return 1
+	}
+	type attemptID struct {
+		step            string
+		client, attempt int
+	}
+	answered := map[attemptID]time.Time{}
+	for _, op := range r.History {
+		if op.Type != OpInvoke {
+			answered[attemptID{op.Step, op.Client, op.Attempt}] = op.Time
+		}
+	}
+	var start time.Time
+	n := 0
 	for _, op := range r.History {
 		if op.Type != OpInvoke {
 			continue
 		}
-		if len(starts) == 0 || (p.Retention > 0 && op.Time.After(starts[len(starts)-1].Add(p.Retention.Std()))) {
-			starts = append(starts, op.Time)
+		end, ok := answered[attemptID{op.Step, op.Client, op.Attempt}]
+		if !ok {
+			end = op.Time
+		}
+		if n == 0 || end.After(start.Add(p.Retention.Std())) {
+			n++
+			start = op.Time
 		}
 	}
-	return starts
+	return max(n, 1)
 }
 
 func is2xx(s int) bool { return s >= 200 && s <= 299 }
