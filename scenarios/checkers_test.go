@@ -327,3 +327,39 @@ func TestInFlightReplayReleasedWithTheOriginalIsNotFabricated(t *testing.T) {
 	v, msg, _ := checker(t, "race/in-flight-not-fabricated")(h, p)
 	require.Equal(t, scenarios.Pass, v, msg)
 }
+
+// An attempt still unanswered when the window ran out may have arrived after it: a new
+// execution is then allowed and the scenario has nothing to judge.
+func TestLateRepeatIsUnknownNotDuplicate(t *testing.T) {
+	p := refProfile(t) // retention 1s
+	late := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).
+		span(750, 1100, "repeat", scenarios.OpOK, 201, `{"id":"re_2"}`, nil).record(2)
+	v, msg, _ := checker(t, "expiry/inside-window")(late, p)
+	require.Equal(t, scenarios.Unknown, v)
+	require.Contains(t, msg, "may have reached the target after the declared 1s retention")
+
+	onTime := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).
+		span(750, 760, "repeat", scenarios.OpOK, 201, `{"id":"re_2"}`, nil).record(2)
+	v, _, _ = checker(t, "expiry/inside-window")(onTime, p)
+	require.Equal(t, scenarios.Fail, v, "answered inside the window: a second execution is a duplicate")
+}
+
+func TestTakeoverThatMetALiveLockIsUnknown(t *testing.T) {
+	p := refProfile(t)
+	h := newHistory().span(0, 1300, "original", scenarios.OpFail, 409, "taken over", nil).
+		span(800, 810, "takeover", scenarios.OpFail, 409, "in use", nil).record(0)
+	v, msg, _ := checker(t, "recovery/slow-past-lock")(h, p)
+	require.Equal(t, scenarios.Unknown, v)
+	require.Contains(t, msg, "no takeover to judge")
+
+	fenced := newHistory().span(0, 1300, "original", scenarios.OpFail, 409, "taken over", nil).
+		span(800, 810, "takeover", scenarios.OpOK, 201, committed, nil).record(1)
+	v, _, _ = checker(t, "recovery/slow-past-lock")(fenced, p)
+	require.Equal(t, scenarios.Pass, v)
+
+	both := newHistory().span(0, 1300, "original", scenarios.OpOK, 201, `{"id":"re_0"}`, nil).
+		span(800, 810, "takeover", scenarios.OpOK, 201, committed, nil).record(2)
+	v, _, ev := checker(t, "recovery/slow-past-lock")(both, p)
+	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, 1, ev.Categories["duplicated"])
+}
