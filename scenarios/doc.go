@@ -11,9 +11,10 @@
 //   - every run mints fresh keys and entities (a run nonce), so a run never sees the
 //     effects of an earlier one, even inside the target's retention window;
 //   - every attempt the runner makes is recorded (invoke, then ok / fail / info) and every
-//     attempt the proxy saw is in the journal; the checkers count the journal, not what the
-//     client believes it sent, and the runner's client never reuses a connection, so Go's
-//     transport cannot silently resend a keyed request;
+//     attempt through the proxy is in its journal (one step, key/header-case's lower-case
+//     repeat, goes past the proxy on purpose); the runner's client never reuses a
+//     connection, so Go's transport cannot silently resend a keyed request and the
+//     journal and the history agree attempt for attempt;
 //   - checkers are pure functions of (Record, *Profile): safety invariants are FAIL whatever
 //     the profile declares; a failed ledger probe is UNKNOWN, never a pass; a scenario whose
 //     capability the profile does not declare is N/A.

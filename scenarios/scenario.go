@@ -40,7 +40,7 @@ type FaultOn struct {
 type DurationRef string
 
 const (
-	PastClientTimeout    DurationRef = "past-client-timeout"    // client_timeout + 300ms: the client has given up
+	PastClientTimeout    DurationRef = "past-client-timeout"    // the hold timeout + 300ms: the client has given up
 	QuarterSlow          DurationRef = "quarter-slow"           // a quarter of slow_operation: the original is in flight
 	QuarterClientTimeout DurationRef = "quarter-client-timeout" // a delay the client waits through
 )
