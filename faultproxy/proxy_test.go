@@ -348,3 +348,34 @@ func TestKeyStarMatchesAnyKeyEvenWithSlash(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 429, s)
 }
+
+func TestHTTPSUpstreamNeedsInsecureForSelfSigned(t *testing.T) {
+	up := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusCreated)
+	}))
+	defer up.Close()
+
+	strict := newFixture(t, faultproxy.Config{Upstream: up.URL})
+	status, body, err := strict.post("k", `{}`)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusBadGateway, status)
+	require.Contains(t, string(body), "certificate")
+
+	insecure := newFixture(t, faultproxy.Config{Upstream: up.URL, InsecureSkipVerify: true})
+	status, _, err = insecure.post("k", `{}`)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, status)
+}
+
+func TestUpstreamBasePathIsAPrefix(t *testing.T) {
+	var got string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = r.URL.RequestURI() }))
+	defer up.Close()
+	f := newFixture(t, faultproxy.Config{Upstream: up.URL + "/api/"})
+	req, _ := http.NewRequest(http.MethodGet, f.srv.URL()+"/v1/refunds?order_id=o%201", nil)
+	resp, err := f.client.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, "/api/v1/refunds?order_id=o%201", got)
+	require.Equal(t, "/v1/refunds?order_id=o%201", f.only("").Path)
+}
