@@ -379,3 +379,16 @@ func TestUpstreamBasePathIsAPrefix(t *testing.T) {
 	require.Equal(t, "/api/v1/refunds?order_id=o%201", got)
 	require.Equal(t, "/v1/refunds?order_id=o%201", f.only("").Path)
 }
+
+func TestUpstreamsRoundRobin(t *testing.T) {
+	a, b := newUpstream(t, "a"), newUpstream(t, "b")
+	f := newFixture(t, faultproxy.Config{Upstreams: []string{a.URL, b.URL}})
+	for i := 0; i < 6; i++ {
+		status, _, err := f.post(fmt.Sprint("k", i), `{}`)
+		require.NoError(t, err)
+		require.Equal(t, 201, status)
+	}
+	require.Equal(t, 3, a.total())
+	require.Equal(t, 3, b.total())
+	require.Equal(t, 0, f.up.total(), "the fixture's own upstream is not configured")
+}
