@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idemproof/idemproof/reference"
 	"github.com/idemproof/idemproof/reference/memstore"
@@ -60,7 +61,7 @@ func TestEachFlawMisbehaves(t *testing.T) {
 		"wedge-on-crash": func(t *testing.T, e *servertest.Env, order, key string) {
 			require.Error(t, e.PostFresh(t, refunds, key, body(order, 4900), reference.HeaderTestCrash, "after-key").Err)
 			// Past the lock timeout, still inside the window.
-			e.Clock.Advance((reference.ProfileLockTimeout + reference.ProfileRetention) / 2)
+			e.Clock.Advance((flawLockTimeout + flawRetention) / 2)
 			require.Equal(t, http.StatusConflict, e.Post(t, refunds, key, body(order, 4900)).Status, "the key stays wedged")
 			require.Equal(t, 0, e.Count(t, "refunds", order))
 		},
@@ -68,7 +69,7 @@ func TestEachFlawMisbehaves(t *testing.T) {
 			done := make(chan servertest.Reply, 1)
 			go func() { done <- e.Post(t, refunds, key, body(order, 4900), reference.HeaderTestDelay, "1s") }()
 			e.WaitHeld(t, reference.Anonymous, refunds, key)
-			e.Clock.Advance(reference.ProfileLockTimeout)
+			e.Clock.Advance(flawLockTimeout)
 			require.Equal(t, http.StatusCreated, e.Post(t, refunds, key, body(order, 4900)).Status)
 			require.Equal(t, http.StatusCreated, (<-done).Status)
 			require.Equal(t, 2, e.Count(t, "refunds", order), "the stale original committed too")
@@ -89,14 +90,14 @@ func TestEachFlawMisbehaves(t *testing.T) {
 		},
 		"never-expire": func(t *testing.T, e *servertest.Env, order, key string) {
 			first := e.Post(t, refunds, key, body(order, 4900))
-			e.Clock.Advance(10 * reference.ProfileRetention)
+			e.Clock.Advance(10 * flawRetention)
 			again := e.Post(t, refunds, key, body(order, 4900))
 			require.True(t, again.Replayed())
 			require.Equal(t, first.Body, again.Body)
 		},
 		"early-expiry": func(t *testing.T, e *servertest.Env, order, key string) {
 			e.Post(t, refunds, key, body(order, 4900))
-			e.Clock.Advance(reference.ProfileRetention / 2)
+			e.Clock.Advance(flawRetention / 2)
 			again := e.Post(t, refunds, key, body(order, 4900))
 			require.False(t, again.Replayed(), "inside the declared window the key is already gone")
 			require.Equal(t, 2, e.Count(t, "refunds", order))
@@ -125,13 +126,20 @@ func TestEachFlawMisbehaves(t *testing.T) {
 		t.Run(f.Name, func(t *testing.T) {
 			check, ok := cases[f.Name]
 			require.True(t, ok, "flaw %s has no misbehaviour test", f.Name)
-			opts := append(reference.ProfileOptions(), reference.WithFlaws(f.Name))
+			opts := []reference.Option{reference.WithTestHooks(true), reference.WithRetention(flawRetention),
+				reference.WithLockTimeout(flawLockTimeout), reference.WithFlaws(f.Name)}
 			e := servertest.Start(t, memstore.New(), opts...)
 			check(t, e, servertest.Fresh("o-"), servertest.Fresh("k-"))
 		})
 	}
 	require.Len(t, cases, len(reference.Flaws()))
 }
+
+// The window and lock timeout every flaw test runs under (a manual clock moves time).
+const (
+	flawRetention   = 2 * time.Second
+	flawLockTimeout = time.Second
+)
 
 func TestUnknownFlawListsTheValidOnes(t *testing.T) {
 	_, err := reference.New(reference.WithFlaws("pin-5xx", "bogus"))

@@ -34,11 +34,15 @@ func (h *history) record(ledger int) scenarios.Record {
 	return scenarios.Record{History: h.ops, Ledger: map[string]int{"operation": ledger}}
 }
 
+// refProfile is the built-in reference profile with its retention pinned to 1s: the
+// hand-written histories below place their attempts around that window, so they must
+// not follow later changes to the shipped profile.
 func refProfile(t *testing.T) *scenarios.Profile {
 	t.Helper()
 	t.Setenv("IDEMPROOF_BASE_URL", "")
 	p, err := scenarios.BuiltinProfile("reference")
 	require.NoError(t, err)
+	p.Retention = scenarios.Duration(time.Second)
 	return p
 }
 
