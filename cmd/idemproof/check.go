@@ -55,7 +55,7 @@ func checkFlags(stderr io.Writer) (*flag.FlagSet, *checkOptions) {
 // runCheck is `idemproof check`.
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, o := checkFlags(stderr)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -35,7 +35,7 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 			clientcheck.EnvBaseURL, clientcheck.EnvAdminURL, clientcheck.EnvOutcomeFile, clientcheck.EnvKeyHeader)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	argv := fs.Args()

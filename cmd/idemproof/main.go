@@ -42,6 +42,20 @@ func commands() []command {
 // printed why, so main only sets the exit status.
 var errExitFailure = errors.New("failed")
 
+// errUsageReported is a usage error the flag package has already printed with the
+// command's usage; main only sets exit status 2.
+var errUsageReported = errors.New("usage error")
+
+// parseFlags parses args into fs (made with flag.ContinueOnError). A bad flag is printed
+// once, by the flag package, with the usage that says how to fix it.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return errUsageReported
+}
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
@@ -66,6 +80,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 0
 		case errors.Is(err, errExitFailure):
 			return 1
+		case errors.Is(err, errUsageReported):
+			return 2
 		default:
 			fmt.Fprintf(stderr, "idemproof %s: %v\n", c.name, err)
 			return 2
