@@ -44,7 +44,7 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintln(stderr, "Runs the fault-injecting HTTP proxy; rules are added with --rules or the admin API (POST /rules).")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
