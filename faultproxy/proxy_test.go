@@ -392,3 +392,33 @@ func TestUpstreamsRoundRobin(t *testing.T) {
 	require.Equal(t, 3, b.total())
 	require.Equal(t, 0, f.up.total(), "the fixture's own upstream is not configured")
 }
+
+// An upstream that answers before reading the body: the Transport may still be sending
+// the body while the proxy finishes the attempt (a race this test runs under -race).
+func TestUpstreamAnswersBeforeReadingBody(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+	}))
+	defer up.Close()
+	f := newFixture(t, faultproxy.Config{Upstream: up.URL})
+	for i := 0; i < 5; i++ {
+		key := fmt.Sprint("big-", i)
+		req, _ := http.NewRequest(http.MethodPost, f.srv.URL()+"/upload", io.LimitReader(zeros{}, 4<<20))
+		req.Header.Set("Idempotency-Key", key)
+		resp, err := f.client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+		}
+		rec := f.only(key)
+		require.True(t, rec.ReachedUpstream)
+		require.Equal(t, 1, rec.UpstreamCalls)
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}

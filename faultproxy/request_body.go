@@ -7,6 +7,7 @@ import (
 	"hash"
 	"io"
 	"net/http"
+	"sync"
 )
 
 // emptySHA256 is the fingerprint of an empty body, precomputed so bodyless requests do
@@ -15,7 +16,11 @@ const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b785
 
 // requestBody is the client's request body as the proxy consumes it: every byte read is
 // hashed for Record.BodySHA256, whether it is streamed upstream or buffered.
+//
+// Reads and the hash are guarded by mu: when the upstream answers before it has read the
+// whole body, the Transport's writer may still be reading while the handler finishes.
 type requestBody struct {
+	mu       sync.Mutex
 	src      io.ReadCloser
 	length   int64 // the client's Content-Length; -1 when unknown (chunked)
 	h        hash.Hash
@@ -34,6 +39,8 @@ func newRequestBody(src io.ReadCloser, length int64) *requestBody {
 }
 
 func (b *requestBody) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.eof {
 		return 0, io.EOF
 	}
@@ -95,13 +102,18 @@ func (b *requestBody) forwardBody() (io.Reader, int64) {
 // drain reads what is left (up to limit) so the fingerprint covers the body even when it
 // never went upstream, and so the server notices a client that goes away.
 func (b *requestBody) drain(limit int64) {
-	if !b.eof {
+	b.mu.Lock()
+	eof := b.eof
+	b.mu.Unlock()
+	if !eof {
 		io.Copy(io.Discard, io.LimitReader(b, limit))
 	}
 }
 
 // sum is the hex SHA-256 of the bytes read so far (the whole body once drained).
 func (b *requestBody) sum() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.h == nil {
 		return emptySHA256
 	}
