@@ -16,10 +16,12 @@
 //     sends the request upstream exactly once, waits for the complete response, and only
 //     then damages what the client gets. "duplicate" sends it exactly twice (to two
 //     different upstreams when there are several).
-//   - The proxy's own upstream transport never replays a keyed request on its own: Go's
-//     http.Transport treats a request carrying Idempotency-Key as replayable; the proxy
-//     sends keyed requests in a form the Transport cannot rewind (see upstream.go), so
-//     Record.UpstreamCalls is what the upstream received.
+//   - The proxy's own upstream transport never replays a keyed request on its own. Plain
+//     http calls with a small or buffered body go through the proxy's direct client
+//     (upstream_direct.go), which never resends anything; the rest go through Go's
+//     http.Transport, which treats a request carrying Idempotency-Key as replayable, so
+//     the proxy sends keyed requests in a form the Transport cannot rewind (see
+//     upstream.go). Record.UpstreamCalls is what the upstream received.
 //   - Rule selection and probability are applied in one place (ruleSet.choose) from one
 //     seeded source: with sequential clients, the same Seed gives the same fault sequence.
 //     Reset reseeds it.
@@ -31,8 +33,9 @@
 // # What is not
 //
 //   - HTTP/2, WebSocket upgrades and response trailers are not proxied.
-//   - Unkeyed GET/HEAD requests may still be retried by the Transport on a broken
-//     keep-alive connection (they are safe by HTTP semantics; keyed requests never are).
+//   - Unkeyed GET/HEAD requests that go through http.Transport (https upstreams, a
+//     streamed body) may still be retried by it on a broken keep-alive connection (they
+//     are safe by HTTP semantics; keyed requests never are).
 //   - Under concurrent clients the fault sequence follows arrival order, which the OS
 //     schedules: a seed reproduces a run exactly only for sequential attempts.
 //

@@ -74,6 +74,7 @@ type UpstreamResponse struct {
 
 // Forward sends the request upstream and streams the response to the client unbuffered.
 func (ex *Exchange) Forward() {
+	ex.readAvailable()
 	body, n := ex.body.forwardBody()
 	res := ex.send(ex.r.Context(), ex.p.pick(), body, n)
 	ex.count(res)
@@ -88,6 +89,7 @@ func (ex *Exchange) Forward() {
 // when the exchange is already over: the upstream failed (the client got a 502), or the
 // response exceeded Config.BufferLimit and was streamed to the client as is.
 func (ex *Exchange) Upstream() (*UpstreamResponse, bool) {
+	ex.readAvailable()
 	body, n := ex.body.forwardBody()
 	res := ex.send(ex.r.Context(), ex.p.pick(), body, n)
 	ex.count(res)
@@ -126,6 +128,13 @@ func (ex *Exchange) Upstream() (*UpstreamResponse, bool) {
 	ex.body.drain(ex.p.cfg.BufferLimit)
 	removeHopHeaders(resp.Header)
 	return &UpstreamResponse{Status: resp.StatusCode, Header: resp.Header, Body: data}, true
+}
+
+// readAvailable takes a small request body that already arrived, so it goes upstream
+// with the request headers in one write (see requestBody.readAvailable).
+func (ex *Exchange) readAvailable() {
+	_, expect := ex.r.Header["Expect"]
+	ex.body.readAvailable(expect)
 }
 
 // ForwardTwice delivers the request upstream twice — one copy after the other, or both at

@@ -21,6 +21,7 @@ type Proxy struct {
 	upstreams []*url.URL
 	next      atomic.Uint64
 	transport http.RoundTripper
+	direct    *directClient // nil: every call goes through transport
 	rules     *ruleSet
 	journal   *journal
 	bufs      sync.Pool
@@ -49,6 +50,7 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	if p.transport == nil {
 		p.transport = NewTransport(cfg.InsecureSkipVerify)
+		p.direct = newDirectClient(ups)
 	}
 	p.bufs.New = func() any { b := make([]byte, 32<<10); return &b }
 	for i, r := range cfg.Rules {
@@ -197,6 +199,9 @@ func (p *Proxy) WaitIdle(ctx context.Context) error {
 func (p *Proxy) CloseIdleConnections() {
 	if t, ok := p.transport.(interface{ CloseIdleConnections() }); ok {
 		t.CloseIdleConnections()
+	}
+	if p.direct != nil {
+		p.direct.closeIdle()
 	}
 }
 

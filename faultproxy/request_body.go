@@ -83,6 +83,34 @@ func (b *requestBody) bufferAll(limit int64) bool {
 	return b.complete
 }
 
+// smallBody is the largest request body readAvailable takes in one read: the size of the
+// Go server's connection read buffer, which holds a small body that arrived with its
+// request headers.
+const smallBody = 4 << 10
+
+// readAvailable makes one read of a small body of known length before it is forwarded.
+// When that read returns the whole body — it came in the same packets as the headers, as
+// it does from most clients — forwardBody hands out an in-memory reader: the call can
+// take the direct client (upstream_direct.go), and either client writes it together with
+// the request headers in one write (http.Transport flushes the headers of a streamed
+// body on their own first: one more syscall on each side per attempt). Otherwise what
+// was read becomes the buffered prefix and the rest still streams. A client announcing
+// "Expect: 100-continue" is left alone (reading would answer it). The upstream now sees
+// the request once its first body bytes arrived, not already after the headers.
+func (b *requestBody) readAvailable(expect bool) {
+	if b.complete || b.streamed || len(b.buf) > 0 || expect || b.length <= 0 || b.length > smallBody {
+		return
+	}
+	buf := make([]byte, b.length)
+	n, _ := b.Read(buf)
+	b.buf = buf[:n]
+	if int64(n) == b.length {
+		// The body is exactly its Content-Length; the server's reader already reports
+		// EOF with the last byte, and a longer one cannot be read.
+		b.complete = true
+	}
+}
+
 // forwardBody returns what to send upstream: the buffered body (repeatable), or the
 // buffered prefix followed by the unread rest (once). nil means "no body".
 func (b *requestBody) forwardBody() (io.Reader, int64) {

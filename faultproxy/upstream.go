@@ -105,9 +105,6 @@ type sendResult struct {
 // send makes one upstream call with body (nil = none) of the given length (-1 unknown).
 func (ex *Exchange) send(ctx context.Context, target *url.URL, body io.Reader, length int64) *sendResult {
 	res := &sendResult{start: time.Now()}
-	// Once the request headers are on the wire the upstream may act on the request even if
-	// the body then fails, so that is when the call counts as having reached it.
-	trace := &httptrace.ClientTrace{WroteHeaders: func() { res.wrote.Store(true) }}
 	out := &http.Request{
 		Method:        ex.r.Method,
 		URL:           joinPath(target, ex.r.URL),
@@ -124,6 +121,13 @@ func (ex *Exchange) send(ctx context.Context, target *url.URL, body io.Reader, l
 	case ex.rec.HasKey || ex.outHeader.Get("Idempotency-Key") != "" || ex.outHeader.Get("X-Idempotency-Key") != "":
 		out.Body, out.ContentLength = noReplayBody{}, 0
 	}
+	if pool, ok := ex.direct(target, body); ok {
+		ex.sendDirect(ctx, pool, out, res)
+		return res
+	}
+	// Once the request headers are on the wire the upstream may act on the request even if
+	// the body then fails, so that is when the call counts as having reached it.
+	trace := &httptrace.ClientTrace{WroteHeaders: func() { res.wrote.Store(true) }}
 	out = out.WithContext(httptrace.WithClientTrace(ctx, trace))
 	res.resp, res.err = ex.p.transport.RoundTrip(out)
 	if res.err == nil {
