@@ -29,6 +29,10 @@ type Exchange struct {
 	body      *requestBody
 	outHeader http.Header
 	answered  bool
+	// hijacked is a client connection taken over to damage the answer; finish closes it
+	// after journaling, so a client that retries as soon as it sees the close finds the
+	// attempt it retries already in the journal (seq follows what clients observed).
+	hijacked net.Conn
 }
 
 func (p *Proxy) newExchange(w http.ResponseWriter, r *http.Request) *Exchange {
@@ -232,7 +236,7 @@ func (ex *Exchange) Truncate(resp *UpstreamResponse, n int) {
 	if !ok {
 		return
 	}
-	defer conn.Close()
+	ex.hijacked = conn
 	fmt.Fprintf(brw, "HTTP/1.1 %03d %s\r\n", resp.Status, http.StatusText(resp.Status))
 	h := resp.Header.Clone()
 	h.Set("Content-Length", strconv.Itoa(len(resp.Body)))
@@ -335,9 +339,10 @@ func (ex *Exchange) stream(res *sendResult) {
 			ex.rec.UpstreamMillis = millis(time.Since(res.start))
 			ex.rec.ClientResult = ClientTruncated
 			ex.Note("upstream body failed: " + rerr.Error())
-			// End the connection so the client cannot take the short body as complete.
+			// End the connection (in finish) so the client cannot take the short body
+			// as complete.
 			if conn, _, ok := ex.hijack(); ok {
-				conn.Close()
+				ex.hijacked = conn
 			}
 			return
 		}
@@ -365,7 +370,7 @@ func (ex *Exchange) abort(result string, reset bool) {
 			tc.SetLinger(0)
 		}
 	}
-	conn.Close()
+	ex.hijacked = conn // closed by finish, once the attempt is journaled
 	ex.rec.ClientResult = result
 	ex.answered = true
 }
@@ -392,9 +397,13 @@ func underlyingTCP(c net.Conn) (*net.TCPConn, bool) {
 }
 
 // finish completes the record and appends it to the journal of the epoch the attempt
-// started in. It runs deferred, so an aborted handler is journaled too.
+// started in, then closes a taken-over client connection. It runs deferred, so an
+// aborted handler is journaled too.
 func (ex *Exchange) finish(epoch *journalEpoch) {
 	p := recover()
+	if ex.hijacked != nil {
+		defer ex.hijacked.Close()
+	}
 	rec := ex.rec
 	rec.BodySHA256 = ex.body.sum()
 	if rec.ClientResult == "" {

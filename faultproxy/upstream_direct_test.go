@@ -2,6 +2,7 @@ package faultproxy_test
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -142,4 +143,26 @@ func TestClientGivingUpEndsTheUpstreamCall(t *testing.T) {
 	status, _, err := f.post("next", `{}`)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, status)
+}
+
+// A client that retries the moment its connection is closed finds the attempt it retries
+// already journaled: records of a key come in the order the client saw them end.
+func TestDamagedAttemptIsJournaledBeforeTheClientSeesTheDamage(t *testing.T) {
+	for _, fault := range []string{faultproxy.FaultAfterClose, faultproxy.FaultAfterReset} {
+		f := newFixture(t, faultproxy.Config{})
+		f.addRule(faultproxy.Rule{Name: "first", Match: faultproxy.Match{Key: "*", Attempts: &faultproxy.Range{From: 1, To: 1}},
+			Fault: faultproxy.FaultSpec{Type: fault}})
+		for i := 0; i < 30; i++ {
+			key := fmt.Sprint(fault, "-", i)
+			_, _, err := f.post(key, `{"x":1}`)
+			require.Error(t, err)
+			status, _, err := f.post(key, `{"x":1}`)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusCreated, status)
+			recs := f.journal(key)
+			require.Len(t, recs, 2)
+			require.Equal(t, 1, recs[0].Attempt, "%s: the damaged first attempt comes first: %+v", key, recs)
+			require.Equal(t, fault, recs[0].Fault)
+		}
+	}
 }
