@@ -80,8 +80,20 @@ func Check(ctx context.Context, images ...string) error {
 	return nil
 }
 
+// TB is what Require and RunPostgres need of a test: a *testing.T or *testing.B, or a
+// Ginkgo suite's GinkgoT() (whose Fatalf fails the spec, Skipf skips it and Cleanup
+// becomes a DeferCleanup of the current node), so every suite shares this one policy.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Skipf(format string, args ...any)
+	Cleanup(func())
+}
+
+var _ TB = (testing.TB)(nil)
+
 // Require skips (locally) or fails (CI=true) tb when Check fails.
-func Require(tb testing.TB, images ...string) {
+func Require(tb TB, images ...string) {
 	tb.Helper()
 	if err := Check(context.Background(), images...); err != nil {
 		if InCI() {
@@ -125,14 +137,18 @@ func StartPostgres(ctx context.Context, opts ...testcontainers.ContainerCustomiz
 	return pg, nil
 }
 
-// RunPostgres is StartPostgres for plain tests: cleanup registered, failure fatal, and
-// Require applied first.
-func RunPostgres(tb testing.TB, opts ...testcontainers.ContainerCustomizer) *Postgres {
+// RunPostgres is StartPostgres for tests and specs: Require applied first, cleanup
+// registered before the error is checked, failure fatal.
+func RunPostgres(tb TB, opts ...testcontainers.ContainerCustomizer) *Postgres {
 	tb.Helper()
 	Require(tb, PostgresImage())
 	pg, err := StartPostgres(context.Background(), opts...)
 	if pg != nil && pg.PostgresContainer != nil {
-		testcontainers.CleanupContainer(tb, pg.PostgresContainer)
+		tb.Cleanup(func() {
+			if err := testcontainers.TerminateContainer(pg.PostgresContainer); err != nil {
+				tb.Fatalf("terminate postgres: %v", err)
+			}
+		})
 	}
 	if err != nil {
 		tb.Fatalf("%v", err)

@@ -1,7 +1,6 @@
 package conformance_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -9,7 +8,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/testcontainers/testcontainers-go"
 
 	"github.com/idemproof/idemproof/internal/dockertest"
 	"github.com/idemproof/idemproof/internal/embedded"
@@ -49,15 +47,8 @@ var _ = Describe("the scenario catalogue", func() {
 	Context("against the embedded reference on PostgreSQL", Label("store:postgres", "container"), Ordered, ContinueOnFailure, func() {
 		var profile *scenarios.Profile
 		BeforeAll(func(ctx SpecContext) {
-			requireContainers(ctx)
 			By("starting PostgreSQL from " + dockertest.PostgresImage())
-			pg, err := dockertest.StartPostgres(ctx)
-			if pg != nil && pg.PostgresContainer != nil {
-				DeferCleanup(func(ctx SpecContext) error {
-					return testcontainers.TerminateContainer(pg.PostgresContainer)
-				}, NodeTimeout(time.Minute))
-			}
-			Expect(err).NotTo(HaveOccurred())
+			pg := dockertest.RunPostgres(GinkgoT())
 			tgt, err := embedded.Start(ctx, embedded.Config{Store: pg.DSN})
 			DeferCleanup(closeTarget, tgt)
 			Expect(err).NotTo(HaveOccurred())
@@ -124,18 +115,6 @@ func closeTarget(tgt *embedded.Target) error {
 		return nil
 	}
 	return tgt.Close()
-}
-
-// requireContainers skips the container (or fails it under CI=true) when Docker or the
-// PostgreSQL image is missing.
-func requireContainers(ctx context.Context) {
-	GinkgoHelper()
-	if err := dockertest.Check(ctx, dockertest.PostgresImage()); err != nil {
-		if dockertest.InCI() {
-			Fail("CI=true and containers are required: " + err.Error())
-		}
-		Skip("skipped: " + err.Error())
-	}
 }
 
 // loadProfile reads a profile file, or a built-in profile by name when no such file

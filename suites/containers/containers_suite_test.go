@@ -29,10 +29,5 @@ func TestContainers(t *testing.T) {
 var _ = ReportAfterSuite("spec counts", specreport.Save)
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	if err := dockertest.Check(ctx, dockertest.PostgresImage(), dockertest.AppImage()); err != nil {
-		if dockertest.InCI() {
-			Fail("CI=true and containers are required: " + err.Error())
-		}
-		Skip("skipped: " + err.Error())
-	}
+	dockertest.Require(GinkgoT(), dockertest.PostgresImage(), dockertest.AppImage())
 }, NodeTimeout(30*time.Second))

@@ -10,7 +10,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/testcontainers/testcontainers-go"
 
 	"github.com/idemproof/idemproof/internal/dockertest"
 	"github.com/idemproof/idemproof/internal/embedded"
@@ -52,15 +51,7 @@ var _ = Describe("the flaw catalogue", func() {
 	Context("on PostgreSQL", Label("store:postgres", "container"), Ordered, func() {
 		var dsn string
 		BeforeAll(func(ctx SpecContext) {
-			requireContainers(ctx)
-			pg, err := dockertest.StartPostgres(ctx)
-			if pg != nil && pg.PostgresContainer != nil {
-				DeferCleanup(func(ctx SpecContext) error {
-					return testcontainers.TerminateContainer(pg.PostgresContainer)
-				}, NodeTimeout(time.Minute))
-			}
-			Expect(err).NotTo(HaveOccurred())
-			dsn = pg.DSN
+			dsn = dockertest.RunPostgres(GinkgoT()).DSN
 		}, NodeTimeout(2*time.Minute))
 
 		It("finds nothing wrong with the correct reference", func(ctx SpecContext) {
@@ -139,16 +130,4 @@ func selection(only []string) string {
 		return "the whole catalogue"
 	}
 	return strings.Join(only, ",")
-}
-
-// requireContainers skips the container (or fails it under CI=true) when Docker or the
-// PostgreSQL image is missing.
-func requireContainers(ctx context.Context) {
-	GinkgoHelper()
-	if err := dockertest.Check(ctx, dockertest.PostgresImage()); err != nil {
-		if dockertest.InCI() {
-			Fail("CI=true and containers are required: " + err.Error())
-		}
-		Skip("skipped: " + err.Error())
-	}
 }
