@@ -2,6 +2,8 @@ package idempotency
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"time"
 )
@@ -12,6 +14,23 @@ type Scope struct {
 	Principal string
 	Endpoint  string // "POST /v1/refunds"
 	Key       string
+}
+
+// ScopeHash is the SHA-256 of a scope's length-prefixed parts: what stores key their
+// records by. The length prefixes keep any part from bleeding into another whatever bytes
+// it holds ("ab"+"c" and "a"+"bc" differ), and a fixed 32 bytes indexes and compares
+// faster than three strings.
+type ScopeHash [sha256.Size]byte
+
+// Hash returns the scope's ScopeHash.
+func (sc Scope) Hash() ScopeHash {
+	var stack [256]byte
+	b := stack[:0]
+	for _, part := range [...]string{sc.Principal, sc.Endpoint, sc.Key} {
+		b = binary.AppendUvarint(b, uint64(len(part)))
+		b = append(b, part...)
+	}
+	return sha256.Sum256(b)
 }
 
 // Response is a stored response: what a replay sends back, byte for byte.

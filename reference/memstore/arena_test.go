@@ -117,16 +117,6 @@ func TestBodyNilOrEmpty(t *testing.T) {
 	}
 }
 
-// TestScopePartsDoNotBleed: the same bytes split differently are different scopes.
-func TestScopePartsDoNotBleed(t *testing.T) {
-	a := hashScope(idempotency.Scope{Principal: "ab", Endpoint: "c", Key: "d"})
-	b := hashScope(idempotency.Scope{Principal: "a", Endpoint: "bc", Key: "d"})
-	c := hashScope(idempotency.Scope{Principal: "a", Endpoint: "b", Key: "cd"})
-	require.NotEqual(t, a, b)
-	require.NotEqual(t, b, c)
-	require.NotEqual(t, a, c)
-}
-
 // TestEmptyFingerprintAndLargeBody: an empty fingerprint (the no-fingerprint flaw) and a
 // body larger than a chunk survive a compaction.
 func TestEmptyFingerprintAndLargeBody(t *testing.T) {

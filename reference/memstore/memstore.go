@@ -17,7 +17,6 @@ package memstore
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
 	"sync"
 	"time"
@@ -39,9 +38,7 @@ type Store struct {
 
 type ledgerKey struct{ kind, entity string }
 
-// scopeHash is the SHA-256 of a scope's length-prefixed parts: two scopes share one
-// only if SHA-256 has a collision.
-type scopeHash [sha256.Size]byte
+type scopeHash = idempotency.ScopeHash
 
 // span names n bytes of chunk c from off.
 type span struct {
@@ -77,18 +74,6 @@ const (
 // New returns an empty store.
 func New() *Store {
 	return &Store{records: map[scopeHash]slot{}, cur: -1, effects: map[ledgerKey][]idempotency.Effect{}}
-}
-
-// hashScope hashes the scope's parts with length prefixes, so no part can bleed into
-// another whatever bytes it holds.
-func hashScope(sc idempotency.Scope) scopeHash {
-	var stack [256]byte
-	b := stack[:0]
-	for _, part := range [...]string{sc.Principal, sc.Endpoint, sc.Key} {
-		b = binary.AppendUvarint(b, uint64(len(part)))
-		b = append(b, part...)
-	}
-	return sha256.Sum256(b)
 }
 
 func nanos(t time.Time) int64 {
@@ -253,7 +238,7 @@ func (s *Store) maybeCompact() {
 
 // Acquire implements idempotency.Store with idempotency.Decide.
 func (s *Store) Acquire(_ context.Context, req idempotency.AcquireRequest) (idempotency.Acquisition, error) {
-	key := hashScope(req.Scope)
+	key := req.Scope.Hash()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var existing *idempotency.Record
@@ -274,7 +259,7 @@ func (s *Store) Acquire(_ context.Context, req idempotency.AcquireRequest) (idem
 
 // Complete implements idempotency.Store.
 func (s *Store) Complete(_ context.Context, sc idempotency.Scope, fence int64, resp idempotency.Response, effects []idempotency.Effect, checkFence bool) error {
-	key := hashScope(sc)
+	key := sc.Hash()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.records[key]
@@ -294,7 +279,7 @@ func (s *Store) Complete(_ context.Context, sc idempotency.Scope, fence int64, r
 
 // Release implements idempotency.Store.
 func (s *Store) Release(_ context.Context, sc idempotency.Scope, fence int64) error {
-	key := hashScope(sc)
+	key := sc.Hash()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e, ok := s.records[key]; ok && e.fence == fence && !e.completed {
@@ -306,7 +291,7 @@ func (s *Store) Release(_ context.Context, sc idempotency.Scope, fence int64) er
 
 // Lookup implements idempotency.Store.
 func (s *Store) Lookup(_ context.Context, sc idempotency.Scope, now time.Time) (idempotency.Record, bool, error) {
-	key := hashScope(sc)
+	key := sc.Hash()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.records[key]
@@ -318,7 +303,7 @@ func (s *Store) Lookup(_ context.Context, sc idempotency.Scope, now time.Time) (
 
 // SetFingerprint implements idempotency.Store.
 func (s *Store) SetFingerprint(_ context.Context, sc idempotency.Scope, fingerprint string) error {
-	key := hashScope(sc)
+	key := sc.Hash()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e, ok := s.records[key]; ok {
