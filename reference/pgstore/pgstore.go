@@ -64,12 +64,26 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	return s, nil
 }
 
+var errOldSchema = errors.New("the database holds an earlier idemproof schema (idempotency_keys has no scope_hash column); " +
+	"point the store at a new database, or drop the tables idempotency_keys and ledger if what they hold may be lost")
+
 func (s *Store) migrate(ctx context.Context) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(schemaLockID)); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, schema)
+		// CREATE TABLE IF NOT EXISTS would leave a table of an earlier layout as it is.
+		var earlier bool
+		err := tx.QueryRow(ctx, `SELECT to_regclass('idempotency_keys') IS NOT NULL AND NOT EXISTS (
+			SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
+			AND table_name = 'idempotency_keys' AND column_name = 'scope_hash')`).Scan(&earlier)
+		if err != nil {
+			return err
+		}
+		if earlier {
+			return errOldSchema
+		}
+		_, err = tx.Exec(ctx, schema)
 		return err
 	})
 	if err != nil {
@@ -92,7 +106,8 @@ func micro(t time.Time) time.Time { return t.Truncate(time.Microsecond) }
 const recordColumns = `fingerprint, created_at, expires_at, locked_until, fence, completed,
 	response_status, response_headers, response_body`
 
-const whereScope = `principal = $1 AND endpoint = $2 AND idempotency_key = $3`
+// whereScope selects a scope's row by its hash, always the statement's $1.
+const whereScope = `scope_hash = $1`
 
 // Acquire implements idempotency.Store.
 func (s *Store) Acquire(ctx context.Context, req idempotency.AcquireRequest) (idempotency.Acquisition, error) {
@@ -115,11 +130,12 @@ func (s *Store) Acquire(ctx context.Context, req idempotency.AcquireRequest) (id
 // insertKey records a new key; inserted is false when the key already exists.
 func (s *Store) insertKey(ctx context.Context, req idempotency.AcquireRequest) (idempotency.Acquisition, bool, error) {
 	sc := req.Scope
+	h := sc.Hash()
 	_, fresh := idempotency.Decide(nil, req, 0)
 	err := s.pool.QueryRow(ctx, `INSERT INTO idempotency_keys
-		(principal, endpoint, idempotency_key, fingerprint, created_at, expires_at, locked_until, fence)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, nextval('idempotency_fence_seq')) ON CONFLICT DO NOTHING RETURNING fence`,
-		sc.Principal, sc.Endpoint, sc.Key, fresh.Fingerprint, fresh.Created, fresh.ExpiresAt, fresh.LockedUntil).Scan(&fresh.Fence)
+		(scope_hash, principal, endpoint, idempotency_key, fingerprint, created_at, expires_at, locked_until, fence)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, nextval('idempotency_fence_seq')) ON CONFLICT DO NOTHING RETURNING fence`,
+		h[:], sc.Principal, sc.Endpoint, sc.Key, fresh.Fingerprint, fresh.Created, fresh.ExpiresAt, fresh.LockedUntil).Scan(&fresh.Fence)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return idempotency.Acquisition{}, false, nil
 	}
@@ -134,9 +150,10 @@ func (s *Store) acquireExisting(ctx context.Context, req idempotency.AcquireRequ
 	var acq idempotency.Acquisition
 	found := false
 	sc := req.Scope
+	h := sc.Hash()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		existing, err := scanRecord(tx.QueryRow(ctx, `SELECT `+recordColumns+` FROM idempotency_keys WHERE `+whereScope+` FOR UPDATE`,
-			sc.Principal, sc.Endpoint, sc.Key), sc)
+			h[:]), sc)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
@@ -149,10 +166,10 @@ func (s *Store) acquireExisting(ctx context.Context, req idempotency.AcquireRequ
 		if next == nil {
 			return nil
 		}
-		err = tx.QueryRow(ctx, `UPDATE idempotency_keys SET fingerprint = $4, created_at = $5, expires_at = $6,
-			locked_until = $7, fence = nextval('idempotency_fence_seq'), completed = false, response_status = NULL,
+		err = tx.QueryRow(ctx, `UPDATE idempotency_keys SET fingerprint = $2, created_at = $3, expires_at = $4,
+			locked_until = $5, fence = nextval('idempotency_fence_seq'), completed = false, response_status = NULL,
 			response_headers = NULL, response_body = NULL WHERE `+whereScope+` RETURNING fence`,
-			sc.Principal, sc.Endpoint, sc.Key, next.Fingerprint, next.Created, next.ExpiresAt, next.LockedUntil).Scan(&next.Fence)
+			h[:], next.Fingerprint, next.Created, next.ExpiresAt, next.LockedUntil).Scan(&next.Fence)
 		if err != nil {
 			return fmt.Errorf("take key over: %w", err)
 		}
@@ -204,6 +221,60 @@ func effectColumns(effects []idempotency.Effect) (ids, kinds, entities, principa
 	return
 }
 
+// insertEffects is the INSERT of n effects into the ledger, parameters from $first
+// (insertEffectArgs), rows kept only where cond holds. One effect, the common case, is a
+// plain row of parameters: PostgreSQL runs it faster than the unnest() of six
+// one-element arrays.
+func insertEffects(n, first int, cond string) string {
+	p := func(i int, typ string) string { return fmt.Sprintf("$%d::%s", first+i, typ) }
+	rows := "SELECT " + p(0, "text") + ", " + p(1, "text") + ", " + p(2, "text") + ", " + p(3, "text") + ", " +
+		p(4, "bytea") + ", " + p(5, "timestamptz")
+	if n != 1 {
+		rows = "SELECT * FROM unnest(" + p(0, "text[]") + ", " + p(1, "text[]") + ", " + p(2, "text[]") + ", " +
+			p(3, "text[]") + ", " + p(4, "bytea[]") + ", " + p(5, "timestamptz[]") + ")"
+	}
+	return "INSERT INTO ledger (id, kind, entity, principal, data, created_at) " + rows + " " + cond
+}
+
+// The statements, built once: index 0 for no effects, 1 for one, 2 for several.
+var (
+	completeQueries [3]string
+	effectQueries   [3]string
+)
+
+func init() {
+	for n := range 3 {
+		// The effects are inserted only when the fenced UPDATE matched (unless the
+		// no-fencing flaw turned the check off): a stale original commits neither.
+		q := `WITH k AS (
+			UPDATE idempotency_keys SET completed = true, locked_until = NULL,
+				response_status = $3, response_headers = $4, response_body = $5
+			WHERE ` + whereScope + ` AND (NOT $6::boolean OR (fence = $2 AND NOT completed))
+			RETURNING 1
+		)`
+		if n > 0 {
+			q += `, ins AS (` + insertEffects(n, 7, `WHERE NOT $6::boolean OR EXISTS (SELECT 1 FROM k)`) + `)`
+		}
+		completeQueries[n] = q + ` SELECT count(*) FROM k`
+		effectQueries[n] = insertEffects(n, 1, "")
+	}
+}
+
+func shape(effects []idempotency.Effect) int { return min(len(effects), 2) }
+
+// insertEffectArgs are insertEffects' six parameters for effects.
+func insertEffectArgs(effects []idempotency.Effect) []any {
+	switch len(effects) {
+	case 0:
+		return nil
+	case 1:
+		e := effects[0]
+		return []any{e.ID, e.Kind, e.Entity, e.Principal, e.Data, micro(e.Created)}
+	}
+	ids, kinds, entities, principals, data, created := effectColumns(effects)
+	return []any{ids, kinds, entities, principals, data, created}
+}
+
 // Complete implements idempotency.Store in one statement (see the package doc).
 func (s *Store) Complete(ctx context.Context, sc idempotency.Scope, fence int64, resp idempotency.Response, effects []idempotency.Effect, checkFence bool) error {
 	headers, err := json.Marshal(resp.Header)
@@ -214,23 +285,10 @@ func (s *Store) Complete(ctx context.Context, sc idempotency.Scope, fence int64,
 	if body == nil {
 		body = []byte{}
 	}
-	ids, kinds, entities, principals, data, created := effectColumns(effects)
-	var updated, inserted int64
-	err = s.pool.QueryRow(ctx, `WITH k AS (
-			UPDATE idempotency_keys SET completed = true, locked_until = NULL,
-				response_status = $5, response_headers = $6::jsonb, response_body = $7
-			WHERE `+whereScope+` AND (NOT $14::boolean OR (fence = $4 AND NOT completed))
-			RETURNING 1
-		), ins AS (
-			INSERT INTO ledger (id, kind, entity, principal, data, created_at)
-			SELECT * FROM unnest($8::text[], $9::text[], $10::text[], $11::text[], $12::bytea[], $13::timestamptz[])
-			WHERE NOT $14::boolean OR EXISTS (SELECT 1 FROM k)
-			RETURNING 1
-		)
-		SELECT (SELECT count(*) FROM k), (SELECT count(*) FROM ins)`,
-		sc.Principal, sc.Endpoint, sc.Key, fence, resp.Status, string(headers), body,
-		ids, kinds, entities, principals, data, created, checkFence).Scan(&updated, &inserted)
-	if err != nil {
+	h := sc.Hash()
+	args := append([]any{h[:], fence, resp.Status, headers, body, checkFence}, insertEffectArgs(effects)...)
+	var updated int64
+	if err := s.pool.QueryRow(ctx, completeQueries[shape(effects)], args...).Scan(&updated); err != nil {
 		return fmt.Errorf("commit response: %w", err)
 	}
 	if checkFence && updated == 0 {
@@ -241,8 +299,9 @@ func (s *Store) Complete(ctx context.Context, sc idempotency.Scope, fence int64,
 
 // Release implements idempotency.Store.
 func (s *Store) Release(ctx context.Context, sc idempotency.Scope, fence int64) error {
-	_, err := s.pool.Exec(ctx, `DELETE FROM idempotency_keys WHERE `+whereScope+` AND fence = $4 AND NOT completed`,
-		sc.Principal, sc.Endpoint, sc.Key, fence)
+	h := sc.Hash()
+	_, err := s.pool.Exec(ctx, `DELETE FROM idempotency_keys WHERE `+whereScope+` AND fence = $2 AND NOT completed`,
+		h[:], fence)
 	if err != nil {
 		return fmt.Errorf("release key: %w", err)
 	}
@@ -251,8 +310,9 @@ func (s *Store) Release(ctx context.Context, sc idempotency.Scope, fence int64) 
 
 // Lookup implements idempotency.Store.
 func (s *Store) Lookup(ctx context.Context, sc idempotency.Scope, now time.Time) (idempotency.Record, bool, error) {
-	r, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM idempotency_keys WHERE `+whereScope+` AND expires_at > $4`,
-		sc.Principal, sc.Endpoint, sc.Key, micro(now)), sc)
+	h := sc.Hash()
+	r, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM idempotency_keys WHERE `+whereScope+` AND expires_at > $2`,
+		h[:], micro(now)), sc)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return idempotency.Record{}, false, nil
 	}
@@ -264,8 +324,8 @@ func (s *Store) Lookup(ctx context.Context, sc idempotency.Scope, now time.Time)
 
 // SetFingerprint implements idempotency.Store.
 func (s *Store) SetFingerprint(ctx context.Context, sc idempotency.Scope, fingerprint string) error {
-	_, err := s.pool.Exec(ctx, `UPDATE idempotency_keys SET fingerprint = $4 WHERE `+whereScope,
-		sc.Principal, sc.Endpoint, sc.Key, fingerprint)
+	h := sc.Hash()
+	_, err := s.pool.Exec(ctx, `UPDATE idempotency_keys SET fingerprint = $2 WHERE `+whereScope, h[:], fingerprint)
 	if err != nil {
 		return fmt.Errorf("set fingerprint: %w", err)
 	}
@@ -277,10 +337,7 @@ func (s *Store) CommitEffects(ctx context.Context, effects []idempotency.Effect)
 	if len(effects) == 0 {
 		return nil
 	}
-	ids, kinds, entities, principals, data, created := effectColumns(effects)
-	_, err := s.pool.Exec(ctx, `INSERT INTO ledger (id, kind, entity, principal, data, created_at)
-		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::timestamptz[])`,
-		ids, kinds, entities, principals, data, created)
+	_, err := s.pool.Exec(ctx, effectQueries[shape(effects)], insertEffectArgs(effects)...)
 	if err != nil {
 		return fmt.Errorf("insert effects: %w", err)
 	}

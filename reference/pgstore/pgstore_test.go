@@ -2,12 +2,14 @@ package pgstore_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/idemproof/idemproof/internal/dockertest"
 	"github.com/idemproof/idemproof/reference/pgstore"
 	"github.com/idemproof/idemproof/reference/storetest"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 )
 
@@ -26,6 +28,21 @@ func TestPostgres(t *testing.T) {
 		again, err := pgstore.Open(ctx, pg.DSN)
 		require.NoError(t, err)
 		require.NoError(t, again.Close())
+	})
+	t.Run("a table of an earlier layout is refused with what to do", func(t *testing.T) {
+		_, err := store.Pool().Exec(ctx, `CREATE DATABASE earlier`)
+		require.NoError(t, err)
+		dsn := strings.Replace(pg.DSN, "/idemproof?", "/earlier?", 1)
+		require.NotEqual(t, pg.DSN, dsn)
+		conn, err := pgx.Connect(ctx, dsn)
+		require.NoError(t, err)
+		_, err = conn.Exec(ctx, `CREATE TABLE idempotency_keys (principal text, endpoint text, idempotency_key text,
+			PRIMARY KEY (principal, endpoint, idempotency_key))`)
+		require.NoError(t, err)
+		require.NoError(t, conn.Close(ctx))
+		_, err = pgstore.Open(ctx, dsn)
+		require.ErrorContains(t, err, "earlier idemproof schema")
+		require.ErrorContains(t, err, "point the store at a new database")
 	})
 	for _, tc := range httpCases {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, store) })

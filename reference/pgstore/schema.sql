@@ -2,6 +2,9 @@
 -- One row per (principal, endpoint, key): the seed's idempotency_keys table extended
 -- with the scope, the lock and the fencing token.
 CREATE TABLE IF NOT EXISTS idempotency_keys (
+    -- SHA-256 of the length-prefixed principal, endpoint and key (idempotency.ScopeHash):
+    -- one fixed-size key indexes and compares faster than the three texts it stands for.
+    scope_hash       bytea       PRIMARY KEY,
     principal        text        NOT NULL,
     endpoint         text        NOT NULL,
     idempotency_key  text        NOT NULL,
@@ -12,10 +15,11 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
     fence            bigint      NOT NULL,  -- from idempotency_fence_seq, new on every acquisition
     completed        boolean     NOT NULL DEFAULT false,
     response_status  integer,
-    response_headers jsonb,
-    response_body    bytea,                 -- exact bytes: a replay is byte for byte
-    PRIMARY KEY (principal, endpoint, idempotency_key)
-);
+    response_headers bytea,                 -- a JSON object; stored as bytes, never queried
+    response_body    bytea                  -- exact bytes: a replay is byte for byte
+-- Room on every page for the completion's new row version: it changes no indexed column,
+-- so PostgreSQL can keep it on the same page without touching the indexes (a HOT update).
+) WITH (fillfactor = 70);
 CREATE INDEX IF NOT EXISTS idempotency_keys_expires_at_idx ON idempotency_keys (expires_at);
 
 -- Fencing tokens come from one sequence: a token is never handed out twice, even after

@@ -212,6 +212,34 @@ func Run(t *testing.T, s idempotency.Store) {
 		require.Empty(t, none)
 	})
 
+	t.Run("any number of effects: all or none commit with the response", func(t *testing.T) {
+		// Stores may run one, several and no effects through different statements.
+		for _, n := range []int{0, 1, 3} {
+			entity := fresh("o-")
+			effects := make([]idempotency.Effect, n)
+			for i := range effects {
+				effects[i] = effect(entity)
+			}
+			sc := newScope()
+			first := acquire(t, sc, "f", 0)
+			second := acquire(t, sc, "f", lockTimeout+time.Second) // takes the stale lock over
+			require.Equal(t, idempotency.Acquired, second.State)
+			require.ErrorIs(t, s.Complete(ctx, sc, first.Record.Fence, resp, effects, true), idempotency.ErrFenced)
+			require.Zero(t, count(t, entity), "%d effects: a fenced-out completion commits none", n)
+			require.NoError(t, s.Complete(ctx, sc, second.Record.Fence, resp, effects, true))
+			require.Equal(t, n, count(t, entity), "%d effects", n)
+			got, ok, err := s.Lookup(ctx, sc, t0.Add(lockTimeout+2*time.Second))
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, &resp, got.Response, "%d effects", n)
+
+			several := fresh("o-")
+			batch := []idempotency.Effect{effect(several), effect(several), effect(several)}
+			require.NoError(t, s.CommitEffects(ctx, batch[:n]))
+			require.Equal(t, n, count(t, several), "%d unkeyed effects", n)
+		}
+	})
+
 	t.Run("delete expired removes only records past their window", func(t *testing.T) {
 		old, young := newScope(), newScope()
 		acquire(t, old, "f", -2*retention)
