@@ -1,14 +1,10 @@
 package reference_test
 
 import (
-	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"strings"
-	"sync/atomic"
 	"testing"
 
+	"github.com/idemproof/idemproof/internal/refbench"
 	"github.com/idemproof/idemproof/reference"
 )
 
@@ -17,45 +13,32 @@ import (
 //
 //	go test -run '^$' -bench Refund -benchtime 2s ./reference/ ./reference/pgstore/
 func BenchmarkRefundMemory(b *testing.B) {
-	BenchRefunds(b, func(b *testing.B) http.Handler {
-		srv, err := reference.New(reference.WithKeysOptional(true))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { srv.Close() })
-		return srv
-	})
+	refbench.Refunds(b, 1, newMemoryServer)
 }
 
-var benchSeq atomic.Int64
+// BenchmarkRefundMemoryRatio is BenchmarkRefundMemory in alternating rounds on one warm
+// server (refbench.Ratio). -benchtime is the requests of each kind.
+//
+//	go test -run '^$' -bench RefundMemoryRatio -benchtime 200000x ./reference/
+func BenchmarkRefundMemoryRatio(b *testing.B) {
+	refbench.Ratio(b, 1, 5000, newMemoryServer(b))
+}
 
-// BenchRefunds runs the keyed and unkeyed sub-benchmarks, each against a fresh server
-// from newServer (so one's retained keys do not slow the other's garbage collector):
-// every keyed iteration is a new key (a first attempt, the expensive path) on its own
-// order.
-func BenchRefunds(b *testing.B, newServer func(*testing.B) http.Handler) {
-	for _, keyed := range []bool{true, false} {
-		name := map[bool]string{true: "keyed", false: "unkeyed"}[keyed]
-		b.Run(name, func(b *testing.B) {
-			h := newServer(b)
-			b.ReportAllocs()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					n := benchSeq.Add(1)
-					req := httptest.NewRequest(http.MethodPost, "/v1/refunds",
-						strings.NewReader(fmt.Sprintf(`{"order_id":"bench-%d","amount":4900}`, n)))
-					if keyed {
-						req.Header.Set("Idempotency-Key", fmt.Sprintf("bench-key-%d", n))
-					}
-					rec := httptest.NewRecorder()
-					h.ServeHTTP(rec, req)
-					if rec.Code != http.StatusCreated {
-						b.Fatalf("status %d: %s", rec.Code, rec.Body)
-					}
-				}
-			})
-		})
+// BenchmarkRefundMemoryRatioHTTP is BenchmarkRefundMemoryRatio over loopback HTTP.
+//
+//	go test -run '^$' -bench RefundMemoryRatioHTTP -benchtime 100000x ./reference/
+func BenchmarkRefundMemoryRatioHTTP(b *testing.B) {
+	refbench.RatioHTTP(b, 1, 2000, newMemoryServer(b))
+}
+
+// newMemoryServer is a fresh server on its own memory store, keys optional.
+func newMemoryServer(b *testing.B) http.Handler {
+	srv, err := reference.New(reference.WithKeysOptional(true))
+	if err != nil {
+		b.Fatal(err)
 	}
+	b.Cleanup(func() { srv.Close() })
+	return srv
 }
 
 // BenchmarkRefundMemoryHTTP is BenchmarkRefundMemory as a client sees it: the same server
@@ -65,48 +48,5 @@ func BenchRefunds(b *testing.B, newServer func(*testing.B) http.Handler) {
 //
 //	go test -run '^$' -bench RefundMemoryHTTP -benchtime 20000x ./reference/
 func BenchmarkRefundMemoryHTTP(b *testing.B) {
-	BenchRefundsHTTP(b, func(b *testing.B) http.Handler {
-		srv, err := reference.New(reference.WithKeysOptional(true))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { srv.Close() })
-		return srv
-	})
-}
-
-// BenchRefundsHTTP is BenchRefunds over loopback HTTP.
-func BenchRefundsHTTP(b *testing.B, newServer func(*testing.B) http.Handler) {
-	for _, keyed := range []bool{true, false} {
-		name := map[bool]string{true: "keyed", false: "unkeyed"}[keyed]
-		b.Run(name, func(b *testing.B) {
-			ts := httptest.NewServer(newServer(b))
-			b.Cleanup(ts.Close)
-			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-			b.Cleanup(client.CloseIdleConnections)
-			b.ReportAllocs()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					n := benchSeq.Add(1)
-					req, err := http.NewRequest(http.MethodPost, ts.URL+"/v1/refunds",
-						strings.NewReader(fmt.Sprintf(`{"order_id":"bench-%d","amount":4900}`, n)))
-					if err != nil {
-						b.Fatal(err)
-					}
-					if keyed {
-						req.Header.Set("Idempotency-Key", fmt.Sprintf("bench-key-%d", n))
-					}
-					resp, err := client.Do(req)
-					if err != nil {
-						b.Fatal(err)
-					}
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != http.StatusCreated {
-						b.Fatalf("status %d", resp.StatusCode)
-					}
-				}
-			})
-		})
-	}
+	refbench.RefundsHTTP(b, 1, newMemoryServer)
 }

@@ -2,59 +2,117 @@ package pgstore_test
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"strings"
-	"sync/atomic"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/idemproof/idemproof/internal/dockertest"
+	"github.com/idemproof/idemproof/internal/refbench"
 	"github.com/idemproof/idemproof/reference"
 	"github.com/idemproof/idemproof/reference/pgstore"
+	"github.com/moby/moby/api/types/container"
+	"github.com/testcontainers/testcontainers-go"
 )
 
-var benchSeq atomic.Int64
+// requestsPerCPU: requests wait on the database, not on the CPU.
+const requestsPerCPU refbench.Parallelism = 4
 
 // BenchmarkRefundPostgres compares keyed and unkeyed refunds on PostgreSQL (a local
-// container), through the whole handler but without the network.
+// container), through the whole handler but without the network to the handler, over
+// two ways to the database:
 //
-//	go test -run '^$' -bench Refund -benchtime 2s ./reference/pgstore/
+//   - tcp: the port published on 127.0.0.1, as every test reaches it. Docker's userland
+//     proxy relays each round trip and, on a 2-core machine, burns about as much CPU as
+//     the database itself, which the keyed request's second round trip pays twice.
+//   - socket: the server's Unix socket, through a host directory mounted into the
+//     container: what the database and the store cost, without the relay.
+//
+// Each starts its own container:
+//
+//	go test -run '^$' -bench 'RefundPostgres/tcp' -benchtime 4000x ./reference/pgstore/
+//	go test -run '^$' -bench 'RefundPostgres/socket' -benchtime 4000x ./reference/pgstore/
 func BenchmarkRefundPostgres(b *testing.B) {
-	pg := dockertest.RunPostgres(b)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	store, err := pgstore.Open(ctx, pg.DSN)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
-	srv, err := reference.New(reference.WithStore(store), reference.WithKeysOptional(true))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
-	for _, keyed := range []bool{true, false} {
-		name := map[bool]string{true: "keyed", false: "unkeyed"}[keyed]
-		b.Run(name, func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetParallelism(4) // requests wait on the database, not the CPU
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					n := benchSeq.Add(1)
-					req := httptest.NewRequest(http.MethodPost, "/v1/refunds",
-						strings.NewReader(fmt.Sprintf(`{"order_id":"bench-%d","amount":4900}`, n)))
-					if keyed {
-						req.Header.Set("Idempotency-Key", fmt.Sprintf("bench-key-%d-%d", time.Now().UnixNano(), n))
-					}
-					rec := httptest.NewRecorder()
-					srv.ServeHTTP(rec, req)
-					if rec.Code != http.StatusCreated {
-						b.Fatalf("status %d: %s", rec.Code, rec.Body)
-					}
-				}
-			})
+	for _, via := range []string{"tcp", "socket"} {
+		b.Run(via, func(b *testing.B) {
+			srv := newPostgresServer(b, via)
+			refbench.Refunds(b, requestsPerCPU, func(*testing.B) http.Handler { return srv })
 		})
 	}
+}
+
+// BenchmarkRefundPostgresHTTP is BenchmarkRefundPostgres as a client sees the server:
+// behind a real listener on 127.0.0.1.
+//
+//	go test -run '^$' -bench 'RefundPostgresHTTP/tcp' -benchtime 4000x ./reference/pgstore/
+func BenchmarkRefundPostgresHTTP(b *testing.B) {
+	for _, via := range []string{"tcp", "socket"} {
+		b.Run(via, func(b *testing.B) {
+			srv := newPostgresServer(b, via)
+			refbench.RefundsHTTP(b, requestsPerCPU, func(*testing.B) http.Handler { return srv })
+		})
+	}
+}
+
+// BenchmarkRefundPostgresRatio is the comparison the goal names, measured so a shared
+// machine's drift cannot pick a side: keyed and unkeyed requests in alternating rounds on
+// one warm server (refbench.Ratio). -benchtime is the requests of each kind.
+//
+//	go test -run '^$' -bench 'RefundPostgresRatio' -benchtime 20000x ./reference/pgstore/
+func BenchmarkRefundPostgresRatio(b *testing.B) {
+	for _, via := range []string{"tcp", "socket"} {
+		b.Run(via, func(b *testing.B) {
+			refbench.Ratio(b, requestsPerCPU, 500, newPostgresServer(b, via))
+		})
+	}
+}
+
+// BenchmarkRefundPostgresRatioHTTP is BenchmarkRefundPostgresRatio as a client sees the
+// server: behind a real listener on 127.0.0.1.
+//
+//	go test -run '^$' -bench 'RefundPostgresRatioHTTP' -benchtime 20000x ./reference/pgstore/
+func BenchmarkRefundPostgresRatioHTTP(b *testing.B) {
+	for _, via := range []string{"tcp", "socket"} {
+		b.Run(via, func(b *testing.B) {
+			refbench.RatioHTTP(b, requestsPerCPU, 500, newPostgresServer(b, via))
+		})
+	}
+}
+
+// newPostgresServer starts PostgreSQL and returns a server on it, keys optional, reached
+// over via ("tcp" or "socket").
+func newPostgresServer(b *testing.B, via string) *reference.Server {
+	var dsn string
+	switch via {
+	case "tcp":
+		dsn = dockertest.RunPostgres(b).DSN
+	case "socket":
+		dir, err := os.MkdirTemp("", "idemproof-pgsock-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { os.RemoveAll(dir) })
+		if err := os.Chmod(dir, 0o777); err != nil { // the server runs as postgres in the container
+			b.Fatal(err)
+		}
+		dockertest.RunPostgres(b, testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+			hc.Binds = append(hc.Binds, dir+":/var/run/postgresql")
+		}))
+		dsn = "postgres://idemproof:idemproof@/idemproof?host=" + dir
+	default:
+		b.Fatalf("unknown way to the database %q", via)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	store, err := pgstore.Open(ctx, dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := reference.New(reference.WithStore(store), reference.WithKeysOptional(true))
+	if err != nil {
+		store.Close()
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { srv.Close(); store.Close() }) // before the container's own cleanup
+	return srv
 }

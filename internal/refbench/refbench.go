@@ -1,0 +1,193 @@
+// Package refbench holds the keyed-against-unkeyed refund benchmarks that the memory
+// and PostgreSQL stores share, so both measure exactly the same requests.
+//
+// Every keyed iteration is a new key (a first attempt: the expensive path) on its own
+// order; unkeyed iterations send the same body without the header, which the server
+// accepts because it runs with optional keys.
+package refbench
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Parallelism is the goroutines per CPU of b.RunParallel: 1 for a CPU-bound store, more
+// where requests wait on a database.
+type Parallelism int
+
+var seq atomic.Int64
+
+// run is the prefix of this process's keys: a database kept between two benchmark
+// processes never sees the same key twice.
+var run = time.Now().UnixNano()
+
+func request(url string, keyed bool) *http.Request {
+	n := seq.Add(1)
+	req := httptest.NewRequest(http.MethodPost, url,
+		strings.NewReader(fmt.Sprintf(`{"order_id":"bench-%d","amount":4900}`, n)))
+	if keyed {
+		req.Header.Set("Idempotency-Key", fmt.Sprintf("bench-key-%d-%d", run, n))
+	}
+	return req
+}
+
+// Refunds runs the keyed and unkeyed sub-benchmarks through the handler, without the
+// network. newServer makes each its own server, so one's retained keys do not slow the
+// other's garbage collector (a PostgreSQL-backed factory may return the same one).
+func Refunds(b *testing.B, p Parallelism, newServer func(*testing.B) http.Handler) {
+	for _, keyed := range []bool{true, false} {
+		b.Run(name(keyed), func(b *testing.B) {
+			h := newServer(b)
+			b.ReportAllocs()
+			b.SetParallelism(int(p))
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					rec := httptest.NewRecorder()
+					h.ServeHTTP(rec, request("/v1/refunds", keyed))
+					if rec.Code != http.StatusCreated {
+						b.Fatalf("status %d: %s", rec.Code, rec.Body)
+					}
+				}
+			})
+		})
+	}
+}
+
+// RefundsHTTP is Refunds as a client sees the server: behind a real listener on
+// 127.0.0.1, over keep-alive connections, the client in the same process.
+func RefundsHTTP(b *testing.B, p Parallelism, newServer func(*testing.B) http.Handler) {
+	for _, keyed := range []bool{true, false} {
+		b.Run(name(keyed), func(b *testing.B) {
+			ts := httptest.NewServer(newServer(b))
+			b.Cleanup(ts.Close)
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+			b.Cleanup(client.CloseIdleConnections)
+			b.ReportAllocs()
+			b.SetParallelism(int(p))
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					req := request(ts.URL+"/v1/refunds", keyed)
+					req.RequestURI = "" // a client request, not a server one
+					resp, err := client.Do(req)
+					if err != nil {
+						b.Fatal(err)
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusCreated {
+						b.Fatalf("status %d", resp.StatusCode)
+					}
+				}
+			})
+		})
+	}
+}
+
+func name(keyed bool) string {
+	if keyed {
+		return "keyed"
+	}
+	return "unkeyed"
+}
+
+// Ratio measures keyed against unkeyed throughput on one warm server, interleaved: b.N
+// requests of each kind in rounds of block, keyed first in odd rounds and unkeyed first
+// in even ones, so drift on a shared machine (a checkpoint, a neighbour's build, a table
+// growing) lands on both sides alike. It reports each kind's time per request and the
+// keyed/unkeyed throughput ratio: the ratio of the totals, and the median of the
+// per-round ratios, which one disturbed round cannot move.
+func Ratio(b *testing.B, p Parallelism, block int, h http.Handler) {
+	ratio(b, p, block, func(keyed bool) error {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, request("/v1/refunds", keyed))
+		if rec.Code != http.StatusCreated {
+			return fmt.Errorf("%s: status %d: %s", name(keyed), rec.Code, rec.Body)
+		}
+		return nil
+	})
+}
+
+// RatioHTTP is Ratio as a client sees the server: behind a real listener on 127.0.0.1,
+// over keep-alive connections, the client in the same process.
+func RatioHTTP(b *testing.B, p Parallelism, block int, h http.Handler) {
+	ts := httptest.NewServer(h)
+	b.Cleanup(ts.Close)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	b.Cleanup(client.CloseIdleConnections)
+	ratio(b, p, block, func(keyed bool) error {
+		req := request(ts.URL+"/v1/refunds", keyed)
+		req.RequestURI = "" // a client request, not a server one
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			return fmt.Errorf("%s: status %d", name(keyed), resp.StatusCode)
+		}
+		return nil
+	})
+}
+
+func ratio(b *testing.B, p Parallelism, block int, do func(keyed bool) error) {
+	workers := int(p) * runtime.GOMAXPROCS(0)
+	serve := func(keyed bool, n int) time.Duration {
+		var left atomic.Int64
+		left.Store(int64(n))
+		var wg sync.WaitGroup
+		var failed atomic.Value
+		start := time.Now()
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for left.Add(-1) >= 0 {
+					if err := do(keyed); err != nil {
+						failed.CompareAndSwap(nil, err.Error())
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if msg := failed.Load(); msg != nil {
+			b.Fatal(msg)
+		}
+		return time.Since(start)
+	}
+	// Warm both paths (connections, prepared statements, caches) outside the clock.
+	serve(true, min(block, 200))
+	serve(false, min(block, 200))
+	b.ResetTimer()
+	var keyedTotal, unkeyedTotal time.Duration
+	var ratios []float64
+	for round, done := 0, 0; done < b.N; round++ {
+		n := min(block, b.N-done)
+		var k, u time.Duration
+		if round%2 == 0 {
+			k, u = serve(true, n), serve(false, n)
+		} else {
+			u, k = serve(false, n), serve(true, n)
+		}
+		keyedTotal, unkeyedTotal = keyedTotal+k, unkeyedTotal+u
+		ratios = append(ratios, float64(u)/float64(k))
+		done += n
+	}
+	b.StopTimer()
+	sort.Float64s(ratios)
+	b.ReportMetric(0, "ns/op") // two kinds per iteration: the per-kind figures below say it
+	b.ReportMetric(float64(keyedTotal.Microseconds())/float64(b.N), "keyed-µs/req")
+	b.ReportMetric(float64(unkeyedTotal.Microseconds())/float64(b.N), "unkeyed-µs/req")
+	b.ReportMetric(float64(unkeyedTotal)/float64(keyedTotal), "ratio")
+	b.ReportMetric(ratios[len(ratios)/2], "median-ratio")
+}
