@@ -114,5 +114,8 @@ type Report struct {
 	Started       time.Time `json:"started"`
 	DurationMS    float64   `json:"duration_ms"`
 	Targets       []string  `json:"targets"`
-	Results       []Result  `json:"results"`
+	// TargetSources maps a target to how a command line names its profile (a file path
+	// or a built-in name), where that differs from the target's name.
+	TargetSources map[string]string `json:"target_sources,omitempty"`
+	Results       []Result          `json:"results"`
 }

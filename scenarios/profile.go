@@ -30,6 +30,9 @@ type Profile struct {
 	// ClientTimeout bounds each attempt of the runner's client (default 2s); the hold
 	// faults hold the response longer than this.
 	ClientTimeout Duration `yaml:"client_timeout,omitempty" json:"client_timeout,omitempty"`
+	// Source is how a command line names this profile: its file path, or the built-in
+	// profile's name. LoadProfile and BuiltinProfile set it; a document never does.
+	Source string `yaml:"-" json:"-"`
 }
 
 // Operation is the keyed, side-effecting call. Body templates see {{.Entity}}.

@@ -48,5 +48,6 @@ func BuiltinProfile(name string) (*Profile, error) {
 	if len(errs) > 0 {
 		return nil, joinFieldErrors(name+".yaml", errs, nil)
 	}
+	p.Source = name
 	return p, nil
 }

@@ -26,7 +26,12 @@ func LoadProfile(path string) (*Profile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load profile: %w", err)
 	}
-	return parseProfile(filepath.Base(path), filepath.Dir(path), data)
+	p, err := parseProfile(filepath.Base(path), filepath.Dir(path), data)
+	if err != nil {
+		return nil, err
+	}
+	p.Source = path
+	return p, nil
 }
 
 // ParseProfile parses and validates a profile; name is used in error messages (and as the

@@ -92,6 +92,12 @@ func Run(ctx context.Context, cfg RunConfig) (*Report, error) {
 	var progress sync.Mutex
 	for ti, p := range cfg.Profiles {
 		rep.Targets = append(rep.Targets, p.Name)
+		if p.Source != "" && p.Source != p.Name {
+			if rep.TargetSources == nil {
+				rep.TargetSources = map[string]string{}
+			}
+			rep.TargetSources[p.Name] = p.Source
+		}
 		t, err := openTarget(ctx, p, cfg.Seed)
 		if err != nil {
 			return nil, fmt.Errorf("run: %w", err)

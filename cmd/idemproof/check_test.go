@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/reference"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
 )
@@ -200,4 +202,23 @@ func TestScenariosListsTheCatalogue(t *testing.T) {
 	out, _, code = runCLI(t, "scenarios", "--flaws")
 	require.Equal(t, 0, code)
 	require.Regexp(t, `(?m)^check-then-set\s+race/concurrent-pair\s`, out)
+}
+
+// TestCheckRepeatNamesTheProfileFile: a failure against a target from a profile file is
+// repeated with that file's path, which --profile can load, not the name inside it.
+func TestCheckRepeatNamesTheProfileFile(t *testing.T) {
+	srv, err := reference.New(reference.WithTestHooks(true), reference.WithFlaws("no-fingerprint"))
+	require.NoError(t, err)
+	t.Cleanup(func() { srv.Close() })
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	dir := filepath.Join(t.TempDir(), "my profiles")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	path := filepath.Join(dir, "refunds.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("name: refunds-api\nextends: reference\nbase_url: "+ts.URL+"\n"), 0o644))
+
+	out, _, code := runCLI(t, "check", "--profile", path, "--only", "fingerprint/mismatch")
+	require.Equal(t, 1, code, out)
+	require.Regexp(t, `(?m)^FAIL\s+fingerprint/mismatch\s+refunds-api\s`, out)
+	require.Contains(t, out, "--only fingerprint/mismatch --profile '"+path+"'")
 }

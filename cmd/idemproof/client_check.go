@@ -131,15 +131,8 @@ func printClientCheck(w io.Writer, rep *scenarios.Report, repeat string) {
 func repeatClientCheck(seed int64, faults string, argv []string) string {
 	quoted := make([]string, len(argv))
 	for i, a := range argv {
-		quoted[i] = shellQuote(a)
+		quoted[i] = report.ShellQuote(a)
 	}
-	return fmt.Sprintf("idemproof client-check --seed %d --faults %s -- %s", seed, shellQuote(faults), strings.Join(quoted, " "))
+	return fmt.Sprintf("idemproof client-check --seed %d --faults %s -- %s", seed, report.ShellQuote(faults), strings.Join(quoted, " "))
 }
 
-// shellQuote single-quotes s unless it is made of characters a shell leaves alone.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,:@") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}

@@ -112,6 +112,8 @@ func RepeatCommand(rep *scenarios.Report, r scenarios.Result) string {
 		if postgres {
 			cmd += " --store postgres://…"
 		}
+	} else if src := rep.TargetSources[r.Target]; src != "" {
+		cmd += " --profile " + ShellQuote(src)
 	} else if r.Target != "" {
 		cmd += " --profile " + r.Target
 	}
@@ -175,4 +177,13 @@ func targetWidth(rep *scenarios.Report) int {
 		width = max(width, len(t))
 	}
 	return width
+}
+
+// ShellQuote single-quotes s unless it is made of characters a shell leaves alone, so a
+// printed command line can be pasted back.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,:@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

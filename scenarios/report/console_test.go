@@ -127,3 +127,21 @@ func TestRepeatCommandNamesTheEmbeddedVariant(t *testing.T) {
 		require.Equal(t, want, got, target)
 	}
 }
+
+// TestRepeatCommandNamesTheProfileFile: a profile loaded from a file is repeated by its
+// path (quoted for the shell), not by the name inside it, which --profile cannot find.
+func TestRepeatCommandNamesTheProfileFile(t *testing.T) {
+	rep := &scenarios.Report{Seed: 9, TargetSources: map[string]string{
+		"stripe-like": "profiles/stripe like.yaml",
+		"tools-api":   "./ci/tools.yaml",
+	}}
+	cases := map[string]string{
+		"stripe-like": "idemproof check --seed 9 --only replay/marker --profile 'profiles/stripe like.yaml'",
+		"tools-api":   "idemproof check --seed 9 --only replay/marker --profile ./ci/tools.yaml",
+		"unlisted":    "idemproof check --seed 9 --only replay/marker --profile unlisted",
+	}
+	for target, want := range cases {
+		got := report.RepeatCommand(rep, scenarios.Result{ScenarioID: "replay/marker", Target: target})
+		require.Equal(t, want, got, target)
+	}
+}
