@@ -135,4 +135,3 @@ func repeatClientCheck(seed int64, faults string, argv []string) string {
 	}
 	return fmt.Sprintf("idemproof client-check --seed %d --faults %s -- %s", seed, report.ShellQuote(faults), strings.Join(quoted, " "))
 }
-
