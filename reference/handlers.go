@@ -148,6 +148,30 @@ func (s *Server) ledger(op operation) http.HandlerFunc {
 	}
 }
 
+// fetch answers GET <path>/{id}, what a create's Location names: the object's exact bytes,
+// to its own principal only. Another principal gets the same 404 as a wrong id, so ids
+// reveal nothing across principals.
+func (s *Server) fetch(op operation) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		e, ok, err := s.store.Effect(r.Context(), op.kind, id)
+		if err != nil {
+			w.Header().Set("Retry-After", "1")
+			idempotency.WriteProblem(w, http.StatusServiceUnavailable, "store-unavailable", "Store unavailable",
+				"the "+op.kind+" could not be read: retry")
+			return
+		}
+		if !ok || e.Principal != principalOf(r) {
+			idempotency.WriteProblem(w, http.StatusNotFound, "not-found", "No such "+op.kind,
+				fmt.Sprintf("no %s %q exists for this principal: use the id from the Location header of the create response, with the same credentials", op.kind, id))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		w.Write(e.Data)
+	}
+}
+
 // ledgerPage is the ledger's answer: {"data":[...],"count":N}.
 type ledgerPage struct {
 	Data  []json.RawMessage `json:"data"`

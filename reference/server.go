@@ -217,6 +217,7 @@ func (s *Server) routes() error {
 		}
 		s.mux.Handle("POST "+op.path, s.authenticate(s.parseHooks(keyed)))
 		s.mux.HandleFunc("GET "+op.path, s.ledger(op))
+		s.mux.Handle("GET "+op.path+"/{id}", s.authenticate(s.fetch(op)))
 	}
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

@@ -132,6 +132,8 @@ type Store interface {
 	CommitEffects(ctx context.Context, effects []Effect) error
 	// Effects lists the effects of a kind for an entity, oldest first, across principals.
 	Effects(ctx context.Context, kind, entity string) ([]Effect, error)
+	// Effect finds one effect of a kind by its ID; ok is false when there is none.
+	Effect(ctx context.Context, kind, id string) (e Effect, ok bool, err error)
 	// DeleteExpired removes records whose window ended at or before now.
 	DeleteExpired(ctx context.Context, now time.Time) (int, error)
 	Close() error

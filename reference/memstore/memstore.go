@@ -33,10 +33,17 @@ type Store struct {
 	size    int      // bytes of the arena accounted for: live, plus garbage
 	garbage int      // bytes no slot refers to any more, and chunk tails left unused
 	effects map[ledgerKey][]idempotency.Effect
-	fences  int64 // last fencing token handed out
+	byID    map[ledgerKey]effectRef // by {kind, ID}: where in effects the effect is
+	fences  int64                   // last fencing token handed out
 }
 
 type ledgerKey struct{ kind, entity string }
+
+// effectRef locates an effect: the i-th of effects[list].
+type effectRef struct {
+	list ledgerKey
+	i    int
+}
 
 type scopeHash = idempotency.ScopeHash
 
@@ -73,7 +80,7 @@ const (
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{records: map[scopeHash]slot{}, cur: -1, effects: map[ledgerKey][]idempotency.Effect{}}
+	return &Store{records: map[scopeHash]slot{}, cur: -1, effects: map[ledgerKey][]idempotency.Effect{}, byID: map[ledgerKey]effectRef{}}
 }
 
 func nanos(t time.Time) int64 {
@@ -325,8 +332,20 @@ func (s *Store) CommitEffects(_ context.Context, effects []idempotency.Effect) e
 func (s *Store) addEffects(effects []idempotency.Effect) {
 	for _, e := range effects {
 		k := ledgerKey{e.Kind, e.Entity}
+		s.byID[ledgerKey{e.Kind, e.ID}] = effectRef{k, len(s.effects[k])}
 		s.effects[k] = append(s.effects[k], e)
 	}
+}
+
+// Effect implements idempotency.Store.
+func (s *Store) Effect(_ context.Context, kind, id string) (idempotency.Effect, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ref, ok := s.byID[ledgerKey{kind, id}]
+	if !ok {
+		return idempotency.Effect{}, false, nil
+	}
+	return s.effects[ref.list][ref.i], true, nil
 }
 
 // Effects implements idempotency.Store.

@@ -362,6 +362,20 @@ func (s *Store) Effects(ctx context.Context, kind, entity string) ([]idempotency
 	return out, nil
 }
 
+// Effect implements idempotency.Store.
+func (s *Store) Effect(ctx context.Context, kind, id string) (idempotency.Effect, bool, error) {
+	var e idempotency.Effect
+	err := s.pool.QueryRow(ctx, `SELECT id, kind, entity, principal, data, created_at FROM ledger WHERE id = $1 AND kind = $2`,
+		id, kind).Scan(&e.ID, &e.Kind, &e.Entity, &e.Principal, &e.Data, &e.Created)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return idempotency.Effect{}, false, nil
+	}
+	if err != nil {
+		return idempotency.Effect{}, false, fmt.Errorf("read ledger: %w", err)
+	}
+	return e, true, nil
+}
+
 // DeleteExpired implements idempotency.Store.
 func (s *Store) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
 	tag, err := s.pool.Exec(ctx, `DELETE FROM idempotency_keys WHERE expires_at <= $1`, micro(now))

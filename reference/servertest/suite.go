@@ -344,6 +344,43 @@ func Run(t *testing.T, store idempotency.Store, burst int) {
 		t.Logf("%d attempts: 1 executed, %d got 409, %d got the replay", burst, conflicts, replays)
 	})
 
+	t.Run("the Location of a create serves the object, to its principal only", func(t *testing.T) {
+		e := Start(t, store)
+		get := func(path string, headers ...string) Reply {
+			req, err := http.NewRequest(http.MethodGet, e.URL+path, nil)
+			require.NoError(t, err)
+			for i := 0; i+1 < len(headers); i += 2 {
+				req.Header.Set(headers[i], headers[i+1])
+			}
+			return e.Do(req)
+		}
+		order := Fresh("o-")
+		created := e.Post(t, refunds, Fresh("k-"), RefundBody(order, 4900), "Authorization", "Bearer alice")
+		require.Equal(t, http.StatusCreated, created.Status)
+		loc := created.Header.Get("Location")
+		require.True(t, strings.HasPrefix(loc, refunds+"/re_"), loc)
+
+		got := get(loc, "Authorization", "Bearer alice")
+		require.Equal(t, http.StatusOK, got.Status)
+		require.Equal(t, "application/json", got.Header.Get("Content-Type"))
+		require.Equal(t, string(created.Body), string(got.Body), "the same bytes the create answered")
+
+		for name, r := range map[string]Reply{
+			"another principal":  get(loc, "Authorization", "Bearer bob"),
+			"no credentials":     get(loc),
+			"an unknown id":      get(refunds+"/re_000000000000000000000000", "Authorization", "Bearer alice"),
+			"the other endpoint": get("/v1/invoices/"+strings.TrimPrefix(loc, refunds+"/"), "Authorization", "Bearer alice"),
+		} {
+			require.Equal(t, http.StatusNotFound, r.Status, name)
+			requireProblem(t, r, "not-found")
+		}
+		invoice := e.Post(t, "/v1/invoices", Fresh("k-"), `{"order_id":"`+order+`","amount":100}`)
+		require.Equal(t, http.StatusCreated, invoice.Status)
+		got = get(invoice.Header.Get("Location"))
+		require.Equal(t, http.StatusOK, got.Status)
+		require.Equal(t, string(invoice.Body), string(got.Body))
+	})
+
 	t.Run("healthz and ledger input", func(t *testing.T) {
 		e := Start(t, store)
 		resp, err := e.Client.Get(e.URL + "/healthz")

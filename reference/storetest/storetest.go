@@ -240,6 +240,30 @@ func Run(t *testing.T, s idempotency.Store) {
 		}
 	})
 
+	t.Run("an effect is found by kind and id", func(t *testing.T) {
+		entity := fresh("o-")
+		keyed, unkeyed := effect(entity), effect(entity)
+		sc := newScope()
+		acq := acquire(t, sc, "f", 0)
+		require.NoError(t, s.Complete(ctx, sc, acq.Record.Fence, resp, []idempotency.Effect{keyed}, true))
+		require.NoError(t, s.CommitEffects(ctx, []idempotency.Effect{unkeyed}))
+		for _, want := range []idempotency.Effect{keyed, unkeyed} {
+			got, ok, err := s.Effect(ctx, "refund", want.ID)
+			require.NoError(t, err)
+			require.True(t, ok, want.ID)
+			require.Equal(t, want.ID, got.ID)
+			require.Equal(t, want.Entity, got.Entity)
+			require.Equal(t, want.Principal, got.Principal)
+			require.Equal(t, want.Data, got.Data)
+		}
+		_, ok, err := s.Effect(ctx, "invoice", keyed.ID)
+		require.NoError(t, err)
+		require.False(t, ok, "another kind")
+		_, ok, err = s.Effect(ctx, "refund", fresh("re_"))
+		require.NoError(t, err)
+		require.False(t, ok, "an unknown id")
+	})
+
 	t.Run("delete expired removes only records past their window", func(t *testing.T) {
 		old, young := newScope(), newScope()
 		acquire(t, old, "f", -2*retention)
