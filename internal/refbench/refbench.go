@@ -75,16 +75,8 @@ func RefundsHTTP(b *testing.B, p Parallelism, newServer func(*testing.B) http.Ha
 			b.SetParallelism(int(p))
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					req := request(ts.URL+"/v1/refunds", keyed)
-					req.RequestURI = "" // a client request, not a server one
-					resp, err := client.Do(req)
-					if err != nil {
+					if err := post(client, ts.URL, keyed); err != nil {
 						b.Fatal(err)
-					}
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != http.StatusCreated {
-						b.Fatalf("status %d", resp.StatusCode)
 					}
 				}
 			})
@@ -123,20 +115,23 @@ func RatioHTTP(b *testing.B, p Parallelism, block int, h http.Handler) {
 	b.Cleanup(ts.Close)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	b.Cleanup(client.CloseIdleConnections)
-	ratio(b, p, block, func(keyed bool) error {
-		req := request(ts.URL+"/v1/refunds", keyed)
-		req.RequestURI = "" // a client request, not a server one
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusCreated {
-			return fmt.Errorf("%s: status %d", name(keyed), resp.StatusCode)
-		}
-		return nil
-	})
+	ratio(b, p, block, func(keyed bool) error { return post(client, ts.URL, keyed) })
+}
+
+// post sends one refund to the server at base and reads the whole answer.
+func post(client *http.Client, base string, keyed bool) error {
+	req := request(base+"/v1/refunds", keyed)
+	req.RequestURI = "" // a client request, not a server one
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		return fmt.Errorf("%s: status %d", name(keyed), resp.StatusCode)
+	}
+	return nil
 }
 
 func ratio(b *testing.B, p Parallelism, block int, do func(keyed bool) error) {
