@@ -92,8 +92,8 @@ func name(keyed bool) string {
 }
 
 // Ratio measures keyed against unkeyed throughput on one warm server, interleaved: b.N
-// requests of each kind in rounds of block, keyed first in odd rounds and unkeyed first
-// in even ones, so drift on a shared machine (a checkpoint, a neighbour's build, a table
+// requests of each kind in rounds of block, which kind goes first alternating from round
+// to round, so drift on a shared machine (a checkpoint, a neighbour's build, a table
 // growing) lands on both sides alike. It reports each kind's time per request and the
 // keyed/unkeyed throughput ratio: the ratio of the totals, and the median of the
 // per-round ratios, which one disturbed round cannot move.
@@ -143,16 +143,14 @@ func ratio(b *testing.B, p Parallelism, block int, do func(keyed bool) error) {
 		var failed atomic.Value
 		start := time.Now()
 		for range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				for left.Add(-1) >= 0 {
 					if err := do(keyed); err != nil {
 						failed.CompareAndSwap(nil, err.Error())
 						return
 					}
 				}
-			}()
+			})
 		}
 		wg.Wait()
 		if msg := failed.Load(); msg != nil {
