@@ -133,6 +133,7 @@ func TestCheckUsageErrorsExitTwo(t *testing.T) {
 	require.NoError(t, ln.Close())
 	down := filepath.Join(t.TempDir(), "down.yaml")
 	require.NoError(t, os.WriteFile(down, []byte("name: down\nextends: reference\nbase_url: "+closedURL+"\n"), 0o644))
+	closedDSN := "postgres://u:p@" + strings.TrimPrefix(closedURL, "http://") + "/d?sslmode=disable&connect_timeout=5"
 
 	cases := []struct {
 		args []string
@@ -149,6 +150,8 @@ func TestCheckUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"check", "stray"}, `unexpected argument "stray"`},
 		{[]string{"check", "--no-such-flag"}, "flag provided but not defined: -no-such-flag"},
 		{[]string{"check", "--profile", down}, "target down: base_url " + closedURL + " is not reachable"},
+		{[]string{"check", "--store", closedDSN}, "is PostgreSQL running and the DSN right?"},
+		{[]string{"serve", "--listen", "127.0.0.1:0", "--store", closedDSN}, "is PostgreSQL running and the DSN right?"},
 	}
 	for _, c := range cases {
 		out, errOut, code := runCLI(t, c.args...)

@@ -114,7 +114,7 @@ func openStore(ctx context.Context, spec string) (idempotency.Store, error) {
 		defer cancel()
 		s, err := pgstore.Open(openCtx, spec)
 		if err != nil {
-			return nil, fmt.Errorf("open store: %w (is PostgreSQL running and the DSN right?)", err)
+			return nil, fmt.Errorf("open store: %w", err)
 		}
 		return s, nil
 	}

@@ -54,7 +54,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("connect postgres: %w", err)
+		return nil, fmt.Errorf("connect postgres: %w (is PostgreSQL running and the DSN right?)", err)
 	}
 	s := &Store{pool: pool}
 	if err := s.migrate(ctx); err != nil {
