@@ -91,7 +91,7 @@ func (c *canonicalizer) literal(out []byte, word string) ([]byte, bool) {
 
 type member struct {
 	key        []byte // decoded
-	start, end int    // the canonical value in the object's scratch buffer
+	start, end int    // the canonical value, in out past the object's start
 }
 
 func (c *canonicalizer) object(out []byte) ([]byte, bool) {
@@ -105,10 +105,12 @@ func (c *canonicalizer) object(out []byte) ([]byte, bool) {
 		c.i++
 		return append(out, "{}"...), true
 	}
-	// Small objects (every request body we expect) stay off the heap.
+	// The members' canonical values are written to out in arrival order, past where the
+	// object will start; the sorted object is then assembled after them and moved back.
+	// out is the only buffer, so a request body costs no allocation beyond out's growth.
+	// Small objects (every request body we expect) keep their member list on the stack.
 	var memberArr [8]member
-	var scratchArr [256]byte
-	members, scratch := memberArr[:0], scratchArr[:0]
+	members, base := memberArr[:0], len(out)
 	for {
 		c.space()
 		if c.peek() != '"' {
@@ -124,11 +126,11 @@ func (c *canonicalizer) object(out []byte) ([]byte, bool) {
 		}
 		c.i++
 		c.space()
-		start := len(scratch)
-		if scratch, ok = c.value(scratch); !ok {
+		start := len(out)
+		if out, ok = c.value(out); !ok {
 			return out, false
 		}
-		members = append(members, member{key: key, start: start, end: len(scratch)})
+		members = append(members, member{key: key, start: start, end: len(out)})
 		c.space()
 		switch c.peek() {
 		case ',':
@@ -142,6 +144,7 @@ func (c *canonicalizer) object(out []byte) ([]byte, bool) {
 		break
 	}
 	slices.SortStableFunc(members, func(a, b member) int { return bytes.Compare(a.key, b.key) })
+	values := len(out)
 	out = append(out, '{')
 	for i, m := range members {
 		if i > 0 {
@@ -149,9 +152,11 @@ func (c *canonicalizer) object(out []byte) ([]byte, bool) {
 		}
 		out = appendCanonicalString(out, m.key)
 		out = append(out, ':')
-		out = append(out, scratch[m.start:m.end]...)
+		out = append(out, out[m.start:m.end]...)
 	}
-	return append(out, '}'), true
+	out = append(out, '}')
+	n := copy(out[base:], out[values:])
+	return out[:base+n], true
 }
 
 func (c *canonicalizer) array(out []byte) ([]byte, bool) {
@@ -282,10 +287,10 @@ func (c *canonicalizer) number(out []byte) ([]byte, bool) {
 		}
 		exponent = e
 	}
-	text := string(c.in[start:c.i])
-	if plain && text != "-0" {
-		return append(out, text...), true // already canonical; skips the big.Rat
+	if raw := c.in[start:c.i]; plain && string(raw) != "-0" {
+		return append(out, raw...), true // already canonical; skips the big.Rat
 	}
+	text := string(c.in[start:c.i])
 	if fraction > maxExponent {
 		return out, false
 	}

@@ -10,7 +10,9 @@ import (
 // JSON body. Key order, whitespace and number spelling (4900, 4900.0, 4.9e3) do not
 // change it; values do. A body that is not JSON is fingerprinted byte for byte.
 func Fingerprint(method, path, principal string, body []byte) string {
-	buf := make([]byte, 0, len(method)+len(path)+len(principal)+len(body)+32)
+	// The canonicalizer writes an object's values, then the sorted object, past the
+	// prefix: twice the body, so the buffer rarely grows.
+	buf := make([]byte, 0, len(method)+len(path)+len(principal)+2*len(body)+32)
 	for _, part := range [...]string{method, path, principal} {
 		// Length-prefixed, so a character cannot move from one part to the next.
 		buf = strconv.AppendInt(buf, int64(len(part)), 10)
