@@ -69,8 +69,8 @@ func (c *canonicalizer) value(out []byte) ([]byte, bool) {
 	case '[':
 		return c.array(out)
 	case '"':
-		s, ok := c.str()
-		return appendCanonicalString(out, s), ok
+		s, plain, ok := c.str()
+		return appendString(out, s, plain), ok
 	case 't':
 		return c.literal(out, "true")
 	case 'f':
@@ -91,6 +91,7 @@ func (c *canonicalizer) literal(out []byte, word string) ([]byte, bool) {
 
 type member struct {
 	key        []byte // decoded
+	plain      bool   // key needs no escaping
 	start, end int    // the canonical value, in out past the object's start
 }
 
@@ -116,7 +117,7 @@ func (c *canonicalizer) object(out []byte) ([]byte, bool) {
 		if c.peek() != '"' {
 			return out, false
 		}
-		key, ok := c.str()
+		key, plain, ok := c.str()
 		if !ok {
 			return out, false
 		}
@@ -130,7 +131,7 @@ func (c *canonicalizer) object(out []byte) ([]byte, bool) {
 		if out, ok = c.value(out); !ok {
 			return out, false
 		}
-		members = append(members, member{key: key, start: start, end: len(out)})
+		members = append(members, member{key: key, plain: plain, start: start, end: len(out)})
 		c.space()
 		switch c.peek() {
 		case ',':
@@ -150,7 +151,7 @@ func (c *canonicalizer) object(out []byte) ([]byte, bool) {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		out = appendCanonicalString(out, m.key)
+		out = appendString(out, m.key, m.plain)
 		out = append(out, ':')
 		out = append(out, out[m.start:m.end]...)
 	}
@@ -194,31 +195,55 @@ func (c *canonicalizer) array(out []byte) ([]byte, bool) {
 }
 
 // str reads a JSON string and returns its decoded bytes: a slice of the input when
-// the string has no escapes (the common case: no allocation).
-func (c *canonicalizer) str() ([]byte, bool) {
+// the string has no escapes (the common case: no allocation). plain says the bytes hold
+// no quote, backslash nor control character, so they need no escaping when written.
+func (c *canonicalizer) str() (s []byte, plain, ok bool) {
 	start := c.i
 	c.i++ // opening quote
 	escaped := false
 	for c.i < len(c.in) {
-		switch b := c.in[c.i]; {
+		b := c.in[c.i]
+		if !special[b] {
+			c.i++
+			continue
+		}
+		switch {
 		case b == '"':
 			c.i++
 			if !escaped {
-				return c.in[start+1 : c.i-1], true
+				return c.in[start+1 : c.i-1], true, true
 			}
 			var s string // rare: let the standard decoder handle \u escapes and surrogates
 			err := json.Unmarshal(c.in[start:c.i], &s)
-			return []byte(s), err == nil
+			return []byte(s), false, err == nil
 		case b == '\\':
 			escaped = true
 			c.i += 2
-		case b < 0x20:
-			return nil, false
-		default:
-			c.i++
+		default: // a control character
+			return nil, false, false
 		}
 	}
-	return nil, false
+	return nil, false, false
+}
+
+// special marks the bytes a string scan must stop at: quote, backslash, control.
+var special = func() (t [256]bool) {
+	for b := range 0x20 {
+		t[b] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
+// appendString writes s as a canonical JSON string; plain (from str) skips the escaping
+// scan.
+func appendString(out, s []byte, plain bool) []byte {
+	if plain {
+		out = append(out, '"')
+		out = append(out, s...)
+		return append(out, '"')
+	}
+	return appendCanonicalString(out, s)
 }
 
 // appendCanonicalString writes s with the minimal escaping: quote, backslash and

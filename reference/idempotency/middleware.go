@@ -81,6 +81,12 @@ func New(cfg Config, next http.Handler) (http.Handler, error) {
 	if cfg.ReplayHeaders == nil {
 		cfg.ReplayHeaders = DefaultReplayHeaders
 	}
+	// Canonical once here, not on every stored response.
+	canonical := make([]string, len(cfg.ReplayHeaders))
+	for i, name := range cfg.ReplayHeaders {
+		canonical[i] = http.CanonicalHeaderKey(name)
+	}
+	cfg.ReplayHeaders = canonical
 	if cfg.MaxBody == 0 {
 		cfg.MaxBody = DefaultMaxBody
 	}
@@ -349,9 +355,9 @@ func regenerate(body []byte, now time.Time) []byte {
 
 func (m *middleware) stored(rec *recorder) Response {
 	hdr := make(map[string]string, len(m.cfg.ReplayHeaders))
-	for _, name := range m.cfg.ReplayHeaders {
-		if v := rec.header.Get(name); v != "" {
-			hdr[http.CanonicalHeaderKey(name)] = v
+	for _, name := range m.cfg.ReplayHeaders { // canonical names (New)
+		if v := rec.header[name]; len(v) > 0 && v[0] != "" {
+			hdr[name] = v[0]
 		}
 	}
 	// The recorder is not reused, so its buffer can become the stored body.

@@ -140,41 +140,36 @@ type Store interface {
 }
 
 // Decide is the rule every store applies inside its atomic Acquire: given the existing
-// record (nil when absent), it returns the state and the record to write (nil when
-// nothing changes). newFence is the token a written record gets: it must never have been
-// handed out before by the store (a counter or a sequence, not the record's old fence
-// plus one, because a released record's fence would otherwise be reused and a stale
-// holder of it could commit into the key's next life).
-func Decide(existing *Record, req AcquireRequest, newFence int64) (State, *Record) {
-	fresh := func() *Record {
-		return &Record{
+// record (nil when absent), it returns the state and, when write is true, the record to
+// write (by value: a new key is the hot path, and a pointer would cost it an allocation).
+// newFence is the token a written record gets: it must never have been handed out before
+// by the store (a counter or a sequence, not the record's old fence plus one, because a
+// released record's fence would otherwise be reused and a stale holder of it could commit
+// into the key's next life).
+func Decide(existing *Record, req AcquireRequest, newFence int64) (state State, next Record, write bool) {
+	if existing == nil || !req.Now.Before(existing.ExpiresAt) {
+		// Absent, or past the window: the key counts as absent; a new fence keeps a
+		// request from the previous life from committing into the new one.
+		return Acquired, Record{
 			Scope:       req.Scope,
 			Fingerprint: req.Fingerprint,
 			Created:     req.Now,
 			ExpiresAt:   req.Now.Add(req.Retention),
 			LockedUntil: req.Now.Add(req.LockTimeout),
 			Fence:       newFence,
-		}
-	}
-	if existing == nil {
-		return Acquired, fresh()
-	}
-	if !req.Now.Before(existing.ExpiresAt) {
-		// Past the window: the key counts as absent; a new fence keeps a request from
-		// the previous life from committing into the new one.
-		return Acquired, fresh()
+		}, true
 	}
 	if existing.Fingerprint != req.Fingerprint {
-		return Mismatch, nil
+		return Mismatch, Record{}, false
 	}
 	if existing.Completed {
-		return Completed, nil
+		return Completed, Record{}, false
 	}
 	if req.Now.Before(existing.LockedUntil) {
-		return InFlight, nil
+		return InFlight, Record{}, false
 	}
 	takeover := *existing
 	takeover.LockedUntil = req.Now.Add(req.LockTimeout)
 	takeover.Fence = newFence
-	return Acquired, &takeover
+	return Acquired, takeover, true
 }

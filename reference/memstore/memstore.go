@@ -254,12 +254,12 @@ func (s *Store) Acquire(_ context.Context, req idempotency.AcquireRequest) (idem
 		r := s.unpack(&old, req.Scope)
 		existing = &r
 	}
-	state, next := idempotency.Decide(existing, req, s.fences+1)
-	if next != nil {
+	state, next, write := idempotency.Decide(existing, req, s.fences+1)
+	if write {
 		s.fences++
-		s.records[key] = s.put(old, next)
+		s.records[key] = s.put(old, &next)
 		s.maybeCompact()
-		return idempotency.Acquisition{State: state, Record: *next}, nil
+		return idempotency.Acquisition{State: state, Record: next}, nil
 	}
 	return idempotency.Acquisition{State: state, Record: *existing}, nil
 }
