@@ -15,7 +15,8 @@ import (
 // checks that live records survive intact and that bodies returned earlier never change.
 func TestArenaCompaction(t *testing.T) {
 	ctx := context.Background()
-	s := New()
+	s := newStore(1) // one shard: the test follows one arena's accounting exactly
+	a := &s.shards[0]
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	req := func(i int) idempotency.AcquireRequest {
 		return idempotency.AcquireRequest{
@@ -62,16 +63,16 @@ func TestArenaCompaction(t *testing.T) {
 			_, err = s.DeleteExpired(ctx, t0.Add(time.Second))
 			require.NoError(t, err)
 		}
-		s.mu.Lock()
-		if s.size < lastSize {
+		a.mu.Lock()
+		if a.size < lastSize {
 			compactions++
 		}
-		lastSize = s.size
-		if s.size >= compactMin {
-			require.LessOrEqual(t, 2*s.garbage, s.size)
+		lastSize = a.size
+		if a.size >= compactMin {
+			require.LessOrEqual(t, 2*a.garbage, a.size)
 		}
-		require.LessOrEqual(t, s.garbage, s.size)
-		s.mu.Unlock()
+		require.LessOrEqual(t, a.garbage, a.size)
+		a.mu.Unlock()
 	}
 	require.Greater(t, compactions, 0)
 	for _, h := range held {
@@ -95,8 +96,8 @@ func TestArenaCompaction(t *testing.T) {
 	n, err := s.DeleteExpired(ctx, t0.Add(time.Hour))
 	require.NoError(t, err)
 	require.Equal(t, 5000-1667, n)
-	require.Zero(t, s.size)
-	require.Empty(t, s.chunks)
+	require.Zero(t, a.size)
+	require.Empty(t, a.chunks)
 }
 
 func TestBodyNilOrEmpty(t *testing.T) {
@@ -121,7 +122,7 @@ func TestBodyNilOrEmpty(t *testing.T) {
 // body larger than a chunk survive a compaction.
 func TestEmptyFingerprintAndLargeBody(t *testing.T) {
 	ctx := context.Background()
-	s := New()
+	s := newStore(1)
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	large := bytes.Repeat([]byte("0123456789"), chunkSize/5)
 	sc := idempotency.Scope{Principal: "p", Endpoint: "POST /x", Key: "large"}
@@ -143,11 +144,57 @@ func TestEmptyFingerprintAndLargeBody(t *testing.T) {
 	n, err := s.DeleteExpired(ctx, t0.Add(time.Second))
 	require.NoError(t, err)
 	require.Equal(t, 10, n)
-	require.Equal(t, len(large), s.size, "compacted to the one live record")
+	require.Equal(t, len(large), s.shards[0].size, "compacted to the one live record")
 	r, ok, err := s.Lookup(ctx, sc, t0)
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, "", r.Fingerprint)
 	require.Equal(t, large, r.Response.Body)
 	require.Equal(t, large, again.Record.Response.Body)
+}
+
+// TestShardsSpreadAndCompactAlone: New's store spreads keys over all its shards, hands
+// out fencing tokens store-wide, and when one shard's keys expire that shard alone is
+// compacted.
+func TestShardsSpreadAndCompactAlone(t *testing.T) {
+	ctx := context.Background()
+	s := New()
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	body := bytes.Repeat([]byte("x"), 4096)
+	var scopes []idempotency.Scope
+	for i := range 2000 {
+		sc := idempotency.Scope{Principal: "p", Endpoint: "POST /x", Key: fmt.Sprint("k-", i)}
+		acq, err := s.Acquire(ctx, idempotency.AcquireRequest{Scope: sc, Fingerprint: "f", Now: t0, Retention: time.Hour, LockTimeout: time.Minute})
+		require.NoError(t, err)
+		require.Equal(t, int64(i+1), acq.Record.Fence, "tokens are store-wide, one per acquisition")
+		require.NoError(t, s.Complete(ctx, sc, acq.Record.Fence, idempotency.Response{Status: 201, Body: body}, nil, true))
+		scopes = append(scopes, sc)
+	}
+	for i := range s.shards {
+		require.NotEmpty(t, s.shards[i].records, "shard %d got no key", i)
+	}
+	// Expire every key of shard 0 only: it compacts to nothing, the others keep theirs.
+	first := &s.shards[0]
+	for k, e := range first.records {
+		e.expires = t0.UnixNano()
+		first.records[k] = e
+	}
+	n, err := s.DeleteExpired(ctx, t0)
+	require.NoError(t, err)
+	require.Positive(t, n)
+	require.Zero(t, first.size)
+	for i := 1; i < len(s.shards); i++ {
+		require.NotZero(t, s.shards[i].size)
+		require.LessOrEqual(t, s.shards[i].garbage, s.shards[i].size)
+	}
+	live := 0
+	for _, sc := range scopes {
+		r, ok, err := s.Lookup(ctx, sc, t0.Add(-time.Second))
+		require.NoError(t, err)
+		if ok {
+			live++
+			require.Equal(t, body, r.Response.Body)
+		}
+	}
+	require.Equal(t, 2000-n, live)
 }

@@ -1,6 +1,13 @@
 // Package memstore is the in-memory idempotency.Store: the quick path and the default of
-// the reference server. One mutex makes every operation atomic, which is exactly the
-// transaction the contract asks for; nothing survives the process.
+// the reference server. Nothing survives the process.
+//
+// Locks: records are spread over shards by their scope's hash, each shard with its own
+// mutex, map and arena; the effects (the ledger) have one mutex of their own, taken after
+// a shard's and never before. An operation on one scope holds its shard's lock from start
+// to end, which is the transaction the contract asks for; Complete adds the effects while
+// it holds the shard's lock, so no one sees the key's state change before its effects
+// exist. Requests on different keys do not wait for each other, and a compaction stalls
+// one shard only.
 //
 // A server keeps every key for the whole retention window, so records are stored without
 // pointers: the map is keyed by the SHA-256 of the scope's length-prefixed parts and its
@@ -19,22 +26,31 @@ import (
 	"context"
 	"encoding/binary"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/idemproof/idemproof/reference/idempotency"
 )
 
-// Store keeps records and effects in maps guarded by one mutex.
+// Store keeps records in shards and effects in maps (see the package doc for the locks).
 type Store struct {
+	shards []shard      // a power of two of them
+	fences atomic.Int64 // last fencing token handed out
+
+	ledgerMu sync.Mutex
+	effects  map[ledgerKey][]idempotency.Effect
+	byID     map[ledgerKey]effectRef // by {kind, ID}: where in effects the effect is
+}
+
+// shard holds the records whose scope hash falls to it, and their arena.
+type shard struct {
 	mu      sync.Mutex
 	records map[scopeHash]slot
 	chunks  [][]byte // the arena: fingerprints, packed headers and bodies, only ever appended to
 	cur     int      // the chunk small items are appended to; -1 for none
 	size    int      // bytes of the arena accounted for: live, plus garbage
 	garbage int      // bytes no slot refers to any more, and chunk tails left unused
-	effects map[ledgerKey][]idempotency.Effect
-	byID    map[ledgerKey]effectRef // by {kind, ID}: where in effects the effect is
-	fences  int64                   // last fencing token handed out
+	_       [64]byte // keeps neighbouring shards' mutexes off one cache line
 }
 
 type ledgerKey struct{ kind, entity string }
@@ -71,6 +87,10 @@ type slot struct {
 var _ idempotency.Store = (*Store)(nil)
 
 const (
+	// shardCount is the number of shards of New's store: enough that the requests of a
+	// many-core server rarely meet on one lock, few enough that the arenas' partly filled
+	// chunks stay small (at most shardCount*chunkSize).
+	shardCount = 16
 	// chunkSize is the size of an arena chunk; an item larger than chunkSize/8 gets a
 	// chunk of its own, so at most an eighth of a chunk is left unused at its end.
 	chunkSize = 128 << 10
@@ -79,8 +99,24 @@ const (
 )
 
 // New returns an empty store.
-func New() *Store {
-	return &Store{records: map[scopeHash]slot{}, cur: -1, effects: map[ledgerKey][]idempotency.Effect{}, byID: map[ledgerKey]effectRef{}}
+func New() *Store { return newStore(shardCount) }
+
+// newStore returns an empty store of n shards, n a power of two.
+func newStore(n int) *Store {
+	s := &Store{shards: make([]shard, n), effects: map[ledgerKey][]idempotency.Effect{}, byID: map[ledgerKey]effectRef{}}
+	for i := range s.shards {
+		s.shards[i].records, s.shards[i].cur = map[scopeHash]slot{}, -1
+	}
+	return s
+}
+
+// shardOf returns the shard of a scope's hash, locked, and the hash. The hash is a
+// SHA-256, so its first byte spreads scopes evenly.
+func (s *Store) shardOf(sc idempotency.Scope) (*shard, scopeHash) {
+	key := sc.Hash()
+	sh := &s.shards[int(key[0])&(len(s.shards)-1)]
+	sh.mu.Lock()
+	return sh, key
 }
 
 func nanos(t time.Time) int64 {
@@ -99,58 +135,58 @@ func fromNanos(n int64) time.Time {
 
 // bytes returns the bytes of sp; their capacity ends with them, so an append by a
 // caller cannot reach past them.
-func (s *Store) bytes(sp span) []byte {
+func (sh *shard) bytes(sp span) []byte {
 	if sp.n == 0 {
 		return []byte{}
 	}
 	end := int(sp.off) + sp.n
-	return s.chunks[sp.c][sp.off:end:end]
+	return sh.chunks[sp.c][sp.off:end:end]
 }
 
 // alloc reserves n bytes of the arena and returns them (empty, with room for n) and
 // their span. Bytes once written are never written again.
-func (s *Store) alloc(n int) ([]byte, span) {
+func (sh *shard) alloc(n int) ([]byte, span) {
 	if n == 0 {
 		return nil, span{}
 	}
-	s.size += n
+	sh.size += n
 	if n > chunkSize/8 {
 		c := make([]byte, n)
-		s.chunks = append(s.chunks, c)
-		return c[:0], span{c: uint32(len(s.chunks) - 1), n: n}
+		sh.chunks = append(sh.chunks, c)
+		return c[:0], span{c: uint32(len(sh.chunks) - 1), n: n}
 	}
-	if s.cur < 0 || cap(s.chunks[s.cur])-len(s.chunks[s.cur]) < n {
-		if s.cur >= 0 {
-			tail := cap(s.chunks[s.cur]) - len(s.chunks[s.cur])
-			s.size += tail
-			s.garbage += tail
+	if sh.cur < 0 || cap(sh.chunks[sh.cur])-len(sh.chunks[sh.cur]) < n {
+		if sh.cur >= 0 {
+			tail := cap(sh.chunks[sh.cur]) - len(sh.chunks[sh.cur])
+			sh.size += tail
+			sh.garbage += tail
 		}
-		s.chunks = append(s.chunks, make([]byte, 0, chunkSize))
-		s.cur = len(s.chunks) - 1
+		sh.chunks = append(sh.chunks, make([]byte, 0, chunkSize))
+		sh.cur = len(sh.chunks) - 1
 	}
-	c := s.chunks[s.cur]
+	c := sh.chunks[sh.cur]
 	off := len(c)
-	s.chunks[s.cur] = c[:off+n]
-	return c[off : off : off+n], span{c: uint32(s.cur), off: uint32(off), n: n}
+	sh.chunks[sh.cur] = c[:off+n]
+	return c[off : off : off+n], span{c: uint32(sh.cur), off: uint32(off), n: n}
 }
 
 // free counts the bytes of sp as garbage.
-func (s *Store) free(sp span) { s.garbage += sp.n }
+func (sh *shard) free(sp span) { sh.garbage += sp.n }
 
 // putFingerprint stores fp in e, keeping e's bytes when they already say fp.
-func (s *Store) putFingerprint(e *slot, fp string) {
-	if e.fp.n == len(fp) && (len(fp) == 0 || string(s.bytes(e.fp)) == fp) {
+func (sh *shard) putFingerprint(e *slot, fp string) {
+	if e.fp.n == len(fp) && (len(fp) == 0 || string(sh.bytes(e.fp)) == fp) {
 		return
 	}
-	s.free(e.fp)
-	b, sp := s.alloc(len(fp))
+	sh.free(e.fp)
+	b, sp := sh.alloc(len(fp))
 	_ = append(b, fp...)
 	e.fp = sp
 }
 
 // putResponse stores resp as e's response, replacing any it had. The headers are
 // packed as length-prefixed names and values.
-func (s *Store) putResponse(e *slot, resp *idempotency.Response) {
+func (sh *shard) putResponse(e *slot, resp *idempotency.Response) {
 	var stack [256]byte
 	hdr := stack[:0]
 	for k, v := range resp.Header {
@@ -159,50 +195,50 @@ func (s *Store) putResponse(e *slot, resp *idempotency.Response) {
 		hdr = binary.AppendUvarint(hdr, uint64(len(v)))
 		hdr = append(hdr, v...)
 	}
-	s.free(e.resp)
-	b, sp := s.alloc(len(hdr) + len(resp.Body))
+	sh.free(e.resp)
+	b, sp := sh.alloc(len(hdr) + len(resp.Body))
 	_ = append(append(b, hdr...), resp.Body...)
 	e.resp, e.hdrLen, e.status, e.bodyNil = sp, len(hdr), resp.Status, resp.Body == nil
 }
 
 // put writes r over old (the zero slot when there was none) and returns the result.
-func (s *Store) put(old slot, r *idempotency.Record) slot {
+func (sh *shard) put(old slot, r *idempotency.Record) slot {
 	e := old
 	e.created, e.expires, e.lockedUntil = nanos(r.Created), nanos(r.ExpiresAt), nanos(r.LockedUntil)
 	e.fence, e.completed = r.Fence, r.Completed
-	s.putFingerprint(&e, r.Fingerprint)
+	sh.putFingerprint(&e, r.Fingerprint)
 	if r.Response != nil {
-		s.putResponse(&e, r.Response)
+		sh.putResponse(&e, r.Response)
 	} else {
-		s.free(e.resp)
+		sh.free(e.resp)
 		e.resp, e.hdrLen, e.status, e.bodyNil = span{}, 0, 0, false
 	}
 	return e
 }
 
-func (s *Store) unpack(e *slot, sc idempotency.Scope) idempotency.Record {
+func (sh *shard) unpack(e *slot, sc idempotency.Scope) idempotency.Record {
 	r := idempotency.Record{
-		Scope: sc, Fingerprint: string(s.bytes(e.fp)),
+		Scope: sc, Fingerprint: string(sh.bytes(e.fp)),
 		Created: fromNanos(e.created), ExpiresAt: fromNanos(e.expires),
 		LockedUntil: fromNanos(e.lockedUntil), Fence: e.fence, Completed: e.completed,
 	}
 	if e.completed {
-		r.Response = &idempotency.Response{Status: e.status, Header: s.unpackHeader(e), Body: s.body(e)}
+		r.Response = &idempotency.Response{Status: e.status, Header: sh.unpackHeader(e), Body: sh.body(e)}
 	}
 	return r
 }
 
 // body shares the arena: its bytes are never written again.
-func (s *Store) body(e *slot) []byte {
+func (sh *shard) body(e *slot) []byte {
 	if e.bodyNil {
 		return nil
 	}
-	return s.bytes(e.resp)[e.hdrLen:]
+	return sh.bytes(e.resp)[e.hdrLen:]
 }
 
-func (s *Store) unpackHeader(e *slot) map[string]string {
+func (sh *shard) unpackHeader(e *slot) map[string]string {
 	h := map[string]string{}
-	b := s.bytes(e.resp)[:e.hdrLen]
+	b := sh.bytes(e.resp)[:e.hdrLen]
 	next := func() string {
 		n, w := binary.Uvarint(b)
 		v := string(b[w : w+int(n)])
@@ -217,48 +253,47 @@ func (s *Store) unpackHeader(e *slot) map[string]string {
 }
 
 // drop deletes a record and counts its bytes as garbage.
-func (s *Store) drop(k scopeHash, e *slot) {
-	delete(s.records, k)
-	s.free(e.fp)
-	s.free(e.resp)
+func (sh *shard) drop(k scopeHash, e *slot) {
+	delete(sh.records, k)
+	sh.free(e.fp)
+	sh.free(e.resp)
 }
 
 // maybeCompact copies the live bytes into new chunks once garbage is more than half of
 // the arena. The old chunks are left as they are: bodies returned from them stay valid.
-func (s *Store) maybeCompact() {
-	if s.size < compactMin || 2*s.garbage <= s.size {
+func (sh *shard) maybeCompact() {
+	if sh.size < compactMin || 2*sh.garbage <= sh.size {
 		return
 	}
-	old := s.chunks
-	s.chunks, s.cur, s.size, s.garbage = nil, -1, 0, 0
+	old := sh.chunks
+	sh.chunks, sh.cur, sh.size, sh.garbage = nil, -1, 0, 0
 	move := func(sp span) span {
-		b, moved := s.alloc(sp.n)
+		b, moved := sh.alloc(sp.n)
 		end := int(sp.off) + sp.n
 		_ = append(b, old[sp.c][sp.off:end]...)
 		return moved
 	}
-	for k, e := range s.records {
+	for k, e := range sh.records {
 		e.fp, e.resp = move(e.fp), move(e.resp)
-		s.records[k] = e
+		sh.records[k] = e
 	}
 }
 
 // Acquire implements idempotency.Store with idempotency.Decide.
 func (s *Store) Acquire(_ context.Context, req idempotency.AcquireRequest) (idempotency.Acquisition, error) {
-	key := req.Scope.Hash()
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	sh, key := s.shardOf(req.Scope)
+	defer sh.mu.Unlock()
 	var existing *idempotency.Record
-	old, ok := s.records[key]
+	old, ok := sh.records[key]
 	if ok {
-		r := s.unpack(&old, req.Scope)
+		r := sh.unpack(&old, req.Scope)
 		existing = &r
 	}
-	state, next, write := idempotency.Decide(existing, req, s.fences+1)
+	state, next, write := idempotency.Decide(existing, req, 0)
 	if write {
-		s.fences++
-		s.records[key] = s.put(old, &next)
-		s.maybeCompact()
+		next.Fence = s.fences.Add(1) // only a written record uses up a token
+		sh.records[key] = sh.put(old, &next)
+		sh.maybeCompact()
 		return idempotency.Acquisition{State: state, Record: next}, nil
 	}
 	return idempotency.Acquisition{State: state, Record: *existing}, nil
@@ -266,70 +301,69 @@ func (s *Store) Acquire(_ context.Context, req idempotency.AcquireRequest) (idem
 
 // Complete implements idempotency.Store.
 func (s *Store) Complete(_ context.Context, sc idempotency.Scope, fence int64, resp idempotency.Response, effects []idempotency.Effect, checkFence bool) error {
-	key := sc.Hash()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, ok := s.records[key]
+	sh, key := s.shardOf(sc)
+	defer sh.mu.Unlock()
+	e, ok := sh.records[key]
 	if checkFence && (!ok || e.fence != fence || e.completed) {
 		return idempotency.ErrFenced
 	}
-	s.addEffects(effects)
+	s.addEffects(effects) // under the shard's lock: see the package doc
 	if !ok {
 		return nil // no-fencing: the key is gone, the effects still land
 	}
 	e.completed, e.lockedUntil = true, 0
-	s.putResponse(&e, &resp)
-	s.records[key] = e
-	s.maybeCompact()
+	sh.putResponse(&e, &resp)
+	sh.records[key] = e
+	sh.maybeCompact()
 	return nil
 }
 
 // Release implements idempotency.Store.
 func (s *Store) Release(_ context.Context, sc idempotency.Scope, fence int64) error {
-	key := sc.Hash()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e, ok := s.records[key]; ok && e.fence == fence && !e.completed {
-		s.drop(key, &e)
-		s.maybeCompact()
+	sh, key := s.shardOf(sc)
+	defer sh.mu.Unlock()
+	if e, ok := sh.records[key]; ok && e.fence == fence && !e.completed {
+		sh.drop(key, &e)
+		sh.maybeCompact()
 	}
 	return nil
 }
 
 // Lookup implements idempotency.Store.
 func (s *Store) Lookup(_ context.Context, sc idempotency.Scope, now time.Time) (idempotency.Record, bool, error) {
-	key := sc.Hash()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, ok := s.records[key]
+	sh, key := s.shardOf(sc)
+	defer sh.mu.Unlock()
+	e, ok := sh.records[key]
 	if !ok || now.UnixNano() >= e.expires {
 		return idempotency.Record{}, false, nil
 	}
-	return s.unpack(&e, sc), true, nil
+	return sh.unpack(&e, sc), true, nil
 }
 
 // SetFingerprint implements idempotency.Store.
 func (s *Store) SetFingerprint(_ context.Context, sc idempotency.Scope, fingerprint string) error {
-	key := sc.Hash()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e, ok := s.records[key]; ok {
-		s.putFingerprint(&e, fingerprint)
-		s.records[key] = e
-		s.maybeCompact()
+	sh, key := s.shardOf(sc)
+	defer sh.mu.Unlock()
+	if e, ok := sh.records[key]; ok {
+		sh.putFingerprint(&e, fingerprint)
+		sh.records[key] = e
+		sh.maybeCompact()
 	}
 	return nil
 }
 
 // CommitEffects implements idempotency.Store.
 func (s *Store) CommitEffects(_ context.Context, effects []idempotency.Effect) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.addEffects(effects)
 	return nil
 }
 
 func (s *Store) addEffects(effects []idempotency.Effect) {
+	if len(effects) == 0 {
+		return
+	}
+	s.ledgerMu.Lock()
+	defer s.ledgerMu.Unlock()
 	for _, e := range effects {
 		k := ledgerKey{e.Kind, e.Entity}
 		s.byID[ledgerKey{e.Kind, e.ID}] = effectRef{k, len(s.effects[k])}
@@ -339,8 +373,8 @@ func (s *Store) addEffects(effects []idempotency.Effect) {
 
 // Effect implements idempotency.Store.
 func (s *Store) Effect(_ context.Context, kind, id string) (idempotency.Effect, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.ledgerMu.Lock()
+	defer s.ledgerMu.Unlock()
 	ref, ok := s.byID[ledgerKey{kind, id}]
 	if !ok {
 		return idempotency.Effect{}, false, nil
@@ -350,24 +384,27 @@ func (s *Store) Effect(_ context.Context, kind, id string) (idempotency.Effect, 
 
 // Effects implements idempotency.Store.
 func (s *Store) Effects(_ context.Context, kind, entity string) ([]idempotency.Effect, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.ledgerMu.Lock()
+	defer s.ledgerMu.Unlock()
 	return append([]idempotency.Effect(nil), s.effects[ledgerKey{kind, entity}]...), nil
 }
 
-// DeleteExpired implements idempotency.Store.
+// DeleteExpired implements idempotency.Store, one shard at a time.
 func (s *Store) DeleteExpired(_ context.Context, now time.Time) (int, error) {
 	cutoff := now.UnixNano()
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	n := 0
-	for k, e := range s.records {
-		if cutoff >= e.expires {
-			s.drop(k, &e)
-			n++
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		for k, e := range sh.records {
+			if cutoff >= e.expires {
+				sh.drop(k, &e)
+				n++
+			}
 		}
+		sh.maybeCompact()
+		sh.mu.Unlock()
 	}
-	s.maybeCompact()
 	return n, nil
 }
 
