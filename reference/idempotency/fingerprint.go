@@ -26,5 +26,7 @@ func Fingerprint(method, path, principal string, body []byte) string {
 		buf = append(append(buf[:prefix], "raw:"...), body...)
 	}
 	sum := sha256.Sum256(buf)
-	return hex.EncodeToString(sum[:])
+	var digits [2 * sha256.Size]byte
+	hex.Encode(digits[:], sum[:])
+	return string(digits[:])
 }
