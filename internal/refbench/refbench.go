@@ -9,6 +9,7 @@
 package refbench
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,6 +21,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/idemproof/idemproof/reference/idempotency"
 )
 
 // Parallelism is the goroutines per CPU of b.RunParallel: 1 for a CPU-bound store, more
@@ -120,6 +123,45 @@ func RatioHTTP(b *testing.B, p Parallelism, block int, h http.Handler) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	b.Cleanup(client.CloseIdleConnections)
 	ratio(b, p, block, func(keyed bool) error { return post(client, ts.URL, keyed) })
+}
+
+// RatioFunc is Ratio for any pair of operations: do(true) is one keyed request, do(false)
+// one unkeyed, however they reach the server (a store called directly, say).
+func RatioFunc(b *testing.B, p Parallelism, block int, do func(keyed bool) error) {
+	ratio(b, p, block, do)
+}
+
+// StoreRefund is one refund as the middleware hands it to st, without the handler or
+// HTTP: keyed, the Acquire of a new key and the Complete of the refund with its response;
+// unkeyed, the CommitEffects of the same refund. Under RatioFunc it measures what the
+// store alone costs the keyed path, the database's share for PostgreSQL.
+func StoreRefund(st idempotency.Store) func(keyed bool) error {
+	ctx := context.Background()
+	// The middleware's fingerprint is not the store's work: one for every key.
+	fp := idempotency.Fingerprint(http.MethodPost, "/v1/refunds", "anonymous", []byte(`{"order_id":"bench","amount":4900}`))
+	return func(keyed bool) error {
+		n := seq.Add(1)
+		now := time.Now()
+		id := fmt.Sprintf("re_%x%08x", run, n) // the server's ids are "re_" and 24 hex digits
+		order := fmt.Sprintf("bench-%d", n)
+		data := fmt.Appendf(nil, `{"id":%q,"order_id":%q,"amount":4900,"reason":"","created":%d}`, id, order, now.Unix())
+		effects := []idempotency.Effect{{Kind: "refund", ID: id, Entity: order, Principal: "anonymous", Data: data, Created: now}}
+		if !keyed {
+			return st.CommitEffects(ctx, effects)
+		}
+		sc := idempotency.Scope{Principal: "anonymous", Endpoint: "POST /v1/refunds", Key: fmt.Sprintf("bench-key-%d-%d", run, n)}
+		acq, err := st.Acquire(ctx, idempotency.AcquireRequest{Scope: sc, Fingerprint: fp, Now: now,
+			Retention: idempotency.DefaultRetention, LockTimeout: idempotency.DefaultLockTimeout})
+		if err != nil {
+			return err
+		}
+		if acq.State != idempotency.Acquired {
+			return fmt.Errorf("a new key was %s", acq.State)
+		}
+		resp := idempotency.Response{Status: http.StatusCreated, Body: data,
+			Header: map[string]string{"Content-Type": "application/json", "Location": "/v1/refunds/" + id}}
+		return st.Complete(ctx, sc, acq.Record.Fence, resp, effects, true)
+	}
 }
 
 // post sends one refund to the server at base and reads the whole answer.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemproof/idemproof/internal/refbench"
 	"github.com/idemproof/idemproof/reference/idempotency"
 	"github.com/idemproof/idemproof/reference/memstore"
 )
@@ -39,4 +40,13 @@ func BenchmarkFirstAttempt(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkStoreMemoryRatio is the store's share of the server's keyed/unkeyed ratio
+// (reference.BenchmarkRefundMemoryRatio): Acquire and Complete of a new key against the
+// CommitEffects of the same refund, interleaved on one store (refbench.StoreRefund).
+//
+//	go test -run '^$' -bench StoreMemoryRatio -benchtime 200000x ./reference/memstore/
+func BenchmarkStoreMemoryRatio(b *testing.B) {
+	refbench.RatioFunc(b, 1, 5000, refbench.StoreRefund(memstore.New()))
 }

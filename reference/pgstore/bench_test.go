@@ -79,9 +79,35 @@ func BenchmarkRefundPostgresRatioHTTP(b *testing.B) {
 	}
 }
 
+// BenchmarkStorePostgresRatio is the store's share of BenchmarkRefundPostgresRatio: the
+// store called as the middleware calls it (refbench.StoreRefund), no handler, no HTTP.
+// Keyed is two transactions (the key insert, then the refund with the completion),
+// unkeyed one (the refund insert): the database's own price for the contract.
+//
+//	go test -run '^$' -bench 'StorePostgresRatio' -benchtime 10000x ./reference/pgstore/
+func BenchmarkStorePostgresRatio(b *testing.B) {
+	for _, via := range []string{"tcp", "socket"} {
+		b.Run(via, func(b *testing.B) {
+			refbench.RatioFunc(b, requestsPerCPU, 500, refbench.StoreRefund(newPostgresStore(b, via)))
+		})
+	}
+}
+
 // newPostgresServer starts PostgreSQL and returns a server on it, keys optional, reached
 // over via ("tcp" or "socket").
 func newPostgresServer(b *testing.B, via string) *reference.Server {
+	store := newPostgresStore(b, via)
+	srv, err := reference.New(reference.WithStore(store), reference.WithKeysOptional(true))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// newPostgresStore starts PostgreSQL and opens the store on it, reached over via ("tcp"
+// or "socket").
+func newPostgresStore(b *testing.B, via string) *pgstore.Store {
 	var dsn string
 	switch via {
 	case "tcp":
@@ -108,11 +134,6 @@ func newPostgresServer(b *testing.B, via string) *reference.Server {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := reference.New(reference.WithStore(store), reference.WithKeysOptional(true))
-	if err != nil {
-		store.Close()
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { srv.Close(); store.Close() }) // before the container's own cleanup
-	return srv
+	b.Cleanup(func() { store.Close() }) // before the container's own cleanup
+	return store
 }
