@@ -74,10 +74,7 @@ func Refunds(b *testing.B, p Parallelism, newServer func(*testing.B) http.Handle
 func RefundsHTTP(b *testing.B, p Parallelism, newServer func(*testing.B) http.Handler) {
 	for _, keyed := range []bool{true, false} {
 		b.Run(name(keyed), func(b *testing.B) {
-			ts := httptest.NewServer(newServer(b))
-			b.Cleanup(ts.Close)
-			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-			b.Cleanup(client.CloseIdleConnections)
+			ts, client := listen(b, newServer(b))
 			b.ReportAllocs()
 			b.SetParallelism(int(p))
 			b.RunParallel(func(pb *testing.PB) {
@@ -118,11 +115,22 @@ func Ratio(b *testing.B, p Parallelism, block int, h http.Handler) {
 // RatioHTTP is Ratio as a client sees the server: behind a real listener on 127.0.0.1,
 // over keep-alive connections, the client in the same process.
 func RatioHTTP(b *testing.B, p Parallelism, block int, h http.Handler) {
-	ts := httptest.NewServer(h)
-	b.Cleanup(ts.Close)
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	b.Cleanup(client.CloseIdleConnections)
+	ts, client := listen(b, h)
 	ratio(b, p, block, func(keyed bool) error { return post(client, ts.URL, keyed) })
+}
+
+// listen serves h on 127.0.0.1 and returns a keep-alive client for it, both closed when b
+// ends. The cleanup lets go of the server: testing keeps cleanup functions after running
+// them, and a held server would keep the store's keys alive into the next run.
+func listen(b *testing.B, h http.Handler) (*httptest.Server, *http.Client) {
+	ts := httptest.NewServer(h)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	b.Cleanup(func() {
+		client.CloseIdleConnections()
+		ts.Close()
+		ts.Config.Handler = nil
+	})
+	return ts, client
 }
 
 // RatioFunc is Ratio for any pair of operations: do(true) is one keyed request, do(false)
