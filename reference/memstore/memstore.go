@@ -4,10 +4,10 @@
 // Locks: records are spread over shards by their scope's hash, each shard with its own
 // mutex, map and arena; the effects (the ledger) have one mutex of their own, taken after
 // a shard's and never before. An operation on one scope holds its shard's lock from start
-// to end, which is the transaction the contract asks for; Complete adds the effects while
-// it holds the shard's lock, so no one sees the key's state change before its effects
-// exist. Requests on different keys do not wait for each other, and a compaction stalls
-// one shard only.
+// to end, which is the transaction the contract asks for. Complete adds the effects while
+// it holds the shard's lock: whoever has seen them in the ledger and then asks about the
+// key waits for that lock and finds the key completed. Requests on different keys do not
+// wait for each other, and a compaction stalls one shard only.
 //
 // A server keeps every key for the whole retention window, so records are stored without
 // pointers: the map is keyed by the SHA-256 of the scope's length-prefixed parts and its
