@@ -145,7 +145,8 @@ type Store interface {
 // newFence is the token a written record gets: it must never have been handed out before
 // by the store (a counter or a sequence, not the record's old fence plus one, because a
 // released record's fence would otherwise be reused and a stale holder of it could commit
-// into the key's next life).
+// into the key's next life). A store that draws a token only when it writes passes 0 and
+// sets the written record's Fence itself, as both stores here do.
 func Decide(existing *Record, req AcquireRequest, newFence int64) (state State, next Record, write bool) {
 	if existing == nil || !req.Now.Before(existing.ExpiresAt) {
 		// Absent, or past the window: the key counts as absent; a new fence keeps a
