@@ -13,11 +13,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func script(t *testing.T) string {
+// bench runs ci/bench with args and returns the lines it printed on stdout.
+func bench(t *testing.T, stdin string, env []string, args ...string) []string {
 	t.Helper()
 	path, err := filepath.Abs("../../bench")
 	require.NoError(t, err)
-	return path
+	cmd := exec.Command(path, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.Output()
+	require.NoError(t, err, "%s", out)
+	return strings.Split(strings.TrimSpace(string(out)), "\n")
 }
 
 // A container's log line can split a result from its benchmark's name; each name's runs
@@ -30,12 +36,8 @@ func TestSummariseJoinsSplitLinesAndJudgesTheMedian(t *testing.T) {
 		"BenchmarkRefundPostgresRatio/tcp-2   \t   10000\t 200 keyed-µs/req\t 0.5 median-ratio\t 0.51 ratio\t 100 unkeyed-µs/req\n" +
 		"BenchmarkRefundPostgresRatioHTTP/socket-2 \t 10000\t 200 keyed-µs/req\t 0.4 median-ratio\t 0.40 ratio\t 80 unkeyed-µs/req\n" +
 		"ok  \tgithub.com/idemproof/idemproof/reference/pgstore\t84.9s\n"
-	cmd := exec.Command(script(t), "--summarise", "0.5")
-	cmd.Stdin = strings.NewReader(out)
-	got, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", got)
-	lines := strings.Split(strings.TrimSpace(string(got)), "\n")
-	require.Len(t, lines, 2, "%s", got)
+	lines := bench(t, out, nil, "--summarise", "0.5")
+	require.Len(t, lines, 2, "%q", lines)
 	require.Contains(t, lines[0], "BenchmarkRefundPostgresRatio/tcp ")
 	require.Contains(t, lines[0], "median 0.51x, range 0.45-0.52x over 3 runs (goal >= 0.5x: met)")
 	require.Contains(t, lines[1], "BenchmarkRefundPostgresRatioHTTP/socket ")
@@ -47,12 +49,8 @@ func TestMemoryRunReportsBothViews(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the reference's benchmarks")
 	}
-	cmd := exec.Command(script(t), "memory")
-	cmd.Env = append(os.Environ(), "COUNT=1", "MEMORY_N=2000")
-	got, err := cmd.Output()
-	require.NoError(t, err, "%s", got)
-	lines := strings.Split(strings.TrimSpace(string(got)), "\n")
-	require.Len(t, lines, 2, "%s", got)
+	lines := bench(t, "", []string{"COUNT=1", "MEMORY_N=2000"}, "memory")
+	require.Len(t, lines, 2, "%q", lines)
 	require.Contains(t, lines[0], "BenchmarkRefundMemoryRatio ")
 	require.Contains(t, lines[1], "BenchmarkRefundMemoryRatioHTTP ")
 	for _, l := range lines {
