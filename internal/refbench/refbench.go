@@ -102,7 +102,7 @@ func name(keyed bool) string {
 // keyed/unkeyed throughput ratio: the ratio of the totals, and the median of the
 // per-round ratios, which one disturbed round cannot move.
 func Ratio(b *testing.B, p Parallelism, block int, h http.Handler) {
-	ratio(b, p, block, func(keyed bool) error {
+	RatioFunc(b, p, block, func(keyed bool) error {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, request("/v1/refunds", keyed))
 		if rec.Code != http.StatusCreated {
@@ -116,7 +116,7 @@ func Ratio(b *testing.B, p Parallelism, block int, h http.Handler) {
 // over keep-alive connections, the client in the same process.
 func RatioHTTP(b *testing.B, p Parallelism, block int, h http.Handler) {
 	ts, client := listen(b, h)
-	ratio(b, p, block, func(keyed bool) error { return post(client, ts.URL, keyed) })
+	RatioFunc(b, p, block, func(keyed bool) error { return post(client, ts.URL, keyed) })
 }
 
 // listen serves h on 127.0.0.1 and returns a keep-alive client for it, both closed when b
@@ -131,12 +131,6 @@ func listen(b *testing.B, h http.Handler) (*httptest.Server, *http.Client) {
 		ts.Config.Handler = nil
 	})
 	return ts, client
-}
-
-// RatioFunc is Ratio for any pair of operations: do(true) is one keyed request, do(false)
-// one unkeyed, however they reach the server (a store called directly, say).
-func RatioFunc(b *testing.B, p Parallelism, block int, do func(keyed bool) error) {
-	ratio(b, p, block, do)
 }
 
 // StoreRefund is one refund as the middleware hands it to st, without the handler or
@@ -188,7 +182,9 @@ func post(client *http.Client, base string, keyed bool) error {
 	return nil
 }
 
-func ratio(b *testing.B, p Parallelism, block int, do func(keyed bool) error) {
+// RatioFunc is Ratio for any pair of operations: do(true) is one keyed request, do(false)
+// one unkeyed, however they reach the server (a store called directly, say).
+func RatioFunc(b *testing.B, p Parallelism, block int, do func(keyed bool) error) {
 	workers := int(p) * runtime.GOMAXPROCS(0)
 	serve := func(keyed bool, n int) time.Duration {
 		var left atomic.Int64

@@ -14,38 +14,32 @@ func TestDecide(t *testing.T) {
 		return idempotency.AcquireRequest{Scope: idempotency.Scope{Key: "k"}, Fingerprint: fp, Now: t0.Add(at),
 			Retention: time.Hour, LockTimeout: 30 * time.Second}
 	}
-	state, rec, write := idempotency.Decide(nil, req(0, "f"), 1)
+	state, rec := idempotency.Decide(nil, req(0, "f"), 1)
 	require.Equal(t, idempotency.Acquired, state)
-	require.True(t, write)
 	require.Equal(t, int64(1), rec.Fence)
 	require.Equal(t, t0.Add(time.Hour), rec.ExpiresAt)
 	require.Equal(t, t0.Add(30*time.Second), rec.LockedUntil)
 
-	state, next, write := idempotency.Decide(&rec, req(time.Second, "f"), 2)
+	state, next := idempotency.Decide(&rec, req(time.Second, "f"), 2)
 	require.Equal(t, idempotency.InFlight, state)
-	require.False(t, write)
 	require.Zero(t, next)
 
-	state, next, write = idempotency.Decide(&rec, req(time.Second, "other"), 2)
+	state, next = idempotency.Decide(&rec, req(time.Second, "other"), 2)
 	require.Equal(t, idempotency.Mismatch, state)
-	require.False(t, write)
 	require.Zero(t, next)
 
-	state, next, write = idempotency.Decide(&rec, req(30*time.Second, "f"), 2)
+	state, next = idempotency.Decide(&rec, req(30*time.Second, "f"), 2)
 	require.Equal(t, idempotency.Acquired, state, "a lock is stale at the lock timeout")
-	require.True(t, write)
 	require.Equal(t, int64(2), next.Fence)
 	require.Equal(t, t0, next.Created, "a takeover keeps the window's start")
 
 	done := rec
 	done.Completed = true
 	done.Response = &idempotency.Response{Status: 201}
-	state, _, write = idempotency.Decide(&done, req(59*time.Minute, "f"), 3)
+	state, _ = idempotency.Decide(&done, req(59*time.Minute, "f"), 3)
 	require.Equal(t, idempotency.Completed, state)
-	require.False(t, write)
-	state, next, write = idempotency.Decide(&done, req(time.Hour, "other"), 3)
+	state, next = idempotency.Decide(&done, req(time.Hour, "other"), 3)
 	require.Equal(t, idempotency.Acquired, state, "past the window the key is absent, whatever the payload")
-	require.True(t, write)
 	require.Equal(t, int64(3), next.Fence)
 	require.Equal(t, t0.Add(time.Hour), next.Created)
 	require.False(t, next.Completed)

@@ -140,14 +140,15 @@ type Store interface {
 }
 
 // Decide is the rule every store applies inside its atomic Acquire: given the existing
-// record (nil when absent), it returns the state and, when write is true, the record to
-// write (by value: a new key is the hot path, and a pointer would cost it an allocation).
+// record (nil when absent), it returns the state and, when the state is Acquired (and only
+// then), the record to write (by value: a new key is the hot path, and a pointer would
+// cost it an allocation).
 // newFence is the token a written record gets: it must never have been handed out before
 // by the store (a counter or a sequence, not the record's old fence plus one, because a
 // released record's fence would otherwise be reused and a stale holder of it could commit
 // into the key's next life). A store that draws a token only when it writes passes 0 and
 // sets the written record's Fence itself, as both stores here do.
-func Decide(existing *Record, req AcquireRequest, newFence int64) (state State, next Record, write bool) {
+func Decide(existing *Record, req AcquireRequest, newFence int64) (State, Record) {
 	if existing == nil || !req.Now.Before(existing.ExpiresAt) {
 		// Absent, or past the window: the key counts as absent; a new fence keeps a
 		// request from the previous life from committing into the new one.
@@ -158,19 +159,19 @@ func Decide(existing *Record, req AcquireRequest, newFence int64) (state State, 
 			ExpiresAt:   req.Now.Add(req.Retention),
 			LockedUntil: req.Now.Add(req.LockTimeout),
 			Fence:       newFence,
-		}, true
+		}
 	}
 	if existing.Fingerprint != req.Fingerprint {
-		return Mismatch, Record{}, false
+		return Mismatch, Record{}
 	}
 	if existing.Completed {
-		return Completed, Record{}, false
+		return Completed, Record{}
 	}
 	if req.Now.Before(existing.LockedUntil) {
-		return InFlight, Record{}, false
+		return InFlight, Record{}
 	}
 	takeover := *existing
 	takeover.LockedUntil = req.Now.Add(req.LockTimeout)
 	takeover.Fence = newFence
-	return Acquired, takeover, true
+	return Acquired, takeover
 }

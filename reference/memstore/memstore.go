@@ -289,8 +289,8 @@ func (s *Store) Acquire(_ context.Context, req idempotency.AcquireRequest) (idem
 		r := sh.unpack(&old, req.Scope)
 		existing = &r
 	}
-	state, next, write := idempotency.Decide(existing, req, 0)
-	if write {
+	state, next := idempotency.Decide(existing, req, 0)
+	if state == idempotency.Acquired {
 		next.Fence = s.fences.Add(1) // only a written record uses up a token
 		sh.records[key] = sh.put(old, &next)
 		sh.maybeCompact()

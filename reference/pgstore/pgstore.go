@@ -131,7 +131,7 @@ func (s *Store) Acquire(ctx context.Context, req idempotency.AcquireRequest) (id
 func (s *Store) insertKey(ctx context.Context, req idempotency.AcquireRequest) (idempotency.Acquisition, bool, error) {
 	sc := req.Scope
 	h := sc.Hash()
-	_, fresh, _ := idempotency.Decide(nil, req, 0)
+	_, fresh := idempotency.Decide(nil, req, 0)
 	err := s.pool.QueryRow(ctx, `INSERT INTO idempotency_keys
 		(scope_hash, principal, endpoint, idempotency_key, fingerprint, created_at, expires_at, locked_until, fence)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, nextval('idempotency_fence_seq')) ON CONFLICT DO NOTHING RETURNING fence`,
@@ -161,9 +161,9 @@ func (s *Store) acquireExisting(ctx context.Context, req idempotency.AcquireRequ
 			return fmt.Errorf("lock key: %w", err)
 		}
 		found = true
-		state, next, write := idempotency.Decide(&existing, req, 0)
+		state, next := idempotency.Decide(&existing, req, 0)
 		acq = idempotency.Acquisition{State: state, Record: existing}
-		if !write {
+		if state != idempotency.Acquired {
 			return nil
 		}
 		err = tx.QueryRow(ctx, `UPDATE idempotency_keys SET fingerprint = $2, created_at = $3, expires_at = $4,
