@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // FaultSpec keeps time.Duration in Go; at the JSON and YAML edge the duration is an integer

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"syscall"
 	"time"
+
+	"github.com/idemproof/idemproof/outcome"
 )
 
 // maxResponseBody bounds what the runner reads of one response.
@@ -32,19 +34,22 @@ func newAttemptClient() *http.Client {
 // send performs one attempt and returns its completion event: ok for a complete 2xx,
 // fail for a complete 4xx, info for anything whose outcome the client cannot know (5xx,
 // reset, closed, truncated, timed out).
-func send(ctx context.Context, c *http.Client, req *http.Request, timeout time.Duration, keep []string) Op {
+func send(ctx context.Context, c *http.Client, req *http.Request, timeout time.Duration, keep []string, cl outcome.Classifier) Op {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	resp, err := c.Do(req.WithContext(ctx))
 	if err != nil {
-		return Op{Type: OpInfo, Error: transportError(ctx, err)}
+		return Op{Type: OpInfo, Error: transportError(ctx, err), Class: outcome.Info}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
 	op := Op{Status: resp.StatusCode, Body: body, Headers: pickHeaders(resp.Header, keep)}
+	if err == nil {
+		op.Class = cl.Classify(outcome.Answer{Status: resp.StatusCode, Header: resp.Header, Body: body})
+	}
 	switch {
 	case err != nil:
-		op.Type, op.Error = OpInfo, "truncated: "+transportError(ctx, err)
+		op.Type, op.Error, op.Class = OpInfo, "truncated: "+transportError(ctx, err), outcome.Info
 	case is2xx(resp.StatusCode):
 		op.Type = OpOK
 	case is4xx(resp.StatusCode):

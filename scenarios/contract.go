@@ -3,6 +3,8 @@ package scenarios
 import (
 	"time"
 
+	"github.com/idemproof/idemproof/outcome"
+
 	"github.com/idemproof/idemproof/faultproxy"
 )
 
@@ -65,6 +67,9 @@ type Op struct {
 	Body    []byte            `json:"body,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"` // allow-listed response headers
 	Error   string            `json:"error,omitempty"`   // transport error for info/fail
+	// Class is what the answer means, by the profile's outcome rules; "info" when the
+	// client could not see the outcome. Set on completion events only.
+	Class outcome.Class `json:"class,omitempty"`
 }
 
 // Record is everything observed in one scenario run: the checker's only input.

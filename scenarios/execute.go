@@ -199,7 +199,7 @@ func (e *execution) sendCopies(ctx context.Context, st Step, attempt int, starte
 		}
 		e.rec.invoke(client, attempt, key, st.Name)
 		invoked.Done()
-		op := send(ctx, e.t.client, reqs[i], timeout, e.t.keepHeaders())
+		op := send(ctx, e.t.client, reqs[i], timeout, e.t.keepHeaders(), e.t.classifier)
 		done := e.rec.complete(client, attempt, key, st.Name, op)
 		e.mu.Lock()
 		if e.firstAnswer.IsZero() {

@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strconv"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // envRef matches ${NAME} and ${NAME:-default}. A literal "$" elsewhere is left alone, so

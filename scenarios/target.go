@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/faultproxy/client"
+	"github.com/idemproof/idemproof/outcome"
 )
 
 // target is one profile made runnable: where attempts go (through a fault proxy), the
@@ -20,12 +21,14 @@ type target struct {
 	client   *http.Client
 	probe    *http.Client
 	closeFn  func() error
+	// classifier turns complete answers into outcome classes (the profile's rules).
+	classifier outcome.Classifier
 }
 
 // openTarget starts an in-process fault proxy in front of the profile's base URL, or
 // connects to the running proxy the profile names.
 func openTarget(ctx context.Context, p *Profile, seed int64) (*target, error) {
-	t := &target{p: p, client: newAttemptClient(), probe: &http.Client{Timeout: 10 * time.Second}}
+	t := &target{p: p, client: newAttemptClient(), probe: &http.Client{Timeout: 10 * time.Second}, classifier: p.Classifier()}
 	if p.Proxy != nil {
 		// The remote proxy must read the key where the profile puts it (its own
 		// --key-header / --key-field); the runner cannot reconfigure it.
