@@ -30,6 +30,10 @@ type Profile struct {
 	// ClientTimeout bounds each attempt of the runner's client (default 2s); the hold
 	// faults hold the response longer than this.
 	ClientTimeout Duration `yaml:"client_timeout,omitempty" json:"client_timeout,omitempty"`
+	// Entity says where a request of the operation names its logical operation (the
+	// order, the payment), so that client-check can group a client's attempts without its
+	// cooperation. nil: client-check infers it from operation.body (see EntityRef).
+	Entity *EntityRef `yaml:"entity,omitempty" json:"entity,omitempty"`
 	// Source is how a command line names this profile: its file path, or the built-in
 	// profile's name. LoadProfile and BuiltinProfile set it; a document never does.
 	Source string `yaml:"-" json:"-"`
