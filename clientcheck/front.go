@@ -2,6 +2,7 @@ package clientcheck
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
@@ -46,6 +47,9 @@ type front struct {
 	keyHeader string
 	keyField  string
 	dealer    *dealer
+	// baseline reads an entity's ledger before its first attempt goes on (nil: none), so
+	// effects left by an earlier run against the same target are not counted.
+	baseline *baselines
 
 	seq      atomic.Uint64
 	mu       sync.Mutex
@@ -101,6 +105,9 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if op == "" {
 		op = bodyOperation(body)
 	}
+	if entity != "" && f.baseline != nil {
+		f.baseline.take(context.WithoutCancel(r.Context()), entity) // a client giving up must not void the count
+	}
 	a := &frontAttempt{entity: entity, start: time.Now()}
 	a.kind = f.dealer.deal(op).Kind
 	n := f.seq.Add(1)
@@ -145,6 +152,47 @@ func (f *front) snapshot(n uint64) (frontAttempt, bool) {
 		return frontAttempt{}, false
 	}
 	return *a, true
+}
+
+// baselines are the ledger counts of each entity before its first attempt.
+type baselines struct {
+	ledger ledgerReader
+	mu     sync.Mutex
+	byOp   map[string]*baseline
+}
+
+type baseline struct {
+	once sync.Once
+	n    int
+	err  error
+}
+
+func newBaselines(l ledgerReader) *baselines {
+	return &baselines{ledger: l, byOp: map[string]*baseline{}}
+}
+
+// take reads the entity's count once, whichever attempt comes first; the others wait.
+func (b *baselines) take(ctx context.Context, entity string) {
+	b.mu.Lock()
+	e, ok := b.byOp[entity]
+	if !ok {
+		e = &baseline{}
+		b.byOp[entity] = e
+	}
+	b.mu.Unlock()
+	e.once.Do(func() { e.n, e.err = b.ledger.count(ctx, entity) })
+}
+
+// of is the entity's count before its first attempt (0 when none was taken).
+func (b *baselines) of(entity string) (int, error) {
+	b.mu.Lock()
+	e, ok := b.byOp[entity]
+	b.mu.Unlock()
+	if !ok {
+		return 0, nil
+	}
+	e.once.Do(func() {}) // a take still running finishes first
+	return e.n, e.err
 }
 
 // bodyOperation names an operation whose request named no entity by its body hash, the

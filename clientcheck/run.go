@@ -220,6 +220,7 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	defer proxy.CloseIdleConnections()
 	deal := newDealer(sched.Kinds, cfg.Seed)
 	fr := newFront(proxy, p, entity, deal)
+	fr.baseline = newBaselines(ledger)
 	frontSrv, err := serve(fr)
 	if err != nil {
 		return nil, err
@@ -276,10 +277,27 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	}
 	if counts, err := ledger.readLedger(ctx, entities); err != nil {
 		o.LedgerErr = err.Error()
-	} else {
-		o.Ledger = counts
+	} else if o.Ledger, err = sinceBaseline(counts, fr.baseline); err != nil {
+		o.LedgerErr = err.Error()
 	}
 	return &Result{Report: NewReport(o, cfg.Seed, started), Observation: o, Env: env}, nil
+}
+
+// sinceBaseline is each entity's side effects during this run: its count now less its
+// count before its first attempt.
+func sinceBaseline(counts map[string]int, b *baselines) (map[string]int, error) {
+	out := make(map[string]int, len(counts))
+	for e, n := range counts {
+		before, err := b.of(e)
+		if err != nil {
+			return nil, fmt.Errorf("read the ledger of %s before its first attempt: %w", e, err)
+		}
+		if n < before {
+			return nil, fmt.Errorf("the ledger of %s shrank during the run (%d before, %d after): its effects cannot be counted", e, before, n)
+		}
+		out[e] = n - before
+	}
+	return out, nil
 }
 
 // openTarget returns the profile to run against: cfg.Profile, or the embedded reference
