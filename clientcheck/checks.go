@@ -178,7 +178,18 @@ func checkSameKey(o *analysis) verdict {
 
 func checkKeyPerAttempt(o *analysis) verdict {
 	_, attempts := o.byOperation()
-	fresh := faultproxy.FreshKeyRetries(o.Attempts)
+	// The payload is the body without the key: where the key travels in the body, a
+	// fresh key changes the body and nothing else.
+	bySeq := map[uint64]faultproxy.Record{}
+	payloads := make([]faultproxy.Record, len(o.Attempts))
+	for i, r := range o.Attempts {
+		bySeq[r.Seq] = r
+		if d, ok := o.Delivered[r.Seq]; ok && d.Payload != "" {
+			r.BodySHA256 = d.Payload
+		}
+		payloads[i] = r
+	}
+	fresh := faultproxy.FreshKeyRetries(payloads)
 	if len(fresh) == 0 {
 		if len(o.Attempts) < 2 {
 			return na("no payload was sent twice")
@@ -187,7 +198,7 @@ func checkKeyPerAttempt(o *analysis) verdict {
 	}
 	f := failing{}
 	for _, p := range fresh {
-		op := o.operationOf(faultproxy.Record{BodySHA256: p.BodySHA256})
+		op := o.operationOf(bySeq[p.Seqs[0]])
 		f.addOp("key-minted-per-attempt", fmt.Sprintf("%s: the same payload under %d keys", op, len(p.Keys)), o, op, attempts[op])
 	}
 	return f.fail("key minted per attempt: %d payload(s) retried under a fresh key", len(fresh))

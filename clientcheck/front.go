@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
 	"github.com/idemproof/idemproof/scenarios"
 )
@@ -59,6 +60,7 @@ type front struct {
 // frontAttempt is what the front saw of one attempt.
 type frontAttempt struct {
 	entity     string
+	payload    string // SHA-256 (hex) of the body without the key
 	kind       string
 	start, end time.Time
 	wrote      bool // a status line was written through the front (not a hijacked connection)
@@ -108,7 +110,7 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if entity != "" && f.baseline != nil {
 		f.baseline.take(context.WithoutCancel(r.Context()), entity) // a client giving up must not void the count
 	}
-	a := &frontAttempt{entity: entity, start: time.Now()}
+	a := &frontAttempt{entity: entity, payload: f.payloadOf(body), start: time.Now()}
 	a.kind = f.dealer.deal(op).Kind
 	n := f.seq.Add(1)
 	f.mu.Lock()
@@ -133,6 +135,18 @@ func (f *front) entityOf(h http.Header, body []byte) string {
 		return v.String()
 	}
 	return ""
+}
+
+// payloadOf fingerprints what the client asked for, the key left out: a body that
+// carries the key differs by it alone between a retry under a fresh key and the original.
+func (f *front) payloadOf(body []byte) string {
+	if f.keyField != "" {
+		if stripped, err := sjson.DeleteBytes(body, f.keyField); err == nil {
+			body = stripped
+		}
+	}
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:])
 }
 
 func (f *front) hasKey(h http.Header, body []byte) bool {

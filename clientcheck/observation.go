@@ -55,6 +55,9 @@ const DefaultMinBackoff = 50 * time.Millisecond
 type Delivered struct {
 	// Entity is the operation the request named ("" when it named none).
 	Entity string `json:"entity,omitempty"`
+	// Payload is the SHA-256 (hex) of the request body without the key ("" = the
+	// journal's body hash stands): what a retry under a fresh key re-sends unchanged.
+	Payload string `json:"payload_sha256,omitempty"`
 	// Kind is the fault kind dealt to the operation ("" none).
 	Kind string `json:"kind,omitempty"`
 	// Class is the delivered answer's class by the profile's classifier; info when the

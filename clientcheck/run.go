@@ -413,7 +413,7 @@ func observe(ctx context.Context, proxy faultproxy.Controller, fr *front, p *sce
 		if !ok {
 			continue
 		}
-		d := Delivered{Entity: fa.entity, Kind: fa.kind, Start: fa.start, End: fa.end, Body: shortBody(fa.body), Class: outcome.Info}
+		d := Delivered{Entity: fa.entity, Payload: fa.payload, Kind: fa.kind, Start: fa.start, End: fa.end, Body: shortBody(fa.body), Class: outcome.Info}
 		complete := r.ClientResult == faultproxy.ClientDelivered || r.ClientResult == faultproxy.ClientError
 		if complete && fa.wrote {
 			d.Class = classifier.Classify(outcome.Answer{Status: r.ClientStatus, Header: fa.header, Body: fa.body})
