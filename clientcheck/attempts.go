@@ -112,11 +112,11 @@ func WriteAttempts(w io.Writer, attempts []Attempt, indent string) {
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%s#\tat\ttook\tkey\tfault\tupstream\tdelivered\tclass\t\n", indent)
+	fmt.Fprintf(tw, "%s#\tat\ttook\tkey\tfault\tupstream\tdelivered\tclass\n", indent)
 	start := attempts[0].Time
 	for i, at := range attempts {
 		if i == maxTableRows {
-			fmt.Fprintf(tw, "%s…\t%d more attempts\t\t\t\t\t\t\t\n", indent, len(attempts)-i)
+			fmt.Fprintf(tw, "%s…\t%d more attempts\n", indent, len(attempts)-i)
 			break
 		}
 		key := "-"
@@ -127,7 +127,7 @@ func WriteAttempts(w io.Writer, attempts []Attempt, indent string) {
 		if at.RetryAfter > 0 {
 			class += fmt.Sprintf(" (Retry-After %s)", at.RetryAfter)
 		}
-		fmt.Fprintf(tw, "%s%d\t+%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", indent, i+1, roundDuration(at.Time.Sub(start)), roundDuration(at.Duration),
+		fmt.Fprintf(tw, "%s%d\t+%s\t%s\t%s\t%s\t%s\t%s\t%s\n", indent, i+1, roundDuration(at.Time.Sub(start)), roundDuration(at.Duration),
 			key, orDash(at.Fault), at.Upstream, at.Delivered, class)
 	}
 	tw.Flush()
