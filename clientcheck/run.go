@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,23 +58,26 @@ type Env struct {
 }
 
 // Vars returns the environment as NAME=value pairs for a child process; a variable
-// that does not apply (the key header of a body key) is left out.
+// that does not apply (the key header of a body key, the MCP endpoint of a plain HTTP
+// operation) is left out.
 func (e Env) Vars() []string {
-	vars := []string{
-		EnvBaseURL + "=" + e.BaseURL,
-		EnvAdminURL + "=" + e.AdminURL,
-		EnvOutcomeFile + "=" + e.OutcomeFile,
-		EnvOperationMethod + "=" + e.OperationMethod,
-		EnvOperationURL + "=" + e.OperationURL,
-		EnvOperationBody + "=" + e.OperationBody,
-		EnvEntity + "=" + e.Entity,
-	}
-	for name, v := range map[string]string{EnvKeyHeader: e.KeyHeader, EnvKeyField: e.KeyField, EnvMCPEndpoint: e.MCPEndpoint} {
-		if v != "" {
-			vars = append(vars, name+"="+v)
+	var vars []string
+	for _, v := range [][2]string{
+		{EnvBaseURL, e.BaseURL},
+		{EnvAdminURL, e.AdminURL},
+		{EnvOutcomeFile, e.OutcomeFile},
+		{EnvKeyHeader, e.KeyHeader},
+		{EnvKeyField, e.KeyField},
+		{EnvOperationMethod, e.OperationMethod},
+		{EnvOperationURL, e.OperationURL},
+		{EnvOperationBody, e.OperationBody},
+		{EnvEntity, e.Entity},
+		{EnvMCPEndpoint, e.MCPEndpoint},
+	} {
+		if v[1] != "" {
+			vars = append(vars, v[0]+"="+v[1])
 		}
 	}
-	sort.Strings(vars[7:])
 	return vars
 }
 
@@ -176,7 +178,10 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 			return nil, err
 		}
 	} else {
-		sched.Spec = "rules"
+		sched.Spec = fmt.Sprintf("%d rule(s) as given", len(cfg.Faults))
+		if len(cfg.Faults) == 0 {
+			sched.Spec = "none"
+		}
 	}
 
 	if client == nil {
