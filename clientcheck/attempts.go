@@ -147,8 +147,8 @@ func (a *analysis) history(records []faultproxy.Record) []scenarios.Op {
 	for i, r := range records {
 		d := a.Delivered[r.Seq]
 		step := "attempt"
-		if d.Kind != "" {
-			step = "fault:" + d.Kind
+		if r.Fault != "" {
+			step = "fault:" + r.Fault // the fault this attempt met, not merely its operation's kind
 		}
 		ops = append(ops, scenarios.Op{Index: len(ops), Client: 1, Attempt: i + 1, Type: scenarios.OpInvoke, Key: r.Key, Step: step, Time: a.startOf(r)})
 		done := scenarios.Op{Index: len(ops), Client: 1, Attempt: i + 1, Key: r.Key, Step: step, Time: a.endOf(r), Class: a.classOf(r)}
