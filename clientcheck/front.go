@@ -32,6 +32,9 @@ const (
 const (
 	maxObservedBody  = 1 << 20
 	maxDeliveredBody = 64 << 10
+	// maxDeliveredTotal bounds the delivered bytes kept over a whole run: past it, an
+	// answer's body is not kept (its class then rests on its status and headers).
+	maxDeliveredTotal = 64 << 20
 )
 
 // front sits before the fault proxy. For each attempt of the operation it learns the
@@ -55,6 +58,7 @@ type front struct {
 	seq      atomic.Uint64
 	mu       sync.Mutex
 	attempts map[uint64]*frontAttempt
+	kept     int // delivered body bytes kept, at most maxDeliveredTotal
 }
 
 // frontAttempt is what the front saw of one attempt.
@@ -119,7 +123,7 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Header.Set(HeaderAttempt, strconv.FormatUint(n, 10))
 	r.Header.Set(HeaderFault, orNone(a.kind))
 
-	cw := &captureWriter{ResponseWriter: w, a: a, mu: &f.mu}
+	cw := &captureWriter{ResponseWriter: w, a: a, f: f}
 	f.next.ServeHTTP(cw, r)
 	f.mu.Lock()
 	a.end = time.Now()
@@ -228,28 +232,31 @@ func orNone(kind string) string {
 // proxy's hijacking faults, which bypass it.
 type captureWriter struct {
 	http.ResponseWriter
-	a  *frontAttempt
-	mu *sync.Mutex // the front's: snapshots may read while a straggler still writes
+	a *frontAttempt
+	f *front // its lock guards a: snapshots may read while a straggler still writes
 }
 
 func (c *captureWriter) WriteHeader(code int) {
-	c.mu.Lock()
+	c.f.mu.Lock()
 	if !c.a.wrote && code >= 200 {
 		c.a.wrote, c.a.status, c.a.header = true, code, c.Header().Clone()
 	}
-	c.mu.Unlock()
+	c.f.mu.Unlock()
 	c.ResponseWriter.WriteHeader(code)
 }
 
 func (c *captureWriter) Write(b []byte) (int, error) {
-	c.mu.Lock()
+	c.f.mu.Lock()
 	if !c.a.wrote {
 		c.a.wrote, c.a.status, c.a.header = true, http.StatusOK, c.Header().Clone()
 	}
-	if room := maxDeliveredBody - len(c.a.body); room > 0 {
-		c.a.body = append(c.a.body, b[:min(room, len(b))]...)
+	room := min(maxDeliveredBody-len(c.a.body), maxDeliveredTotal-c.f.kept)
+	if room > 0 {
+		n := min(room, len(b))
+		c.a.body = append(c.a.body, b[:n]...)
+		c.f.kept += n
 	}
-	c.mu.Unlock()
+	c.f.mu.Unlock()
 	return c.ResponseWriter.Write(b)
 }
 
