@@ -110,8 +110,12 @@ func (pf *preflight) run(ctx context.Context) error {
 		return err
 	}
 	if d := after - before; d != 1 {
-		return pf.fail("side_effects", "one successful %s %s changed the ledger by %d (before %d, after %d), not 1: side_effects must count this operation's effects (fix side_effects.path, side_effects.count; the path's {{.Entity}} is the entity operation.path/body carry)%s",
-			p.Operation.Method, p.Operation.Path, d, before, after, pf.ledgerClip())
+		hint := "the path's {{.Entity}} is the entity operation.path/body carry"
+		if d > 1 {
+			hint = "a ledger that counts every effect of the target must not be written by anything else during the run"
+		}
+		return pf.fail("side_effects", "one successful %s %s changed the ledger by %d (before %d, after %d), not 1: side_effects must count this operation's effects, once (fix side_effects.path, side_effects.count; %s)%s",
+			p.Operation.Method, p.Operation.Path, d, before, after, hint, pf.ledgerClip("now answers"))
 	}
 	return nil
 }
@@ -159,7 +163,7 @@ func (pf *preflight) count(ctx context.Context, field string, pr Probe, note str
 	if err == nil {
 		return n, nil
 	}
-	status, _, _, got := pf.ledger.get()
+	status, ctype, body, got := pf.ledger.get()
 	path, rerr := render(pr.Path, pf.entity)
 	if rerr != nil {
 		return 0, pf.fail(field+".path", "render %s.path %q: %v", field, pr.Path, rerr)
@@ -167,23 +171,27 @@ func (pf *preflight) count(ctx context.Context, field string, pr Probe, note str
 	url := pr.Method + " " + strings.TrimSuffix(pf.t.ledgerBase(), "/") + path
 	var netErr net.Error
 	switch {
+	case got && looksLikePage(ctype, body):
+		return 0, pf.fail("base_url", "the ledger %s answered a web page, not an API's answer (%d%s): check that base_url points at the API, then %s.path and operation.path",
+			url, status, answerClip(ctype, body), field)
 	case !got && (errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout()):
 		return 0, pf.fail("base_url", "the ledger %s did not answer within client_timeout (%v): fix base_url or %s.path, or raise client_timeout", url, pf.t.p.ClientTimeout.Std(), field)
 	case !got:
 		return 0, pf.fail("base_url", "the ledger %s is not reachable (%s): start the target or fix base_url", url, strings.TrimPrefix(err.Error(), "read ledger: "))
 	case !is2xx(status):
-		return 0, pf.fail(field+".path", "the ledger %s answered %d%s: fix %s.path (and %s.method, %s.headers)%s", url, status, pf.ledgerClip(), field, field, field, note)
+		return 0, pf.fail(field+".path", "the ledger %s answered %d%s: fix %s.path (and %s.method, %s.headers)%s", url, status, answerClip(ctype, body), field, field, field, note)
 	}
 	return 0, pf.fail(field+".count", "the ledger %s does not resolve to a number (%v)%s: fix %s.count (a JSON path such as count or data.#) or %s.path%s",
-		url, strings.TrimPrefix(err.Error(), "read ledger: "), pf.ledgerClip(), field, field, note)
+		url, strings.TrimPrefix(err.Error(), "read ledger: "), pf.ledgerClip("answered"), field, field, note)
 }
 
-func (pf *preflight) ledgerClip() string {
+// ledgerClip is "; the ledger <verb> (type) "body…"" for the last ledger answer.
+func (pf *preflight) ledgerClip(verb string) string {
 	_, ctype, body, got := pf.ledger.get()
 	if !got {
 		return ""
 	}
-	return "; the ledger answered" + answerClip(ctype, body)
+	return "; the ledger " + verb + answerClip(ctype, body)
 }
 
 // answerClip is " (text/html) "<html><body>…"": a short, printable quote of a body.
