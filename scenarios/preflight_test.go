@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -286,4 +287,42 @@ func TestRunStoppedEarlyIsIncomplete(t *testing.T) {
 	require.Empty(t, full.NotRun)
 	require.NoError(t, scenarios.Findings(full))
 	require.Empty(t, full.Interrupted)
+}
+
+// Stopped during the first target, the second never starts: all its scenarios are not
+// run, and no proxy is opened for it.
+func TestRunStoppedEarlySkipsTheNextTarget(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	first := fakeProfile(t, startFake(t, &fakeRefunds{}))
+	f2 := &fakeRefunds{}
+	second := fakeProfile(t, startFake(t, f2))
+	second.Name = "second"
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{
+		Profiles: []*scenarios.Profile{first, second}, Only: []string{"replay/sequential", "key/missing"}, Concurrency: 1,
+		Progress: func(scenarios.Result) { cancel(errors.New("test stop")) },
+	})
+	require.NoError(t, err)
+	require.True(t, rep.Incomplete())
+	require.Len(t, rep.Results, 1)
+	require.Equal(t, "fake", rep.Results[0].Target)
+	other := map[string]string{"key/missing": "replay/sequential", "replay/sequential": "key/missing"}[rep.Results[0].ScenarioID]
+	require.Equal(t, []scenarios.NotRun{
+		{ScenarioID: other, Target: "fake"},
+		{ScenarioID: "key/missing", Target: "second"},
+		{ScenarioID: "replay/sequential", Target: "second"},
+	}, notRunSorted(rep.NotRun))
+	require.Len(t, f2.requests(), 1, "the second target saw its preflight only")
+	require.Equal(t, []string{"fake", "second"}, rep.Targets)
+}
+
+func notRunSorted(list []scenarios.NotRun) []scenarios.NotRun {
+	out := append([]scenarios.NotRun(nil), list...)
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Target != out[j].Target {
+			return out[i].Target < out[j].Target
+		}
+		return out[i].ScenarioID < out[j].ScenarioID
+	})
+	return out
 }

@@ -118,17 +118,13 @@ func Run(ctx context.Context, cfg RunConfig) (*Report, error) {
 		}
 		if ctx.Err() != nil {
 			// Stopped before this target began: nothing of it runs, not even its proxy.
-			for _, sc := range list {
-				rep.NotRun = append(rep.NotRun, NotRun{ScenarioID: sc.ID, Target: p.Name})
-			}
+			rep.NotRun = append(rep.NotRun, notRunAll(list, p.Name)...)
 			continue
 		}
 		t, err := openTarget(ctx, p, cfg.Seed)
 		if err != nil {
 			if ctx.Err() != nil {
-				for _, sc := range list {
-					rep.NotRun = append(rep.NotRun, NotRun{ScenarioID: sc.ID, Target: p.Name})
-				}
+				rep.NotRun = append(rep.NotRun, notRunAll(list, p.Name)...)
 				continue
 			}
 			return nil, fmt.Errorf("run: %w", err)
@@ -147,8 +143,16 @@ func Run(ctx context.Context, cfg RunConfig) (*Report, error) {
 	return rep, nil
 }
 
-// interruption says why a run stopped: the context's cause ("interrupt signal received"
-// from signal.NotifyContext, "context deadline exceeded").
+func notRunAll(list []Scenario, target string) []NotRun {
+	out := make([]NotRun, len(list))
+	for i, sc := range list {
+		out[i] = NotRun{ScenarioID: sc.ID, Target: target}
+	}
+	return out
+}
+
+// interruption says why a run stopped: the context's cause ("interrupt signal received",
+// "context deadline exceeded").
 func interruption(ctx context.Context) string {
 	if err := context.Cause(ctx); err != nil {
 		return err.Error()
