@@ -177,7 +177,7 @@ func (pf *preflight) count(ctx context.Context, field string, pr Probe, note str
 	case !got && (errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout()):
 		return 0, pf.fail("base_url", "the ledger %s did not answer within client_timeout (%v): fix base_url or %s.path, or raise client_timeout", url, pf.t.p.ClientTimeout.Std(), field)
 	case !got:
-		return 0, pf.fail("base_url", "base_url %s is not reachable (the ledger, %s: %s): start the target or fix base_url", pf.t.ledgerBase(), pr.Method, strings.TrimPrefix(err.Error(), "read ledger: "))
+		return 0, pf.fail("base_url", "base_url %s is not reachable (reading the ledger: %s): start the target or fix base_url", pf.t.ledgerBase(), strings.TrimPrefix(err.Error(), "read ledger: "))
 	case !is2xx(status):
 		return 0, pf.fail(field+".path", "the ledger %s answered %d%s: fix %s.path (and %s.method, %s.headers)%s", url, status, answerClip(ctype, body), field, field, field, note)
 	}

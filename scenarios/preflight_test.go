@@ -82,7 +82,7 @@ func TestPreflightNamesAnUnreachableTarget(t *testing.T) {
 	require.NoError(t, ln.Close())
 	pe := preflightErr(t, fakeProfile(t, url))
 	require.Equal(t, "base_url", pe.Field)
-	require.Contains(t, pe.Error(), "preflight target fake: base_url "+url+" is not reachable (the ledger, GET: Get \""+url+"/v1/refunds?order_id=ip-preflight-")
+	require.Contains(t, pe.Error(), "preflight target fake: base_url "+url+" is not reachable (reading the ledger: Get \""+url+"/v1/refunds?order_id=ip-preflight-")
 	require.Contains(t, pe.Error(), "fix base_url")
 }
 
