@@ -122,5 +122,26 @@ type Report struct {
 	// TargetSources maps a target to how a command line names its profile (a file path
 	// or a built-in name), where that differs from the target's name.
 	TargetSources map[string]string `json:"target_sources,omitempty"`
-	Results       []Result          `json:"results"`
+	// Complete is true when every selected scenario ran to a verdict against every
+	// target. A run stopped early (its context cancelled: SIGINT, SIGTERM, a deadline) is
+	// not complete: Results holds what finished, NotRun what never started, Interrupted
+	// why. An incomplete report proves nothing about the scenarios it lacks.
+	Complete    bool     `json:"complete"`
+	Interrupted string   `json:"interrupted,omitempty"`
+	NotRun      []NotRun `json:"not_run,omitempty"`
+	Results     []Result `json:"results"`
+}
+
+// Incomplete reports whether the run stopped before every selected scenario was judged:
+// Complete false with the reason recorded (Interrupted or NotRun). A Report built by hand
+// or by another tool, which sets neither, is not taken as stopped.
+func (r *Report) Incomplete() bool {
+	return !r.Complete && (r.Interrupted != "" || len(r.NotRun) > 0)
+}
+
+// NotRun is a selected scenario that never started against a target because the run
+// was stopped first.
+type NotRun struct {
+	ScenarioID string `json:"scenario"`
+	Target     string `json:"target"`
 }

@@ -17,7 +17,12 @@
 //     journal and the history agree attempt for attempt;
 //   - checkers are pure functions of (Record, *Profile): safety invariants are FAIL whatever
 //     the profile declares; a failed ledger probe is UNKNOWN, never a pass; a scenario whose
-//     capability the profile does not declare is N/A.
+//     capability the profile does not declare is N/A;
+//   - before any scenario, Run checks each target with Preflight (one operation, the
+//     ledger read before and after): a target that is not what its profile says is an
+//     error naming the field to fix, not a catalogue of UNKNOWNs;
+//   - a run stopped early (ctx cancelled) returns promptly with what finished, the rest
+//     listed as not run and Report.Complete false; Findings counts it as a finding.
 //
 // What is not: a PASS is evidence about the attempts that were made, not a proof for every
 // interleaving; timing-dependent scenarios (races, expiry, recovery) rely on the profile's

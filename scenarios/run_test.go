@@ -191,12 +191,13 @@ func TestRunRejectsBadConfig(t *testing.T) {
 	require.ErrorContains(t, err, "run: profile fake: expect.mismatch: must be a 4xx status")
 }
 
-// An unreachable ledger makes the verdict UNKNOWN, never a pass.
+// An unreachable ledger makes the verdict UNKNOWN, never a pass (past the preflight,
+// which would stop the run first: a target can break during a run).
 func TestUnreachableTargetIsUnknown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	p := fakeProfile(t, "http://127.0.0.1:1")
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/sequential"}})
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/sequential"}, NoPreflight: true})
 	require.NoError(t, err)
 	require.Equal(t, scenarios.Unknown, rep.Results[0].Verdict, rep.Results[0].Message)
 }
@@ -285,7 +286,7 @@ func TestScenarioTimeoutIsUnknown(t *testing.T) {
 		}
 	}()
 	p := fakeProfile(t, "http://"+ln.Addr().String())
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/sequential"}, ScenarioTimeout: 200 * time.Millisecond})
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/sequential"}, ScenarioTimeout: 200 * time.Millisecond, NoPreflight: true})
 	require.NoError(t, err)
 	r := rep.Results[0]
 	require.Equal(t, scenarios.Unknown, r.Verdict)

@@ -25,6 +25,8 @@ type checkOptions struct {
 	store       string
 	concurrency int
 	timeout     time.Duration
+	// allowUnknown is how many UNKNOWN results still let the run exit 0.
+	allowUnknown int
 }
 
 func checkFlags(stderr io.Writer) (*flag.FlagSet, *checkOptions) {
@@ -41,11 +43,20 @@ func checkFlags(stderr io.Writer) (*flag.FlagSet, *checkOptions) {
 	fs.StringVar(&o.store, "store", "", "store of the embedded reference: memory (default) or a postgres:// DSN")
 	fs.IntVar(&o.concurrency, "concurrency", 0, "scenarios run at once (default: the runner's)")
 	fs.DurationVar(&o.timeout, "timeout", 0, "time limit per scenario, e.g. 30s (default: the runner's)")
+	fs.IntVar(&o.allowUnknown, "allow-unknown", 0, "UNKNOWN results tolerated before the run counts as incomplete (exit 3)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: idemproof check [flags]")
 		fmt.Fprintln(stderr)
 		fmt.Fprintln(stderr, "Runs the scenario catalogue against each target and reports a verdict per scenario.")
-		fmt.Fprintln(stderr, "Exit status: 0 no FAIL, 1 a FAIL (or NON-STRICT/UNKNOWN under --strict), 2 a usage or profile error.")
+		fmt.Fprintln(stderr, "Each target is first checked with one request (preflight): a target that does not answer,")
+		fmt.Fprintln(stderr, "answers other than success, or whose ledger does not count it stops the run (exit 2).")
+		fmt.Fprintln(stderr)
+		fmt.Fprintln(stderr, "Exit status:")
+		fmt.Fprintln(stderr, "  0  every scenario judged, none failing")
+		fmt.Fprintln(stderr, "  1  a FAIL (under --strict also NON-STRICT)")
+		fmt.Fprintln(stderr, "  2  a usage, profile or preflight error: nothing was run")
+		fmt.Fprintln(stderr, "  3  incomplete: interrupted (SIGINT/SIGTERM; the reports say so), or UNKNOWN results")
+		fmt.Fprintln(stderr, "     beyond --allow-unknown. A FAIL wins over incomplete (exit 1).")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
@@ -67,6 +78,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if o.timeout < 0 {
 		return fmt.Errorf("--timeout %v: must be positive", o.timeout)
 	}
+	if o.allowUnknown < 0 {
+		return fmt.Errorf("--allow-unknown %d: must be 0 or more", o.allowUnknown)
+	}
+	if err := checkReportDir(o.reportDir); err != nil {
+		return err
+	}
 	selected, err := scenarios.Select(o.only, o.labels)
 	if err != nil {
 		return fmt.Errorf("--only/--label: %w", err)
@@ -86,9 +103,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	names := make([]string, len(targets.profiles))
 	for i, p := range targets.profiles {
 		names[i] = p.Name
-		if err := checkReachable(ctx, p); err != nil {
-			return err
-		}
+	}
+	if err := preflightAll(ctx, targets.profiles, stderr); err != nil {
+		return err
 	}
 	fmt.Fprintf(stdout, "idemproof check: %d scenarios × %d target(s) [%s], seed %d, strict=%t\n",
 		len(selected), len(names), strings.Join(names, ", "), o.seed, o.strict)
@@ -104,6 +121,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ScenarioTimeout: o.timeout,
 		Progress:        report.Progress(stdout),
 		Tool:            "idemproof " + version(),
+		NoPreflight:     true, // done above, before the header
 	})
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
@@ -117,12 +135,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		fmt.Fprintf(stdout, "\nreports: %s\n", strings.Join(paths, " "))
 	}
-	for _, r := range rep.Results {
-		if report.Failing(r.Verdict, rep.Strict) {
-			return errExitFailure
-		}
-	}
-	return nil
+	return exitStatus(stdout, rep, o.allowUnknown)
 }
 
 // version is the module version the binary was built from, or "dev".

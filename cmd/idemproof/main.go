@@ -42,6 +42,10 @@ func commands() []command {
 // printed why, so main only sets the exit status.
 var errExitFailure = errors.New("failed")
 
+// errExitIncomplete reports a run that proved less than it was asked to (interrupted, or
+// UNKNOWN results): exit status 3. The command already printed why.
+var errExitIncomplete = errors.New("incomplete")
+
 // errUsageReported is a usage error the flag package has already printed with the
 // command's usage; main only sets exit status 2.
 var errUsageReported = errors.New("usage error")
@@ -57,10 +61,32 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext(os.Stderr)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// interruptContext is cancelled by the first SIGINT or SIGTERM, its cause naming the
+// signal: a command then stops promptly and still reports what it did. A second signal
+// ends the process at once (the default behaviour is restored after the first).
+func interruptContext(stderr io.Writer) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case s := <-sig:
+			signal.Stop(sig)
+			fmt.Fprintf(stderr, "\nidemproof: %v signal received: stopping; send it again to quit at once\n", s)
+			cancel(fmt.Errorf("%v signal received", s))
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sig)
+		cancel(nil)
+	}
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -80,6 +106,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 0
 		case errors.Is(err, errExitFailure):
 			return 1
+		case errors.Is(err, errExitIncomplete):
+			return 3
 		case errors.Is(err, errUsageReported):
 			return 2
 		default:

@@ -34,6 +34,9 @@ type htmlPage struct {
 	Failing  int
 	Failures []htmlFailure // failing results, linked, above the matrix
 	Columns  int           // matrix columns: scenario, level, description, one per target
+	// Incomplete is the banner of a run stopped early (IncompleteBanner), NotRun the
+	// scenarios it never started; both "" for a complete run.
+	Incomplete, NotRun string
 }
 
 type htmlFailure struct {
@@ -112,6 +115,9 @@ func buildPage(rep *scenarios.Report) htmlPage {
 		Duration: roundDuration(time.Duration(rep.DurationMS * float64(time.Millisecond))).String(),
 		Failing:  len(failingResults(rep)),
 		Columns:  3 + len(ts),
+	}
+	if banner := IncompleteBanner(rep); banner != "" {
+		p.Incomplete, p.NotRun = banner, notRunText(rep.NotRun)
 	}
 	if len(ts) > 0 {
 		p.Title = "idemproof report: " + strings.Join(ts, " vs ")
