@@ -39,6 +39,9 @@ type RunConfig struct {
 	BurstConcurrency int
 	// Progress, when set, is called as each scenario finishes (one call at a time).
 	Progress func(Result)
+	// Notice, when set, is told how the run deviates from the configuration, once per
+	// target (e.g. a target with a global ledger runs its scenarios one at a time).
+	Notice func(string)
 	// Tool names the tool in the report (default "idemproof").
 	Tool string
 }
@@ -102,7 +105,9 @@ func Run(ctx context.Context, cfg RunConfig) (*Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("run: %w", err)
 		}
-		results := runTarget(ctx, t, list, cfg, fmt.Sprintf("%s-%d", nonce, ti), &progress)
+		tcfg := cfg
+		tcfg.Concurrency = concurrencyFor(p, cfg)
+		results := runTarget(ctx, t, list, tcfg, fmt.Sprintf("%s-%d", nonce, ti), &progress)
 		_ = t.close()
 		rep.Results = append(rep.Results, results...)
 	}
