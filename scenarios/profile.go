@@ -21,12 +21,12 @@ type Profile struct {
 	Slow        *TestHook           `yaml:"slow_operation,omitempty" json:"slow_operation,omitempty"`
 	FailHook    *TestHook           `yaml:"fail_operation,omitempty" json:"fail_operation,omitempty"` // make the work fail with a 5xx after it started
 	Crash       *CrashHook          `yaml:"crash,omitempty" json:"crash,omitempty"`
-	Principals  []map[string]string `yaml:"principals,omitempty" json:"principals,omitempty"` // header sets, one per principal; the first is the default
+	Principals  []map[string]string `yaml:"principals,omitempty" json:"principals,omitempty"`             // header sets, one per principal; the first is the default
+	Business    *Example            `yaml:"business_error,omitempty" json:"business_error,omitempty"`     // a request the work rejects (executed, stored)
+	Validation  *Example            `yaml:"validation_error,omitempty" json:"validation_error,omitempty"` // a request rejected before execution (not stored)
 	// KeyedMethods are the methods the key applies to (e.g. [POST]); a key on any other
 	// method must change nothing. Empty = not declared (key/get-ignored N/A).
 	KeyedMethods []string `yaml:"keyed_methods,omitempty" json:"keyed_methods,omitempty"`
-	Business     *Example `yaml:"business_error,omitempty" json:"business_error,omitempty"`     // a request the work rejects (executed, stored)
-	Validation   *Example `yaml:"validation_error,omitempty" json:"validation_error,omitempty"` // a request rejected before execution (not stored)
 	// Proxy, when set, is an already running faultproxy in front of the target (e.g. in a
 	// container); otherwise the runner starts one in-process in front of BaseURL.
 	Proxy *ProxyRef `yaml:"proxy,omitempty" json:"proxy,omitempty"`
