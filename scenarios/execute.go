@@ -167,6 +167,9 @@ func (e *execution) runSteps(ctx context.Context) error {
 // started, when not nil, is closed once every attempt has been invoked (or the step
 // failed to build).
 func (e *execution) sendCopies(ctx context.Context, st Step, attempt int, started chan<- struct{}) error {
+	if st.KeySet != "" {
+		return e.sendKeySet(ctx, st, attempt, started)
+	}
 	n := max(st.Copies, 1)
 	var invoked sync.WaitGroup
 	invoked.Add(n)
@@ -254,7 +257,7 @@ func (e *execution) journalKeys(h []Op) ([]string, int) {
 	direct := map[string]bool{}
 	for _, st := range e.sc.Steps {
 		if st.Direct && e.t.p.BaseURL != "" {
-			direct[st.Name] = true
+			direct[st.Name], direct[st.Name+againSuffix] = true, true
 		}
 	}
 	sent := 0

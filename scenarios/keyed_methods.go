@@ -31,3 +31,15 @@ func (p *Profile) keyed(method string) bool {
 	}
 	return false
 }
+
+// missingKeyedMethods says why key/get-ignored cannot run ("" when it can): it needs
+// keyed_methods, and the ledger read must use a method outside them.
+func (p *Profile) missingKeyedMethods() string {
+	if len(p.KeyedMethods) == 0 {
+		return "keyed_methods not declared"
+	}
+	if p.keyed(p.SideEffects.Method) {
+		return "keyed_methods includes the ledger's method " + p.SideEffects.Method
+	}
+	return ""
+}

@@ -35,6 +35,9 @@ func (k scenarioKeys) keyFor(f KeyForm) (string, bool) {
 	case KeyQuoted:
 		return `"` + k.main + `"`, true
 	}
+	if key, ok := k.shaped(f); ok {
+		return key, true
+	}
 	return k.main, true
 }
 
@@ -71,6 +74,9 @@ func (t *target) stepRequest(base, entity string, keys scenarioKeys, st Step, ma
 		body = p.Business.Body
 	case PayloadValidation:
 		body = p.Validation.Body
+	case PayloadLedgerRead:
+		op = Operation{Method: p.SideEffects.Method, Path: p.SideEffects.Path, Headers: p.SideEffects.Headers}
+		body = ""
 	}
 	path, err := render(op.Path, entity)
 	if err != nil {
