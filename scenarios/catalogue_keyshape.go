@@ -134,6 +134,7 @@ func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
 			if op.Class == outcome.ServerError {
 				serverErrs = append(serverErrs, fmt.Sprintf("%s (%d characters): %s", shape, len(op.Key), describe(op)))
 				f.example("%s key %s got %s", op.Step, clip([]byte(op.Key)), describe(op))
+				break
 			}
 		}
 		switch {
@@ -255,10 +256,14 @@ func getIgnored(r Record, p *Profile) (Verdict, string, Evidence) {
 	case n > 1:
 		f.count(CatDuplicated, n-1)
 		return f.result(Fail, "%d side effects for one %s", n, p.Operation.Method)
-	case post.Class.Determinate() && post.Class != outcome.Success:
+	case post.Class == outcome.ServerError:
+		return f.result(Fail, "the %s got %s from the target, want a 2xx", p.Operation.Method, describe(post))
+	case keyRefusal(post.Class):
 		f.example("%s before the %s: %s %s", method, p.Operation.Method, describe(before), clip(before.Body))
 		f.example("%s: %s %s", p.Operation.Method, describe(post), clip(post.Body))
-		return f.result(Fail, "the %s with the key a %s carried before got %s: the %s was recorded under the key", p.Operation.Method, method, describe(post), method)
+		return f.result(Fail, "the %s with the key a %s carried before got %s (%s): the %s was recorded under the key", p.Operation.Method, method, describe(post), post.Class, method)
+	case post.Class.Determinate() && post.Class != outcome.Success:
+		return f.result(Unknown, "the %s got %s (%s), not a success: nothing to judge", p.Operation.Method, describe(post), post.Class)
 	case post.Class == outcome.Success && before.Class == outcome.Success && post.Status == before.Status && sameBody(post.Body, before.Body):
 		f.count(CatFabricated, 1)
 		return f.result(Fail, "the %s was answered the %s's response: the %s was stored under the key and replayed", p.Operation.Method, method, method)
