@@ -7,18 +7,14 @@
 //
 //   - a key (1–255 printable ASCII characters; the RFC 8941 quoted form is the same key)
 //     is recorded before the work, with a digest of the body;
-//
 //   - a repeat while the original runs gets 409 with Retry-After; the same key with
 //     another body gets 422; a replay is byte for byte, marked Idempotent-Replayed;
-//
 //   - a validation error (400) and a failure (5xx) are not stored: the key is released;
 //     a business refusal (402, amount over 1000) is stored and replayed;
-//
 //   - keys expire after the retention, counted from their first record;
-//
 //   - every refusal is application/problem+json.
 //
-//     go run . --listen 127.0.0.1:8091 --retention 2s
+// Run it with `go run . --listen 127.0.0.1:8091 --retention 2s`.
 package main
 
 import (
