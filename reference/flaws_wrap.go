@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/idemproof/idemproof/reference/idempotency"
 )
@@ -21,7 +22,7 @@ import (
 func wrapperFlaws() []Flaw {
 	none := func(*idempotency.Flaws) {}
 	return []Flaw{
-		{"wedge-after-contention", "after a contended burst the key answers 409 forever: the in-flight marker is never cleared once a repeat met it", "race/burst-50", none},
+		{"wedge-after-contention", "after a contended burst the key answers 409 forever: a request that meets the in-flight marker takes it over, and nobody clears it", "race/burst-50", none},
 		{"replay-error-as-success", "a stored business error (402) is replayed as 200 with an empty body", "storage/business-4xx", none},
 		{"key-aliasing", "the key is kept as a view of the connection's reused read buffer: on a keep-alive connection the next request's key of the same length finds the previous key's record", "race/keepalive-many-keys", none},
 		{"distinct-keys-dedup", "the payload alone decides: the key is replaced by a hash of the request, so two keys with one payload are one operation", "key/distinct-keys-same-body", none},
@@ -65,33 +66,60 @@ func flawScope(r *http.Request) string {
 	return principalOf(r) + "\x00" + r.Method + " " + r.URL.Path + "\x00" + r.Header.Get(idempotency.HeaderKey)
 }
 
-// wedgeAfterContention: once the middleware answered a key with 409 (a repeat met the
-// original in flight), every later request with the key gets the same 409, as a
-// middleware does whose in-flight marker is set by the refused repeat and never cleared.
+// markerRoundTrip is the latency of the lock service wedgeAfterContention models: the
+// in-flight marker is set with one round trip before the middleware runs.
+const markerRoundTrip = 25 * time.Millisecond
+
+// wedgeAfterContention models an in-flight marker kept in a lock service (one round
+// trip to set it) that only the request which set it may clear: a request that arrives
+// while another with the key holds the marker takes the marker over, and nobody ever
+// clears it. Once two requests with one key were in the server at the same time (a
+// contended burst, a repeat meeting the original in flight), the key answers 409
+// forever. Without contention it behaves like the correct middleware.
 func wedgeAfterContention(next http.Handler) http.Handler {
 	var mu sync.Mutex
-	wedged := map[string]bool{}
+	active := map[string]int{}
+	contended, wedged := map[string]bool{}, map[string]bool{}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(idempotency.HeaderKey) == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
 		scope := flawScope(r)
 		mu.Lock()
-		stuck := wedged[scope]
-		mu.Unlock()
-		if stuck {
+		if wedged[scope] {
+			mu.Unlock()
 			w.Header().Set("Retry-After", "1")
 			idempotency.WriteProblem(w, http.StatusConflict, "idempotency-key-in-use", "Idempotency-Key in use",
 				"a request with this key is still being processed: retry the same request with the same key after Retry-After seconds")
 			return
 		}
-		sw := &statusWriter{ResponseWriter: w}
-		next.ServeHTTP(sw, r)
-		if sw.status == http.StatusConflict && r.Header.Get(idempotency.HeaderKey) != "" {
-			mu.Lock()
-			if len(wedged) >= maxFlawEntries {
-				clear(wedged)
-			}
-			wedged[scope] = true
-			mu.Unlock()
+		if len(active) >= maxFlawEntries {
+			clear(active)
+			clear(contended)
+			clear(wedged)
 		}
+		if active[scope] > 0 {
+			contended[scope] = true
+		}
+		active[scope]++
+		mu.Unlock()
+		hold(markerRoundTrip)
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if sw.status == http.StatusConflict {
+				contended[scope] = true
+			}
+			if active[scope]--; active[scope] <= 0 {
+				delete(active, scope)
+				if contended[scope] {
+					wedged[scope] = true
+				}
+			}
+		}()
+		next.ServeHTTP(sw, r)
 	})
 }
 

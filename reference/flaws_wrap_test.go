@@ -24,6 +24,19 @@ var wrapperFlawCases = map[string]func(t *testing.T, e *servertest.Env, order, k
 			require.Equal(t, http.StatusConflict, e.Post(t, refunds, key, body(order, 4900)).Status, "the key stays at 409 after the original committed")
 		}
 		require.Equal(t, 1, e.Count(t, "refunds", order))
+
+		// A burst of plain requests is contention enough: the marker's round trip keeps
+		// the first request in the server while the others arrive.
+		burstKey, burstOrder := servertest.Fresh("k-"), servertest.Fresh("o-")
+		servertest.Burst(t, e, 50, burstKey, body(burstOrder, 4900))
+		require.Equal(t, http.StatusConflict, e.Post(t, refunds, burstKey, body(burstOrder, 4900)).Status, "wedged after the burst")
+		require.Equal(t, 1, e.Count(t, "refunds", burstOrder))
+
+		// Without contention the key replays as it should.
+		seqKey, seqOrder := servertest.Fresh("k-"), servertest.Fresh("o-")
+		first := e.Post(t, refunds, seqKey, body(seqOrder, 4900))
+		require.Equal(t, http.StatusCreated, first.Status)
+		require.Equal(t, first.Body, e.Post(t, refunds, seqKey, body(seqOrder, 4900)).Body)
 	},
 	"replay-error-as-success": func(t *testing.T, e *servertest.Env, order, key string) {
 		first := e.Post(t, refunds, key, body(order, 2_000_000))
