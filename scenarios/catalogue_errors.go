@@ -39,13 +39,17 @@ func errorScenarios() []Scenario {
 // (a missing key declared optional, a repeat made to wait) has nothing to inspect.
 func problemJSON(r Record, p *Profile) (Verdict, string, Evidence) {
 	var f finding
-	var good, bad []string
+	var good, bad, unseen []string
 	for _, want := range []struct {
 		step  string
 		class outcome.Class
 	}{{"unkeyed", outcome.MissingKey}, {"repeat", outcome.InFlight}, {"mismatch", outcome.Mismatch}} {
 		a, ok := r.answer(want.step)
-		if !ok || !a.Class.Refusal() {
+		if !ok || !a.Class.Determinate() {
+			unseen = append(unseen, want.step)
+			continue
+		}
+		if !a.Class.Refusal() {
 			continue
 		}
 		if why := notProblem(a); why != "" {
@@ -58,8 +62,13 @@ func problemJSON(r Record, p *Profile) (Verdict, string, Evidence) {
 	switch {
 	case len(bad) > 0:
 		return f.result(NonStrict, "refusals that are not RFC 9457 problem details: %s", strings.Join(bad, "; "))
+	case len(good) == 0 && len(unseen) > 0:
+		return f.result(Unknown, "no refusal to inspect: the answer to %s was not seen (info)", strings.Join(unseen, ", "))
 	case len(good) == 0:
-		return f.result(Unknown, "no refusal was seen to inspect (missing key %s, in flight %s)", p.Expect.MissingKey, describeAnswer(r, "repeat"))
+		// Nothing was refused (a key declared optional, a repeat made to wait, no
+		// fingerprint): the scenarios that expect those refusals judge that.
+		return f.result(Info, "nothing was refused (unkeyed %s, in-flight repeat %s, other payload %s): no problem details to inspect",
+			describeAnswer(r, "unkeyed"), describeAnswer(r, "repeat"), describeAnswer(r, "mismatch"))
 	}
 	return f.result(Pass, "the %s refusal(s) are application/problem+json with a type or title", strings.Join(good, ", "))
 }

@@ -264,10 +264,15 @@ func TestRefusalsAreProblemDetails(t *testing.T) {
 	require.Equal(t, scenarios.NonStrict, v)
 	require.Contains(t, msg, `no "type" or "title" member`)
 
-	none := newHistory().at(0, "unkeyed", scenarios.OpOK, 201, `{}`, nil).at(5, "repeat", scenarios.OpOK, 201, `{}`, nil).
+	unseen := newHistory().at(0, "unkeyed", scenarios.OpOK, 201, `{}`, nil).at(5, "repeat", scenarios.OpOK, 201, `{}`, nil).
 		at(10, "mismatch", scenarios.OpInfo, 0, "", nil).record(1)
-	v, _, _ = judgeWith(t, "errors/problem-json", none, p)
-	require.Equal(t, scenarios.Unknown, v)
+	v, _, _ = judgeWith(t, "errors/problem-json", unseen, p)
+	require.Equal(t, scenarios.Unknown, v, "the one answer that could have been a refusal timed out")
+
+	none := newHistory().at(0, "unkeyed", scenarios.OpOK, 201, `{}`, nil).at(5, "repeat", scenarios.OpOK, 201, `{}`, nil).
+		at(10, "mismatch", scenarios.OpOK, 201, `{}`, nil).record(1)
+	v, msg, _ = judgeWith(t, "errors/problem-json", none, p)
+	require.Equal(t, scenarios.Info, v, "nothing refused, nothing to inspect: %s", msg)
 }
 
 func TestRetryAfterMustParse(t *testing.T) {
