@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/idemproof/idemproof/faultproxy"
 )
 
 // againSuffix names the second sending of a Twice step: "proxied" then "proxied-again".
@@ -121,4 +123,39 @@ func (e *execution) sendKeySet(ctx context.Context, st Step, attempt int, starte
 	close(work)
 	wg.Wait()
 	return ctx.Err()
+}
+
+// manyKeys is the number of keys past which the journal is read in one query and
+// filtered here: a key set of hundreds would otherwise scan the whole journal once per
+// key.
+const manyKeys = 16
+
+// journalOfKeys returns the journal records of the keys, in no particular order.
+func (t *target) journalOfKeys(ctx context.Context, keys []string) ([]faultproxy.Record, error) {
+	if len(keys) <= manyKeys {
+		var all []faultproxy.Record
+		for _, k := range keys {
+			recs, err := t.ctl.Journal(ctx, faultproxy.JournalQuery{Key: k})
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, recs...)
+		}
+		return all, nil
+	}
+	want := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		want[k] = true
+	}
+	recs, err := t.ctl.Journal(ctx, faultproxy.JournalQuery{})
+	if err != nil {
+		return nil, err
+	}
+	out := recs[:0]
+	for _, r := range recs {
+		if want[r.Key] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
