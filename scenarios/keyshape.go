@@ -14,7 +14,7 @@ const (
 	KeyEmptyQuoted KeyForm = "empty-quoted" // `""`: the RFC 8941 sf-string of the empty string
 	KeyUUID        KeyForm = "uuid"         // a UUID (36 characters, the shape many libraries expect)
 	KeyULID        KeyForm = "ulid"         // 26 characters of Crockford base32, as a ULID is written
-	KeyBase64URL   KeyForm = "base64url"    // 43 characters of unpadded base64url (a 256-bit random key), - and _ included
+	KeyBase64URL   KeyForm = "base64url"    // 43 characters of base64url, - and _ among them
 	KeyOneChar     KeyForm = "one-char"     // a single character: the shortest valid key
 )
 
