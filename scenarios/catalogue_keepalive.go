@@ -106,6 +106,17 @@ func keepAliveManyKeys(r Record, p *Profile) (Verdict, string, Evidence) {
 			}
 		}
 	}
+	// A step outside the key sets (a settle step with the scenario's own key) may add
+	// one effect of its own per answer that was a success or unseen.
+	for _, op := range r.History {
+		switch op.Step {
+		case "proxied", "proxied" + againSuffix, "direct", "direct" + againSuffix:
+		default:
+			if op.Type != OpInvoke && (op.Class == outcome.Success || !op.Class.Determinate()) {
+				maybe++
+			}
+		}
+	}
 	n := r.Ledger[LedgerOperation]
 	timedOut := ""
 	if infos > 0 {
