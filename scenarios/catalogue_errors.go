@@ -112,5 +112,5 @@ func retryAfterSyntax(v string) string {
 	if _, err := http.ParseTime(v); err == nil {
 		return ""
 	}
-	return fmt.Sprintf("Retry-After %q is neither delta-seconds nor an HTTP-date (RFC 9110 §10.2.3)", v)
+	return fmt.Sprintf("%q is neither delta-seconds nor an HTTP-date (RFC 9110 §10.2.3)", v)
 }
