@@ -184,3 +184,25 @@ func TestLedgerScopeAndHookShapesAreValidated(t *testing.T) {
 	require.ErrorContains(t, parse(ledger+"keyed_methods: [post]\n"), "keyed_methods[0]: must be an upper-case HTTP method")
 	require.ErrorContains(t, parse(ledger+"keyed_methods: [PUT]\n"), "keyed_methods: must include operation.method POST")
 }
+
+// Past the lock, {{.HoldMs}} is twice the lock timeout, in the query form as in the header.
+func TestHoldPastTheLockIsTwiceTheLockTimeout(t *testing.T) {
+	api := &counterAPI{keys: map[string]*counterEntry{}}
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	p, err := scenarios.ParseProfile("counter.yaml", []byte(`name: counter
+base_url: `+srv.URL+`
+operation: {path: /counter, body: '{"amount": 1}'}
+side_effects: {path: /counter, count: count, scope: global}
+expect: {in_flight: 409, mismatch: 422, missing_key: "400"}
+slow_operation: {query: {ms: "{{.HoldMs}}"}, hold: 100ms}
+lock_timeout: 150ms
+retention: 2s
+`))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"recovery/slow-past-lock"}})
+	require.NoError(t, err)
+	require.Contains(t, api.posted(), "/counter?ms=300")
+}
