@@ -27,6 +27,7 @@ const (
 	CapReplayHeaders    Capability = "replay_headers"   // expect.replay_headers
 	CapBusiness         Capability = "business_error"   // business_error
 	CapValidation       Capability = "validation_error" // validation_error
+	CapKeyedMethods     Capability = "keyed_methods"    // keyed_methods, with the ledger's method not among them
 )
 
 // MaxWaitedWindow is the longest retention or lock timeout the runner waits out; a target
@@ -111,6 +112,8 @@ func (p *Profile) Missing(c Capability) string {
 		if p.Validation == nil {
 			return "validation_error not declared"
 		}
+	case CapKeyedMethods:
+		return p.missingKeyedMethods()
 	default:
 		return "unknown capability " + string(c)
 	}

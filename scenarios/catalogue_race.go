@@ -101,7 +101,7 @@ func raceScenarios() []Scenario {
 		{
 			ID:          "race/in-flight-retry-after",
 			Description: "the in-flight refusal says when to retry",
-			Requirement: "the in-flight 409 carries Retry-After",
+			Requirement: "the in-flight 409 carries a Retry-After that parses: delta-seconds or an HTTP-date",
 			Source:      srcStripe + " (retry with backoff); RFC 9110 §10.2.3 (Retry-After)",
 			Level:       LevelShould,
 			Labels:      []string{"group:race", "fault:before-upstream", "level:should"},
@@ -246,6 +246,9 @@ func inFlightRetryAfter(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Unknown, "the repeat got %s, not %d: no in-flight answer to inspect", describe(repeat), p.Expect.InFlight)
 	}
 	if v := repeat.Headers["Retry-After"]; v != "" {
+		if why := retryAfterSyntax(v); why != "" {
+			return f.result(NonStrict, "the %d carries a malformed Retry-After: %s", repeat.Status, why)
+		}
 		return f.result(Pass, "the %d carries Retry-After: %s", repeat.Status, v)
 	}
 	return f.result(NonStrict, "the %d carries no Retry-After", repeat.Status)

@@ -18,12 +18,15 @@ type Profile struct {
 	Expect      Expect              `yaml:"expect" json:"expect"`
 	Retention   Duration            `yaml:"retention,omitempty" json:"retention,omitempty"`       // declared window; 0 = not declared (expiry N/A)
 	LockTimeout Duration            `yaml:"lock_timeout,omitempty" json:"lock_timeout,omitempty"` // declared stale-lock takeover; 0 = not declared
-	Slow        *HeaderHook         `yaml:"slow_operation,omitempty" json:"slow_operation,omitempty"`
-	FailHook    *HeaderHook         `yaml:"fail_operation,omitempty" json:"fail_operation,omitempty"` // make the work fail with a 5xx after it started
+	Slow        *TestHook           `yaml:"slow_operation,omitempty" json:"slow_operation,omitempty"`
+	FailHook    *TestHook           `yaml:"fail_operation,omitempty" json:"fail_operation,omitempty"` // make the work fail with a 5xx after it started
 	Crash       *CrashHook          `yaml:"crash,omitempty" json:"crash,omitempty"`
 	Principals  []map[string]string `yaml:"principals,omitempty" json:"principals,omitempty"`             // header sets, one per principal; the first is the default
 	Business    *Example            `yaml:"business_error,omitempty" json:"business_error,omitempty"`     // a request the work rejects (executed, stored)
 	Validation  *Example            `yaml:"validation_error,omitempty" json:"validation_error,omitempty"` // a request rejected before execution (not stored)
+	// KeyedMethods are the methods the key applies to (e.g. [POST]); a key on any other
+	// method must change nothing. Empty = not declared (key/get-ignored N/A).
+	KeyedMethods []string `yaml:"keyed_methods,omitempty" json:"keyed_methods,omitempty"`
 	// Proxy, when set, is an already running faultproxy in front of the target (e.g. in a
 	// container); otherwise the runner starts one in-process in front of BaseURL.
 	Proxy *ProxyRef `yaml:"proxy,omitempty" json:"proxy,omitempty"`
@@ -60,6 +63,9 @@ type Probe struct {
 	Path    string            `yaml:"path" json:"path"`
 	Headers map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
 	Count   string            `yaml:"count" json:"count"` // JSON path into the response: "count", "data.#" (length)
+	// Scope is "entity" (default: the path names {{.Entity}} and counts its effects only)
+	// or "global" (one count of every effect, read before and after each scenario).
+	Scope string `yaml:"scope,omitempty" json:"scope,omitempty"`
 }
 
 // Expect declares the target's choices where the references disagree.
@@ -74,18 +80,29 @@ type Expect struct {
 	StoresBusinessErrors *bool `yaml:"stores_business_errors,omitempty" json:"stores_business_errors,omitempty"`
 }
 
-// HeaderHook is a request header that makes the target behave a certain way (test hooks).
-type HeaderHook struct {
-	Header string `yaml:"header" json:"header"`
-	Value  string `yaml:"value" json:"value"`
+// TestHook is how a request switches a test hook of the target on: a request header
+// (header + value), query parameters added to the operation's path, or a path that
+// replaces it. The value, the query values and the path are templates that see
+// {{.HoldMs}} (the hold in milliseconds), {{.Value}} and {{.Entity}}. Exactly one of
+// header, query and path is set.
+type TestHook struct {
+	Header string            `yaml:"header,omitempty" json:"header,omitempty"`
+	Value  string            `yaml:"value,omitempty" json:"value,omitempty"` // the header's value; slow_operation: the hold duration unless hold is set
+	Query  map[string]string `yaml:"query,omitempty" json:"query,omitempty"`
+	Path   string            `yaml:"path,omitempty" json:"path,omitempty"`
+	// Hold is how long slow_operation holds the work (default: value read as a duration).
+	Hold Duration `yaml:"hold,omitempty" json:"hold,omitempty"`
 }
 
 // CrashHook makes the target abandon a request at a point: after the key insert (before
-// the work commits) or after the commit (before the response).
+// the work commits) or after the commit (before the response). The point's value is the
+// header's value in the header form, {{.Value}} in a query or path form.
 type CrashHook struct {
-	Header      string `yaml:"header" json:"header"`
-	AfterKey    string `yaml:"after_key" json:"after_key"`       // header value, e.g. "after-key"
-	AfterCommit string `yaml:"after_commit" json:"after_commit"` // e.g. "after-commit"
+	Header      string            `yaml:"header,omitempty" json:"header,omitempty"`
+	Query       map[string]string `yaml:"query,omitempty" json:"query,omitempty"`
+	Path        string            `yaml:"path,omitempty" json:"path,omitempty"`
+	AfterKey    string            `yaml:"after_key" json:"after_key"`       // e.g. "after-key"
+	AfterCommit string            `yaml:"after_commit" json:"after_commit"` // e.g. "after-commit"
 }
 
 // Example is a request body and the status the target answers it with.

@@ -65,22 +65,18 @@ func (p *Profile) fieldErrors() []fieldError {
 		add("client_timeout", "must be positive, e.g. 2s")
 	}
 	if p.Slow != nil {
-		errs = append(errs, checkHook("slow_operation", p.Slow)...)
-		if _, err := parseDuration(p.Slow.Value); err != nil {
-			add("slow_operation.value", "must be a duration the target holds the work for, e.g. 400ms: %v", err)
-		}
+		errs = append(errs, checkSlowHook(p.Slow)...)
 	}
 	if p.FailHook != nil {
-		errs = append(errs, checkHook("fail_operation", p.FailHook)...)
+		errs = append(errs, checkHookForm("fail_operation", p.FailHook.form(), p.FailHook.Value, true)...)
 	}
 	if p.Crash != nil {
-		if p.Crash.Header == "" {
-			add("crash.header", "required: the request header that makes the target crash")
-		}
+		errs = append(errs, checkHookForm("crash", p.Crash.form(), "", false)...)
 		if p.Crash.AfterKey == "" && p.Crash.AfterCommit == "" {
-			add("crash", "set after_key and/or after_commit (the header values for each crash point)")
+			add("crash", "set after_key and/or after_commit (the value for each crash point)")
 		}
 	}
+	errs = append(errs, checkKeyedMethods(p)...)
 	for i, pr := range p.Principals {
 		if len(pr) == 0 {
 			add(fmt.Sprintf("principals[%d]", i), "must set at least one header, e.g. {Authorization: \"Bearer ...\"}")
@@ -139,24 +135,16 @@ func checkProbe(path string, pr Probe) []fieldError {
 		errs = append(errs, fieldError{Path: path + ".path", Msg: fmt.Sprintf("must start with / (the ledger read, e.g. /v1/refunds?order_id={{.Entity}}), got %q", pr.Path)})
 	} else if msg := checkTemplate(pr.Path, false); msg != "" {
 		errs = append(errs, fieldError{Path: path + ".path", Msg: msg})
-	} else if !strings.Contains(pr.Path, "{{") {
-		errs = append(errs, fieldError{Path: path + ".path", Msg: "must contain {{.Entity}}: the ledger is read per fresh entity"})
+	} else if pr.Scope != ScopeGlobal && !strings.Contains(pr.Path, "{{") {
+		errs = append(errs, fieldError{Path: path + ".path", Msg: "must contain {{.Entity}}: the ledger is read per fresh entity (or set scope: global for one count of every effect)"})
+	}
+	if pr.Scope != "" && pr.Scope != ScopeEntity && pr.Scope != ScopeGlobal {
+		errs = append(errs, fieldError{Path: path + ".scope", Msg: fmt.Sprintf("must be %q (the default: a count per entity) or %q (one count of every effect), got %q", ScopeEntity, ScopeGlobal, pr.Scope)})
 	}
 	if pr.Count == "" {
 		errs = append(errs, fieldError{Path: path + ".count", Msg: "required: a JSON path to the count, e.g. count or data.# (array length)"})
 	} else if !validFieldPath(pr.Count) {
 		errs = append(errs, fieldError{Path: path + ".count", Msg: fmt.Sprintf("must be a dotted JSON path such as data.#, got %q", pr.Count)})
-	}
-	return errs
-}
-
-func checkHook(path string, h *HeaderHook) []fieldError {
-	var errs []fieldError
-	if h.Header == "" {
-		errs = append(errs, fieldError{Path: path + ".header", Msg: "required: the request header the target reacts to"})
-	}
-	if h.Value == "" {
-		errs = append(errs, fieldError{Path: path + ".value", Msg: "required: the header's value"})
 	}
 	return errs
 }

@@ -40,6 +40,9 @@ type RunConfig struct {
 	BurstConcurrency int
 	// Progress, when set, is called as each scenario finishes (one call at a time).
 	Progress func(Result)
+	// Notice, when set, is told how the run deviates from the configuration, once per
+	// target (e.g. a target with a global ledger runs its scenarios one at a time).
+	Notice func(string)
 	// Tool names the tool in the report (default "idemproof").
 	Tool string
 	// NoPreflight skips the Preflight of each target: for a caller that ran Preflight
@@ -129,7 +132,9 @@ func Run(ctx context.Context, cfg RunConfig) (*Report, error) {
 			}
 			return nil, fmt.Errorf("run: %w", err)
 		}
-		results, notRun, cut := runTarget(ctx, t, list, cfg, fmt.Sprintf("%s-%d", nonce, ti), &progress)
+		tcfg := cfg
+		tcfg.Concurrency = concurrencyFor(p, cfg)
+		results, notRun, cut := runTarget(ctx, t, list, tcfg, fmt.Sprintf("%s-%d", nonce, ti), &progress)
 		_ = t.close()
 		rep.Results = append(rep.Results, results...)
 		rep.NotRun = append(rep.NotRun, notRun...)

@@ -66,6 +66,15 @@ type Step struct {
 	// proxy rewrites header names to their canonical case, which would hide what a
 	// lower-case header name does. Direct attempts are not in the journal.
 	Direct bool `json:"direct,omitempty"`
+	// KeySet gives every copy its own fresh key, copy i the set's key i: two steps naming
+	// the same set send the same keys (the second one repeats the first).
+	KeySet string `json:"key_set,omitempty"`
+	// KeepAlive sends the copies over at most MaxKeepAliveConns reused keep-alive
+	// connections (with KeySet; see sendKeySet for why that is safe to count).
+	KeepAlive bool `json:"keep_alive,omitempty"`
+	// Twice sends every copy of a KeySet step a second time right after its answer, with
+	// the same key (on the same connection when KeepAlive), recorded as step Name+"-again".
+	Twice bool `json:"twice,omitempty"`
 }
 
 // Payload selects the request body.

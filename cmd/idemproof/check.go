@@ -120,6 +120,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Concurrency:     o.concurrency,
 		ScenarioTimeout: o.timeout,
 		Progress:        report.Progress(stdout),
+		Notice:          func(msg string) { fmt.Fprintln(stdout, msg) },
 		Tool:            "idemproof " + version(),
 		NoPreflight:     true, // done above, before the header
 	})
