@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"strings"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +13,11 @@ import (
 
 	"github.com/idemproof/idemproof/scenarios"
 )
+
+// directKey is a key of the direct key set ("-d" and three digits at its end); the run
+// nonce is hex and may itself contain "-d", so a substring test would count the
+// proxy's connections too.
+var directKey = regexp.MustCompile(`-d[0-9]{3}$`)
 
 // connCounter remembers the client address of every keyed POST that went straight to
 // the target (past the proxy), by key set.
@@ -23,7 +28,7 @@ type connCounter struct {
 }
 
 func (c *connCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if k := r.Header.Get("Idempotency-Key"); r.Method == http.MethodPost && strings.Contains(k, "-d") {
+	if k := r.Header.Get("Idempotency-Key"); r.Method == http.MethodPost && directKey.MatchString(k) {
 		c.mu.Lock()
 		c.direct[r.RemoteAddr] = true
 		c.mu.Unlock()
