@@ -23,6 +23,7 @@ const (
 	IDUnknownAsFailed  = "client/unknown-reported-failed"
 	IDOutcomeFile      = "client/outcome-file"
 	IDCommandSucceeded = "client/command-exit"
+	IDKeySurvives      = "client/key-survives-restart"
 )
 
 // maxExamples bounds the evidence per check so a report stays readable.
@@ -84,22 +85,26 @@ type checkDef struct {
 	id, description, requirement, source string
 	level                                scenarios.Level
 	run                                  func(o *analysis) verdict
+	// appliesTo says whether the run is one the check judges (nil: every run).
+	appliesTo func(o *analysis) bool
 }
 
 // checks is the explicit registry, in report order.
 func checks() []checkDef {
 	return []checkDef{
-		{IDCommandSucceeded, "the code under test finished without error", "the client's own run succeeds", "client-check", scenarios.LevelMust, checkCommand},
-		{IDOneEffect, "every logical operation has exactly one side effect", "one key per logical operation: at most one effect, and none lost", "DESIGN.md safety invariants", scenarios.LevelSafety, checkOneEffect},
-		{IDSameKeyOnRetry, "every retry of an operation re-sent the same key", "the key is minted before the first attempt and re-sent unchanged", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelMust, checkSameKey},
-		{IDKeyPerAttempt, "the same payload was never re-sent under a fresh key", "a retry must not mint a new key (key minted per attempt)", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelSafety, checkKeyPerAttempt},
-		{IDKeySharedAcross, "one key never carried two operations", "a key identifies exactly one logical operation", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelMust, checkKeyShared},
-		{IDNoKey, "no attempt of the keyed operation went out without a key", "every keyed operation carries the key header", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelMust, checkNoKey},
-		{ID422Retried, "a mismatch answer (422) was not retried unchanged", "the key was reused with another payload: a client bug, not retryable as is", "draft-ietf-httpapi-idempotency-key-header-07 §2.7", scenarios.LevelMust, check422},
-		{ID409Hammered, "an in-flight answer (409) was retried after Retry-After (or a backoff), not hammered", "a concurrent-request 409 is retried later, honouring Retry-After", "draft-ietf-httpapi-idempotency-key-header-07 §2.7; RFC 9110 §10.2.3", scenarios.LevelMust, check409},
-		{IDLostResolved, "an operation whose response was lost was retried to a known outcome, or reported unknown", "a lost response is an unknown outcome, never a silent give-up", "Jepsen info operations", scenarios.LevelMust, checkLostResolved},
-		{IDUnknownAsFailed, "an operation that committed was never reported failed", "an unknown outcome is not a failure: the refund may exist", "DESIGN.md safety invariants", scenarios.LevelSafety, checkUnknownAsFailed},
-		{IDOutcomeFile, "the client's outcome file parsed", "one JSON object per line: operation, outcome ok|failed|unknown", "docs/client-check.md", scenarios.LevelMust, checkOutcomeFile},
+		{IDCommandSucceeded, "the code under test finished without error", "the client's own run succeeds", "client-check", scenarios.LevelMust, checkCommand, nil},
+		{IDOneEffect, "every logical operation has exactly one side effect", "one key per logical operation: at most one effect, and none lost", "DESIGN.md safety invariants", scenarios.LevelSafety, checkOneEffect, nil},
+		{IDSameKeyOnRetry, "every retry of an operation re-sent the same key", "the key is minted before the first attempt and re-sent unchanged", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelMust, checkSameKey, nil},
+		{IDKeyPerAttempt, "the same payload was never re-sent under a fresh key", "a retry must not mint a new key (key minted per attempt)", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelSafety, checkKeyPerAttempt, nil},
+		{IDKeySharedAcross, "one key never carried two operations", "a key identifies exactly one logical operation", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelMust, checkKeyShared, nil},
+		{IDNoKey, "no attempt of the keyed operation went out without a key", "every keyed operation carries the key header", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelMust, checkNoKey, nil},
+		{ID422Retried, "a mismatch answer (422) was not retried unchanged", "the key was reused with another payload: a client bug, not retryable as is", "draft-ietf-httpapi-idempotency-key-header-07 §2.7", scenarios.LevelMust, check422, nil},
+		{ID409Hammered, "an in-flight answer (409) was retried after Retry-After (or a backoff), not hammered", "a concurrent-request 409 is retried later, honouring Retry-After", "draft-ietf-httpapi-idempotency-key-header-07 §2.7; RFC 9110 §10.2.3", scenarios.LevelMust, check409, nil},
+		{IDLostResolved, "an operation whose response was lost was retried to a known outcome, or reported unknown", "a lost response is an unknown outcome, never a silent give-up", "Jepsen info operations", scenarios.LevelMust, checkLostResolved, nil},
+		{IDUnknownAsFailed, "an operation that committed was never reported failed", "an unknown outcome is not a failure: the refund may exist", "DESIGN.md safety invariants", scenarios.LevelSafety, checkUnknownAsFailed, nil},
+		{IDOutcomeFile, "the client's outcome file parsed", "one JSON object per line: operation, outcome ok|failed|unknown", "docs/client-check.md", scenarios.LevelMust, checkOutcomeFile, nil},
+		{IDKeySurvives, "a restarted client retried its pending operation under the original key", "the key survives the client: minted before the first attempt, kept with the pending operation, re-sent after a restart", "seed rule \"the key survives the client\"; draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelSafety, checkKeySurvivesRestart,
+			func(o *analysis) bool { return o.Schedule.Restart || len(o.Restarts) > 0 }},
 	}
 }
 
@@ -387,4 +392,45 @@ func checkOutcomeFile(o *analysis) verdict {
 		return pass("%d outcome(s); not reported: %s", len(o.Outcomes), strings.Join(missing, ", "))
 	}
 	return pass("%d outcome(s)", len(o.Outcomes))
+}
+
+func checkKeySurvivesRestart(o *analysis) verdict {
+	if len(o.Restarts) == 0 {
+		return na("the client was never restarted: no keyed attempt lost its response after the commit")
+	}
+	f, kept, forgotten := failing{}, 0, 0
+	for _, rs := range o.Restarts {
+		all := o.attempts[rs.Operation]
+		var after []string
+		for _, r := range all {
+			if o.startOf(r).After(rs.At) && !slices.Contains(after, r.Key) {
+				after = append(after, r.Key)
+			}
+		}
+		switch {
+		case len(after) == 0:
+			forgotten++
+		case len(after) == 1 && after[0] == rs.Key:
+			kept++
+		default:
+			var changed []string
+			for _, k := range after {
+				if k != rs.Key {
+					changed = append(changed, shorten(orNone(k), 24))
+				}
+			}
+			f.addOp("key-changed-across-restart", fmt.Sprintf("%s: killed after an attempt under %s, retried after the restart under %s",
+				rs.Operation, shorten(rs.Key, 24), strings.Join(changed, ", ")), o, rs.Operation, all)
+		}
+	}
+	if f.count > 0 {
+		return f.fail("%d of %d restarted operation(s) were retried under another key after the restart: the key did not survive the client", f.count, len(o.Restarts))
+	}
+	if kept == 0 {
+		return unknown("the restarted client never re-sent the %d operation(s) it was killed in: whether their key survives is unknown", forgotten)
+	}
+	if forgotten > 0 {
+		return pass("%d restarted operation(s) resumed under their original key; %d never re-sent", kept, forgotten)
+	}
+	return pass("%d restarted operation(s) resumed under their original key", kept)
 }

@@ -31,16 +31,17 @@ const DefaultFaultSpec = "hold=3s,reset,503"
 //	409[=SECS]   before-status: the profile's in-flight answer with Retry-After SECS (default 1)
 //	422          before-status: the profile's mismatch answer ("key used with another payload")
 //	503|502|504  after-status with that status
+//	restart      after-reset, and the code under test is killed and started again (see Restart)
 //	none         no faults
 //
 // P (default 1) is the probability that an operation dealt reset or close gets it; the
 // first operation dealt a kind always does, so every kind is seen. Or "@FILE": a JSON
 // array of faultproxy rules, used as given (nothing is dealt).
-var faultItems = []string{"hold", "reset", "close", "409", "422", "503", "502", "504", "none"}
+var faultItems = []string{"hold", "reset", "close", "409", "422", "503", "502", "504", "restart", "none"}
 
 // FaultKind is one item of a fault spec.
 type FaultKind struct {
-	Name string // hold, reset, close, 409, 422, 503, 502, 504
+	Name string // hold, reset, close, 409, 422, 503, 502, 504, restart
 	// Param is the item's parameter as written ("" = the default).
 	Param string
 	// Probability that a later operation dealt this kind gets it (the first always does).
@@ -167,7 +168,7 @@ func faultItem(name, param string, hasParam bool) (FaultKind, error) {
 			}
 			kind.RetryAfter = secs
 		}
-	case "422", "503", "502", "504", "none":
+	case "422", "503", "502", "504", "restart", "none":
 		return kind, noParam()
 	default:
 		return kind, fmt.Errorf("unknown fault; use %s, or @FILE with JSON rules", strings.Join(faultItems, ", "))
@@ -200,7 +201,7 @@ func (s *Schedule) rulesFor(p *scenarios.Profile) ([]faultproxy.Rule, error) {
 		case "hold":
 			r.Fault = faultproxy.FaultSpec{Type: faultproxy.FaultAfterHold, Duration: k.Hold, Then: "drop"}
 			r.Count = 1
-		case "reset":
+		case "reset", "restart":
 			r.Fault = faultproxy.FaultSpec{Type: faultproxy.FaultAfterReset}
 		case "close":
 			r.Fault = faultproxy.FaultSpec{Type: faultproxy.FaultAfterClose}

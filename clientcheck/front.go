@@ -54,16 +54,21 @@ type front struct {
 	// baseline reads an entity's ledger before its first attempt goes on (nil: none), so
 	// effects left by an earlier run against the same target are not counted.
 	baseline *baselines
+	// restarter decides which attempts restart the client (nil: none do).
+	restarter *restarter
 
 	seq      atomic.Uint64
 	mu       sync.Mutex
 	attempts map[uint64]*frontAttempt
-	kept     int // delivered body bytes kept, at most maxDeliveredTotal
+	keys     map[string]bool // keys seen so far: the next attempt of one is not its first
+	kept     int             // delivered body bytes kept, at most maxDeliveredTotal
 }
 
 // frontAttempt is what the front saw of one attempt.
 type frontAttempt struct {
 	entity     string
+	op         string // entity, or the body operation when the request named none
+	key        string // the key the attempt carried ("" none)
 	payload    string // SHA-256 (hex) of the body without the key
 	kind       string
 	start, end time.Time
@@ -76,7 +81,7 @@ type frontAttempt struct {
 func newFront(next http.Handler, p *scenarios.Profile, entity scenarios.EntityRef, d *dealer) *front {
 	return &front{
 		next: next, method: p.Operation.Method, pathGlob: operationPathGlob(p), entity: entity,
-		keyHeader: p.KeyHeader, keyField: p.KeyField, dealer: d, attempts: map[uint64]*frontAttempt{},
+		keyHeader: p.KeyHeader, keyField: p.KeyField, dealer: d, attempts: map[uint64]*frontAttempt{}, keys: map[string]bool{},
 	}
 }
 
@@ -114,14 +119,19 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if entity != "" && f.baseline != nil {
 		f.baseline.take(context.WithoutCancel(r.Context()), entity) // a client giving up must not void the count
 	}
-	a := &frontAttempt{entity: entity, payload: f.payloadOf(body), start: time.Now()}
+	a := &frontAttempt{entity: entity, op: op, key: f.keyOf(r.Header, body), payload: f.payloadOf(body), start: time.Now()}
 	a.kind = f.dealer.deal(op).Kind
 	n := f.seq.Add(1)
 	f.mu.Lock()
 	f.attempts[n] = a
+	firstOfKey := a.key != "" && !f.keys[a.key]
+	f.keys[a.key] = true
 	f.mu.Unlock()
 	r.Header.Set(HeaderAttempt, strconv.FormatUint(n, 10))
 	r.Header.Set(HeaderFault, orNone(a.kind))
+	if f.restarter.claim(op, a.kind, firstOfKey) {
+		r.Header.Set(headerRestart, "1")
+	}
 
 	cw := &captureWriter{ResponseWriter: w, a: a, f: f}
 	f.next.ServeHTTP(cw, r)
@@ -151,6 +161,14 @@ func (f *front) payloadOf(body []byte) string {
 	}
 	sum := sha256.Sum256(body)
 	return hex.EncodeToString(sum[:])
+}
+
+// keyOf is the key an attempt carried ("" none).
+func (f *front) keyOf(h http.Header, body []byte) string {
+	if f.keyField != "" {
+		return gjson.GetBytes(body, f.keyField).String()
+	}
+	return h.Get(f.keyHeader)
 }
 
 func (f *front) hasKey(h http.Header, body []byte) bool {
@@ -276,6 +294,7 @@ func (s stripInternal) RoundTrip(r *http.Request) (*http.Response, error) {
 		r = r.Clone(r.Context())
 		r.Header.Del(HeaderAttempt)
 		r.Header.Del(HeaderFault)
+		r.Header.Del(headerRestart)
 	}
 	return s.next.RoundTrip(r)
 }

@@ -42,6 +42,8 @@ type Observation struct {
 	ClientDuration time.Duration
 	// Schedule is the fault schedule as applied.
 	Schedule AppliedSchedule
+	// Restarts are the kills and restarts of the code under test, in order.
+	Restarts []Restart
 }
 
 // timingTolerance absorbs the gap between where the proxy stamps a record's time and

@@ -17,6 +17,9 @@ func Check(o Observation) []scenarios.Result {
 	var out []scenarios.Result
 	a := analyse(&o)
 	for _, c := range checks() {
+		if c.appliesTo != nil && !c.appliesTo(a) {
+			continue
+		}
 		v := c.run(a)
 		out = append(out, scenarios.Result{
 			ScenarioID:  c.id,

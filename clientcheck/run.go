@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +34,7 @@ const (
 	EnvOperationBody   = "IDEMPROOF_OPERATION_BODY"   // the profile's body template, with {{.Entity}}
 	EnvEntity          = "IDEMPROOF_ENTITY"           // where a request names its operation: json:PATH or header:NAME
 	EnvMCPEndpoint     = "IDEMPROOF_MCP_ENDPOINT"     // the operation URL, when the operation is a JSON-RPC (MCP) call
+	// EnvStateDir (restart.go): a folder that survives the client's restarts.
 )
 
 // DefaultTimeout bounds the code under test.
@@ -55,6 +57,9 @@ type Env struct {
 	// MCPEndpoint is OperationURL when the operation is a JSON-RPC call (an MCP tool
 	// call); "" otherwise.
 	MCPEndpoint string
+	// StateDir is a folder the client may keep its pending operations in: it survives
+	// the client's restarts within one run (see Restart).
+	StateDir string
 }
 
 // Vars returns the environment as NAME=value pairs for a child process; a variable
@@ -73,6 +78,7 @@ func (e Env) Vars() []string {
 		{EnvOperationBody, e.OperationBody},
 		{EnvEntity, e.Entity},
 		{EnvMCPEndpoint, e.MCPEndpoint},
+		{EnvStateDir, e.StateDir},
 	} {
 		if v[1] != "" {
 			vars = append(vars, v[0]+"="+v[1])
@@ -119,6 +125,14 @@ type Config struct {
 	// Reference adds options to the embedded reference server (memory store, test hooks
 	// on); unused with a Profile.
 	Reference []reference.Option
+	// Restart kills the code under test right after every attempt whose response the
+	// proxy loses after the commit (hold, reset, close, 5xx kinds), at most once per
+	// operation, and starts it again with the same Env. The restart fault kind does it
+	// for the operations dealt it only.
+	Restart bool
+	// StateDir is the client's state folder (Env.StateDir); "" means a fresh temporary
+	// folder, removed after the run.
+	StateDir string
 }
 
 // Result is one run: the report (one result per check, the schedule, one per
@@ -210,22 +224,36 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 		return nil, err
 	}
 	defer cleanup()
+	stateDir, cleanupState, err := prepareStateDir(cfg.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanupState()
 
+	timeout := cfg.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	restarts := newRestarter(cfg.Restart)
+	deal := newDealer(sched.Kinds, cfg.Seed)
+	fr := newFront(nil, p, entity, deal)
+	fr.baseline = newBaselines(ledger)
+	fr.restarter = restarts
 	proxy, err := faultproxy.New(faultproxy.Config{
 		Upstream:  p.BaseURL,
 		KeyHeader: p.KeyHeader,
 		KeyField:  p.KeyField,
 		Seed:      cfg.Seed,
 		Rules:     rules,
-		Transport: stripInternal{faultproxy.NewTransport(false)},
+		Transport: restartTransport{next: stripInternal{faultproxy.NewTransport(false)}, restarter: restarts, front: fr, lifetime: runCtx},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start proxy: %w", err)
 	}
 	defer proxy.CloseIdleConnections()
-	deal := newDealer(sched.Kinds, cfg.Seed)
-	fr := newFront(proxy, p, entity, deal)
-	fr.baseline = newBaselines(ledger)
+	fr.next = proxy
 	frontSrv, err := serve(fr)
 	if err != nil {
 		return nil, err
@@ -238,13 +266,9 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	defer admin.Close()
 
 	env := newEnv(p, entity, "http://"+frontSrv.Addr, "http://"+admin.Addr, outcomeFile)
-	timeout := cfg.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	env.StateDir = stateDir
 	clientStart := time.Now()
-	clientErr := client(runCtx, env)
+	clientErr := restarts.run(runCtx, client, env)
 	if clientErr == nil && runCtx.Err() != nil {
 		clientErr = fmt.Errorf("timed out after %s", timeout)
 	}
@@ -260,6 +284,8 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	}
 	o.MinBackoff, o.ClientDuration = cfg.MinBackoff, clientDuration
 	o.Schedule = AppliedSchedule{Spec: sched.String(), Seed: cfg.Seed, Assignments: deal.assignments()}
+	o.Restarts = restarts.all()
+	o.Schedule.Restart = cfg.Restart || slices.ContainsFunc(sched.Kinds, func(k FaultKind) bool { return k.Name == "restart" })
 	for _, k := range sched.Kinds {
 		o.Schedule.Kinds = append(o.Schedule.Kinds, k.Name)
 	}
@@ -467,6 +493,26 @@ func prepareOutcomeFile(path string) (string, func(), error) {
 		return "", nil, fmt.Errorf("create outcome folder: %w", err)
 	}
 	return filepath.Join(dir, "outcomes.jsonl"), func() { os.RemoveAll(dir) }, nil
+}
+
+// prepareStateDir returns the client's state folder: dir (created if missing, kept), or
+// a fresh temporary one that cleanup removes.
+func prepareStateDir(dir string) (string, func(), error) {
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", nil, fmt.Errorf("create state folder: %w", err)
+		}
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return "", nil, fmt.Errorf("state folder path: %w", err)
+		}
+		return abs, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "idemproof-client-state-")
+	if err != nil {
+		return "", nil, fmt.Errorf("create state folder: %w", err)
+	}
+	return dir, func() { os.RemoveAll(dir) }, nil
 }
 
 // server is an http.Server on 127.0.0.1:0 that can wait for the handlers still running,

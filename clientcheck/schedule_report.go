@@ -19,6 +19,9 @@ type AppliedSchedule struct {
 	Assignments []Assignment `json:"assignments,omitempty"`
 	// Rules are the rules given as such (@FILE, Config.Faults), by name.
 	Rules []string `json:"rules,omitempty"`
+	// Restart is set when the run restarts the client (--restart or the restart kind):
+	// then client/key-survives-restart judges it.
+	Restart bool `json:"restart,omitempty"`
 }
 
 // ScheduleLines describes the applied schedule, one line per operation (how many of

@@ -20,12 +20,14 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.SetOutput(stderr)
 	profilePath := fs.String("profile", "", "the target the client calls, as a profile file (default: the embedded reference refund server)")
 	faults := fs.String("faults", clientcheck.DefaultFaultSpec,
-		"fault kinds dealt over the operations, on each key's first attempt: hold[=DUR],reset[=P],close[=P],409[=SECS],422,503|502|504, none, or @FILE (JSON rules)")
+		"fault kinds dealt over the operations, on each key's first attempt: hold[=DUR],reset[=P],close[=P],409[=SECS],422,503|502|504,restart, none, or @FILE (JSON rules)")
 	seed := fs.Int64("seed", 1, "seed of the fault probabilities (same seed, same request order: same faults)")
 	reportDir := fs.String("report-dir", "", "write report.json, junit.xml and report.html into this folder")
 	outcomes := fs.String("outcomes", "", "outcome file the client writes (default: a temporary file); exported as "+clientcheck.EnvOutcomeFile)
 	timeout := fs.Duration("timeout", clientcheck.DefaultTimeout, "kill the client command after this long")
 	format := fs.String("format", "console", "console | json (the report on stdout)")
+	restart := fs.Bool("restart", false, "kill the command (its whole process group) right after every attempt whose response the proxy lost, and start it again with the same environment and "+clientcheck.EnvStateDir+" (once per operation)")
+	stateDir := fs.String("state-dir", "", "the state folder exported as "+clientcheck.EnvStateDir+" (default: a temporary folder, removed after the run)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: idemproof client-check [--profile my-api.yaml] [flags] -- <command> [args...]")
 		fmt.Fprintln(stderr, "Runs the command against the profile's target (default: the embedded reference refund server)")
@@ -73,6 +75,8 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 		Seed:        *seed,
 		Timeout:     *timeout,
 		OutcomeFile: *outcomes,
+		Restart:     *restart,
+		StateDir:    *stateDir,
 	}, clientcheck.Command(argv, stderr, stderr))
 	if err != nil {
 		return err
@@ -88,7 +92,7 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 			return fmt.Errorf("write report: %w", err)
 		}
 	} else {
-		printClientCheck(stdout, res, repeatClientCheck(*profilePath, *seed, *faults, argv))
+		printClientCheck(stdout, res, repeatClientCheck(*profilePath, *seed, *faults, *restart, argv))
 		if *reportDir != "" {
 			fmt.Fprintf(stdout, "reports: %s\n", *reportDir)
 		}
@@ -108,6 +112,9 @@ func printClientCheck(w io.Writer, res *clientcheck.Result, repeat string) {
 	fmt.Fprintf(w, "fault schedule %s (seed %d) over %d operation(s):\n", s.Spec, s.Seed, len(s.Assignments))
 	for _, line := range clientcheck.ScheduleLines(res.Observation) {
 		fmt.Fprintf(w, "  %s\n", line)
+	}
+	for _, r := range res.Observation.Restarts {
+		fmt.Fprintf(w, "  restarted the client after %s's attempt under key %s\n", r.Operation, r.Key)
 	}
 	fmt.Fprintln(w)
 	for _, r := range rep.Results {
@@ -157,7 +164,7 @@ func ledgerText(rec *scenarios.Record) string {
 }
 
 // repeatClientCheck is the command line that repeats a run with the same seed.
-func repeatClientCheck(profile string, seed int64, faults string, argv []string) string {
+func repeatClientCheck(profile string, seed int64, faults string, restart bool, argv []string) string {
 	quoted := make([]string, len(argv))
 	for i, a := range argv {
 		quoted[i] = report.ShellQuote(a)
@@ -165,6 +172,9 @@ func repeatClientCheck(profile string, seed int64, faults string, argv []string)
 	cmd := "idemproof client-check"
 	if profile != "" {
 		cmd += " --profile " + report.ShellQuote(profile)
+	}
+	if restart {
+		cmd += " --restart"
 	}
 	return fmt.Sprintf("%s --seed %d --faults %s -- %s", cmd, seed, report.ShellQuote(faults), strings.Join(quoted, " "))
 }

@@ -82,3 +82,17 @@ func TestClientCheckRefusesWhatCouldNeverWork(t *testing.T) {
 		require.Contains(t, stderr, tc.want)
 	}
 }
+
+func TestClientCheckRestartCatchesAKeyFromTheStartTime(t *testing.T) {
+	needCurl(t)
+	stdout, stderr, code := runCLI(t, "client-check", "--restart", "--", "../../examples/clients/resume.sh")
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	require.Regexp(t, `(?m)^PASS +client/key-survives-restart +client +\S+ +3 restarted operation\(s\) resumed under their original key$`, stdout)
+	require.Contains(t, stdout, "client-check: no findings (12 checks, seed 1)")
+
+	stdout, stderr, code = runCLI(t, "client-check", "--restart", "--", "../../examples/clients/resume.sh", "--start-time-key")
+	require.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	require.Regexp(t, `(?m)^FAIL +client/key-survives-restart `, stdout)
+	require.Regexp(t, `(?m)^FAIL +client/one-effect-per-operation `, stdout)
+	require.Contains(t, stdout, "repeat: idemproof client-check --restart --seed 1")
+}

@@ -20,6 +20,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -245,4 +247,117 @@ func runID() string {
 
 func sleep(ctx context.Context, d time.Duration) error {
 	return retryhttp.SleepContext(ctx, d)
+}
+
+// ResumesFromStateDir is the contract done right across restarts: before the first
+// attempt of an operation it writes the operation, pending, with its freshly minted key
+// into env.StateDir; a restarted run reads it back and retries the pending operation
+// under that key, and skips the operations it finished. Passes client-check --restart.
+func ResumesFromStateDir(ctx context.Context, env clientcheck.Env) error {
+	return resumable{persistKey: true, mint: func(string) string { return "refund-" + runID() }}.run(ctx, env)
+}
+
+// KeyFromStartTime derives each operation's key from the time its process started: one
+// key per operation and per run, re-sent on every retry of that run, so it passes every
+// check of a single run. It even remembers which operations it finished. But a restart
+// is a new process: the pending operation goes out under a new key and the server
+// executes it again. Caught as client/key-survives-restart (and a second side effect).
+func KeyFromStartTime(ctx context.Context, env clientcheck.Env) error {
+	started := strconv.FormatInt(time.Now().UnixNano(), 36)
+	return resumable{mint: func(order string) string { return "refund-" + started + "-" + order }}.run(ctx, env)
+}
+
+// resumable is a client whose state lives in env.StateDir: one file per operation,
+// written before the first attempt (pending, with the key when persistKey) and again
+// when the operation ended (done).
+type resumable struct {
+	persistKey bool
+	mint       func(order string) string
+}
+
+// pendingOperation is what a resumable client keeps of an operation in its state folder.
+type pendingOperation struct {
+	Key  string `json:"key,omitempty"`
+	Done bool   `json:"done"`
+}
+
+func (c resumable) run(ctx context.Context, env clientcheck.Env) error {
+	if env.StateDir == "" {
+		return errors.New("no state folder: run me under client-check (IDEMPROOF_STATE_DIR)")
+	}
+	client := &http.Client{Timeout: AttemptTimeout}
+	out := clientcheck.NewOutcomeWriter(env.OutcomeFile)
+	for i := 1; i <= Orders; i++ {
+		order := fmt.Sprintf("order-%d", i)
+		file := filepath.Join(env.StateDir, order+".json")
+		var state pendingOperation
+		if b, err := os.ReadFile(file); err == nil {
+			if err := json.Unmarshal(b, &state); err != nil {
+				return fmt.Errorf("state of %s: %w", order, err)
+			}
+		}
+		if state.Done {
+			continue
+		}
+		key := state.Key
+		if key == "" {
+			key = c.mint(order)
+		}
+		saved := pendingOperation{}
+		if c.persistKey {
+			saved.Key = key
+		}
+		if err := writeState(file, saved); err != nil { // before the first attempt
+			return err
+		}
+		outcome := clientcheck.Outcome{Operation: order, Outcome: clientcheck.OutcomeUnknown, Key: key}
+	attempts:
+		for attempt := 1; attempt <= maxAttempts; attempt++ {
+			status, retryAfter, err := post(ctx, client, env, order, key)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			outcome.Status = status
+			wait := 20 * time.Millisecond
+			switch {
+			case err != nil || status >= 500:
+			case status < 300:
+				outcome.Outcome = clientcheck.OutcomeOK
+				break attempts
+			case status == http.StatusConflict || status == http.StatusTooManyRequests:
+				wait = max(retryAfter, 100*time.Millisecond)
+			default:
+				outcome.Outcome = clientcheck.OutcomeFailed
+				break attempts
+			}
+			if err := sleep(ctx, wait); err != nil {
+				return err
+			}
+		}
+		if err := out.Write(outcome); err != nil {
+			return err
+		}
+		saved.Done = true
+		if err := writeState(file, saved); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeState replaces an operation's state file atomically (a kill mid-write must not
+// leave half a file).
+func writeState(file string, state pendingOperation) error {
+	b, err := json.Marshal(state)
+	if err != nil {
+		return err
+	}
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("write state: %w", err)
+	}
+	if err := os.Rename(tmp, file); err != nil {
+		return fmt.Errorf("write state: %w", err)
+	}
+	return nil
 }

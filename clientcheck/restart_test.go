@@ -1,0 +1,66 @@
+package clientcheck_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/clientcheck"
+	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// restarted is order-1 killed after its lost first attempt (key k1) at +50ms, then
+// retried by the restarted client under retryKey.
+func restarted(retryKey string) clientcheck.Observation {
+	o := clientcheck.Observation{
+		Attempts: []faultproxy.Record{
+			lost(attempt(1, "k1", "b1", 0, 0)),
+			attempt(2, retryKey, "b1", 201, 100*time.Millisecond),
+		},
+		Entities: map[string]string{"b1": "order-1"},
+		Ledger:   map[string]int{"order-1": 1},
+		Restarts: []clientcheck.Restart{{Operation: "order-1", Key: "k1", Attempt: 1, At: t0.Add(50 * time.Millisecond)}},
+	}
+	o.Schedule.Restart = true
+	return o
+}
+
+func TestKeySurvivesRestartPassesOnlyWithTheOriginalKey(t *testing.T) {
+	v := verdicts(restarted("k1"))[clientcheck.IDKeySurvives]
+	require.Equal(t, scenarios.Pass, v.Verdict, v.Message)
+	require.Equal(t, "1 restarted operation(s) resumed under their original key", v.Message)
+
+	o := restarted("k-after")
+	o.Ledger["order-1"] = 2
+	v = verdicts(o)[clientcheck.IDKeySurvives]
+	require.Equal(t, scenarios.Fail, v.Verdict, v.Message)
+	require.Equal(t, map[string]int{"key-changed-across-restart": 1}, v.Evidence.Categories)
+	require.Contains(t, v.Evidence.Examples[0], "order-1: killed after an attempt under k1, retried after the restart under k-after")
+	require.NotNil(t, v.Evidence.Record, "the operation's timeline travels with the finding")
+}
+
+func TestKeySurvivesRestartIsUnknownWhenTheOperationWasNeverResent(t *testing.T) {
+	o := restarted("k1")
+	o.Attempts = o.Attempts[:1]
+	v := verdicts(o)[clientcheck.IDKeySurvives]
+	require.Equal(t, scenarios.Unknown, v.Verdict, "no retry after the restart: nothing proves the key survives")
+}
+
+func TestKeySurvivesRestartJudgesOnlyRunsWithRestarts(t *testing.T) {
+	_, judged := verdicts(goodObservation())[clientcheck.IDKeySurvives]
+	require.False(t, judged)
+	o := goodObservation()
+	o.Schedule.Restart = true
+	v := verdicts(o)[clientcheck.IDKeySurvives]
+	require.Equal(t, scenarios.NA, v.Verdict, "restarts asked for, none happened")
+}
+
+func TestRestartKindParses(t *testing.T) {
+	s, err := clientcheck.ParseSchedule("restart,503")
+	require.NoError(t, err)
+	require.Len(t, s.Kinds, 2)
+	_, err = clientcheck.ParseSchedule("restart=2")
+	require.ErrorContains(t, err, "takes no parameter")
+}
