@@ -1,0 +1,95 @@
+package downstream_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/downstream"
+)
+
+func call(t *testing.T, url, key, body string) (int, error) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url+"/v1/notifications", strings.NewReader(body))
+	require.NoError(t, err)
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+func start(t *testing.T) *downstream.Sink {
+	t.Helper()
+	s, err := downstream.Start(downstream.Config{Listen: "127.0.0.1:0", EntityField: "order_id"})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestSinkDeduplicatesKeyedCallsAndCountsUnkeyedOnes(t *testing.T) {
+	s := start(t)
+	for _, want := range []int{201, 200} {
+		status, err := call(t, s.URL(), "k1", `{"order_id":"o1"}`)
+		require.NoError(t, err)
+		require.Equal(t, want, status)
+	}
+	for range 2 {
+		status, err := call(t, s.URL(), "", `{"order_id":"o2"}`)
+		require.NoError(t, err)
+		require.Equal(t, 201, status)
+	}
+	l1 := downstream.LedgerOf(s.Calls("o1"))
+	require.Equal(t, downstream.Ledger{Calls: 2, Effects: 1, PerKey: map[string]int{"k1": 2}}, l1)
+	l2 := downstream.LedgerOf(s.Calls("o2"))
+	require.Equal(t, 2, l2.Effects, "an unkeyed re-drive is a second effect")
+	require.Equal(t, 2, l2.Unkeyed)
+	require.Equal(t, 0, l2.Keys())
+}
+
+func TestSinkFaultsFireOnTheNthCallOfTheEntityOnce(t *testing.T) {
+	s := start(t)
+	require.NoError(t, s.AddRule(downstream.Rule{Entity: "o1", Nth: 1, Fault: downstream.Fault503After}))
+	require.NoError(t, s.AddRule(downstream.Rule{Entity: "o2", Nth: 1, Fault: downstream.Fault503Before}))
+	require.NoError(t, s.AddRule(downstream.Rule{Entity: "o3", Nth: 1, Fault: downstream.FaultResetAfter}))
+
+	status, err := call(t, s.URL(), "k1", `{"order_id":"o1"}`)
+	require.NoError(t, err)
+	require.Equal(t, 503, status)
+	status, err = call(t, s.URL(), "k1", `{"order_id":"o1"}`)
+	require.NoError(t, err)
+	require.Equal(t, 200, status, "committed before the 503: the retry is a replay")
+	require.Equal(t, 1, downstream.LedgerOf(s.Calls("o1")).Effects)
+
+	status, _ = call(t, s.URL(), "k2", `{"order_id":"o2"}`)
+	require.Equal(t, 503, status)
+	status, _ = call(t, s.URL(), "k2", `{"order_id":"o2"}`)
+	require.Equal(t, 201, status, "nothing was committed before the 503")
+	require.Equal(t, 1, downstream.LedgerOf(s.Calls("o2")).Effects)
+
+	_, err = call(t, s.URL(), "k3", `{"order_id":"o3"}`)
+	require.Error(t, err, "the connection was reset")
+	require.Equal(t, downstream.AnswerResetAfter, s.Calls("o3")[0].Answer)
+
+	require.ErrorContains(t, s.AddRule(downstream.Rule{Entity: "o", Nth: 1, Fault: "boom"}), "unknown fault")
+}
+
+func TestSettleReturnsAfterQuietOrAtTheDeadline(t *testing.T) {
+	s := start(t)
+	ctx := context.Background()
+	calls := s.Settle(ctx, "none", time.Hour, time.Now().Add(50*time.Millisecond))
+	require.Empty(t, calls, "no call: it waits to the deadline")
+
+	_, err := call(t, s.URL(), "k", `{"order_id":"o1"}`)
+	require.NoError(t, err)
+	calls = s.Settle(ctx, "o1", time.Millisecond, time.Now().Add(time.Hour))
+	require.Len(t, calls, 1, "a call and then quiet: it returns long before the deadline")
+}
