@@ -18,7 +18,7 @@ type Flaw struct {
 
 // Flaws returns the flaw catalogue in a stable order.
 func Flaws() []Flaw {
-	return append(middlewareFlaws(), wrapperFlaws()...)
+	return append(append(middlewareFlaws(), wrapperFlaws()...), vendorFlaws()...)
 }
 
 // middlewareFlaws are the flaws switched inside the middleware (idempotency.Flaws).

@@ -85,6 +85,7 @@ func (s *Server) create(op operation) http.HandlerFunc {
 		idempotency.Stage(ctx, idempotency.Effect{
 			Kind: op.kind, ID: res.ID, Entity: res.OrderID, Principal: principalOf(r), Data: body, Created: s.cfg.now(),
 		})
+		s.stageNotification(r, op, res) // committed with the refund, or not at all (vendor.go)
 		if hooks.fail != 0 {
 			// The work started (a row is staged); failing now makes the middleware roll it back.
 			idempotency.WriteProblem(w, hooks.fail, "work-failed", "The work failed",

@@ -11,6 +11,7 @@ import (
 
 	"github.com/idemproof/idemproof/reference/idempotency"
 	"github.com/idemproof/idemproof/reference/memstore"
+	"github.com/idemproof/idemproof/reference/outbox"
 )
 
 // Server is the reference refund server; it is an http.Handler. Close stops its cleanup
@@ -24,6 +25,7 @@ type Server struct {
 	stop      chan struct{}
 	done      sync.WaitGroup
 	closeOnce sync.Once
+	outbox    *outbox.Worker // delivers vendor jobs (vendor.go); nil without a vendor
 }
 
 type config struct {
@@ -39,6 +41,7 @@ type config struct {
 	keysOptional    bool
 	cleanupInterval time.Duration
 	logger          *slog.Logger
+	vendorURL       string // vendor.go
 }
 
 // Option configures New.
@@ -174,6 +177,9 @@ func New(opts ...Option) (*Server, error) {
 	if err := s.routes(); err != nil {
 		return nil, err
 	}
+	if err := s.startVendor(); err != nil {
+		return nil, err
+	}
 	s.done.Add(1)
 	go s.cleanup()
 	return s, nil
@@ -191,6 +197,9 @@ func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.stop)
 		s.done.Wait()
+		if s.outbox != nil {
+			s.outbox.Close()
+		}
 		if s.ownsStore {
 			err = s.store.Close()
 		}
@@ -215,7 +224,7 @@ func (s *Server) routes() error {
 		if err != nil {
 			return fmt.Errorf("build %s endpoint: %w", op.kind, err)
 		}
-		s.mux.Handle("POST "+op.path, s.authenticate(s.parseHooks(s.wrapFlaws(keyed))))
+		s.mux.Handle("POST "+op.path, s.authenticate(s.parseHooks(s.wrapVendor(op, s.wrapFlaws(keyed)))))
 		s.mux.HandleFunc("GET "+op.path, s.ledger(op))
 		s.mux.Handle("GET "+op.path+"/{id}", s.authenticate(s.fetch(op)))
 	}

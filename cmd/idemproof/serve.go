@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -40,6 +41,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	keysOptional := fs.Bool("keys-optional", false, "execute requests without Idempotency-Key unkeyed instead of answering 400")
 	crashExits := fs.Bool("crash-exits", false, fmt.Sprintf("make X-Test-Crash exit the process (status %d) instead of abandoning the request", reference.CrashExitCode))
 	listFlaws := fs.Bool("list-flaws", false, "print the flaw catalogue and exit")
+	vendorURL := fs.String("vendor-url", os.Getenv("VENDOR_URL"), "notify this vendor of every refund (POST /v1/notifications, keyed, from a job committed with the refund; default $VENDOR_URL)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: idemproof serve [flags]")
 		fmt.Fprintln(stderr, "Runs the reference keyed refund server (POST /v1/refunds, POST /v1/invoices, GET ledgers, GET /healthz).")
@@ -72,6 +74,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		reference.WithCrashExits(*crashExits),
 		reference.WithKeysOptional(*keysOptional),
 		reference.WithFlaws(flaws...),
+	}
+	if *vendorURL != "" {
+		opts = append(opts, reference.WithVendorURL(*vendorURL))
 	}
 	if *tokens != "" {
 		opts = append(opts, reference.WithTokens(strings.Split(*tokens, ",")...))
