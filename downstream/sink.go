@@ -96,7 +96,7 @@ type Sink struct {
 	dropped  int
 	seq      uint64
 	byKey    map[string]string // downstream key → effect id
-	byEntity map[string]int    // calls per entity so far
+	byEntity map[string]int    // calls per entity so far (the rules' ordinals)
 	rules    []Rule
 	changed  chan struct{} // closed and replaced on every call
 }
@@ -180,27 +180,27 @@ func (s *Sink) All() ([]Call, int) {
 	return append([]Call(nil), s.calls...), s.dropped
 }
 
-// Settle waits until the calls naming entity have been quiet for quiet after at least
-// one arrived, or until deadline: a target that calls its vendor asynchronously (an
-// outbox) calls it after the client's answer. It returns the calls seen.
+// Settle waits until the calls naming entity have been quiet for quiet after one of
+// them took effect, or until deadline: a target that calls its vendor asynchronously
+// (an outbox) calls it after the client's answer, and a target whose first call failed
+// may retry later, so without an effect it waits to the deadline. It returns the calls.
 func (s *Sink) Settle(ctx context.Context, entity string, quiet time.Duration, deadline time.Time) []Call {
 	for {
 		s.mu.Lock()
 		changed := s.changed
-		n := s.byEntity[entity]
+		effect := false
 		var last time.Time
-		for i := len(s.calls) - 1; i >= 0; i-- {
-			if s.calls[i].Entity == entity {
-				last = s.calls[i].Time
-				break
+		for _, c := range s.calls {
+			if c.Entity == entity {
+				last = c.Time
+				effect = effect || c.NewEffect()
 			}
 		}
 		s.mu.Unlock()
-		now := time.Now()
 		wait := time.Until(deadline)
-		if n > 0 {
+		if effect {
 			if q := last.Add(quiet); q.Before(deadline) {
-				wait = q.Sub(now)
+				wait = time.Until(q)
 			}
 		}
 		if wait <= 0 {

@@ -28,6 +28,7 @@ const (
 	CapBusiness         Capability = "business_error"   // business_error
 	CapValidation       Capability = "validation_error" // validation_error
 	CapKeyedMethods     Capability = "keyed_methods"    // keyed_methods, with the ledger's method not among them
+	CapDownstream       Capability = "downstream"       // downstream: a vendor the target calls, observed by a sink
 )
 
 // MaxWaitedWindow is the longest retention or lock timeout the runner waits out; a target
@@ -52,6 +53,10 @@ func (p *Profile) Missing(c Capability) string {
 		}
 		if c == CapIntegerBody && !v.respellIntegers() {
 			return "operation.body has no integer to respell"
+		}
+	case CapDownstream:
+		if p.Downstream == nil {
+			return "downstream not declared (the vendor the target calls)"
 		}
 	case CapSlow:
 		if p.Slow == nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/idemproof/idemproof/outcome"
 
+	"github.com/idemproof/idemproof/downstream"
 	"github.com/idemproof/idemproof/faultproxy"
 )
 
@@ -81,6 +82,9 @@ type Record struct {
 	LedgerErr string `json:"ledger_error,omitempty"`
 	Seed      int64  `json:"seed"`
 	Entity    string `json:"entity"`
+	// Downstream is every call the target made to its vendor for this entity, as the
+	// downstream sink recorded it (boundary scenarios only).
+	Downstream []downstream.Call `json:"downstream,omitempty"`
 }
 
 // Evidence is what a report shows for a verdict.

@@ -46,6 +46,13 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 	if err != nil {
 		return nil, err
 	}
+	watchVendor, err := e.installVendorFaults()
+	if watchVendor {
+		defer t.sink.RemoveRules(entity)
+	}
+	if err != nil {
+		return nil, err
+	}
 	base, baseErr := t.readBaseline(ctx, e.uses(PayloadOther))
 	runErr := e.runSteps(ctx)
 	e.bg.Wait()
@@ -53,6 +60,9 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 		return nil, runErr
 	}
 	rec := &Record{History: e.rec.history(), Ledger: map[string]int{}, Seed: seed, Entity: entity}
+	if watchVendor {
+		rec.Downstream = e.settleVendor(ctx)
+	}
 	var ledgerErrs []string
 	if baseErr != nil {
 		ledgerErrs = append(ledgerErrs, baseErr.Error())

@@ -37,6 +37,9 @@ type Profile struct {
 	// order, the payment), so that client-check can group a client's attempts without its
 	// cooperation. nil: client-check infers it from operation.body (see EntityRef).
 	Entity *EntityRef `yaml:"entity,omitempty" json:"entity,omitempty"`
+	// Downstream is the vendor the target calls, observed by a recording sink (the
+	// boundary scenarios need it); see profile_downstream.go.
+	Downstream *Downstream `yaml:"downstream,omitempty" json:"downstream,omitempty"`
 	// Source is how a command line names this profile: its file path, or the built-in
 	// profile's name. LoadProfile and BuiltinProfile set it; a document never does.
 	Source string `yaml:"-" json:"-"`

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"github.com/idemproof/idemproof/downstream"
 	"github.com/idemproof/idemproof/faultproxy"
 )
 
@@ -17,7 +18,17 @@ type Scenario struct {
 	Needs       []Capability `json:"needs,omitempty"`
 	Faults      []FaultOn    `json:"faults,omitempty"`
 	Steps       []Step       `json:"steps"`
-	Check       Checker      `json:"-"`
+	// Vendor are faults the downstream sink injects on the target's calls to its vendor
+	// for this scenario's entity (scenarios that need downstream).
+	Vendor []VendorFault `json:"vendor,omitempty"`
+	Check  Checker       `json:"-"`
+}
+
+// VendorFault makes the downstream sink answer the Nth call (1-based) of the scenario's
+// entity with a fault (downstream.Fault503Before, Fault503After, FaultResetAfter).
+type VendorFault struct {
+	Nth   int              `json:"nth"`
+	Fault downstream.Fault `json:"fault"`
 }
 
 // Checker judges one scenario run. It is a pure function: no network, no clock.

@@ -2,11 +2,14 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"sort"
 	"time"
 
+	"github.com/idemproof/idemproof/downstream"
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/faultproxy/client"
 	"github.com/idemproof/idemproof/outcome"
@@ -23,6 +26,8 @@ type target struct {
 	closeFn  func() error
 	// classifier turns complete answers into outcome classes (the profile's rules).
 	classifier outcome.Classifier
+	// sink records the target's calls to its vendor (profile downstream:); nil without.
+	sink *downstream.Sink
 }
 
 // openTarget starts an in-process fault proxy in front of the profile's base URL, or
@@ -33,6 +38,9 @@ func openTarget(ctx context.Context, p *Profile, seed int64) (*target, error) {
 		// The remote proxy must read the key where the profile puts it (its own
 		// --key-header / --key-field); the runner cannot reconfigure it.
 		t.proxyURL, t.ctl, t.closeFn = p.Proxy.URL, client.New(p.Proxy.Admin, p.Proxy.AdminToken), func() error { return nil }
+		if err := t.openSink(); err != nil {
+			return nil, err
+		}
 		return t, nil
 	}
 	srv, err := faultproxy.Start(ctx, faultproxy.Config{Upstream: p.BaseURL, KeyHeader: p.KeyHeader, KeyField: p.KeyField, Seed: seed})
@@ -40,10 +48,38 @@ func openTarget(ctx context.Context, p *Profile, seed int64) (*target, error) {
 		return nil, fmt.Errorf("open target %s: start proxy: %w", p.Name, err)
 	}
 	t.proxyURL, t.ctl, t.closeFn = srv.URL(), srv.Proxy(), srv.Close
+	if err := t.openSink(); err != nil {
+		t.closeFn()
+		return nil, err
+	}
 	return t, nil
 }
 
 func (t *target) close() error { return t.closeFn() }
+
+// openSink attaches the downstream sink the profile declares: the one its starter
+// already runs, or a new one at downstream.listen (closed with the target).
+func (t *target) openSink() error {
+	d := t.p.Downstream
+	if d == nil {
+		return nil
+	}
+	if d.Sink != nil {
+		t.sink = d.Sink
+		return nil
+	}
+	if _, port, _ := net.SplitHostPort(d.Listen); port == "0" {
+		return fmt.Errorf("open target %s: downstream.listen %s picks a free port the target cannot know: give the fixed address the target calls as its vendor, e.g. 127.0.0.1:9090", t.p.Name, d.Listen)
+	}
+	s, err := downstream.Start(d.SinkConfig())
+	if err != nil {
+		return fmt.Errorf("open target %s: %w", t.p.Name, err)
+	}
+	t.sink = s
+	closeProxy := t.closeFn
+	t.closeFn = func() error { return errors.Join(closeProxy(), s.Close()) }
+	return nil
+}
 
 // ledgerBase is where probes go: straight to the target when its URL is known (a probe
 // must never meet a fault), else through the proxy, whose rules only match keyed requests.

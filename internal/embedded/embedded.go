@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemproof/idemproof/downstream"
 	"github.com/idemproof/idemproof/reference"
 	"github.com/idemproof/idemproof/reference/pgstore"
 	"github.com/idemproof/idemproof/scenarios"
@@ -45,6 +46,10 @@ type Config struct {
 	// Logger receives the server's store warnings; nil discards them, so a flawed or
 	// crashing server does not garble the console.
 	Logger *slog.Logger
+	// NoVendor leaves the vendor boundary out: by default the reference notifies a
+	// recording sink (the profile's downstream:) of every refund, and the boundary
+	// scenarios run.
+	NoVendor bool
 }
 
 // Target is a running embedded reference server.
@@ -88,6 +93,26 @@ func Start(ctx context.Context, cfg Config) (*Target, error) {
 	}
 	if len(cfg.Flaws) > 0 {
 		opts = append(opts, reference.WithFlaws(cfg.Flaws...))
+	}
+	if p.Downstream != nil {
+		d := *p.Downstream // the caller's profile keeps its own
+		p.Downstream = &d
+	}
+	if p.Downstream == nil && !cfg.NoVendor {
+		// The reference notifies a vendor of every refund: a recording sink stands in
+		// for it, so the boundary scenarios can watch the calls.
+		p.Downstream = &scenarios.Downstream{Listen: "127.0.0.1:0", Env: "VENDOR_URL", KeyHeader: "Idempotency-Key", Entity: "order_id"}
+	}
+	if d := p.Downstream; d != nil && d.Sink == nil {
+		sink, err := downstream.Start(d.SinkConfig())
+		if err != nil {
+			return nil, fmt.Errorf("start vendor sink: %w", err)
+		}
+		t.closers = append(t.closers, sink.Close)
+		d.Sink = sink
+	}
+	if d := p.Downstream; d != nil {
+		opts = append(opts, reference.WithVendorURL(d.Sink.URL()))
 	}
 	if dsn := cfg.Store; dsn != "" && dsn != StoreMemory {
 		if !IsPostgresDSN(dsn) {
