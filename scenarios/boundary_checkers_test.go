@@ -1,0 +1,125 @@
+package scenarios_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/downstream"
+	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// vendorCall is one recorded call of the downstream sink.
+func vendorCall(seq uint64, key string, answer downstream.Answer) downstream.Call {
+	return downstream.Call{Seq: seq, Key: key, HasKey: key != "", Entity: "e", Answer: answer}
+}
+
+func judgeBoundary(t *testing.T, id string, rec scenarios.Record) (scenarios.Verdict, string, scenarios.Evidence) {
+	t.Helper()
+	sc, ok := scenarios.Lookup(id)
+	require.True(t, ok, id)
+	p := refProfile(t)
+	p.Downstream = &scenarios.Downstream{Listen: "127.0.0.1:0", Entity: "order_id"}
+	return sc.Check(rec, p)
+}
+
+func boundaryRecord(ledger int, calls ...downstream.Call) scenarios.Record {
+	rec := newHistory().at(0, "original", scenarios.OpOK, 201, `{}`, nil).record(ledger)
+	rec.Downstream = calls
+	return rec
+}
+
+func TestBoundaryPassesOneVendorEffectUnderOneKey(t *testing.T) {
+	v, msg, _ := judgeBoundary(t, "boundary/retry-same-downstream-key", boundaryRecord(1,
+		vendorCall(1, "k", downstream.Answer503After), vendorCall(2, "k", downstream.AnswerReplayed)))
+	require.Equal(t, scenarios.Pass, v, msg)
+}
+
+func TestBoundaryFailsAnUnkeyedRedriveAsDuplicated(t *testing.T) {
+	v, msg, ev := judgeBoundary(t, "boundary/retry-same-downstream-key", boundaryRecord(1,
+		vendorCall(1, "", downstream.Answer503After), vendorCall(2, "", downstream.AnswerCommitted)))
+	require.Equal(t, scenarios.Fail, v, msg)
+	require.Equal(t, map[string]int{scenarios.CatDuplicated: 1, scenarios.CatUnkeyed: 2}, ev.Categories)
+}
+
+func TestBoundaryFailsALostVendorCallAndIsInfoWithoutARedrive(t *testing.T) {
+	v, msg, ev := judgeBoundary(t, "boundary/crash-between-commit-and-call", boundaryRecord(1))
+	require.Equal(t, scenarios.Fail, v, msg)
+	require.Equal(t, map[string]int{scenarios.CatLost: 1}, ev.Categories)
+	require.Contains(t, msg, "2s settle window")
+
+	v, msg, _ = judgeBoundary(t, "boundary/retry-same-downstream-key", boundaryRecord(1, vendorCall(1, "k", downstream.Answer503After)))
+	require.Equal(t, scenarios.Info, v, "the key's stability was never exercised: no pass without proof (%s)", msg)
+}
+
+func TestBoundaryFailsASecondCallOnAReplayAndChangedKeys(t *testing.T) {
+	v, msg, _ := judgeBoundary(t, "boundary/replay-no-second-call", boundaryRecord(1,
+		vendorCall(1, "k", downstream.AnswerCommitted), vendorCall(2, "k", downstream.AnswerReplayed)))
+	require.Equal(t, scenarios.Fail, v, "deduplicated by the vendor, but the replay called it again: %s", msg)
+
+	v, msg, ev := judgeBoundary(t, "boundary/vendor-5xx-then-retry", boundaryRecord(1,
+		vendorCall(1, "k1", downstream.Answer503Before), vendorCall(2, "k2", downstream.AnswerCommitted)))
+	require.Equal(t, scenarios.Fail, v, msg)
+	require.Equal(t, map[string]int{scenarios.CatKeyChanged: 1}, ev.Categories)
+}
+
+func TestBoundaryIsUnknownWhenTheAPIDidNotCommitOnceOrNothingWasRefused(t *testing.T) {
+	v, _, _ := judgeBoundary(t, "boundary/replay-no-second-call", boundaryRecord(2, vendorCall(1, "k", downstream.AnswerCommitted)))
+	require.Equal(t, scenarios.Unknown, v)
+
+	rec := boundaryRecord(1, vendorCall(1, "k", downstream.AnswerCommitted))
+	v, _, _ = judgeBoundary(t, "boundary/no-call-on-refusal", rec)
+	require.Equal(t, scenarios.Unknown, v, "no step was refused")
+
+	rec.History = append(rec.History,
+		scenarios.Op{Type: scenarios.OpInvoke, Step: "mismatch"},
+		scenarios.Op{Type: scenarios.OpFail, Step: "mismatch", Status: 422, Class: outcome.Mismatch})
+	v, msg, _ := judgeBoundary(t, "boundary/no-call-on-refusal", rec)
+	require.Equal(t, scenarios.Pass, v, msg)
+	rec.Downstream = append(rec.Downstream, vendorCall(2, "k", downstream.AnswerReplayed))
+	v, _, ev := judgeBoundary(t, "boundary/no-call-on-refusal", rec)
+	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, map[string]int{scenarios.CatCalledOnRefusal: 1}, ev.Categories)
+}
+
+func TestDownstreamProfileFieldsAreValidated(t *testing.T) {
+	_, err := scenarios.ParseProfile("x.yaml", []byte("extends: reference\nbase_url: http://127.0.0.1:1\ndownstream: {listen: nowhere, key_header: 'a b'}\n"))
+	require.ErrorContains(t, err, "downstream.listen: must be host:port")
+	require.ErrorContains(t, err, "downstream.entity: required")
+	require.ErrorContains(t, err, "downstream.key_header: must be a header name")
+
+	p, err := scenarios.ParseProfile("x.yaml", []byte("extends: reference\nbase_url: http://127.0.0.1:1\ndownstream: {listen: 127.0.0.1:9090, entity: order_id, settle: 3s}\n"))
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:9090", p.Downstream.Listen)
+	require.Empty(t, p.Missing(scenarios.CapDownstream))
+}
+
+func TestAFreePortSinkNeedsTheTargetsStarter(t *testing.T) {
+	var mu sync.Mutex
+	counts := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.Method == http.MethodPost {
+			var body struct {
+				OrderID string `json:"order_id"`
+			}
+			_ = json.NewDecoder(r.Body).Decode(&body)
+			counts[body.OrderID]++
+			w.WriteHeader(http.StatusCreated)
+			return
+		}
+		fmt.Fprintf(w, `{"count":%d}`, counts[r.URL.Query().Get("order_id")])
+	}))
+	defer srv.Close()
+	p, err := scenarios.ParseProfile("x.yaml", []byte("extends: reference\nbase_url: "+srv.URL+"\ndownstream: {listen: 127.0.0.1:0, entity: order_id}\n"))
+	require.NoError(t, err)
+	_, err = scenarios.Run(t.Context(), scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"boundary/*"}})
+	require.ErrorContains(t, err, "picks a free port the target cannot know")
+}
