@@ -125,6 +125,9 @@ func TestEachFlawMisbehaves(t *testing.T) {
 	for name, c := range wrapperFlawCases {
 		cases[name] = c
 	}
+	for name, c := range vendorFlawCases {
+		cases[name] = c
+	}
 	for _, f := range reference.Flaws() {
 		t.Run(f.Name, func(t *testing.T) {
 			check, ok := cases[f.Name]

@@ -14,6 +14,7 @@ import (
 
 	"github.com/idemproof/idemproof/downstream"
 	"github.com/idemproof/idemproof/reference"
+	"github.com/idemproof/idemproof/reference/servertest"
 )
 
 // vendorServer is a reference server (test hooks on) notifying a recording sink.
@@ -106,4 +107,32 @@ func TestVendorRedriveAfterALostAnswerKeepsTheKey(t *testing.T) {
 
 func settledQuick(sink *downstream.Sink, order string) downstream.Ledger {
 	return downstream.LedgerOf(sink.Settle(t0ctx, order, 200*time.Millisecond, time.Now().Add(500*time.Millisecond)))
+}
+
+// vendorFlawCases show each vendor flaw misbehaving (TestEachFlawMisbehaves); they need
+// a vendor, so each starts its own server with a sink instead of using the env's.
+var vendorFlawCases = map[string]func(t *testing.T, _ *servertest.Env, order, key string){
+	"vendor-call-unkeyed": func(t *testing.T, _ *servertest.Env, order, key string) {
+		srv, sink := vendorServer(t, "vendor-call-unkeyed")
+		require.NoError(t, sink.AddRule(downstream.Rule{Entity: order, Nth: 1, Fault: downstream.Fault503After}))
+		status, err := refund(t, srv.URL, order, key, nil)
+		require.NoError(t, err)
+		require.Equal(t, 201, status)
+		deadline := time.Now().Add(10 * time.Second)
+		for len(sink.Calls(order)) < 2 && time.Now().Before(deadline) {
+			sink.Settle(t0ctx, order, time.Millisecond, time.Now().Add(100*time.Millisecond))
+		}
+		l := settled(sink, order)
+		require.Equal(t, 2, l.Effects, "the unkeyed re-drive notified twice")
+		require.Equal(t, 2, l.Unkeyed)
+	},
+	"vendor-call-in-request": func(t *testing.T, _ *servertest.Env, order, key string) {
+		srv, sink := vendorServer(t, "vendor-call-in-request")
+		_, err := refund(t, srv.URL, order, key, map[string]string{reference.HeaderTestCrash: "after-commit"})
+		require.Error(t, err)
+		status, err := refund(t, srv.URL, order, key, nil)
+		require.NoError(t, err)
+		require.Equal(t, 201, status, "the retry replays the committed refund")
+		require.Zero(t, settledQuick(sink, order).Calls, "the crash lost the call and the replay does not make it")
+	},
 }
