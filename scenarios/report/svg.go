@@ -39,6 +39,8 @@ type svgBuilder struct {
 	id   string // unique per diagram: marker ids must not collide inside one HTML page
 	body strings.Builder
 	y    int
+	// vendor adds the fourth lane: the target's calls to its vendor (vendor.go).
+	vendor bool
 }
 
 // SequenceSVG draws a record's attempts as a sequence diagram: lanes client → proxy →
@@ -46,7 +48,7 @@ type svgBuilder struct {
 // the ledger counts at the bottom. id must be unique within the page. The proxy journal is
 // the ground truth; without one, the client history is drawn instead.
 func SequenceSVG(id string, rec *scenarios.Record) string {
-	b := &svgBuilder{id: id, y: svgTop}
+	b := &svgBuilder{id: id, y: svgTop, vendor: rec != nil && len(rec.Downstream) > 0}
 	switch {
 	case rec == nil || (len(rec.Journal) == 0 && len(rec.History) == 0):
 		b.y += 10
@@ -56,6 +58,9 @@ func SequenceSVG(id string, rec *scenarios.Record) string {
 		b.drawJournal(rec)
 	default:
 		b.drawHistory(rec)
+	}
+	if b.vendor {
+		b.drawVendor(rec, firstTime(rec))
 	}
 	ledger := "ledger: (not probed)"
 	if rec != nil {
@@ -266,19 +271,28 @@ func (b *svgBuilder) text(x, y int, anchor, class, s string) {
 // the height is known.
 func (b *svgBuilder) finish() string {
 	h := b.y + 10
+	width := svgWidth
+	lanes := []struct {
+		x    int
+		name string
+	}{{laneClient, "client"}, {laneProxy, "fault proxy"}, {laneTarget, "upstream"}}
+	if b.vendor {
+		width = svgVendorWidth
+		lanes = append(lanes, struct {
+			x    int
+			name string
+		}{laneVendor, "vendor (sink)"})
+	}
 	var s strings.Builder
 	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" class="seq" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="attempt timeline">`,
-		svgWidth, h, svgWidth, h)
+		width, h, width, h)
 	s.WriteString("<defs>")
 	for _, c := range []string{colRequest, colOK, colClient, colServer, colFault} {
 		fmt.Fprintf(&s, `<marker id="%s-head-%s" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0 L10 5 L0 10 z" fill="%s"/></marker>`,
 			b.id, strings.TrimPrefix(c, "#"), c)
 	}
 	s.WriteString("</defs>")
-	for _, lane := range []struct {
-		x    int
-		name string
-	}{{laneClient, "client"}, {laneProxy, "fault proxy"}, {laneTarget, "upstream"}} {
+	for _, lane := range lanes {
 		fmt.Fprintf(&s, `<line x1="%d" y1="%d" x2="%d" y2="%d" class="lifeline"/>`, lane.x, 10+headHeight, lane.x, h-6)
 		fmt.Fprintf(&s, `<rect x="%d" y="10" width="%d" height="%d" rx="5" class="head"/>`, lane.x-headWidth/2, headWidth, headHeight)
 		fmt.Fprintf(&s, `<text x="%d" y="29" text-anchor="middle" class="head-text">%s</text>`, lane.x, lane.name)

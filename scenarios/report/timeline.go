@@ -103,6 +103,7 @@ func Timeline(rec *scenarios.Record) string {
 	if len(keys.order) > 0 {
 		fmt.Fprintf(&b, "  keys: %s\n", keys.legend())
 	}
+	writeVendorTimeline(&b, rec)
 	fmt.Fprintf(&b, "  ledger: %s\n", ledgerText(rec))
 	return b.String()
 }
