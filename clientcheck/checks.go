@@ -105,6 +105,8 @@ func checks() []checkDef {
 		{IDOutcomeFile, "the client's outcome file parsed", "one JSON object per line: operation, outcome ok|failed|unknown", "docs/client-check.md", scenarios.LevelMust, checkOutcomeFile, nil},
 		{IDKeySurvives, "a restarted client retried its pending operation under the original key", "the key survives the client: minted before the first attempt, kept with the pending operation, re-sent after a restart", "seed rule \"the key survives the client\"; draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelSafety, checkKeySurvivesRestart,
 			func(o *analysis) bool { return o.Schedule.Restart || len(o.Restarts) > 0 }},
+		{IDVendorOnce, "every operation the target did once, its vendor did once", "the key deduplicates the API, not the internet: one vendor effect per committed operation, across retries and restarts", "seed rule \"the key deduplicates your API, not the internet\"", scenarios.LevelSafety, checkVendorOnce,
+			func(o *analysis) bool { return o.Vendor != nil }},
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/idemproof/idemproof/downstream"
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
 )
@@ -44,6 +45,9 @@ type Observation struct {
 	Schedule AppliedSchedule
 	// Restarts are the kills and restarts of the code under test, in order.
 	Restarts []Restart
+	// Vendor is the downstream ledger per operation (vendor.go), read after a settle
+	// step; nil when the target calls no vendor the run watches.
+	Vendor map[string]downstream.Ledger
 }
 
 // timingTolerance absorbs the gap between where the proxy stamps a record's time and

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/idemproof/idemproof/downstream"
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/reference"
@@ -206,6 +207,11 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 		return nil, err
 	}
 	defer closeTarget()
+	sink, closeSink, err := openSink(p)
+	if err != nil {
+		return nil, err
+	}
+	defer closeSink()
 	entity, err := EntityOf(p)
 	if err != nil {
 		return nil, err
@@ -311,6 +317,9 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	} else if o.Ledger, err = sinceBaseline(counts, fr.baseline); err != nil {
 		o.LedgerErr = err.Error()
 	}
+	if sink != nil && o.LedgerErr == "" {
+		o.Vendor = settleVendor(ctx, sink, p, o.Ledger)
+	}
 	return &Result{Report: NewReport(o, cfg.Seed, started), Observation: o, Env: env}, nil
 }
 
@@ -343,24 +352,33 @@ func openTarget(cfg Config) (*scenarios.Profile, func(), error) {
 		}
 		return cfg.Profile, func() {}, nil
 	}
-	ref, err := reference.New(append([]reference.Option{reference.WithTestHooks(true)}, cfg.Reference...)...)
+	sink, err := downstream.Start(downstream.Config{Listen: "127.0.0.1:0", EntityField: "order_id"})
 	if err != nil {
+		return nil, nil, fmt.Errorf("start vendor sink: %w", err)
+	}
+	opts := []reference.Option{reference.WithTestHooks(true), reference.WithVendorURL(sink.URL())}
+	ref, err := reference.New(append(opts, cfg.Reference...)...)
+	if err != nil {
+		sink.Close()
 		return nil, nil, fmt.Errorf("start reference: %w", err)
 	}
 	srv, err := serve(ref)
 	if err != nil {
 		ref.Close()
+		sink.Close()
 		return nil, nil, err
 	}
 	p, err := scenarios.BuiltinProfile("reference")
 	if err != nil {
 		srv.Close()
 		ref.Close()
+		sink.Close()
 		return nil, nil, err
 	}
 	p.BaseURL = "http://" + srv.Addr
 	p.Entity = &scenarios.EntityRef{JSON: "order_id"}
-	return p, func() { srv.Close(); ref.Close() }, nil
+	p.Downstream = &scenarios.Downstream{Listen: "127.0.0.1:0", KeyHeader: "Idempotency-Key", Entity: "order_id", Sink: sink}
+	return p, func() { srv.Close(); ref.Close(); sink.Close() }, nil
 }
 
 // EntityOf is where the profile's requests name their operation: its entity, or, when it
