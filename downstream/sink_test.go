@@ -2,7 +2,9 @@ package downstream_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -92,4 +94,33 @@ func TestSettleReturnsAfterQuietOrAtTheDeadline(t *testing.T) {
 	require.NoError(t, err)
 	calls = s.Settle(ctx, "o1", time.Millisecond, time.Now().Add(time.Hour))
 	require.Len(t, calls, 1, "a call and then quiet: it returns long before the deadline")
+}
+
+func TestAdminHandlerListsCallsAndTakesRules(t *testing.T) {
+	s := start(t)
+	admin := httptest.NewServer(s.AdminHandler())
+	t.Cleanup(admin.Close)
+	resp, err := http.Post(admin.URL+"/rules", "application/json", strings.NewReader(`{"entity":"o1","nth":1,"fault":"503-before"}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusCreated, resp.StatusCode)
+	resp, err = http.Post(admin.URL+"/rules", "application/json", strings.NewReader(`{"entity":"o1","nth":1,"fault":"nope"}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+
+	status, err := call(t, s.URL(), "k", `{"order_id":"o1"}`)
+	require.NoError(t, err)
+	require.Equal(t, 503, status)
+	resp, err = http.Get(admin.URL + "/calls?entity=o1")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var got struct {
+		Calls  []downstream.Call `json:"calls"`
+		Ledger downstream.Ledger `json:"ledger"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&got))
+	require.Len(t, got.Calls, 1)
+	require.Equal(t, downstream.Answer503Before, got.Calls[0].Answer)
+	require.Equal(t, 0, got.Ledger.Effects)
 }

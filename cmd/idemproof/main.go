@@ -35,6 +35,7 @@ func commands() []command {
 		{"serve", "run the reference keyed refund server", runServe},
 		{"scenarios", "list the scenario catalogue (table or JSON)", runScenarios},
 		{"client-check", "run a client command against faults and check its retry policy", runClientCheck},
+		{"vendor", "run a recording vendor (the downstream sink) for a target to call", runVendor},
 	}
 }
 

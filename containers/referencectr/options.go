@@ -46,3 +46,9 @@ func WithFlaw(name string) testcontainers.CustomizeRequestOption {
 func WithTokens(tokens ...string) testcontainers.CustomizeRequestOption {
 	return testcontainers.WithCmdArgs("--tokens", strings.Join(tokens, ","))
 }
+
+// WithVendorURL makes the server notify a vendor of every refund (`serve --vendor-url`),
+// e.g. vendorctr.InternalURL("vendor") for a vendor container on the same network.
+func WithVendorURL(url string) testcontainers.CustomizeRequestOption {
+	return testcontainers.WithCmdArgs("--vendor-url", url)
+}
