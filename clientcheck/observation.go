@@ -48,6 +48,8 @@ type Observation struct {
 	// Vendor is the downstream ledger per operation (vendor.go), read after a settle
 	// step; nil when the target calls no vendor the run watches.
 	Vendor map[string]downstream.Ledger
+	// VendorErr is set when the vendor's calls could not be read (its check is UNKNOWN).
+	VendorErr string
 }
 
 // timingTolerance absorbs the gap between where the proxy stamps a record's time and

@@ -318,7 +318,9 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 		o.LedgerErr = err.Error()
 	}
 	if sink != nil && o.LedgerErr == "" {
-		o.Vendor = settleVendor(ctx, sink, p, o.Ledger)
+		if o.Vendor, err = settleVendor(ctx, sink, p, o.Ledger); err != nil {
+			o.Vendor, o.VendorErr = map[string]downstream.Ledger{}, err.Error()
+		}
 	}
 	return &Result{Report: NewReport(o, cfg.Seed, started), Observation: o, Env: env}, nil
 }

@@ -27,13 +27,16 @@ const vendorQuiet = 300 * time.Millisecond
 
 // openSink starts the sink the profile declares (nil, nil without downstream:). A sink
 // already running (Downstream.Sink) is used as is and not closed.
-func openSink(p *scenarios.Profile) (*downstream.Sink, func(), error) {
+func openSink(p *scenarios.Profile) (downstream.Recorder, func(), error) {
 	d := p.Downstream
 	if d == nil {
 		return nil, func() {}, nil
 	}
 	if d.Sink != nil {
 		return d.Sink, func() {}, nil
+	}
+	if d.Admin != "" {
+		return downstream.NewRemote(d.Admin), func() {}, nil
 	}
 	if _, port, _ := net.SplitHostPort(d.Listen); port == "0" {
 		return nil, nil, fmt.Errorf("profile %s: downstream.listen %s picks a free port the target cannot know: give the fixed address the target calls as its vendor, e.g. 127.0.0.1:9090", p.Name, d.Listen)
@@ -47,7 +50,7 @@ func openSink(p *scenarios.Profile) (*downstream.Sink, func(), error) {
 
 // settleVendor waits (bounded by the profile's downstream.settle) for the vendor calls of
 // the operations that took effect, then sums them up per operation.
-func settleVendor(ctx context.Context, sink *downstream.Sink, p *scenarios.Profile, ledger map[string]int) map[string]downstream.Ledger {
+func settleVendor(ctx context.Context, sink downstream.Recorder, p *scenarios.Profile, ledger map[string]int) (map[string]downstream.Ledger, error) {
 	settle := scenarios.DefaultSettle
 	if p.Downstream != nil && p.Downstream.Settle > 0 {
 		settle = p.Downstream.Settle
@@ -60,18 +63,25 @@ func settleVendor(ctx context.Context, sink *downstream.Sink, p *scenarios.Profi
 	}
 	sort.Strings(ops)
 	for _, op := range ops {
-		if ledger[op] > 0 {
-			out[op] = downstream.LedgerOf(sink.Settle(ctx, op, vendorQuiet, deadline))
-		} else {
-			out[op] = downstream.LedgerOf(sink.Calls(op))
+		until := deadline
+		if ledger[op] == 0 {
+			until = time.Now() // nothing to wait for: what came, came
 		}
+		calls, err := sink.SettleCalls(ctx, op, vendorQuiet, until)
+		if err != nil {
+			return nil, err
+		}
+		out[op] = downstream.LedgerOf(calls)
 	}
-	return out
+	return out, nil
 }
 
 func checkVendorOnce(o *analysis) verdict {
 	if o.LedgerErr != "" {
 		return unknown("ledger unreadable: %s", o.LedgerErr)
+	}
+	if o.VendorErr != "" {
+		return unknown("the vendor's calls could not be read: %s", o.VendorErr)
 	}
 	f, judged, skipped := failing{}, 0, 0
 	_, attempts := o.byOperation()

@@ -124,3 +124,22 @@ func TestAdminHandlerListsCallsAndTakesRules(t *testing.T) {
 	require.Equal(t, downstream.Answer503Before, got.Calls[0].Answer)
 	require.Equal(t, 0, got.Ledger.Effects)
 }
+
+func TestRemoteDrivesASinkThroughItsAdminAPI(t *testing.T) {
+	s := start(t)
+	admin := httptest.NewServer(s.AdminHandler())
+	t.Cleanup(admin.Close)
+	var rec downstream.Recorder = downstream.NewRemote(admin.URL)
+	require.NoError(t, rec.AddRule(downstream.Rule{Entity: "o1", Nth: 1, Fault: downstream.Fault503After}))
+	require.ErrorContains(t, rec.AddRule(downstream.Rule{Entity: "o1", Nth: 0, Fault: downstream.Fault503After}), "nth >= 1")
+	status, err := call(t, s.URL(), "k", `{"order_id":"o1"}`)
+	require.NoError(t, err)
+	require.Equal(t, 503, status)
+	calls, err := rec.SettleCalls(context.Background(), "o1", time.Millisecond, time.Now().Add(time.Minute))
+	require.NoError(t, err)
+	require.Len(t, calls, 1)
+	require.Equal(t, 1, downstream.LedgerOf(calls).Effects)
+
+	_, err = downstream.NewRemote("http://127.0.0.1:1").SettleCalls(context.Background(), "o1", 0, time.Now())
+	require.Error(t, err, "an unreachable sink is an error, never an empty ledger")
+}

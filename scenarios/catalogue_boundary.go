@@ -120,6 +120,9 @@ func vendorOnce(c vendorCheck) Checker {
 			return unknownLedger(r)
 		}
 		var f finding
+		if r.DownstreamErr != "" {
+			return f.result(Unknown, "the vendor's calls could not be read: %s", r.DownstreamErr)
+		}
 		n := r.Ledger[LedgerOperation]
 		if n != 1 {
 			return f.result(Unknown, "the API's own ledger shows %d side effect(s), not 1: the vendor's count cannot be judged against it (the replay and recovery scenarios judge the API)", n)

@@ -85,6 +85,9 @@ type Record struct {
 	// Downstream is every call the target made to its vendor for this entity, as the
 	// downstream sink recorded it (boundary scenarios only).
 	Downstream []downstream.Call `json:"downstream,omitempty"`
+	// DownstreamErr is set when the sink's calls could not be read: the boundary
+	// checkers then answer UNKNOWN.
+	DownstreamErr string `json:"downstream_error,omitempty"`
 }
 
 // Evidence is what a report shows for a verdict.

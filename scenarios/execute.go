@@ -61,7 +61,7 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 	}
 	rec := &Record{History: e.rec.history(), Ledger: map[string]int{}, Seed: seed, Entity: entity}
 	if watchVendor {
-		rec.Downstream = e.settleVendor(ctx)
+		rec.Downstream, rec.DownstreamErr = e.settleVendor(ctx)
 	}
 	var ledgerErrs []string
 	if baseErr != nil {

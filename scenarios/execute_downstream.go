@@ -30,7 +30,11 @@ func (e *execution) installVendorFaults() (bool, error) {
 // settleVendor is the SETTLE step of a boundary scenario: a target may call its vendor
 // after the client's answer (an outbox worker), so the calls are read once they went
 // quiet, or once the profile's downstream.settle has passed since the last answer.
-func (e *execution) settleVendor(ctx context.Context) []downstream.Call {
+func (e *execution) settleVendor(ctx context.Context) ([]downstream.Call, string) {
 	deadline := time.Now().Add(e.t.p.Downstream.settle().Std())
-	return e.t.sink.Settle(ctx, e.entity, vendorQuiet, deadline)
+	calls, err := e.t.sink.SettleCalls(ctx, e.entity, vendorQuiet, deadline)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return calls, ""
 }

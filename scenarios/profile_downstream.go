@@ -19,6 +19,11 @@ type Downstream struct {
 	// (e.g. 0.0.0.0:9090 for a container pointed at the host), or 127.0.0.1:0 when the
 	// harness starts the target itself and tells it the sink's URL (Sink set).
 	Listen string `yaml:"listen" json:"listen"`
+	// Admin is the admin API of a sink already running in another process
+	// (`idemproof vendor --admin-listen`, e.g. in a container next to the target): the
+	// runner drives it instead of starting its own; Listen then only documents where the
+	// target calls it.
+	Admin string `yaml:"admin,omitempty" json:"admin,omitempty"`
 	// Env is the environment variable the target reads the vendor URL from, for the
 	// harness that starts it (the reference server reads VENDOR_URL).
 	Env string `yaml:"env,omitempty" json:"env,omitempty"`
@@ -56,6 +61,11 @@ func checkDownstream(d *Downstream) []fieldError {
 	var errs []fieldError
 	add := func(path, format string, args ...any) {
 		errs = append(errs, fieldError{Path: "downstream." + path, Msg: fmt.Sprintf(format, args...)})
+	}
+	if d.Admin != "" {
+		if msg := checkHTTPURL(d.Admin); msg != "" {
+			add("admin", "%s", msg)
+		}
 	}
 	if _, port, err := net.SplitHostPort(d.Listen); err != nil || port == "" {
 		add("listen", "must be host:port, e.g. 127.0.0.1:9090 (the address the target calls as its vendor), got %q", d.Listen)

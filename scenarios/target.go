@@ -27,7 +27,7 @@ type target struct {
 	// classifier turns complete answers into outcome classes (the profile's rules).
 	classifier outcome.Classifier
 	// sink records the target's calls to its vendor (profile downstream:); nil without.
-	sink *downstream.Sink
+	sink downstream.Recorder
 }
 
 // openTarget starts an in-process fault proxy in front of the profile's base URL, or
@@ -66,6 +66,10 @@ func (t *target) openSink() error {
 	}
 	if d.Sink != nil {
 		t.sink = d.Sink
+		return nil
+	}
+	if d.Admin != "" {
+		t.sink = downstream.NewRemote(d.Admin)
 		return nil
 	}
 	if _, port, _ := net.SplitHostPort(d.Listen); port == "0" {
