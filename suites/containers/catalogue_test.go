@@ -8,7 +8,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/testcontainers/testcontainers-go/network"
+
 	"github.com/idemproof/idemproof/containers/referencectr"
+	"github.com/idemproof/idemproof/containers/vendorctr"
+	"github.com/idemproof/idemproof/internal/dockertest"
 	"github.com/idemproof/idemproof/scenarios"
 )
 
@@ -32,11 +36,23 @@ var _ = Describe("the whole catalogue on containers", Ordered, ContinueOnFailure
 		p.Retention = scenarios.Duration(catalogueRetention)
 		nw := newNetwork(ctx)
 		startPostgres(ctx, nw)
+		// The boundary scenarios watch the reference's vendor calls: a vendor container
+		// the reference calls, driven through its admin API.
+		By("starting the vendor (the recording sink) as vendor:9090")
+		vendor, err := vendorctr.Run(ctx, dockertest.AppImage(), network.WithNetwork([]string{"vendor"}, nw))
+		if vendor != nil {
+			terminateAfterSpec(vendor)
+		}
+		Expect(err).NotTo(HaveOccurred())
+		vendorAdmin, err := vendor.AdminURL(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		p.Downstream = &scenarios.Downstream{Listen: "vendor:9090", Admin: vendorAdmin, KeyHeader: "Idempotency-Key", Entity: "order_id"}
 		// No --crash-exits: the catalogue's crash scenarios expect the in-process form (the
 		// connection dropped), and the process must survive for the scenarios after them.
 		ref := startReference(ctx, nw, "reference",
 			referencectr.WithRetention(time.Duration(p.Retention)),
-			referencectr.WithLockTimeout(time.Duration(p.LockTimeout)))
+			referencectr.WithLockTimeout(time.Duration(p.LockTimeout)),
+			referencectr.WithVendorURL(vendorctr.InternalURL("vendor")))
 		px := startProxy(ctx, nw, 7, "reference")
 		p.BaseURL = referenceURL(ctx, ref)
 		proxyURL, err := px.URL(ctx)
