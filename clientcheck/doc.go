@@ -15,6 +15,8 @@
 //	client/unknown-reported-failed   an operation that committed was never reported "failed" by the client
 //	client/outcome-file              the client's outcome file parsed
 //	client/command-exit              the code under test finished without error
+//	client/key-survives-restart      with restarts (Config.Restart, the restart kind): the restarted client re-sent the pending operation under its original key
+//	client/one-vendor-effect-per-operation  when the target calls a watched vendor: the vendor did each operation as often as the target
 //
 //	client ──> front (entity, fault kind, delivered answer) ──> faultproxy (faults, journal) ──> target
 //	                                                                                  ledger probe ──┘
@@ -33,6 +35,11 @@
 // bodies look like one payload retried; concurrent operations arrive in no fixed order,
 // so their faults are reproducible only as far as their order is; timing checks compare
 // the front's times, with a small tolerance.
+//
+// Restarts (restart.go): the code under test is killed right after an attempt whose
+// response the proxy lost, and started again with the same Env and state folder
+// (IDEMPROOF_STATE_DIR), once per operation; a command's whole process group gets
+// SIGKILL, a ClientFunc's context is cancelled and waited for.
 //
 // The client's own view of each operation is optional: it writes one JSON object per
 // line to $IDEMPROOF_OUTCOME_FILE (see Outcome). Without it the checks that need it are

@@ -16,6 +16,9 @@
 //   - Rules inject faults on the n-th call of an entity: 503 before committing (the
 //     vendor did nothing), 503 after committing (the vendor did it, the target cannot
 //     know), or a connection reset after committing. A rule fires once.
+//   - A sink in another process (`idemproof vendor`, a container) serves AdminHandler on
+//     a listener of its own; Remote drives it, and both satisfy Recorder, what a runner
+//     needs. A Remote that cannot read the calls says so (an error), never "no calls".
 //   - Memory is bounded: at most MaxCalls calls are kept (later calls are still answered
 //     and counted in Dropped), bodies are read up to MaxBody bytes.
 //
