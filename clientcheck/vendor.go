@@ -67,7 +67,7 @@ func settleVendor(ctx context.Context, sink downstream.Recorder, p *scenarios.Pr
 		if ledger[op] == 0 {
 			until = time.Now() // nothing to wait for: what came, came
 		}
-		calls, err := sink.SettleCalls(ctx, op, vendorQuiet, until)
+		calls, err := sink.SettleCalls(ctx, op, 1, vendorQuiet, until)
 		if err != nil {
 			return nil, err
 		}

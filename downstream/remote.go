@@ -16,14 +16,15 @@ import (
 type Recorder interface {
 	AddRule(Rule) error
 	RemoveRules(entity string)
-	// SettleCalls waits like Sink.Settle and returns the entity's calls; an error means
-	// the calls could not be read (a remote sink that does not answer).
-	SettleCalls(ctx context.Context, entity string, quiet time.Duration, deadline time.Time) ([]Call, error)
+	// SettleCalls waits like Sink.Settle, and for at least minCalls calls before it may
+	// stop early, and returns the entity's calls; an error means the calls could not be
+	// read (a remote sink that does not answer).
+	SettleCalls(ctx context.Context, entity string, minCalls int, quiet time.Duration, deadline time.Time) ([]Call, error)
 }
 
 // SettleCalls implements Recorder.
-func (s *Sink) SettleCalls(ctx context.Context, entity string, quiet time.Duration, deadline time.Time) ([]Call, error) {
-	return s.Settle(ctx, entity, quiet, deadline), nil
+func (s *Sink) SettleCalls(ctx context.Context, entity string, minCalls int, quiet time.Duration, deadline time.Time) ([]Call, error) {
+	return s.settle(ctx, entity, minCalls, quiet, deadline), nil
 }
 
 // Remote is a sink in another process, driven through its admin API (AdminHandler).
@@ -93,9 +94,9 @@ func (r *Remote) Calls(ctx context.Context, entity string) ([]Call, error) {
 	return got.Calls, nil
 }
 
-// SettleCalls implements Recorder by polling: it returns once a call took effect and
-// none came for quiet, or at deadline.
-func (r *Remote) SettleCalls(ctx context.Context, entity string, quiet time.Duration, deadline time.Time) ([]Call, error) {
+// SettleCalls implements Recorder by polling: it returns once a call took effect, at
+// least minCalls came and none came for quiet, or at deadline.
+func (r *Remote) SettleCalls(ctx context.Context, entity string, minCalls int, quiet time.Duration, deadline time.Time) ([]Call, error) {
 	for {
 		calls, err := r.Calls(ctx, entity)
 		if err != nil {
@@ -110,7 +111,7 @@ func (r *Remote) SettleCalls(ctx context.Context, entity string, quiet time.Dura
 			}
 		}
 		now := time.Now()
-		if now.After(deadline) || (effect && now.Sub(last) >= quiet) {
+		if now.After(deadline) || (effect && len(calls) >= minCalls && now.Sub(last) >= quiet) {
 			return calls, nil
 		}
 		t := time.NewTimer(remotePoll)

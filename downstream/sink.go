@@ -185,20 +185,27 @@ func (s *Sink) All() ([]Call, int) {
 // (an outbox) calls it after the client's answer, and a target whose first call failed
 // may retry later, so without an effect it waits to the deadline. It returns the calls.
 func (s *Sink) Settle(ctx context.Context, entity string, quiet time.Duration, deadline time.Time) []Call {
+	return s.settle(ctx, entity, 1, quiet, deadline)
+}
+
+// settle is Settle that also waits for at least minCalls calls before it may stop early
+// (a scenario that lost the vendor's first answer waits for the re-drive).
+func (s *Sink) settle(ctx context.Context, entity string, minCalls int, quiet time.Duration, deadline time.Time) []Call {
 	for {
 		s.mu.Lock()
 		changed := s.changed
-		effect := false
+		effect, n := false, 0
 		var last time.Time
 		for _, c := range s.calls {
 			if c.Entity == entity {
 				last = c.Time
+				n++
 				effect = effect || c.NewEffect()
 			}
 		}
 		s.mu.Unlock()
 		wait := time.Until(deadline)
-		if effect {
+		if effect && n >= minCalls {
 			if q := last.Add(quiet); q.Before(deadline) {
 				wait = time.Until(q)
 			}

@@ -135,11 +135,23 @@ func TestRemoteDrivesASinkThroughItsAdminAPI(t *testing.T) {
 	status, err := call(t, s.URL(), "k", `{"order_id":"o1"}`)
 	require.NoError(t, err)
 	require.Equal(t, 503, status)
-	calls, err := rec.SettleCalls(context.Background(), "o1", time.Millisecond, time.Now().Add(time.Minute))
+	calls, err := rec.SettleCalls(context.Background(), "o1", 1, time.Millisecond, time.Now().Add(time.Minute))
 	require.NoError(t, err)
 	require.Len(t, calls, 1)
 	require.Equal(t, 1, downstream.LedgerOf(calls).Effects)
 
-	_, err = downstream.NewRemote("http://127.0.0.1:1").SettleCalls(context.Background(), "o1", 0, time.Now())
+	_, err = downstream.NewRemote("http://127.0.0.1:1").SettleCalls(context.Background(), "o1", 1, 0, time.Now())
 	require.Error(t, err, "an unreachable sink is an error, never an empty ledger")
+}
+
+func TestSettleWaitsForTheMinimumCallsBeforeStoppingEarly(t *testing.T) {
+	s := start(t)
+	var rec downstream.Recorder = s
+	_, err := call(t, s.URL(), "k", `{"order_id":"o1"}`)
+	require.NoError(t, err)
+	started := time.Now()
+	calls, err := rec.SettleCalls(context.Background(), "o1", 2, time.Millisecond, time.Now().Add(150*time.Millisecond))
+	require.NoError(t, err)
+	require.Len(t, calls, 1)
+	require.GreaterOrEqual(t, time.Since(started), 150*time.Millisecond, "one call of the two wanted: it waits to the deadline")
 }

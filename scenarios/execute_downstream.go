@@ -32,7 +32,13 @@ func (e *execution) installVendorFaults() (bool, error) {
 // quiet, or once the profile's downstream.settle has passed since the last answer.
 func (e *execution) settleVendor(ctx context.Context) ([]downstream.Call, string) {
 	deadline := time.Now().Add(e.t.p.Downstream.settle().Std())
-	calls, err := e.t.sink.SettleCalls(ctx, e.entity, vendorQuiet, deadline)
+	// A vendor fault on call n loses that call's answer or effect: a correct target
+	// calls again, so the settle step waits for call n+1 before it may stop early.
+	minCalls := 1
+	for _, vf := range e.sc.Vendor {
+		minCalls = max(minCalls, vf.Nth+1)
+	}
+	calls, err := e.t.sink.SettleCalls(ctx, e.entity, minCalls, vendorQuiet, deadline)
 	if err != nil {
 		return nil, err.Error()
 	}
