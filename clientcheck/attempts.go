@@ -186,6 +186,7 @@ func (a *analysis) record(op string, records []faultproxy.Record) *scenarios.Rec
 	if n, ok := a.Ledger[op]; ok {
 		rec.Ledger = map[string]int{scenarios.LedgerOperation: n}
 	}
+	rec.Downstream = a.VendorCalls[op] // the reports draw them as the vendor lane
 	return rec
 }
 

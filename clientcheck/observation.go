@@ -48,6 +48,8 @@ type Observation struct {
 	// Vendor is the downstream ledger per operation (vendor.go), read after a settle
 	// step; nil when the target calls no vendor the run watches.
 	Vendor map[string]downstream.Ledger
+	// VendorCalls are the vendor calls per operation, as the sink recorded them.
+	VendorCalls map[string][]downstream.Call
 	// VendorErr is set when the vendor's calls could not be read (its check is UNKNOWN).
 	VendorErr string
 }

@@ -318,7 +318,7 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 		o.LedgerErr = err.Error()
 	}
 	if sink != nil && o.LedgerErr == "" {
-		if o.Vendor, err = settleVendor(ctx, sink, p, o.Ledger); err != nil {
+		if o.Vendor, o.VendorCalls, err = settleVendor(ctx, sink, p, o.Ledger); err != nil {
 			o.Vendor, o.VendorErr = map[string]downstream.Ledger{}, err.Error()
 		}
 	}

@@ -50,13 +50,13 @@ func openSink(p *scenarios.Profile) (downstream.Recorder, func(), error) {
 
 // settleVendor waits (bounded by the profile's downstream.settle) for the vendor calls of
 // the operations that took effect, then sums them up per operation.
-func settleVendor(ctx context.Context, sink downstream.Recorder, p *scenarios.Profile, ledger map[string]int) (map[string]downstream.Ledger, error) {
+func settleVendor(ctx context.Context, sink downstream.Recorder, p *scenarios.Profile, ledger map[string]int) (map[string]downstream.Ledger, map[string][]downstream.Call, error) {
 	settle := scenarios.DefaultSettle
 	if p.Downstream != nil && p.Downstream.Settle > 0 {
 		settle = p.Downstream.Settle
 	}
 	deadline := time.Now().Add(settle.Std())
-	out := map[string]downstream.Ledger{}
+	out, byOp := map[string]downstream.Ledger{}, map[string][]downstream.Call{}
 	ops := make([]string, 0, len(ledger))
 	for op := range ledger {
 		ops = append(ops, op)
@@ -69,11 +69,11 @@ func settleVendor(ctx context.Context, sink downstream.Recorder, p *scenarios.Pr
 		}
 		calls, err := sink.SettleCalls(ctx, op, 1, vendorQuiet, until)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out[op] = downstream.LedgerOf(calls)
+		out[op], byOp[op] = downstream.LedgerOf(calls), calls
 	}
-	return out, nil
+	return out, byOp, nil
 }
 
 func checkVendorOnce(o *analysis) verdict {
