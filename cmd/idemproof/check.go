@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -123,12 +122,4 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	return nil
-}
-
-// version is the module version the binary was built from, or "dev".
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
 }

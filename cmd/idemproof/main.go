@@ -6,6 +6,7 @@
 //	idemproof serve         run the reference keyed refund server
 //	idemproof scenarios     list the scenario catalogue
 //	idemproof client-check  run a client's command against faults and check its retries
+//	idemproof version       print the version, commit and Go version of this binary
 package main
 
 import (
@@ -35,6 +36,7 @@ func commands() []command {
 		{"serve", "run the reference keyed refund server", runServe},
 		{"scenarios", "list the scenario catalogue (table or JSON)", runScenarios},
 		{"client-check", "run a client command against faults and check its retry policy", runClientCheck},
+		{"version", "print the version, commit and Go version of this binary", runVersion},
 	}
 }
 
@@ -66,6 +68,10 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)
+		return 0
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		fmt.Fprintf(stdout, "idemproof %s\n", version())
 		return 0
 	}
 	for _, c := range commands() {
