@@ -24,6 +24,7 @@ type checkOptions struct {
 	store       string
 	concurrency int
 	timeout     time.Duration
+	extras      checkExtras // check_extras.go: report files, baseline, skip, shard
 }
 
 func checkFlags(stderr io.Writer) (*flag.FlagSet, *checkOptions) {
@@ -34,12 +35,13 @@ func checkFlags(stderr io.Writer) (*flag.FlagSet, *checkOptions) {
 	fs.BoolVar(&o.strict, "strict", false, "fail on NON-STRICT (a SHOULD missed) and UNKNOWN too")
 	fs.Var(&o.only, "only", "scenario IDs or globs (replay/*), comma list or repeated")
 	fs.Var(&o.labels, "label", "run only scenarios carrying these labels (all of them), comma list or repeated")
-	fs.StringVar(&o.reportDir, "report-dir", "", "write report.json, junit.xml and report.html into this folder (created if missing)")
+	fs.StringVar(&o.reportDir, "report-dir", "", "write report.json, junit.xml, report.html and report.md into this folder (created if missing)")
 	fs.Int64Var(&o.seed, "seed", 0, "seed of the proxy's probabilistic fault choices (default: time-based, printed); keys and entities are fresh on every run")
 	fs.Var(&o.flaws, "flaw", "run the embedded reference with this known flaw (idemproof scenarios --flaws lists them); repeatable")
 	fs.StringVar(&o.store, "store", "", "store of the embedded reference: memory (default) or a postgres:// DSN")
 	fs.IntVar(&o.concurrency, "concurrency", 0, "scenarios run at once (default: the runner's)")
 	fs.DurationVar(&o.timeout, "timeout", 0, "time limit per scenario, e.g. 30s (default: the runner's)")
+	o.extras.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: idemproof check [flags]")
 		fmt.Fprintln(stderr)
@@ -60,6 +62,10 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q: targets are given with --profile", fs.Arg(0))
 	}
+	stdout, err := o.extras.prepare(stdout, stderr)
+	if err != nil {
+		return err
+	}
 	if o.concurrency < 0 {
 		return fmt.Errorf("--concurrency %d: must be 1 or more (0 = default)", o.concurrency)
 	}
@@ -69,6 +75,14 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	selected, err := scenarios.Select(o.only, o.labels)
 	if err != nil {
 		return fmt.Errorf("--only/--label: %w", err)
+	}
+	selected, narrowedOnly, err := o.extras.narrow(selected)
+	if err != nil {
+		return err
+	}
+	only := o.only
+	if narrowedOnly != nil {
+		only = narrowedOnly
 	}
 	seedSet := false
 	fs.Visit(func(f *flag.Flag) { seedSet = seedSet || f.Name == "seed" })
@@ -95,7 +109,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	rep, err := scenarios.Run(ctx, scenarios.RunConfig{
 		Profiles:        targets.profiles,
-		Only:            o.only,
+		Only:            only,
 		Labels:          o.labels,
 		Seed:            o.seed,
 		Strict:          o.strict,
@@ -107,6 +121,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
+	o.extras.finish(rep)
 	fmt.Fprintln(stdout)
 	report.WriteSummary(stdout, rep)
 	if o.reportDir != "" {
@@ -116,8 +131,11 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		fmt.Fprintf(stdout, "\nreports: %s\n", strings.Join(paths, " "))
 	}
+	if err := o.extras.write(stdout, rep); err != nil {
+		return fmt.Errorf("write reports: %w", err)
+	}
 	for _, r := range rep.Results {
-		if report.Failing(r.Verdict, rep.Strict) {
+		if report.FailsRun(rep, r) {
 			return errExitFailure
 		}
 	}
