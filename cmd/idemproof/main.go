@@ -6,6 +6,7 @@
 //	idemproof serve         run the reference keyed refund server
 //	idemproof scenarios     list the scenario catalogue
 //	idemproof client-check  run a client's command against faults and check its retries
+//	idemproof init          write a starter profile (from an OpenAPI operation, or a template)
 //	idemproof report merge  merge the report.json of several shards or runs
 //	idemproof diff          print the verdict changes between two runs' report.json
 //	idemproof version       print the version, commit and Go version of this binary
@@ -38,6 +39,7 @@ func commands() []command {
 		{"serve", "run the reference keyed refund server", runServe},
 		{"scenarios", "list the scenario catalogue (table or JSON)", runScenarios},
 		{"client-check", "run a client command against faults and check its retry policy", runClientCheck},
+		{"init", "write a starter profile, from an OpenAPI operation or as a template", runInit},
 		{"report", "merge the report.json of several shards or runs (report merge)", runReport},
 		{"diff", "print the verdict changes between two report.json files", runDiff},
 		{"version", "print the version, commit and Go version of this binary", runVersion},
