@@ -21,7 +21,7 @@ const (
 	LevelPolicy Level = "POLICY" // the spec is silent: the observed policy is reported (INFO)
 )
 
-// Verdict is a scenario's result against one target (DESIGN.md, "Verdicts").
+// Verdict is a scenario's result against one target (README, "Verdicts").
 type Verdict string
 
 const (
