@@ -115,7 +115,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Strict:          o.strict,
 		Concurrency:     o.concurrency,
 		ScenarioTimeout: o.timeout,
-		Progress:        report.Progress(stdout),
+		Progress:        liveProgress(stdout, len(selected)*len(names)),
 		Tool:            "idemproof " + version(),
 	})
 	if err != nil {

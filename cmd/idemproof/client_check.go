@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os/exec"
@@ -17,8 +16,12 @@ import (
 // runClientCheck runs a client command against the reference server behind the fault
 // proxy and checks its retry policy: exit 0 clean, 1 on findings, 2 on usage errors.
 func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("client-check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("client-check", "[flags] -- <command> [args...]", fmt.Sprintf(
+		"Runs the command against the reference refund server behind the fault proxy, then checks\n"+
+			"each logical operation (order_id): one refund, one key re-sent on every retry, no 422\n"+
+			"retried unchanged, 409s retried after Retry-After, lost responses resolved or reported unknown.\n"+
+			"The command gets %s, %s, %s and %s.",
+		clientcheck.EnvBaseURL, clientcheck.EnvAdminURL, clientcheck.EnvOutcomeFile, clientcheck.EnvKeyHeader), stderr)
 	faults := fs.String("faults", clientcheck.DefaultFaultSpec,
 		"fault schedule on each key's first attempt: hold[=DUR],reset[=P],close[=P],409[=SECS],422,503|502|504, none, or @FILE (JSON rules)")
 	seed := fs.Int64("seed", 1, "seed of the fault probabilities (same seed, same request order: same faults)")
@@ -26,15 +29,6 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	outcomes := fs.String("outcomes", "", "outcome file the client writes (default: a temporary file); exported as "+clientcheck.EnvOutcomeFile)
 	timeout := fs.Duration("timeout", clientcheck.DefaultTimeout, "kill the client command after this long")
 	format := fs.String("format", "console", "console | json (the report on stdout)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: idemproof client-check [flags] -- <command> [args...]")
-		fmt.Fprintln(stderr, "Runs the command against the reference refund server behind the fault proxy, then checks")
-		fmt.Fprintln(stderr, "each logical operation (order_id): one refund, one key re-sent on every retry, no 422")
-		fmt.Fprintln(stderr, "retried unchanged, 409s retried after Retry-After, lost responses resolved or reported unknown.")
-		fmt.Fprintf(stderr, "The command gets %s, %s, %s and %s.\n",
-			clientcheck.EnvBaseURL, clientcheck.EnvAdminURL, clientcheck.EnvOutcomeFile, clientcheck.EnvKeyHeader)
-		fs.PrintDefaults()
-	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -45,7 +45,6 @@ func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) erro
 //
 //	ABOUT
 //
-//	flags:
 //	  -flag ...
 func newFlagSet(name, args, about string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("idemproof "+name, flag.ContinueOnError)
@@ -62,7 +61,6 @@ func newFlagSet(name, args, about string, stderr io.Writer) *flag.FlagSet {
 		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
 		if hasFlags {
 			fmt.Fprintln(stderr)
-			fmt.Fprintln(stderr, "flags:")
 			fs.PrintDefaults()
 		}
 	}
