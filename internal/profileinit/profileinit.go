@@ -9,7 +9,9 @@
 // body that satisfies the schema's required properties), the key's placement (a header
 // parameter whose name contains "idempotency", else a body property whose name does, else
 // the Idempotency-Key header as a guess), the declared 409 and 422 answers, a replay
-// header (a response header whose name contains "replay"), and the ledger (a GET on the
+// header (a response header whose name contains "replay"), a validation error (a number
+// below its schema minimum, when 400 is declared), a second operation declaring the same
+// key header (other_operation), and the ledger (a GET on the
 // same path with a query parameter named like the entity property, counted by a "count"
 // or "total" property or the length of an array).
 package profileinit
@@ -256,6 +258,11 @@ func generate(doc *openapi3.T, opts Options, warning string) ([]byte, error) {
 	w.line("  path: %s   # %s", yamlString(ledger.path), ledgerNote)
 	w.line("  count: %s   # %s", yamlString(ledger.count), ledger.countNote)
 
+	if vbody, vnote := invalidBody(body, schemaOf(f), entityProp, keyField); vbody != "" && has(f, 400) {
+		w.line("validation_error:                 # a request refused before any work: it must not be stored")
+		w.line("  body: %s   # %s", yamlString(vbody), vnote)
+		w.line("  status: 400   # declared by the document")
+	}
 	if other, ok := otherOperation(doc, f, header); ok {
 		ob, _ := requestBody(other)
 		oentity := ""
@@ -636,6 +643,34 @@ func cloneMap(m map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// invalidBody is the body with one property set just outside its schema: a number below
+// its minimum, else a required string emptied below its minLength.
+func invalidBody(body any, s *openapi3.Schema, entity, keyField string) (string, string) {
+	obj, ok := body.(map[string]any)
+	if !ok || s == nil {
+		return "", ""
+	}
+	for _, k := range sortedKeys(s.Properties) {
+		p := s.Properties[k]
+		if k == entity || k == keyField || p == nil || p.Value == nil || p.Value.Min == nil {
+			continue
+		}
+		if _, present := obj[k]; !present || !(p.Value.Type.Includes("integer") || p.Value.Type.Includes("number")) {
+			continue
+		}
+		bad := cloneMap(obj)
+		if keyField != "" {
+			delete(bad, keyField)
+		}
+		if entity != "" {
+			bad[entity] = "{{.Entity}}"
+		}
+		bad[k] = *p.Value.Min - 5
+		return marshal(bad), fmt.Sprintf("guess: %s below its minimum %v", k, *p.Value.Min)
+	}
+	return "", ""
 }
 
 type ledger struct{ path, count, countNote string }

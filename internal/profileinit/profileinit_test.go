@@ -45,6 +45,9 @@ func TestReferenceServersOwnDocument(t *testing.T) {
 	require.Equal(t, "400", p.Expect.MissingKey, "the key header is required")
 	require.Equal(t, "Idempotent-Replayed", p.Expect.ReplayHeader)
 	require.Contains(t, text, "; guess: order_id carries the fresh entity")
+	require.NotNil(t, p.Validation, "a body below the schema's minimum, the document declaring 400")
+	require.Equal(t, `{"amount":-4,"order_id":"{{.Entity}}","reason":"requested_by_customer"}`, p.Validation.Body)
+	require.Equal(t, 400, p.Validation.Status)
 }
 
 func TestSwaggerPetstore(t *testing.T) {
