@@ -25,6 +25,7 @@ type checkExtras struct {
 	shard                 string
 
 	stdout   io.Writer // where a "-" output goes: the real stdout
+	console  io.Writer // where the console output goes
 	base     *scenarios.Report
 	part     shard.Part
 	skipped  []string
@@ -71,10 +72,11 @@ func (e *checkExtras) prepare(stdout, stderr io.Writer) (io.Writer, error) {
 		}
 		e.base = rep
 	}
+	e.console = stdout
 	if dash > 0 {
-		return stderr, nil
+		e.console = stderr
 	}
-	return stdout, nil
+	return e.console, nil
 }
 
 // narrow applies --skip and --shard to the selected scenarios. It returns what runs and
@@ -127,6 +129,10 @@ func (e *checkExtras) finish(rep *scenarios.Report) {
 	}
 	if e.base != nil {
 		rep.Baseline = e.baselinePath
+		if e.base.Strict != rep.Strict && e.console != nil {
+			fmt.Fprintf(e.console, "warning: the baseline %s ran with strict=%t and this run with strict=%t: a missed SHOULD compares as NON-STRICT on one side and FAIL on the other; take the baseline from a run with the same --strict\n",
+				e.baselinePath, e.base.Strict, rep.Strict)
+		}
 		baseline.Apply(rep, e.base)
 	}
 }

@@ -57,6 +57,12 @@ func TestBaselineTurnsAKnownFailIntoAListedOneAndANewFailFails(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(junit), `<skipped message="known failure (baseline: FAIL):`)
 
+	// A baseline of another strictness is used, with a warning.
+	out, _, code = runCLI(t, "check", "--flaw", "no-fingerprint", "--only", "fingerprint/mismatch", "--strict",
+		"--baseline", filepath.Join(first, report.JSONFile))
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "warning: the baseline "+filepath.Join(first, report.JSONFile)+" ran with strict=false and this run with strict=true")
+
 	// A baseline where the scenario passed: the FAIL is a regression, exit 1.
 	passed := readReportFile(t, filepath.Join(first, report.JSONFile))
 	passed.Results[0].Verdict = scenarios.Pass
