@@ -133,6 +133,19 @@ func TestActionStepsByHand(t *testing.T) {
 	require.Contains(t, r.readSummary(t), "## idemproof: no report\n")
 }
 
+func TestActionProfilesOnePerLineMayHoldSpaces(t *testing.T) {
+	r := newRunner(t)
+	bin := filepath.Join(r.temp, "idemproof-bin")
+	require.NoError(t, os.MkdirAll(bin, 0o755))
+	// A stand-in idemproof that prints its arguments one per line.
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "idemproof"), []byte("#!/bin/sh\nfor a in \"$@\"; do echo \"arg[$a]\"; done\n"), 0o755))
+	out, code := r.step(t, "check", "PROFILES=  my api.yaml\nbuiltin-name\n\n", "STRICT=true", "LABELS=level:safety", "SKIP=race/burst-1000", "SHARD=2/3")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "arg[--profile]\narg[my api.yaml]\narg[--profile]\narg[builtin-name]\n")
+	require.Contains(t, out, "arg[--strict]\narg[--label]\narg[level:safety]\narg[--skip]\narg[race/burst-1000]\narg[--shard]\narg[2/3]\n")
+	require.Equal(t, "0", r.outputs(t)["exit-code"])
+}
+
 func TestActionInstallRefusesAVersionThatIsNotATag(t *testing.T) {
 	r := newRunner(t)
 	out, code := r.step(t, "install", "IDEMPROOF_VERSION=latest")
