@@ -36,6 +36,37 @@ func Read() Info {
 	return FromBuildInfo(bi)
 }
 
+// Module is the version of the idemproof module inside the running binary: the main
+// module's when idemproof is the program, else the dependency's (a team's test binary
+// that imports package scenarios), so reports from Go embedding name the version too.
+func Module() Info {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return Info{Version: Devel}
+	}
+	return ModuleFromBuildInfo(bi)
+}
+
+// ModuleFromBuildInfo is Module for the build bi records.
+func ModuleFromBuildInfo(bi *debug.BuildInfo) Info {
+	if bi.Main.Path == ModulePath {
+		return FromBuildInfo(bi)
+	}
+	info := Info{Version: Devel, GoVersion: bi.GoVersion}
+	for _, d := range bi.Deps {
+		if d.Path != ModulePath {
+			continue
+		}
+		if d.Replace == nil && d.Version != "" && !module.IsPseudoVersion(d.Version) && d.Version != "(devel)" {
+			info.Version = d.Version
+		}
+	}
+	return info
+}
+
+// ModulePath is idemproof's module path.
+const ModulePath = "github.com/idemproof/idemproof"
+
 // FromBuildInfo describes the build bi records. A pseudo-version (v0.0.0-2026…-abcdef,
 // what `go build` stamps in an untagged checkout) and "(devel)" are both Devel: only a
 // tag is a version a user can install again.

@@ -41,3 +41,16 @@ func TestReadDescribesThisTestBinary(t *testing.T) {
 	require.NotEmpty(t, info.GoVersion)
 	require.Equal(t, buildinfo.Devel, info.Version, "a test binary is built from the checkout")
 }
+
+func TestModuleAsADependency(t *testing.T) {
+	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "example.com/team/api", Version: "(devel)"},
+		Deps: []*debug.Module{{Path: "github.com/stretchr/testify", Version: "v1.12.1"}, {Path: buildinfo.ModulePath, Version: "v0.3.1"}}}
+	require.Equal(t, "v0.3.1 (go1.26.8)", buildinfo.ModuleFromBuildInfo(bi).String(), "a team's test binary importing scenarios")
+
+	bi.Deps[1].Replace = &debug.Module{Path: "../idemproof"}
+	require.Equal(t, "devel (go1.26.8)", buildinfo.ModuleFromBuildInfo(bi).String(), "a replaced module is a checkout")
+
+	bi.Main.Path = buildinfo.ModulePath
+	bi.Main.Version = "v0.4.0"
+	require.Equal(t, "v0.4.0 (go1.26.8)", buildinfo.ModuleFromBuildInfo(bi).String(), "idemproof itself")
+}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/idemproof/idemproof/internal/buildinfo"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
 	"github.com/idemproof/idemproof/scenarios/scenariotest"
@@ -78,7 +79,7 @@ func DescribeCatalogue(profile func() *scenarios.Profile, opts ...scenarios.Chec
 }
 
 func config(opts []scenarios.CheckOption) scenarios.RunConfig {
-	var cfg scenarios.RunConfig
+	cfg := scenarios.RunConfig{Tool: "idemproof " + buildinfo.Module().String()}
 	for _, o := range opts {
 		o(&cfg)
 	}

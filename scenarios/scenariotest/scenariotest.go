@@ -26,6 +26,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemproof/idemproof/internal/buildinfo"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
 )
@@ -37,7 +38,7 @@ import (
 // that cannot start fails t itself.
 func RunT(t *testing.T, p *scenarios.Profile, opts ...scenarios.CheckOption) {
 	t.Helper()
-	cfg := scenarios.RunConfig{Profiles: []*scenarios.Profile{p}}
+	cfg := scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Tool: "idemproof " + buildinfo.Module().String()}
 	for _, o := range opts {
 		o(&cfg)
 	}
