@@ -25,7 +25,7 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	faults := fs.String("faults", clientcheck.DefaultFaultSpec,
 		"fault schedule on each key's first attempt: hold[=DUR],reset[=P],close[=P],409[=SECS],422,503|502|504, none, or @FILE (JSON rules)")
 	seed := fs.Int64("seed", 1, "seed of the fault probabilities (same seed, same request order: same faults)")
-	reportDir := fs.String("report-dir", "", "write report.json, junit.xml and report.html into this folder")
+	reportDir := fs.String("report-dir", "", "write report.json, junit.xml, report.html and report.md into this folder")
 	outcomes := fs.String("outcomes", "", "outcome file the client writes (default: a temporary file); exported as "+clientcheck.EnvOutcomeFile)
 	timeout := fs.Duration("timeout", clientcheck.DefaultTimeout, "kill the client command after this long")
 	format := fs.String("format", "console", "console | json (the report on stdout)")
