@@ -24,12 +24,11 @@ type checkExtras struct {
 	skip                  listFlag
 	shard                 string
 
-	stdout   io.Writer // where a "-" output goes: the real stdout
-	console  io.Writer // where the console output goes
-	base     *scenarios.Report
-	part     shard.Part
-	skipped  []string
-	narrowed bool
+	stdout  io.Writer // where a "-" output goes: the real stdout
+	console io.Writer // where the console output goes
+	base    *scenarios.Report
+	part    shard.Part
+	skipped []string
 }
 
 func (e *checkExtras) register(fs *flag.FlagSet) {
@@ -112,7 +111,6 @@ func (e *checkExtras) narrow(selected []scenarios.Scenario) ([]scenarios.Scenari
 	if len(keep) == 0 {
 		return nil, nil, errors.New("--skip/--shard leave no scenario to run")
 	}
-	e.narrowed = true
 	ids := make([]string, len(keep))
 	for i, s := range keep {
 		ids[i] = s.ID
