@@ -21,7 +21,7 @@ const (
 	LevelPolicy Level = "POLICY" // the spec is silent: the observed policy is reported (INFO)
 )
 
-// Verdict is a scenario's result against one target (DESIGN.md, "Verdicts").
+// Verdict is a scenario's result against one target (README, "Verdicts").
 type Verdict string
 
 const (
@@ -104,6 +104,10 @@ type Result struct {
 	Evidence    Evidence      `json:"evidence"`
 	Duration    time.Duration `json:"-"`
 	DurationMS  float64       `json:"duration_ms"`
+	// KnownFailure marks a failing result the run's baseline already had failing (with
+	// BaselineVerdict, its verdict there): listed in every report, not failing the run.
+	KnownFailure    bool    `json:"known_failure,omitempty"`
+	BaselineVerdict Verdict `json:"baseline_verdict,omitempty"`
 }
 
 // ReportSchemaVersion is the version of the JSON report's schema; bumped on any change
@@ -130,6 +134,14 @@ type Report struct {
 	Interrupted string   `json:"interrupted,omitempty"`
 	NotRun      []NotRun `json:"not_run,omitempty"`
 	Results     []Result `json:"results"`
+	// Baseline is the report the run was compared with (--baseline), as given.
+	Baseline string `json:"baseline,omitempty"`
+	// Skipped is the scenario IDs a team decided not to run (--skip), sorted.
+	Skipped []string `json:"skipped,omitempty"`
+	// Shard is "i/n" when the run is one shard of the catalogue (--shard); Shards lists
+	// them after `idemproof report merge`.
+	Shard  string   `json:"shard,omitempty"`
+	Shards []string `json:"shards,omitempty"`
 }
 
 // Incomplete reports whether the run stopped before every selected scenario was judged:

@@ -2,7 +2,7 @@ package scenarios
 
 import "time"
 
-// Profile describes one target API to the harness (DESIGN.md, "Target profile"). Nothing
+// Profile describes one target API to the harness (docs/profiles.md). Nothing
 // else about a target is hard-coded. Parsing, validation (errors that name the field and
 // line) and ${ENV} expansion live beside it.
 type Profile struct {

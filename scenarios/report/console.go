@@ -85,6 +85,15 @@ func WriteSummary(w io.Writer, rep *scenarios.Report) {
 			}
 		}
 	}
+	if known := KnownFailures(rep); len(known) > 0 {
+		fmt.Fprintf(w, "\n%d known failure(s), failing in the baseline %s too, not failing this run:\n", len(known), rep.Baseline)
+		for _, r := range known {
+			fmt.Fprintf(w, "  %s %s @ %s (%s): %s\n", r.Verdict, r.ScenarioID, r.Target, knownLabel(r), oneLine(r.Message))
+		}
+	}
+	if len(rep.Skipped) > 0 {
+		fmt.Fprintf(w, "\n%d scenario(s) skipped (--skip): %s\n", len(rep.Skipped), strings.Join(rep.Skipped, ", "))
+	}
 	if len(failing) == 0 {
 		if rep.Incomplete() {
 			fmt.Fprintf(w, "\nno failures among the results, but the run is INCOMPLETE (seed %d, strict=%t)\n", rep.Seed, rep.Strict)
@@ -172,11 +181,12 @@ func notRunText(list []scenarios.NotRun) string {
 	return s
 }
 
-// failingResults is every result that fails the run, in report order.
+// failingResults is every result that fails the run, in report order: known failures
+// of the baseline are not among them.
 func failingResults(rep *scenarios.Report) []scenarios.Result {
 	var out []scenarios.Result
 	for _, r := range rep.Results {
-		if Failing(r.Verdict, rep.Strict) {
+		if FailsRun(rep, r) {
 			out = append(out, r)
 		}
 	}
