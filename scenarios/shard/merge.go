@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/idemproof/idemproof/scenarios"
@@ -14,7 +15,8 @@ import (
 // ordered by target and then by catalogue order, the skipped scenarios and the shards
 // united. It refuses reports of different idemproof builds or strictness, and a scenario
 // reported twice for one target (two copies of one shard). The merged seed is the first
-// report's; each result keeps the seed that reproduces it in its record.
+// report's; each result keeps the seed that reproduces it in its record. The merge is
+// complete only when every shard was; the scenarios a shard never ran stay listed.
 func Merge(reps ...*scenarios.Report) (*scenarios.Report, error) {
 	if len(reps) == 0 {
 		return nil, errors.New("merge: no report given")
@@ -24,6 +26,10 @@ func Merge(reps ...*scenarios.Report) (*scenarios.Report, error) {
 		SchemaVersion: scenarios.ReportSchemaVersion, Tool: first.Tool, Seed: first.Seed,
 		Strict: first.Strict, Started: first.Started, Baseline: first.Baseline,
 	}
+	// The merge is complete only when every shard was: a shard stopped early lacks
+	// scenarios, and the merged report must say so instead of looking whole.
+	out.Complete = true
+	var interrupted []string
 	var end time.Time
 	seen := map[[2]string]int{}
 	skipped := map[string]bool{}
@@ -54,6 +60,13 @@ func Merge(reps ...*scenarios.Report) (*scenarios.Report, error) {
 		for _, id := range rep.Skipped {
 			skipped[id] = true
 		}
+		if rep.Incomplete() {
+			out.Complete = false
+			out.NotRun = append(out.NotRun, rep.NotRun...)
+			if rep.Interrupted != "" && !slices.Contains(interrupted, rep.Interrupted) {
+				interrupted = append(interrupted, rep.Interrupted)
+			}
+		}
 		if rep.Shard != "" {
 			out.Shards = append(out.Shards, rep.Shard)
 		}
@@ -72,6 +85,12 @@ func Merge(reps ...*scenarios.Report) (*scenarios.Report, error) {
 	}
 	if !end.IsZero() && !out.Started.IsZero() {
 		out.DurationMS = float64(end.Sub(out.Started)) / float64(time.Millisecond)
+	}
+	if !out.Complete {
+		out.Interrupted = strings.Join(interrupted, "; ")
+		if out.Interrupted == "" {
+			out.Interrupted = "a merged shard was incomplete"
+		}
 	}
 	for id := range skipped {
 		out.Skipped = append(out.Skipped, id)

@@ -65,3 +65,26 @@ func TestParse(t *testing.T) {
 		require.Error(t, err, bad)
 	}
 }
+
+func TestMergeOfAnIncompleteShardIsIncomplete(t *testing.T) {
+	done := &scenarios.Report{Tool: "idemproof t", Complete: true, Targets: []string{"a"},
+		Results: []scenarios.Result{{ScenarioID: "replay/after-503", Target: "a", Verdict: scenarios.Pass}}}
+	cut := &scenarios.Report{Tool: "idemproof t", Targets: []string{"a"}, Interrupted: "interrupt",
+		NotRun: []scenarios.NotRun{{ScenarioID: "race/burst-50", Target: "a"}}}
+	merged, err := shard.Merge(done, cut)
+	require.NoError(t, err)
+	require.True(t, merged.Incomplete())
+	require.Equal(t, "interrupt", merged.Interrupted)
+	require.Len(t, merged.NotRun, 1)
+
+	whole, err := shard.Merge(done, done2(done))
+	require.NoError(t, err)
+	require.False(t, whole.Incomplete())
+	require.True(t, whole.Complete)
+}
+
+func done2(r *scenarios.Report) *scenarios.Report {
+	c := *r
+	c.Results = []scenarios.Result{{ScenarioID: "replay/after-502", Target: "a", Verdict: scenarios.Pass}}
+	return &c
+}
