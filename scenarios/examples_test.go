@@ -20,7 +20,7 @@ func TestDocumentedExampleProfilesLoad(t *testing.T) {
 	require.Equal(t, 422, fiber.Expect.Mismatch, "from the ietf-draft-07 preset")
 	require.Equal(t, "optional", fiber.Expect.MissingKey, "the profile overrides the preset")
 	require.Equal(t, 2*time.Second, fiber.Retention.Std())
-	require.Contains(t, fiber.Missing(scenarios.CapPrincipals), "fewer than two")
+	require.Equal(t, "two principals; the profile declares 0", fiber.Missing(scenarios.CapPrincipals))
 
 	t.Setenv("TOOLS_TOKEN", "secret")
 	tool, err := scenarios.LoadProfile(filepath.Join("testdata", "refund-tool.yaml"))

@@ -48,6 +48,9 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 	}
 	runErr := e.runSteps(ctx)
 	e.bg.Wait()
+	if runErr == nil {
+		runErr = e.settle(ctx)
+	}
 	if runErr != nil {
 		return nil, runErr
 	}

@@ -161,7 +161,7 @@ func TestValidateWithoutLines(t *testing.T) {
 	p, err := scenarios.ParseProfile("x.yaml", []byte(minimalProfile))
 	require.NoError(t, err)
 	p.Expect.InFlight = 200
-	require.EqualError(t, p.Validate(), "expect.in_flight: must be a 4xx status (409 in draft-07 and Stripe), got 200")
+	require.EqualError(t, p.Validate(), `expect.in_flight: must be a 4xx status (409 in draft-07 and Stripe) or "wait", got 200`)
 }
 
 func TestMissingCapabilitiesMakeScenariosNA(t *testing.T) {
