@@ -80,7 +80,8 @@ func exactlyOnce(final string) Checker {
 func onceMessage(r Record, f *finding, final, witness string, ans Op, buffered bool) string {
 	lost := 0
 	for _, op := range r.History {
-		if op.Type != OpInvoke && op.Step != final && op.Step != SettleStep && (unseen(op) || op.Class == outcome.ServerError) {
+		counted := op.Step != SettleStep && (op.Step != final || witness != final)
+		if op.Type != OpInvoke && counted && (unseen(op) || op.Class == outcome.ServerError) {
 			lost++
 		}
 	}
