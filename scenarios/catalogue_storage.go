@@ -100,6 +100,8 @@ func businessStored(r Record, p *Profile) (Verdict, string, Evidence) {
 		}
 	case !sameBody(a.Body, b.Body):
 		stored = false
+	case p.Expect.UniqueField != "":
+		return f.result(Info, "repeat got the same %d and body, without a replay marker and without %s in the body: replayed or re-executed deterministically, cannot tell", b.Status, p.Expect.UniqueField)
 	default:
 		return f.result(Info, "repeat got the same %d and body without a replay marker or a declared unique_field: replayed or re-executed deterministically, cannot tell", b.Status)
 	}

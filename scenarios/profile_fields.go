@@ -35,6 +35,12 @@ func checkFields(n *yaml.Node, t reflect.Type, path string) []fieldError {
 			errs = append(errs, fieldError{Path: path, Line: n.Line, Msg: fmt.Sprintf("must be an integer (an HTTP status), got %q", n.Value)})
 			n.Value, n.Tag = "0", "!!int"
 		}
+	case n.Kind == yaml.ScalarNode && t.Kind() == reflect.Bool:
+		var b bool
+		if err := n.Decode(&b); err != nil {
+			errs = append(errs, fieldError{Path: path, Line: n.Line, Msg: fmt.Sprintf("must be true or false, got %q", n.Value)})
+			n.Value, n.Tag = "false", "!!bool"
+		}
 	case n.Kind == yaml.MappingNode && t.Kind() == reflect.Struct:
 		fields := yamlFields(t)
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -109,9 +115,10 @@ func takeInFlightWait(root *yaml.Node) (bool, []fieldError) {
 		return true, nil
 	}
 	if _, err := strconv.Atoi(v.Value); err != nil {
+		e := fieldError{Path: "expect.in_flight", Line: v.Line,
+			Msg: fmt.Sprintf("must be a 4xx status (409 in draft-07 and Stripe) or %q (a repeat waits and gets the committed response), got %q", InFlightWaitValue, v.Value)}
 		v.Value, v.Tag = "0", "!!int"
-		return false, []fieldError{{Path: "expect.in_flight", Line: v.Line,
-			Msg: fmt.Sprintf("must be a 4xx status (409 in draft-07 and Stripe) or %q (a repeat waits and gets the committed response), got %q", InFlightWaitValue, v.Value)}}
+		return false, []fieldError{e}
 	}
 	return false, nil
 }
