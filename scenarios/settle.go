@@ -11,8 +11,9 @@ type settleResult struct {
 	ran   bool // the record has a settle step
 	last  Op   // its last answer
 	tries int
-	// pastWindow: the settle step was sent after the declared retention since the first
-	// attempt, where a new execution (another response) is allowed.
+	// pastWindow: the settle step may have reached the target after the declared
+	// retention since the first attempt (it was still unanswered when the window ran
+	// out), where a new execution (another response) is allowed.
 	pastWindow bool
 	spent      time.Duration // from its first invoke to its last answer
 }
@@ -27,7 +28,7 @@ func (r Record) settled(p *Profile) settleResult {
 	first, _ := r.invokedAt(SettleStep)
 	s.spent = s.last.Time.Sub(first)
 	if start, ok := r.firstInvoke(); ok && p.Retention > 0 {
-		s.pastWindow = first.After(start.Add(p.Retention.Std()))
+		s.pastWindow = s.last.Time.After(start.Add(p.Retention.Std()))
 	}
 	return s
 }
