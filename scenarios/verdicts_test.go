@@ -1,6 +1,7 @@
 package scenarios_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -311,3 +312,27 @@ func TestPrincipalsNotDeclaredSaysWhatIsNeeded(t *testing.T) {
 	p.Principals = p.Principals[:1]
 	require.Equal(t, "two principals; the profile declares 1", p.Missing(scenarios.CapPrincipals))
 }
+
+// A replay whose class differs from the committed success diverged, whether a refusal or
+// a server error.
+func TestReplayOfAnotherClassDiverges(t *testing.T) {
+	p := refProfile(t)
+	for _, status := range []int{400, 500} {
+		typ := scenarios.OpFail
+		if status >= 500 {
+			typ = scenarios.OpInfo
+		}
+		after := newHistory().at(0, "original", scenarios.OpInfo, 503, "", nil).at(10, "retry", typ, status, "nope", nil).record(1)
+		v, _, ev := checker(t, "replay/after-503")(after, p)
+		require.Equal(t, scenarios.Fail, v, status)
+		require.Equal(t, 1, ev.Categories["diverged"], status)
+
+		seq := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).at(10, "repeat", typ, status, "nope", nil).record(1)
+		v, msg, ev := checker(t, "replay/sequential")(seq, p)
+		require.Equal(t, scenarios.Fail, v, status)
+		require.Equal(t, 1, ev.Categories["diverged"], status)
+		require.Contains(t, msg, "the replay of a 201 got "+itoa(status))
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
