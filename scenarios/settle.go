@@ -46,11 +46,12 @@ func (r Record) firstInvoke() (time.Time, bool) {
 // judgeSettle judges the settle step against the committed responses the scenario saw
 // (wants; empty when no attempt saw one, and then any success is accepted here and the
 // caller judges it against the ledger). exact compares status and body bytes; otherwise
-// only the class and the status. It returns failed=true with the verdict when the settle
-// step proves a violation: the key still refused as in flight, or never answered, after
-// every attempt ended (stuck); a success where only refusals were committed
-// (fabricated); another answer than the committed one (diverged).
-func judgeSettle(r Record, p *Profile, f *finding, wants []Op, exact bool) (s settleResult, v Verdict, msg string, failed bool) {
+// only the class and the status. It returns decided=true with the verdict when the settle
+// step decides the scenario: the key still refused as in flight after every attempt
+// ended and the settle window passed (FAIL, stuck); a success where only refusals were
+// committed (FAIL, fabricated); another answer than the committed one (FAIL, diverged);
+// no answer seen at all (UNKNOWN: a hanging key and a loaded machine look alike).
+func judgeSettle(r Record, p *Profile, f *finding, wants []Op, exact bool) (s settleResult, v Verdict, msg string, decided bool) {
 	s = r.settled(p)
 	if !s.ran {
 		return s, "", "", false
@@ -66,8 +67,10 @@ func judgeSettle(r Record, p *Profile, f *finding, wants []Op, exact bool) (s se
 		f.example("settle: %d tries over %s, the last got %s", s.tries, s.spent.Round(time.Millisecond), describe(got))
 		return fail(CatStuck, "the key is stuck: the settle retry got %s after every attempt ended (%d tries over %s)", describe(got), s.tries, s.spent.Round(time.Millisecond))
 	case unseen(got):
-		f.example("settle: %s", describeUnseen(r.answers(SettleStep)))
-		return fail(CatStuck, "the key is stuck: the settle retry got no answer after every attempt ended (%s)", describeUnseen(r.answers(SettleStep)))
+		// A key that hangs and a machine too loaded to answer look the same from here:
+		// an unseen answer is never a FAIL by itself, and never a pass.
+		v, m, _ := f.result(Unknown, "the settle retry got no answer after every attempt ended (%s): the key may hang, or the target is too slow to tell", describeUnseen(r.answers(SettleStep)))
+		return s, v, m, true
 	case len(wants) == 0 || s.pastWindow:
 		return s, "", "", false
 	}
