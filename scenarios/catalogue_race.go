@@ -235,20 +235,21 @@ func fmtRefused(n, status int) string {
 	return ", " + itoa(n) + " refused with " + itoa(status)
 }
 
-// overlap reports whether the repeat provably reached the target while the original
-// still ran there. The repeat's arrival is estimated late: its answer time minus the
+// overlap reports whether the repeat provably reached the target before the original
+// could have committed. The repeat's upstream start is at most its answer time minus the
 // upstream time the proxy journaled for it (the proxy delayed it before forwarding; a
-// server that makes the repeat wait keeps it upstream). The original's end is
-// estimated early: when the proxy received it plus its upstream time. An early arrival
-// before a late end is an overlap whatever the machine's load delayed; without the
-// journal records, the client's answer times are compared.
-func overlap(r Record) (repeat Op, original Op, ok bool) {
+// server that makes the repeat wait keeps it upstream). The original cannot commit
+// before the proxy received it plus the declared slow_operation hold. A start before
+// that is an overlap however late a loaded machine delivered the answers; otherwise the
+// repeat may have met a committed key, and a replay is then what it should get. Without
+// the journal records, the client's answer times are compared.
+func overlap(r Record, p *Profile) (repeat Op, original Op, ok bool) {
 	repeat, okR := r.answer("repeat")
 	original, okO := r.answer("original")
 	if !okR || !okO {
 		return repeat, original, false
 	}
-	arrival, end := repeat.Time, original.Time
+	arrival, commit := repeat.Time, original.Time
 	var first *faultproxy.Record
 	for i, j := range r.Journal {
 		switch {
@@ -260,10 +261,22 @@ func overlap(r Record) (repeat Op, original Op, ok bool) {
 			first = &r.Journal[i]
 		}
 	}
-	if first != nil {
-		end = first.Time.Add(millisDuration(first.UpstreamMillis))
+	if hold := slowHold(p); first != nil && hold > 0 {
+		commit = first.Time.Add(hold)
 	}
-	return repeat, original, arrival.Before(end)
+	return repeat, original, arrival.Before(commit)
+}
+
+// slowHold is the declared slow_operation hold (0 when not declared).
+func slowHold(p *Profile) time.Duration {
+	if p.Slow == nil {
+		return 0
+	}
+	d, err := parseDuration(p.Slow.Value)
+	if err != nil {
+		return 0
+	}
+	return d.Std()
 }
 
 func millisDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
@@ -288,7 +301,7 @@ func inFlightStatus(r Record, p *Profile) (Verdict, string, Evidence) {
 		f.count(CatDuplicated, n-allowed)
 		return f.result(Fail, "%d side effects for one key", n)
 	}
-	repeat, original, during := overlap(r)
+	repeat, original, during := overlap(r, p)
 	if repeatWentFirst(original) {
 		return f.result(Unknown, "the repeat reached the target before the original (the original got %s): no repeat during the original to judge", describe(original))
 	}

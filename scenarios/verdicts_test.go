@@ -351,8 +351,10 @@ func TestInFlightOverlapIsJudgedAtTheTarget(t *testing.T) {
 	h := newHistory().span(0, 600, "original", scenarios.OpOK, 201, committed, nil).
 		span(5, 350, "repeat", scenarios.OpOK, 201, committed, nil)
 	late := h.record(1)
+	// The reference profile holds the original 300ms: it committed no earlier than 300ms;
+	// the repeat was sent upstream no later than 349ms.
 	late.Journal = []faultproxy.Record{
-		{Seq: 1, Time: h.t0, ReachedUpstream: true, UpstreamMillis: 300},
+		{Seq: 1, Time: h.t0, ReachedUpstream: true, UpstreamMillis: 310},
 		{Seq: 2, Time: h.t0, Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 1},
 	}
 	v, msg, _ := checker(t, "race/in-flight-409")(late, p)
@@ -361,7 +363,7 @@ func TestInFlightOverlapIsJudgedAtTheTarget(t *testing.T) {
 
 	waited := h.record(1)
 	waited.Journal = []faultproxy.Record{
-		{Seq: 1, Time: h.t0, ReachedUpstream: true, UpstreamMillis: 300},
+		{Seq: 1, Time: h.t0, ReachedUpstream: true, UpstreamMillis: 310},
 		{Seq: 2, Time: h.t0, Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 270},
 	}
 	v, msg, _ = checker(t, "race/in-flight-409")(waited, p)
