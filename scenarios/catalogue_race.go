@@ -250,19 +250,13 @@ func overlap(r Record, p *Profile) (repeat Op, original Op, ok bool) {
 		return repeat, original, false
 	}
 	arrival, commit := repeat.Time, original.Time
-	var first *faultproxy.Record
-	for i, j := range r.Journal {
-		switch {
-		case j.Fault == faultproxy.FaultBeforeDelay && j.ReachedUpstream:
+	for _, j := range r.Journal {
+		if j.Fault == faultproxy.FaultBeforeDelay && j.ReachedUpstream {
 			arrival = repeat.Time.Add(-millisDuration(j.UpstreamMillis))
-		case j.Fault == "" && j.ReachedUpstream && (first == nil || j.Seq < first.Seq):
-			// The original ends before the steps after it start, so it is the first of
-			// the records without a fault to be journaled.
-			first = &r.Journal[i]
 		}
 	}
-	if hold := slowHold(p); first != nil && hold > 0 {
-		commit = first.Time.Add(hold)
+	if first, ok := originalRecord(r); ok && slowHold(p) > 0 {
+		commit = first.Time.Add(slowHold(p))
 	}
 	return repeat, original, arrival.Before(commit)
 }
@@ -281,12 +275,35 @@ func slowHold(p *Profile) time.Duration {
 
 func millisDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
 
-// repeatWentFirst reports whether the original was refused as in flight or as a
-// mismatch: on a loaded machine the repeat, although sent later and delayed by the
-// proxy, reached the target first and became the original. The order the in-flight
-// scenarios need did not happen, so they have nothing to judge.
-func repeatWentFirst(original Op) bool {
-	return original.Class == outcome.InFlight || original.Class == outcome.Mismatch
+// repeatWentFirst reports whether the repeat, although sent later and delayed by the
+// proxy, reached the target first and became the original (a loaded machine): the
+// original was then refused as in flight or as a mismatch, or answered faster than its
+// declared hold, so it never executed. The order the in-flight scenarios need did not
+// happen, so they have nothing to judge.
+func repeatWentFirst(r Record, p *Profile, original Op) bool {
+	if original.Class == outcome.InFlight || original.Class == outcome.Mismatch {
+		return true
+	}
+	hold := slowHold(p)
+	if j, ok := originalRecord(r); ok && hold > 0 && millisDuration(j.UpstreamMillis) < hold {
+		return true
+	}
+	return false
+}
+
+// originalRecord is the journal record of the in-flight scenarios' original: the first
+// record without a fault (the original ends before the steps after it start).
+func originalRecord(r Record) (faultproxy.Record, bool) {
+	var first *faultproxy.Record
+	for i, j := range r.Journal {
+		if j.Fault == "" && j.ReachedUpstream && (first == nil || j.Seq < first.Seq) {
+			first = &r.Journal[i]
+		}
+	}
+	if first == nil {
+		return faultproxy.Record{}, false
+	}
+	return *first, true
 }
 
 // inFlightStatus judges the repeat during the original against the declared school:
@@ -302,7 +319,7 @@ func inFlightStatus(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Fail, "%d side effects for one key", n)
 	}
 	repeat, original, during := overlap(r, p)
-	if repeatWentFirst(original) {
+	if repeatWentFirst(r, p, original) {
 		return f.result(Unknown, "the repeat reached the target before the original (the original got %s): no repeat during the original to judge", describe(original))
 	}
 	if p.Expect.InFlightWait {
@@ -371,7 +388,7 @@ func inFlightNotFabricated(r Record, p *Profile) (Verdict, string, Evidence) {
 	// was made up.
 	repeat, _ := r.answer("repeat")
 	original, _ := r.answer("original")
-	if repeatWentFirst(original) {
+	if repeatWentFirst(r, p, original) {
 		return f.result(Unknown, "the repeat reached the target before the original (the original got %s): no repeat during the original to judge", describe(original))
 	}
 	replay := isSuccess(original) && sameResponse(repeat, original)
@@ -419,7 +436,7 @@ func inFlightOtherPayload(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	repeat, _ := r.answer("repeat")
 	original, _ := r.answer("original")
-	if repeatWentFirst(original) {
+	if repeatWentFirst(r, p, original) {
 		return f.result(Unknown, "the other payload reached the target before the original (the original got %s): no repeat during the original to judge", describe(original))
 	}
 	if isSuccess(repeat) {

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -368,4 +369,22 @@ func TestInFlightOverlapIsJudgedAtTheTarget(t *testing.T) {
 	}
 	v, msg, _ = checker(t, "race/in-flight-409")(waited, p)
 	require.Equal(t, scenarios.Fail, v, "the target held the repeat for the original: it waited, and the profile declares 409: %s", msg)
+}
+
+// On a loaded machine the repeat can reach the target first and execute; the original,
+// arriving later, gets the replay without its hold. Nothing to judge, not a FAIL.
+func TestRepeatThatReachedTheTargetFirstIsUnknown(t *testing.T) {
+	p := refProfile(t)
+	h := newHistory().span(0, 600, "original", scenarios.OpOK, 201, committed, nil).
+		span(5, 350, "repeat", scenarios.OpOK, 201, committed, nil)
+	rec := h.record(1)
+	rec.Journal = []faultproxy.Record{
+		{Seq: 2, Time: h.t0.Add(200 * time.Millisecond), ReachedUpstream: true, UpstreamMillis: 4},
+		{Seq: 1, Time: h.t0, Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 2},
+	}
+	for _, id := range []string{"race/in-flight-409", "race/in-flight-not-fabricated", "race/in-flight-other-payload"} {
+		v, msg, _ := checker(t, id)(rec, p)
+		require.Equal(t, scenarios.Unknown, v, "%s: %s", id, msg)
+		require.Contains(t, msg, "reached the target before the original", id)
+	}
 }
