@@ -277,11 +277,14 @@ func millisDuration(ms float64) time.Duration { return time.Duration(ms * float6
 
 // repeatWentFirst reports whether the repeat, although sent later and delayed by the
 // proxy, reached the target first and became the original (a loaded machine): the
-// original was then refused as in flight or as a mismatch, or answered faster than its
-// declared hold, so it never executed. The order the in-flight scenarios need did not
-// happen, so they have nothing to judge.
+// original was then refused as in flight or as a mismatch, marked as the replay while
+// the repeat was not, or answered faster than its declared hold, so it never executed.
+// The order the in-flight scenarios need did not happen, so they have nothing to judge.
 func repeatWentFirst(r Record, p *Profile, original Op) bool {
 	if original.Class == outcome.InFlight || original.Class == outcome.Mismatch {
+		return true
+	}
+	if repeat, ok := r.answer("repeat"); ok && replayMarked(original, p) && isSuccess(repeat) && !replayMarked(repeat, p) {
 		return true
 	}
 	hold := slowHold(p)

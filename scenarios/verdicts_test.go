@@ -388,3 +388,18 @@ func TestRepeatThatReachedTheTargetFirstIsUnknown(t *testing.T) {
 		require.Contains(t, msg, "reached the target before the original", id)
 	}
 }
+
+func TestRepeatThatExecutedWhileTheOriginalGotTheReplayIsUnknown(t *testing.T) {
+	p := refProfile(t)
+	marked := map[string]string{"Idempotent-Replayed": "true"}
+	h := newHistory().span(0, 660, "original", scenarios.OpOK, 201, committed, marked).
+		span(1, 658, "repeat", scenarios.OpOK, 201, committed, nil)
+	rec := h.record(1)
+	rec.Journal = []faultproxy.Record{
+		{Seq: 1, Time: h.t0.Add(21 * time.Millisecond), Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 407},
+		{Seq: 2, Time: h.t0.Add(21 * time.Millisecond), ReachedUpstream: true, UpstreamMillis: 497},
+	}
+	v, msg, _ := checker(t, "race/in-flight-409")(rec, p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Contains(t, msg, "reached the target before the original")
+}
