@@ -288,7 +288,7 @@ func repeatWentFirst(r Record, p *Profile, original Op) bool {
 		return true
 	}
 	hold := slowHold(p)
-	if j, ok := originalRecord(r); ok && hold > 0 && millisDuration(j.UpstreamMillis) < hold {
+	if j, ok := originalRecord(r); ok && hold > 0 && !unseen(original) && millisDuration(j.UpstreamMillis) < hold {
 		return true
 	}
 	return false
@@ -393,6 +393,19 @@ func inFlightNotFabricated(r Record, p *Profile) (Verdict, string, Evidence) {
 	original, _ := r.answer("original")
 	if repeatWentFirst(r, p, original) {
 		return f.result(Unknown, "the repeat reached the target before the original (the original got %s): no repeat during the original to judge", describe(original))
+	}
+	if unseen(original) && isSuccess(repeat) {
+		// When the original finished is unknown; the repeat's success is no fabrication
+		// when it is the committed response, which the settle step replays.
+		settle := r.settled(p)
+		switch {
+		case r.Ledger[LedgerOperation] == 0:
+			f.count(CatFabricated, 1)
+			return f.result(Fail, "the repeat got %d but nothing executed: the ledger is empty", repeat.Status)
+		case settle.ran && isSuccess(settle.last) && sameResponse(settle.last, repeat):
+			return f.result(Pass, "the repeat got %d, the committed response (the settle retry replays it identically); the original's answer was not seen (%s)", repeat.Status, describe(original))
+		}
+		return f.result(Unknown, "the original's answer was not seen (%s): whether the repeat's %d came before it finished cannot be told", describe(original), repeat.Status)
 	}
 	replay := isSuccess(original) && sameResponse(repeat, original)
 	if isSuccess(repeat) && repeat.Time.Before(original.Time) && !replay {

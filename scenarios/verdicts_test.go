@@ -403,3 +403,18 @@ func TestRepeatThatExecutedWhileTheOriginalGotTheReplayIsUnknown(t *testing.T) {
 	require.Equal(t, scenarios.Unknown, v, msg)
 	require.Contains(t, msg, "reached the target before the original")
 }
+
+func TestNotFabricatedWhenTheOriginalWasNotSeen(t *testing.T) {
+	p := refProfile(t)
+	h := newHistory().timeout(0, "original").span(5, 100, "repeat", scenarios.OpOK, 201, committed, nil)
+	v, msg, _ := checker(t, "race/in-flight-not-fabricated")(h.record(1), p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+
+	v, _, ev := checker(t, "race/in-flight-not-fabricated")(h.record(0), p)
+	require.Equal(t, scenarios.Fail, v, "a success with nothing executed is made up whenever the original ended")
+	require.Equal(t, 1, ev.Categories["fabricated"])
+
+	h.at(3000, settle, scenarios.OpOK, 201, committed, nil)
+	v, msg, _ = checker(t, "race/in-flight-not-fabricated")(h.record(1), p)
+	require.Equal(t, scenarios.Pass, v, msg)
+}
