@@ -49,6 +49,9 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 	base, baseErr := t.readBaseline(ctx, e.uses(PayloadOther))
 	runErr := e.runSteps(ctx)
 	e.bg.Wait()
+	if runErr == nil {
+		runErr = e.settle(ctx)
+	}
 	if runErr != nil {
 		return nil, runErr
 	}

@@ -68,9 +68,16 @@ type Probe struct {
 	Scope string `yaml:"scope,omitempty" json:"scope,omitempty"`
 }
 
-// Expect declares the target's choices where the references disagree.
+// Expect declares the target's choices where the references disagree (docs/profiles.md,
+// "Declared policies").
 type Expect struct {
-	InFlight     int    `yaml:"in_flight" json:"in_flight"`                             // 409
+	// InFlight is the status of a repeat refused while the original runs (409). In YAML,
+	// `in_flight: wait` declares the block-and-replay school instead: InFlight is then 0
+	// and InFlightWait true.
+	InFlight int `yaml:"in_flight" json:"in_flight"`
+	// InFlightWait: a repeat during the original waits for it and receives its committed
+	// response; never a refusal, never a second effect.
+	InFlightWait bool   `yaml:"-" json:"in_flight_wait,omitempty"`
 	Mismatch     int    `yaml:"mismatch" json:"mismatch"`                               // 422 (Stripe-style: 400)
 	MissingKey   string `yaml:"missing_key" json:"missing_key"`                         // "400" or "optional"
 	ReplayHeader string `yaml:"replay_header,omitempty" json:"replay_header,omitempty"` // e.g. Idempotent-Replayed; "" = none declared
@@ -78,6 +85,16 @@ type Expect struct {
 	ReplayHeaders []string `yaml:"replay_headers,omitempty" json:"replay_headers,omitempty"`
 	// StoresBusinessErrors: a business 4xx is replayed (true) or re-executed (false); nil = not declared.
 	StoresBusinessErrors *bool `yaml:"stores_business_errors,omitempty" json:"stores_business_errors,omitempty"`
+	// StoresValidationErrors: a request refused before execution is stored under its key
+	// and replayed (true) or leaves the key unused (false, Stripe); nil = not declared.
+	StoresValidationErrors *bool `yaml:"stores_validation_errors,omitempty" json:"stores_validation_errors,omitempty"`
+	// Stores5xx: a 5xx produced after the work began is stored and replayed (true, Stripe
+	// v1) or the retry executes again (false); nil = not declared (not storing is required).
+	Stores5xx *bool `yaml:"stores_5xx,omitempty" json:"stores_5xx,omitempty"`
+	// UniqueField is a JSON path (gjson syntax) into a response body to a value minted per
+	// execution (a refund id, a decline id): equal values prove a replay, different ones
+	// a new execution. "" = not declared (replays are told by their bytes and the ledger).
+	UniqueField string `yaml:"unique_field,omitempty" json:"unique_field,omitempty"`
 }
 
 // TestHook is how a request switches a test hook of the target on: a request header

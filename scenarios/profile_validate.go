@@ -45,8 +45,14 @@ func (p *Profile) fieldErrors() []fieldError {
 		errs = append(errs, checkOperation("other_operation", p.Other.Operation, p.KeyField != "")...)
 		errs = append(errs, checkProbe("other_operation.side_effects", p.Other.SideEffects)...)
 	}
-	if !is4xx(p.Expect.InFlight) {
-		add("expect.in_flight", "must be a 4xx status (409 in draft-07 and Stripe), got %d", p.Expect.InFlight)
+	switch {
+	case p.Expect.InFlightWait && p.Expect.InFlight != 0:
+		add("expect.in_flight", "declares both a status (%d) and %q: a repeat is either refused or made to wait", p.Expect.InFlight, InFlightWaitValue)
+	case !p.Expect.InFlightWait && !is4xx(p.Expect.InFlight):
+		add("expect.in_flight", "must be a 4xx status (409 in draft-07 and Stripe) or %q, got %d", InFlightWaitValue, p.Expect.InFlight)
+	}
+	if f := p.Expect.UniqueField; f != "" && (!validFieldPath(f) || strings.ContainsAny(f, " \t\r\n")) {
+		add("expect.unique_field", "must be a JSON path to a value minted per execution, such as id or data.decline_id, got %q", f)
 	}
 	if !is4xx(p.Expect.Mismatch) {
 		add("expect.mismatch", "must be a 4xx status (422 in draft-07, 400 at Stripe), got %d", p.Expect.Mismatch)
