@@ -156,7 +156,7 @@ func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
 				maybe++
 			}
 		case first.Class != outcome.ServerError:
-			refused = append(refused, fmt.Sprintf("%s (%s)", shape, describe(first)))
+			refused = append(refused, fmt.Sprintf("%s: %s", shape, describe(first)))
 		}
 	}
 	n := r.Ledger[LedgerOperation]
