@@ -76,6 +76,7 @@ func mismatchAt(step string) Checker {
 		if n := r.Ledger[LedgerOperation]; n > 1 {
 			f.count(CatDuplicated, n-1)
 			f.example("%s got %s", step, describe(a))
+			f.blame(a, wantText(p.Expect.Mismatch, outcome.Mismatch)+", no execution")
 			return f.result(Fail, "another payload executed under the same key: %d side effects", n)
 		}
 		if a.Class == outcome.Mismatch {
@@ -87,8 +88,10 @@ func mismatchAt(step string) Checker {
 		if isSuccess(a) {
 			f.count(CatLeaked, 1)
 			f.example("%s got %d %s", step, a.Status, clip(a.Body))
+			f.blame(a, wantText(p.Expect.Mismatch, outcome.Mismatch))
 			return f.result(Fail, "another payload was answered %d with the original's response, want %d", a.Status, p.Expect.Mismatch)
 		}
+		f.blame(a, wantText(p.Expect.Mismatch, outcome.Mismatch))
 		return f.result(Fail, "%s got %s, want %d", step, describe(a), p.Expect.Mismatch)
 	}
 }
@@ -107,6 +110,7 @@ func variantPolicy(r Record, p *Profile) (Verdict, string, Evidence) {
 	v, _ := r.answer("variant")
 	if n := r.Ledger[LedgerOperation]; n > 1 {
 		f.count(CatDuplicated, n-1)
+		f.blame(v, "the original's replay or a mismatch refusal, no second execution")
 		return f.result(Fail, "executed again under the same key: %d side effects (variant got %s)", n, describe(v))
 	}
 	switch {
@@ -116,6 +120,7 @@ func variantPolicy(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Info, "different request: refused with %d", v.Status)
 	case isSuccess(v):
 		f.count(CatDiverged, 1)
+		f.blameAgainst(v, "the original's "+itoa(orig.Status)+" replayed, byte for byte", &orig)
 		return f.result(Fail, "answered %d with a body that differs from the original, yet nothing executed%s", v.Status, uniqueNote(p, orig, v))
 	case unseen(v):
 		return f.result(Unknown, "the variant's answer was not seen (%s): its treatment cannot be told", describe(v))

@@ -133,7 +133,7 @@ func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
 		for _, op := range []Op{first, again} {
 			if op.Class == outcome.ServerError {
 				serverErrs = append(serverErrs, fmt.Sprintf("%s (%d characters): %s", shape, len(op.Key), describe(op)))
-				f.example("%s key %s got %s", op.Step, clip([]byte(op.Key)), describe(op))
+				f.example("%s key %s got %s", op.Step, quoteKey(op.Key), describe(op))
 				break
 			}
 		}

@@ -152,6 +152,7 @@ func oneWinner(step string) Checker {
 		var wants []Op
 		ok, refused, lost, other := 0, 0, 0, 0
 		refusedStatus := 0
+		var extra, others []Op // successes with another response than the first; wrong answers
 		for _, a := range answers {
 			switch {
 			case isSuccess(a):
@@ -162,6 +163,7 @@ func oneWinner(step string) Checker {
 					wants = append(wants, a)
 					if len(distinct) > 1 {
 						f.example("attempt %d got %d %s", a.Client, a.Status, clip(a.Body))
+						extra = append(extra, a)
 					}
 				}
 			case unseen(a):
@@ -172,6 +174,7 @@ func oneWinner(step string) Checker {
 			default:
 				other++
 				f.example("attempt %d got %s", a.Client, describe(a))
+				others = append(others, a)
 			}
 		}
 		unseenText := describeUnseen(answers)
@@ -179,16 +182,28 @@ func oneWinner(step string) Checker {
 		switch {
 		case n > allowed:
 			f.count(CatDuplicated, n-allowed)
+			for _, a := range extra {
+				f.blameAgainst(a, "the first success replayed, no second execution", &wants[0])
+			}
 			return f.result(Fail, "%d side effects from %d concurrent attempts with one key", n, len(answers))
 		case len(distinct) > max(n, 1):
 			f.count(CatDiverged, len(distinct)-max(n, 1))
+			for _, a := range extra {
+				f.blameAgainst(a, "the first success replayed, byte for byte", &wants[0])
+			}
 			return f.result(Fail, "%d successes carry %d different responses for %d side effect(s)", ok, len(distinct), n)
 		case ok > 0 && n == 0:
 			f.count(CatFabricated, ok)
 			return f.result(Fail, "%d successes but the ledger shows no side effect", ok)
 		case other > 0 && p.Expect.InFlightWait:
+			for _, a := range others {
+				f.blame(a, "the replay after a wait")
+			}
 			return f.result(Fail, "%d attempts got neither the replay nor a wait (the profile declares in_flight: wait)", other)
 		case other > 0:
+			for _, a := range others {
+				f.blame(a, wantText(p.Expect.InFlight, outcome.InFlight)+" or the replay")
+			}
 			return f.result(Fail, "%d attempts got neither the in-flight refusal (%d) nor the replay", other, p.Expect.InFlight)
 		case ok == 0 && lost == 0:
 			f.count(CatStuck, 1)
@@ -344,6 +359,7 @@ func inFlightStatus(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Unknown, "no overlap: the original (%s) finished before the repeat (%s) was answered", describe(original), describe(repeat))
 	}
 	f.example("repeat got %s while the original ran", describe(repeat))
+	f.blame(repeat, wantText(p.Expect.InFlight, outcome.InFlight))
 	return f.result(Fail, "the repeat during the original got %s, want %d", describe(repeat), p.Expect.InFlight)
 }
 
@@ -364,11 +380,13 @@ func inFlightWaited(r Record, p *Profile, f *finding, repeat, original Op, durin
 		return f.result(Unknown, "the repeat's answer was not seen (%s): whether it waited for the replay cannot be told", describe(repeat))
 	case !isSuccess(repeat):
 		f.example("repeat got %s while the original ran", describe(repeat))
+		f.blame(repeat, "wait, then the committed "+itoa(original.Status))
 		return f.result(Fail, "the repeat during the original got %s; the profile declares in_flight: wait (wait, then the committed response)", describe(repeat))
 	case !sameResponse(repeat, original):
 		f.count(CatDiverged, 1)
 		f.example("original: %d %s", original.Status, clip(original.Body))
 		f.example("repeat:   %d %s", repeat.Status, clip(repeat.Body))
+		f.blameAgainst(repeat, "the committed "+itoa(original.Status)+", byte for byte", &original)
 		return f.result(Fail, "the repeat that waited got %d with another body than the original's committed response%s", repeat.Status, uniqueNote(p, original, repeat))
 	case !during:
 		return f.result(Unknown, "no overlap: the original (%s) finished before the repeat reached the target, so it had nothing to wait for", describe(original))
@@ -401,6 +419,7 @@ func inFlightNotFabricated(r Record, p *Profile) (Verdict, string, Evidence) {
 		switch {
 		case r.Ledger[LedgerOperation] == 0:
 			f.count(CatFabricated, 1)
+			f.blame(repeat, "no success without an execution")
 			return f.result(Fail, "the repeat got %d but nothing executed: the ledger is empty", repeat.Status)
 		case settle.ran && isSuccess(settle.last) && sameResponse(settle.last, repeat):
 			return f.result(Pass, "the repeat got %d, the committed response (the settle retry replays it identically); the original's answer was not seen (%s)", repeat.Status, describe(original))
@@ -411,6 +430,7 @@ func inFlightNotFabricated(r Record, p *Profile) (Verdict, string, Evidence) {
 	if isSuccess(repeat) && repeat.Time.Before(original.Time) && !replay {
 		f.count(CatFabricated, 1)
 		f.example("repeat got %d %s before the original answered", repeat.Status, clip(repeat.Body))
+		f.blame(repeat, wantText(p.Expect.InFlight, outcome.InFlight)+" or the committed response")
 		return f.result(Fail, "a %d was delivered for the repeat while the original was still running", repeat.Status)
 	}
 	var wants []Op
@@ -461,6 +481,7 @@ func inFlightOtherPayload(r Record, p *Profile) (Verdict, string, Evidence) {
 	if isSuccess(repeat) {
 		f.count(CatLeaked, 1)
 		f.example("other payload got %d %s", repeat.Status, clip(repeat.Body))
+		f.blame(repeat, wantText(p.Expect.Mismatch, outcome.Mismatch)+" or "+wantText(p.Expect.InFlight, outcome.InFlight))
 		return f.result(Fail, "another payload was answered %d", repeat.Status)
 	}
 	var wants []Op

@@ -137,6 +137,9 @@ func fidelityBody(r Record, p *Profile) (Verdict, string, Evidence) {
 		f.count(CatDiverged, 1)
 		f.example("retry:  %d %s", retry.Status, clip(retry.Body))
 		f.example("repeat: %d %s", repeat.Status, clip(repeat.Body))
+		if ok {
+			f.blameAgainst(repeat, "the retry's "+itoa(retry.Status)+" replayed, byte for byte", &retry)
+		}
 		return f.result(Fail, "two replays of one key differ")
 	}
 	if _, _, buffered := r.committedBody(p); !buffered {

@@ -41,12 +41,14 @@ func independent(ledger string) Checker {
 			f.count(CatLeaked, 1)
 			f.example("original: %d %s", orig.Status, clip(orig.Body))
 			f.example("other:    %d %s", other.Status, clip(other.Body))
+			f.blame(other, "its own execution, not the original's response")
 			return f.result(Fail, "the other request received the original's stored response")
 		}
 		if unseen(other) {
 			return f.result(Unknown, "the other request's answer was not seen (%s): whether it executed on its own cannot be told", describe(other))
 		}
 		if !isSuccess(other) {
+			f.blame(other, "a success of its own")
 			return f.result(Fail, "the other request got %s: the key is not scoped independently", describe(other))
 		}
 		if ledger != "" {

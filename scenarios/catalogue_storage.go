@@ -65,14 +65,17 @@ func businessStored(r Record, p *Profile) (Verdict, string, Evidence) {
 		f.count(CatFabricated, 1)
 		f.example("business: %d %s", a.Status, clip(a.Body))
 		f.example("repeat:   %d %s", b.Status, clip(b.Body))
+		f.blameAgainst(b, "the business "+itoa(a.Status)+" again (replayed or executed anew), never a success", &a)
 		return f.result(Fail, "a business %d was answered %d on the repeat (%d body bytes): an error turned into a success", a.Status, b.Status, len(b.Body))
 	case b.Class == outcome.InFlight:
 		f.count(CatStuck, 1)
+		f.blame(b, "the business "+itoa(a.Status)+" again")
 		return f.result(Fail, "the key is stuck: the repeat after the business %d got %s", a.Status, describe(b))
 	case b.Class != a.Class || b.Status != a.Status:
 		f.count(CatDiverged, 1)
 		f.example("business: %d %s", a.Status, clip(a.Body))
 		f.example("repeat:   %d %s", b.Status, clip(b.Body))
+		f.blameAgainst(b, "the business "+itoa(a.Status)+" again", &a)
 		return f.result(Fail, "the repeat of a business %d got %s", a.Status, describe(b))
 	}
 	// A replay is told from a re-execution by the declared per-execution field, else by
@@ -88,6 +91,7 @@ func businessStored(r Record, p *Profile) (Verdict, string, Evidence) {
 			f.count(CatDiverged, 1)
 			f.example("business: %s", clip(a.Body))
 			f.example("repeat:   %s", clip(b.Body))
+			f.blameAgainst(b, "the stored "+itoa(a.Status)+", byte for byte", &a)
 			return f.result(Fail, "the replay of the business %d (same %s %s) differs from the stored body", a.Status, p.Expect.UniqueField, ua)
 		}
 	case replayMarked(b, p):
@@ -96,6 +100,7 @@ func businessStored(r Record, p *Profile) (Verdict, string, Evidence) {
 			f.count(CatDiverged, 1)
 			f.example("business: %s", clip(a.Body))
 			f.example("repeat:   %s", clip(b.Body))
+			f.blameAgainst(b, "the stored "+itoa(a.Status)+", byte for byte", &a)
 			return f.result(Fail, "the marked replay of the business %d differs from the stored body", a.Status)
 		}
 	case !sameBody(a.Body, b.Body):
@@ -171,11 +176,14 @@ func notPinned(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Unknown, "the retry's answer was not seen (%s): whether the %d was stored cannot be told", describe(b), a.Status)
 	case b.Class == outcome.InFlight:
 		f.count(CatStuck, 1)
+		f.blame(b, "a success (the "+itoa(a.Status)+" not stored)")
 		return f.result(Fail, "the key is stuck: the retry after the %d got %s", a.Status, describe(b))
 	case sameResponse(a, b) || (b.Class == a.Class && b.Status == a.Status):
 		f.count(CatStuck, 1)
+		f.blame(b, "a success (the "+itoa(a.Status)+" not stored)")
 		return f.result(Fail, "the %d was stored and replayed to the retry", a.Status)
 	case !isSuccess(b):
+		f.blame(b, "a success")
 		return f.result(Fail, "the retry got %s, want a success", describe(b))
 	case n == 0:
 		f.count(CatLost, 1)
@@ -218,6 +226,7 @@ func validationNotStored(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Unknown, "the corrected request's answer was not seen (%s): cannot tell", describe(b))
 	case b.Class == outcome.InFlight:
 		f.count(CatStuck, 1)
+		f.blame(b, "a success or the stored "+itoa(a.Status))
 		return f.result(Fail, "the key is stuck: the corrected request after the %d got %s", a.Status, describe(b))
 	case isSuccess(b) && n == 0:
 		f.count(CatLost, 1)

@@ -17,6 +17,9 @@ func exactlyOnce(final string) Checker {
 		if n > allowed {
 			f.count(CatDuplicated, n-allowed)
 			f.example("ledger shows %d side effects for one key (allowed %d)", n, allowed)
+			if ans, ok := r.answer(final); ok {
+				f.blame(ans, "the committed response, no second execution")
+			}
 			return f.result(Fail, "%d side effects for one key, want %d", n, allowed)
 		}
 		ans, ok := r.answer(final)
@@ -40,9 +43,11 @@ func exactlyOnce(final string) Checker {
 		case ans.Class == outcome.InFlight:
 			f.count(CatStuck, 1)
 			f.example("%s still answered %d after the original finished", final, ans.Status)
+			f.blame(ans, "the committed success")
 			return f.result(Fail, "the key is stuck: %s got %s after the original finished", witness, describe(ans))
 		case !isSuccess(ans):
 			f.example("%s answered %s", witness, describe(ans))
+			f.blame(ans, "the committed success")
 			if n > 0 {
 				// Something committed: the answer that should replay it is another class.
 				f.count(CatDiverged, 1)
@@ -52,9 +57,11 @@ func exactlyOnce(final string) Checker {
 		if n == 0 {
 			if r.upstreamCalls() == 0 {
 				f.count(CatFabricated, 1)
+				f.blame(ans, "no success without an execution")
 				return f.result(Fail, "%s got %d but nothing reached the target and the ledger is empty", witness, ans.Status)
 			}
 			f.count(CatLost, 1)
+			f.blame(ans, "a success with its side effect")
 			return f.result(Fail, "%s got %d but the ledger shows no side effect", witness, ans.Status)
 		}
 		body, status, buffered := r.committedBody(p)
@@ -66,6 +73,7 @@ func exactlyOnce(final string) Checker {
 			f.count(CatDiverged, 1)
 			f.example("committed %d %s", status, clip(body))
 			f.example("%s got %d %s", witness, ans.Status, clip(ans.Body))
+			f.blameAgainst(ans, "the committed "+itoa(status)+", byte for byte", &committed)
 			return f.result(Fail, "%s differs from the committed response%s", witness, uniqueNote(p, committed, ans))
 		}
 		if witness == final {
@@ -121,10 +129,14 @@ func identicalReplay(first, repeat string) Checker {
 		n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
 		if n > allowed {
 			f.count(CatDuplicated, n-allowed)
+			if okB {
+				f.blame(b, "the replay, no second execution")
+			}
 			return f.result(Fail, "%d side effects for one key, want %d", n, allowed)
 		}
 		if n == 0 {
 			f.count(CatLost, 1)
+			f.blame(a, "a success with its side effect")
 			return f.result(Fail, "%s got %d but the ledger shows no side effect", first, a.Status)
 		}
 		switch {
@@ -134,11 +146,13 @@ func identicalReplay(first, repeat string) Checker {
 			return f.result(Unknown, "the repeat may have reached the target after the declared %s retention, where a new execution is allowed: nothing to judge", p.Retention)
 		case b.Class == outcome.InFlight:
 			f.count(CatStuck, 1)
+			f.blame(b, "the replay of the "+itoa(a.Status))
 			return f.result(Fail, "the key is stuck: the repeat after the original's %d got %s", a.Status, describe(b))
 		case !sameResponse(a, b):
 			f.count(CatDiverged, 1)
 			f.example("%s: %d %s", first, a.Status, clip(a.Body))
 			f.example("%s: %d %s", repeat, b.Status, clip(b.Body))
+			f.blameAgainst(b, "the first "+itoa(a.Status)+" replayed, byte for byte", &a)
 			if !isSuccess(b) {
 				return f.result(Fail, "the replay of a %d got %s", a.Status, describe(b))
 			}

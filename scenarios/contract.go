@@ -88,6 +88,27 @@ type Evidence struct {
 	Categories map[string]int `json:"categories,omitempty"`
 	Examples   []string       `json:"examples,omitempty"`
 	Record     *Record        `json:"record,omitempty"`
+	// Blame names the attempts that broke the rule (a FAIL's offending answers), for the
+	// reports to mark in the timeline with what was expected instead.
+	Blame []Blame `json:"blame,omitempty"`
+}
+
+// Blame is one attempt a checker holds responsible for a FAIL.
+type Blame struct {
+	// Index is the Op.Index of the attempt's completion event in Record.History.
+	Index int `json:"index"`
+	// Want is the answer the rule expected instead, for people: "422 (mismatch)", "the
+	// committed 201", "no second execution".
+	Want string `json:"want"`
+	// Committed is the response the attempt should have replayed, where the rule compares
+	// the two (a diverged or fabricated replay): reports show the difference.
+	Committed *Response `json:"committed,omitempty"`
+}
+
+// Response is a status and a body, as evidence.
+type Response struct {
+	Status int    `json:"status"`
+	Body   []byte `json:"body,omitempty"`
 }
 
 // Result is one scenario against one target.

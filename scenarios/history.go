@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/scenarios/bodytext"
 )
 
 // Ledger names in Record.Ledger.
@@ -207,12 +208,17 @@ func replayMarked(op Op, p *Profile) bool {
 	return ok
 }
 
-func clip(b []byte) string {
-	const max = 120
-	if len(b) > max {
-		return fmt.Sprintf("%q…", b[:max])
+// clip shows a body in an example line: JSON as compact JSON text, anything else as
+// text, never Go-quoted; cut after 160 bytes.
+func clip(b []byte) string { return bodytext.Line(b, 160) }
+
+// quoteKey shows a key Go-quoted (keys are sent with control characters on purpose),
+// cut after 60 bytes.
+func quoteKey(k string) string {
+	if len(k) > 60 {
+		return fmt.Sprintf("%q…", k[:60])
 	}
-	return fmt.Sprintf("%q", b)
+	return fmt.Sprintf("%q", k)
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
@@ -223,4 +229,13 @@ func sameUnique(p *Profile, a, b Op) bool {
 	ua, okA := uniqueValue(p, a.Body)
 	ub, okB := uniqueValue(p, b.Body)
 	return okA && okB && ua == ub
+}
+
+// wantText names an expected answer for a blamed attempt: "422 (mismatch)", or the
+// class alone when no status is declared.
+func wantText(status int, c outcome.Class) string {
+	if status == 0 {
+		return string(c)
+	}
+	return itoa(status) + " (" + string(c) + ")"
 }

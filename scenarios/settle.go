@@ -65,6 +65,7 @@ func judgeSettle(r Record, p *Profile, f *finding, wants []Op, exact bool) (s se
 	switch {
 	case got.Class == outcome.InFlight && !anyClass(wants, outcome.InFlight):
 		f.example("settle: %d tries over %s, the last got %s", s.tries, s.spent.Round(time.Millisecond), describe(got))
+		f.blame(got, "the committed response")
 		return fail(CatStuck, "the key is stuck: the settle retry got %s after every attempt ended (%d tries over %s)", describe(got), s.tries, s.spent.Round(time.Millisecond))
 	case unseen(got):
 		// A key that hangs and a machine too loaded to answer look the same from here:
@@ -82,6 +83,7 @@ func judgeSettle(r Record, p *Profile, f *finding, wants []Op, exact bool) (s se
 	w := wants[0]
 	f.example("committed: %d %s", w.Status, clip(w.Body))
 	f.example("settle:    %d %s", got.Status, clip(got.Body))
+	f.blameAgainst(got, "the committed "+describe(w), &w)
 	if isSuccess(got) && !anyClass(wants, outcome.Success) {
 		return fail(CatFabricated, "the settle retry got %d, a success, where the committed answer is %s", got.Status, describe(w))
 	}
