@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -128,19 +129,38 @@ func jsonDiff(a, b []byte) []Change {
 			return
 		}
 		seen := map[string]bool{}
+		var xNames, yNames []string
 		forEach(x, func(name string, v gjson.Result) {
 			seen[name] = true
+			xNames = append(xNames, name)
 			walk(join(path, name), v, member(y, name))
 		})
 		forEach(y, func(name string, v gjson.Result) {
+			yNames = append(yNames, name)
 			if !seen[name] {
 				walk(join(path, name), gjson.Result{}, v)
 			}
 		})
+		// The same members in another order are other bytes too.
+		if x.IsObject() && len(xNames) == len(yNames) && !slices.Equal(xNames, yNames) && sameSet(xNames, seen, yNames) {
+			out = append(out, Change{Path: join(path, "(member order)"), From: names(xNames), To: names(yNames)})
+		}
 	}
 	walk("", gjson.ParseBytes(a), gjson.ParseBytes(b))
 	return out
 }
+
+func sameSet(a []string, inA map[string]bool, b []string) bool {
+	for _, n := range b {
+		if !inA[n] {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
+
+// names lists member names for a change, cut like any value.
+func names(list []string) string { return clip(strings.Join(list, ", "), valueBytes) }
 
 func container(r gjson.Result) bool { return r.IsObject() || r.IsArray() }
 

@@ -75,3 +75,8 @@ func TestDiffIsBounded(t *testing.T) {
 	require.Len(t, changes, 13)
 	require.Contains(t, bodytext.Summary(changes), "… 28 more")
 }
+
+func TestDiffSaysWhenMembersComeInAnotherOrder(t *testing.T) {
+	changes := bodytext.Diff([]byte(`{"id":"re_a","amount":4900}`), []byte(`{"amount":4900,"id":"re_b"}`))
+	require.Equal(t, `id: "re_a" → "re_b"; (member order): id, amount → amount, id`, bodytext.Summary(changes))
+}

@@ -39,7 +39,8 @@ func oneLine(s string) string {
 
 // WriteSummary prints the counts per verdict per target, then, for every failing result
 // (FAIL; UNKNOWN and NON-STRICT too under strict), its evidence categories, examples,
-// aligned timeline and the seed with the command that repeats it. An incomplete run says
+// the attempts its checker blamed with what they should have got (and how their body
+// differs from the committed one), the aligned timeline and the seed with the command that repeats it. An incomplete run says
 // so first, and lists what never ran.
 func WriteSummary(w io.Writer, rep *scenarios.Report) {
 	if banner := IncompleteBanner(rep); banner != "" {
@@ -112,8 +113,11 @@ func WriteSummary(w io.Writer, rep *scenarios.Report) {
 		for _, ex := range r.Evidence.Examples {
 			fmt.Fprintf(w, "  - %s\n", oneLine(ex))
 		}
+		for _, l := range blameLines(r.Evidence) {
+			fmt.Fprintf(w, "  %s\n", printable(l))
+		}
 		if r.Evidence.Record != nil {
-			io.WriteString(w, Timeline(r.Evidence.Record))
+			io.WriteString(w, ResultTimeline(r))
 		}
 		fmt.Fprintf(w, "  repeat: %s\n", RepeatCommand(rep, r))
 	}

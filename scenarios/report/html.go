@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/scenarios/bodytext"
 )
 
 //go:embed report.html.tmpl
@@ -86,9 +88,21 @@ type htmlCell struct {
 	Open       bool // failing results are expanded
 	Categories []htmlCategory
 	Examples   []string
+	Blames     []htmlBlame
 	SVG        template.HTML
 	Repeat     string
 	Known      bool
+}
+
+// htmlBlame is one attempt the checker blamed: what it got, what was wanted, its body as
+// indented JSON, and the committed body with the differences where the rule compared
+// them.
+type htmlBlame struct {
+	Attempt, Got, Want string
+	Body, Committed    string
+	Status             int // of this answer
+	CommittedStatus    int
+	Diff               []bodytext.Change
 }
 
 type htmlCategory struct {
@@ -184,8 +198,9 @@ func buildPage(rep *scenarios.Report) htmlPage {
 				for _, ex := range r.Evidence.Examples {
 					cell.Examples = append(cell.Examples, printable(ex))
 				}
-				// The SVG is built by SequenceSVG, which escapes every text it places.
-				cell.SVG = template.HTML(SequenceSVG(cell.Anchor, r.Evidence.Record))
+				cell.Blames = htmlBlames(r.Evidence)
+				// The SVG is built by ResultSVG, which escapes every text it places.
+				cell.SVG = template.HTML(ResultSVG(cell.Anchor, r))
 				cell.Repeat = RepeatCommand(rep, r)
 				cell.Known = r.KnownFailure
 			}
@@ -201,6 +216,54 @@ func buildPage(rep *scenarios.Report) htmlPage {
 		p.Groups[i].Scenarios = append(p.Groups[i].Scenarios, sc)
 	}
 	return p
+}
+
+// htmlBlames renders the blamed attempts of a result for the HTML page.
+func htmlBlames(ev scenarios.Evidence) []htmlBlame {
+	if ev.Record == nil {
+		return nil
+	}
+	ops := map[int]scenarios.Op{}
+	for _, op := range ev.Record.History {
+		ops[op.Index] = op
+	}
+	keys := newKeyLabels(ev.Record)
+	var out []htmlBlame
+	for _, bl := range ev.Blame {
+		op, ok := ops[bl.Index]
+		if !ok {
+			continue
+		}
+		h := htmlBlame{
+			Attempt: fmt.Sprintf("#%d %s", op.Index, printable(attemptName(op, keys))),
+			Got:     describeAnswer(op), Want: printable(bl.Want),
+			Body: bodytext.Pretty(op.Body, bodyBlockBytes), Status: op.Status,
+		}
+		if bl.Committed != nil {
+			h.Committed = bodytext.Pretty(bl.Committed.Body, bodyBlockBytes)
+			h.CommittedStatus = bl.Committed.Status
+			h.Diff = bodytext.Diff(bl.Committed.Body, op.Body)
+			if bl.Committed.Status != op.Status {
+				h.Diff = append([]bodytext.Change{{Path: "status", From: fmt.Sprint(bl.Committed.Status), To: fmt.Sprint(op.Status)}}, h.Diff...)
+			}
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// describeAnswer is an answer's status and class, or how it was lost: "201", "409
+// (in_flight)", "info (timed-out)".
+func describeAnswer(op scenarios.Op) string {
+	switch {
+	case op.Status != 0 && op.Class != "" && op.Class != outcome.Success:
+		return fmt.Sprintf("%d (%s)", op.Status, op.Class)
+	case op.Status != 0:
+		return fmt.Sprint(op.Status)
+	case op.Error != "":
+		return string(op.Type) + " (" + op.Error + ")"
+	}
+	return string(op.Type)
 }
 
 // anchor turns a scenario ID (and target) into an HTML id: "s-replay-after-503".

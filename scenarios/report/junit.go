@@ -159,7 +159,7 @@ func WriteJUnit(w io.Writer, rep *scenarios.Report) error {
 }
 
 // evidenceText is the body of a failure or error element: requirement, categories,
-// examples, the aligned timeline and the command that repeats the run.
+// examples, the blamed attempts, the aligned timeline and the command that repeats the run.
 func evidenceText(rep *scenarios.Report, r scenarios.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", r.Verdict, r.Message)
@@ -170,8 +170,11 @@ func evidenceText(rep *scenarios.Report, r scenarios.Result) string {
 	for _, ex := range r.Evidence.Examples {
 		fmt.Fprintf(&b, "- %s\n", printable(ex))
 	}
+	for _, l := range blameLines(r.Evidence) {
+		fmt.Fprintf(&b, "%s\n", printable(l))
+	}
 	if r.Evidence.Record != nil {
-		b.WriteString(Timeline(r.Evidence.Record))
+		b.WriteString(ResultTimeline(r))
 	}
 	fmt.Fprintf(&b, "repeat: %s\n", RepeatCommand(rep, r))
 	return xmlSafe(b.String())

@@ -32,6 +32,7 @@ const (
 	colServer  = "#c62828" // 5xx
 	colLost    = "#c62828"
 	colFault   = "#6a1b9a"
+	colBlame   = "#d50000" // the attempt the checker blamed: it broke the rule
 )
 
 // svgBuilder accumulates the elements of one diagram; y grows as arrows are added.
@@ -46,16 +47,28 @@ type svgBuilder struct {
 // the ledger counts at the bottom. id must be unique within the page. The proxy journal is
 // the ground truth; without one, the client history is drawn instead.
 func SequenceSVG(id string, rec *scenarios.Record) string {
+	return sequenceSVG(id, rec, nil, "")
+}
+
+// ResultSVG is SequenceSVG for a result: the answer arrow of every attempt its checker
+// blamed is red, with the expected answer below it ("✗ want 422 (mismatch)"), and the
+// payload legend names the profile field each payload comes from.
+func ResultSVG(id string, r scenarios.Result) string {
+	return sequenceSVG(id, r.Evidence.Record, r.Evidence.Blame, r.ScenarioID)
+}
+
+func sequenceSVG(id string, rec *scenarios.Record, blames []scenarios.Blame, scenarioID string) string {
 	b := &svgBuilder{id: id, y: svgTop}
+	m := newMarks(rec, blames)
 	switch {
 	case rec == nil || (len(rec.Journal) == 0 && len(rec.History) == 0):
 		b.y += 10
 		b.note(laneProxy, "no attempts recorded")
 		b.y += arrowStep
 	case len(rec.Journal) > 0:
-		b.drawJournal(rec)
+		b.drawJournal(rec, m, scenarioID)
 	default:
-		b.drawHistory(rec)
+		b.drawHistory(rec, m)
 	}
 	ledger := "ledger: (not probed)"
 	if rec != nil {
@@ -69,7 +82,7 @@ func SequenceSVG(id string, rec *scenarios.Record) string {
 	return b.finish()
 }
 
-func (b *svgBuilder) drawJournal(rec *scenarios.Record) {
+func (b *svgBuilder) drawJournal(rec *scenarios.Record, m marks, scenarioID string) {
 	keys := newKeyLabels(rec)
 	journal := arrivalOrder(rec)
 	payloads := newPayloadLabels(journal)
@@ -87,7 +100,8 @@ func (b *svgBuilder) drawJournal(rec *scenarios.Record) {
 			b.y += arrowStep
 			break
 		}
-		b.attempt(keys, payloads, j, start)
+		bl, blamed := m.byJournal[j.Seq]
+		b.attempt(keys, payloads, j, start, bl, blamed)
 		b.y += attemptGap
 		if i < len(journal)-1 && i < MaxTimelineRows-1 {
 			b.body.WriteString(fmt.Sprintf(`<line x1="20" x2="%d" y1="%d" y2="%d" class="sep"/>`, svgWidth-20, b.y-attemptGap/2, b.y-attemptGap/2))
@@ -98,11 +112,19 @@ func (b *svgBuilder) drawJournal(rec *scenarios.Record) {
 		b.text(20, b.y+12, "start", "legend", "keys: "+keys.legend())
 		b.y += 20
 	}
+	for i, entry := range payloadLegend(journal, payloads, m, scenarioID) {
+		head := "payloads: "
+		if i > 0 {
+			head = strings.Repeat(" ", len(head))
+		}
+		b.text(20, b.y+12, "start", "legend", head+shorten(entry, 110))
+		b.y += 16
+	}
 }
 
 // attempt draws one journal record: request in, the hops to the upstream if it was
 // reached, the fault at the proxy, and what came back to the client.
-func (b *svgBuilder) attempt(keys *keyLabels, payloads payloadLabels, j faultproxy.Record, start time.Time) {
+func (b *svgBuilder) attempt(keys *keyLabels, payloads payloadLabels, j faultproxy.Record, start time.Time, bl scenarios.Blame, blamed bool) {
 	b.y += arrowStep
 	// Arrival time relative to the first attempt: attempts drawn one below the other may
 	// still have overlapped (a concurrent pair, a burst).
@@ -157,7 +179,14 @@ func (b *svgBuilder) attempt(keys *keyLabels, payloads payloadLabels, j faultpro
 	if lost {
 		colour = colLost
 	}
+	if blamed {
+		colour = colBlame
+		b.blamedBand(laneClient, laneProxy)
+	}
 	b.arrow(laneProxy, laneClient, back, colour, lost)
+	if blamed {
+		b.wantNote(bl)
+	}
 	if j.Note != "" {
 		b.y += 16
 		b.text(laneProxy, b.y, "middle", "muted", shorten(j.Note, 80))
@@ -166,7 +195,7 @@ func (b *svgBuilder) attempt(keys *keyLabels, payloads payloadLabels, j faultpro
 
 // drawHistory is the fallback without a proxy journal: the client's own view, one
 // request arrow and one outcome arrow per completed attempt.
-func (b *svgBuilder) drawHistory(rec *scenarios.Record) {
+func (b *svgBuilder) drawHistory(rec *scenarios.Record, m marks) {
 	keys := newKeyLabels(rec)
 	b.y += 6
 	b.note(laneProxy, "no proxy journal: the client's view only")
@@ -186,7 +215,16 @@ func (b *svgBuilder) drawHistory(rec *scenarios.Record) {
 		b.arrow(laneClient, laneTarget, fmt.Sprintf("%s %s attempt %d", orDash(op.Step), keys.label(op.Key, op.Key != ""), op.Attempt), colRequest, false)
 		b.y += arrowStep
 		res := opResult(op)
-		b.arrow(laneTarget, laneClient, shorten(string(op.Type)+"  "+res, 60), opColour(op), op.Type == scenarios.OpInfo && op.Status == 0)
+		colour := opColour(op)
+		bl, blamed := m.byOp[op.Index]
+		if blamed {
+			colour = colBlame
+			b.blamedBand(laneClient, laneTarget)
+		}
+		b.arrow(laneTarget, laneClient, shorten(string(op.Type)+"  "+res, 60), colour, op.Type == scenarios.OpInfo && op.Status == 0)
+		if blamed {
+			b.wantNote(bl)
+		}
 		b.y += attemptGap
 	}
 	b.y += arrowStep
@@ -241,6 +279,18 @@ func (b *svgBuilder) arrow(x1, x2 int, label, colour string, lost bool) {
 		mid, b.y-labelOffset, colour, html.EscapeString(printable(label)))
 }
 
+// wantNote writes, below a blamed answer's arrow, what the rule expected instead.
+func (b *svgBuilder) wantNote(bl scenarios.Blame) {
+	b.y += 16
+	b.text((laneClient+laneProxy)/2, b.y, "middle", "want", shorten(wantMark(bl), 70))
+}
+
+// blamedBand tints the row of a blamed answer's arrow, from x1 to x2, so it stands out
+// from the answers that kept the rule.
+func (b *svgBuilder) blamedBand(x1, x2 int) {
+	fmt.Fprintf(&b.body, `<rect x="%d" y="%d" width="%d" height="22" rx="3" class="blamed"/>`, x1-10, b.y-17, x2-x1+20)
+}
+
 // faultBox marks the fault the proxy applied, on the proxy's lifeline.
 func (b *svgBuilder) faultBox(label string) {
 	w := 8*len([]rune(label)) + 16
@@ -270,7 +320,7 @@ func (b *svgBuilder) finish() string {
 	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" class="seq" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="attempt timeline">`,
 		svgWidth, h, svgWidth, h)
 	s.WriteString("<defs>")
-	for _, c := range []string{colRequest, colOK, colClient, colServer, colFault} {
+	for _, c := range []string{colRequest, colOK, colClient, colServer, colFault, colBlame} {
 		fmt.Fprintf(&s, `<marker id="%s-head-%s" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0 L10 5 L0 10 z" fill="%s"/></marker>`,
 			b.id, strings.TrimPrefix(c, "#"), c)
 	}
