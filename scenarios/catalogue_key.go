@@ -97,16 +97,19 @@ func missingKey(r Record, p *Profile) (Verdict, string, Evidence) {
 		if unseen(a) && n <= 1 {
 			return f.result(Unknown, "the unkeyed request was not seen (%s): cannot tell", describe(a))
 		}
+		f.blame(a, "a success with one side effect (missing_key: optional)")
 		return f.result(Fail, "declared optional, but got %s with %d side effects", describe(a), n)
 	}
 	want, _ := strconv.Atoi(p.Expect.MissingKey)
 	if n > 0 {
+		f.blame(a, wantText(want, outcome.MissingKey)+", no execution")
 		return f.result(Fail, "executed without a key (%d side effects, got %s); declared %d", n, describe(a), want)
 	}
 	if unseen(a) {
 		return f.result(Unknown, "the unkeyed request was not seen (%s): whether it was refused cannot be told", describe(a))
 	}
 	if a.Class != outcome.MissingKey {
+		f.blame(a, wantText(want, outcome.MissingKey))
 		return f.result(Fail, "got %s, want %d", describe(a), want)
 	}
 	return f.result(Pass, "refused with %d; nothing executed", a.Status)

@@ -87,9 +87,11 @@ func distinctKeysSameBody(r Record, p *Profile) (Verdict, string, Evidence) {
 			succ++
 		case op.Class == outcome.ServerError:
 			f.example("%s answered %s", op.Step, describe(op))
+			f.blame(op, "a success of its own")
 			return f.result(Fail, "the %s key got %s from the target, want a 2xx", op.Step, describe(op))
 		case keyRefusal(op.Class):
 			f.example("%s answered %s", op.Step, describe(op))
+			f.blame(op, "a success of its own")
 			return f.result(Fail, "the %s key was refused with %s (%s): a different key is a different operation", op.Step, describe(op), op.Class)
 		case op.Class.Determinate():
 			return f.result(Unknown, "the %s key got %s (%s), not a success: nothing to judge", op.Step, describe(op), op.Class)
@@ -104,6 +106,7 @@ func distinctKeysSameBody(r Record, p *Profile) (Verdict, string, Evidence) {
 		if a.Class == outcome.Success && b.Class == outcome.Success && a.Status == b.Status && sameBody(a.Body, b.Body) {
 			f.example("first: %d %s", a.Status, clip(a.Body))
 			f.example("second: %d %s", b.Status, clip(b.Body))
+			f.blame(b, "an execution of its own, not the first key's response")
 			return f.result(Fail, "two keys with the same payload: %d side effect(s), and the second key was answered the first key's response", n)
 		}
 		return f.result(Fail, "two keys with the same payload: %d successes but %d side effect(s)", succ, n)

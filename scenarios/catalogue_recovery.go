@@ -90,6 +90,7 @@ func atMostOnce(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Unknown, "neither answer showed the result: original %s, takeover %s", describe(orig), describe(take))
 	case len(wants) == 0:
 		f.count(CatStuck, 1)
+		f.blame(take, "the takeover's success once the lock went stale")
 		return f.result(Fail, "neither the original (%s) nor the takeover (%s) succeeded", describe(orig), describe(take))
 	}
 	return f.result(Pass, "one side effect: original %s, takeover %s", describe(orig), describe(take))

@@ -169,6 +169,7 @@ func notPinned(r Record, p *Profile) (Verdict, string, Evidence) {
 			}
 			return f.result(Pass, "the %d was stored and replayed to the retry, as expect.stores_5xx declares", a.Status)
 		}
+		f.blameAgainst(b, "the stored "+itoa(a.Status)+" replayed (expect.stores_5xx)", &a)
 		return f.result(Fail, "the retry got %s; expect.stores_5xx declares the %d stored and replayed", describe(b), a.Status)
 	}
 	switch {
@@ -236,6 +237,7 @@ func validationNotStored(r Record, p *Profile) (Verdict, string, Evidence) {
 	case b.Class == a.Class && b.Status == a.Status && n == 0:
 		stored = true
 	default:
+		f.blame(b, "a success, or the stored "+itoa(a.Status))
 		return f.result(Fail, "the corrected request got %s (the invalid one got %d)", describe(b), a.Status)
 	}
 	if _, v, msg, failed := judgeSettle(r, p, &f, []Op{b}, true); failed {

@@ -102,7 +102,7 @@ func FailureMessage(rep *scenarios.Report, r scenarios.Result) string {
 		fmt.Fprintf(&b, "  - %s\n", ex)
 	}
 	if r.Evidence.Record != nil {
-		b.WriteString(report.Timeline(r.Evidence.Record))
+		b.WriteString(report.ResultTimeline(r))
 	}
 	fmt.Fprintf(&b, "  repeat: %s", report.RepeatCommand(rep, r))
 	return b.String()
