@@ -142,3 +142,29 @@ func TestBlameFollowsTheStatusWhenOrdinalsCross(t *testing.T) {
 	require.Regexp(t, `(?m)^\s+2\s+K1\s+2\s.*201\s+201\s+ok\s*$`, out)
 	require.Equal(t, []string{"#d50000", "#1b7f3b"}, answerArrows(report.ResultSVG("x", r)))
 }
+
+// A burst is cut after 24 attempts, but the attempt the checker blamed is shown even
+// when it came later.
+func TestBlamedAttemptPastTheRowLimitIsStillShown(t *testing.T) {
+	rec := &scenarios.Record{Ledger: map[string]int{"operation": 1}}
+	for i := 1; i <= 30; i++ {
+		status, cls := 409, outcome.InFlight
+		if i == 1 {
+			status, cls = 201, outcome.Success
+		}
+		rec.History = append(rec.History,
+			scenarios.Op{Index: 2*i - 2, Client: i, Attempt: 1, Type: scenarios.OpInvoke, Key: "k", Step: "burst"},
+			scenarios.Op{Index: 2*i - 1, Client: i, Attempt: 1, Type: scenarios.OpFail, Key: "k", Step: "burst", Status: status, Class: cls})
+		rec.Journal = append(rec.Journal, faultproxy.Record{Seq: uint64(100 + i), Time: t0.Add(time.Duration(i) * time.Millisecond), Method: "POST", Path: "/p",
+			Key: "k", HasKey: true, Attempt: i, ReachedUpstream: true, UpstreamStatus: status, ClientStatus: status,
+			ClientResult: faultproxy.ClientDelivered, Outcome: faultproxy.OutcomeFail})
+	}
+	// The 28th attempt: history completion index 55, journal seq 128.
+	r := scenarios.Result{ScenarioID: "race/burst-50", Evidence: scenarios.Evidence{Record: rec, Blame: []scenarios.Blame{{Index: 55, Want: "the committed success"}}}}
+	out := report.ResultTimeline(r)
+	require.Regexp(t, `(?s)6 more attempts.*\n\s+128\s+K1\s+28\s.*✗ want the committed success\n`, out)
+	svg := report.ResultSVG("b", r)
+	require.Contains(t, svg, "#128 K1 try 28")
+	require.Contains(t, svg, "✗ want the committed success")
+	require.Equal(t, "#d50000", answerArrows(svg)[len(answerArrows(svg))-1])
+}

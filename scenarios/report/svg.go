@@ -98,6 +98,13 @@ func (b *svgBuilder) drawJournal(rec *scenarios.Record, m marks, scenarioID stri
 			b.y += 6
 			b.note(laneProxy, summariseRest(journal[i:]))
 			b.y += arrowStep
+			// The blamed attempts are drawn even past the limit: they are the point.
+			for _, late := range journal[i:] {
+				if bl, blamed := m.byJournal[late.Seq]; blamed {
+					b.attempt(keys, payloads, late, start, bl, true)
+					b.y += attemptGap
+				}
+			}
 			break
 		}
 		bl, blamed := m.byJournal[j.Seq]

@@ -91,14 +91,23 @@ func timeline(rec *scenarios.Record, blames []scenarios.Blame, scenarioID string
 		legend = payloadLegend(journal, payloads, m, scenarioID)
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "    seq\tkey\ttry\tmethod path\trequest\tfault\tupstream\tclient\toutcome\t")
-		for i, j := range journal {
-			if i == MaxTimelineRows {
-				fmt.Fprintf(tw, "    …\t\t\t%s\t\t\t\t\t\t\n", summariseRest(journal[i:]))
-				break
-			}
+		row := func(j faultproxy.Record) {
 			fmt.Fprintf(tw, "    %d\t%s\t%s\t%s %s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 				j.Seq, keys.label(j.Key, j.HasKey), attemptText(j.Attempt), j.Method, shorten(j.Path, 40),
 				orDash(requestNotes(j, payloads)), orDash(faultText(j)), upstreamText(j), clientText(j), j.Outcome, journalMark(m, j))
+		}
+		for i, j := range journal {
+			if i == MaxTimelineRows {
+				fmt.Fprintf(tw, "    …\t\t\t%s\t\t\t\t\t\t\n", summariseRest(journal[i:]))
+				// The blamed attempts are shown even past the limit: they are the point.
+				for _, late := range journal[i:] {
+					if _, ok := m.byJournal[late.Seq]; ok {
+						row(late)
+					}
+				}
+				break
+			}
+			row(j)
 		}
 		tw.Flush()
 	}
@@ -106,13 +115,21 @@ func timeline(rec *scenarios.Record, blames []scenarios.Blame, scenarioID string
 		b.WriteString("  client history:\n")
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "    #\tclient\tstep\tattempt\ttype\tkey\tresult\t")
+		row := func(op scenarios.Op) {
+			fmt.Fprintf(tw, "    %d\t%d\t%s\t%d\t%s\t%s\t%s\t%s\n",
+				op.Index, op.Client, orDash(op.Step), op.Attempt, op.Type, keys.label(op.Key, op.Key != ""), opResult(op), opMark(m, op))
+		}
 		for i, op := range rec.History {
 			if i == 2*MaxTimelineRows {
 				fmt.Fprintf(tw, "    …\t\t%d more events\t\t\t\t\t\n", len(rec.History)-i)
+				for _, late := range rec.History[i:] {
+					if opMark(m, late) != "" {
+						row(late)
+					}
+				}
 				break
 			}
-			fmt.Fprintf(tw, "    %d\t%d\t%s\t%d\t%s\t%s\t%s\t%s\n",
-				op.Index, op.Client, orDash(op.Step), op.Attempt, op.Type, keys.label(op.Key, op.Key != ""), opResult(op), opMark(m, op))
+			row(op)
 		}
 		tw.Flush()
 	}
