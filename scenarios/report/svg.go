@@ -289,7 +289,9 @@ func (b *svgBuilder) arrow(x1, x2 int, label, colour string, lost bool) {
 // wantNote writes, below a blamed answer's arrow, what the rule expected instead.
 func (b *svgBuilder) wantNote(bl scenarios.Blame) {
 	b.y += 16
-	b.text((laneClient+laneProxy)/2, b.y, "middle", "want", shorten(wantMark(bl), 70))
+	// Anchored at the client's lane and running right, across the proxy's: a long
+	// expectation ("the committed 201, byte for byte") has room there.
+	b.text(laneClient+8, b.y, "start", "want", shorten(wantMark(bl), 100))
 }
 
 // blamedBand tints the row of a blamed answer's arrow, from x1 to x2, so it stands out
