@@ -165,3 +165,34 @@ func diffText(from, to int, changes []bodytext.Change) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// blameSummary is the first blamed attempt on one line, for the Markdown summary:
+// "altered (K1, attempt 2) got 201, want 422 (mismatch); committed vs this answer: amount:
+// 4900 → 5000 (and 2 more attempts)". "" when nothing was blamed.
+func blameSummary(ev scenarios.Evidence) string {
+	if len(ev.Blame) == 0 || ev.Record == nil {
+		return ""
+	}
+	b := ev.Blame[0]
+	var op scenarios.Op
+	found := false
+	for _, o := range ev.Record.History {
+		if o.Index == b.Index {
+			op, found = o, true
+			break
+		}
+	}
+	if !found {
+		return ""
+	}
+	s := fmt.Sprintf("%s got %s, want %s", attemptName(op, newKeyLabels(ev.Record)), describeAnswer(op), b.Want)
+	if b.Committed != nil {
+		if d := bodytext.Diff(b.Committed.Body, op.Body); len(d) > 0 || b.Committed.Status != op.Status {
+			s += "; committed vs this answer: " + shorten(diffText(b.Committed.Status, op.Status, d), 160)
+		}
+	}
+	if n := len(ev.Blame) - 1; n > 0 {
+		s += fmt.Sprintf(" (and %d more attempt(s))", n)
+	}
+	return s
+}

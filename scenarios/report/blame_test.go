@@ -168,3 +168,10 @@ func TestBlamedAttemptPastTheRowLimitIsStillShown(t *testing.T) {
 	require.Contains(t, svg, "✗ want the committed success")
 	require.Equal(t, "#d50000", answerArrows(svg)[len(answerArrows(svg))-1])
 }
+
+func TestMarkdownNamesTheBlamedAttempt(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, report.WriteMarkdown(&buf, blameReport()))
+	require.Contains(t, buf.String(), "✗ altered (K1, attempt 2) got 201, want 422 (mismatch); committed vs this answer: id: ")
+	require.Contains(t, buf.String(), "amount: 4900 → 5000")
+}

@@ -18,7 +18,7 @@ const MaxMarkdownResults = 40
 
 // WriteMarkdown writes a summary small enough for a pull request comment or
 // $GITHUB_STEP_SUMMARY: the verdict counts per target, every failing result with its
-// one-line evidence and the command that repeats it, the UNKNOWN results (never a pass),
+// one-line evidence, its first blamed attempt and the command that repeats it, the UNKNOWN results (never a pass),
 // the baseline's known failures and the skipped scenarios, and with several targets the
 // scenarios × targets matrix of the scenarios whose verdicts differ between targets or
 // are not PASS. Text from targets is escaped so a response body cannot break the page.
@@ -83,6 +83,9 @@ func WriteMarkdown(w io.Writer, rep *scenarios.Report) error {
 			}
 			if r.KnownFailure {
 				fmt.Fprintf(&b, " — %s", knownLabel(r))
+			}
+			if bl := blameSummary(r.Evidence); bl != "" {
+				fmt.Fprintf(&b, "\n  ✗ %s", mdText(bl))
 			}
 			fmt.Fprintf(&b, "\n  `%s`\n", mdCode(RepeatCommand(rep, r)))
 		}
