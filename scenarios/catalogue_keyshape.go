@@ -126,6 +126,7 @@ func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	var f finding
 	var serverErrs, refused, diverged []string
+	var serverOps, divergedOps, firstOps []Op // the answers a FAIL blames
 	accepted, acceptedOneChar, maybe := 0, 0, 0
 	for _, shape := range validShapes {
 		first, ok1 := r.answer(string(shape))
@@ -136,6 +137,7 @@ func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
 		for _, op := range []Op{first, again} {
 			if op.Class == outcome.ServerError {
 				serverErrs = append(serverErrs, fmt.Sprintf("%s (%d characters): %s", shape, len(op.Key), describe(op)))
+				serverOps = append(serverOps, op)
 				f.example("%s key %s got %s", op.Step, quoteKey(op.Key), describe(op))
 				break
 			}
@@ -149,6 +151,7 @@ func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
 			}
 			if again.Class == outcome.Success && (again.Status != first.Status || !sameBody(again.Body, first.Body)) {
 				diverged = append(diverged, string(shape))
+				divergedOps, firstOps = append(divergedOps, again), append(firstOps, first)
 				f.example("%s: first %d %s, repeat %d %s", shape, first.Status, clip(first.Body), again.Status, clip(again.Body))
 			}
 		case !first.Class.Determinate():
@@ -169,9 +172,15 @@ func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	switch {
 	case len(serverErrs) > 0:
+		for _, op := range serverOps {
+			f.blame(op, "a success: the key is valid")
+		}
 		return f.result(Fail, "valid keys got a 5xx: %s", strings.Join(serverErrs, "; "))
 	case len(diverged) > 0:
 		f.count(CatDiverged, len(diverged))
+		for i, op := range divergedOps {
+			f.blameAgainst(op, "the first response replayed", &firstOps[i])
+		}
 		return f.result(Fail, "the repeat differs from the first response for the %s key(s)", strings.Join(diverged, ", "))
 	case n > accepted+acceptedOneChar+maybe:
 		f.count(CatDuplicated, n-accepted-acceptedOneChar-maybe)

@@ -69,6 +69,7 @@ func atMostOnce(r Record, p *Profile) (Verdict, string, Evidence) {
 	case n > allowed:
 		f.count(CatDuplicated, n-allowed)
 		f.example("original %s, takeover %s", describe(orig), describe(take))
+		f.blame(orig, "no commit once the lock went stale (fenced by the takeover)")
 		return f.result(Fail, "the stale original and the takeover both committed: %d side effects", n)
 	case n == 0 && len(wants) > 0:
 		f.count(CatLost, 1)
