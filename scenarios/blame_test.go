@@ -59,3 +59,27 @@ func TestDuplicateExecutionBlamesTheRetry(t *testing.T) {
 	require.Equal(t, scenarios.Fail, v)
 	require.Equal(t, []scenarios.Blame{{Index: 3, Want: "the committed response, no second execution"}}, ev.Blame)
 }
+
+func TestBusinessErrorReplayedAsSuccessBlamesTheRepeatAgainstTheStoredError(t *testing.T) {
+	rec := newHistory().at(0, "business", scenarios.OpFail, 402, `{"title":"limit"}`, nil).
+		at(5, "repeat", scenarios.OpOK, 200, "", nil).record(0)
+	v, _, ev := checker(t, "storage/business-4xx")(rec, refProfile(t))
+	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, 1, ev.Categories["fabricated"])
+	require.Len(t, ev.Blame, 1)
+	require.Equal(t, 3, ev.Blame[0].Index)
+	require.Equal(t, &scenarios.Response{Status: 402, Body: []byte(`{"title":"limit"}`)}, ev.Blame[0].Committed)
+}
+
+func TestBurstWithTwoResponsesBlamesTheSecondAgainstTheFirst(t *testing.T) {
+	rec := newHistory().
+		at(0, "burst", scenarios.OpOK, 201, committed, nil).
+		at(0, "burst", scenarios.OpOK, 201, `{"id":"re_2","amount":4900}`, nil).
+		at(0, "burst", scenarios.OpFail, 409, "busy", nil).
+		record(2)
+	v, _, ev := checker(t, "race/burst-50")(rec, refProfile(t))
+	require.Equal(t, scenarios.Fail, v)
+	require.Len(t, ev.Blame, 1)
+	require.Equal(t, 3, ev.Blame[0].Index, "the success with the other response, not the first or the 409")
+	require.Equal(t, []byte(committed), ev.Blame[0].Committed.Body)
+}

@@ -116,6 +116,7 @@ func businessStored(r Record, p *Profile) (Verdict, string, Evidence) {
 	observed := map[bool]string{true: "stored and replayed", false: "executed again"}[stored]
 	if d := p.Expect.StoresBusinessErrors; d != nil {
 		if *d != stored {
+			f.blame(b, "the business "+itoa(a.Status)+" "+storedWord(*d)+" (expect.stores_business_errors)")
 			return f.result(Fail, "business %d %s, declared %s", a.Status, observed, storedWord(*d))
 		}
 		return f.result(Pass, "business %d %s, as declared", a.Status, observed)
@@ -249,6 +250,7 @@ func validationNotStored(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	if d := p.Expect.StoresValidationErrors; d != nil {
 		if *d != stored {
+			f.blame(b, "the validation "+itoa(a.Status)+" "+storedWord(*d)+" (expect.stores_validation_errors)")
 			return f.result(Fail, "validation %d %s; declared %s", a.Status, observed, storedWord(*d))
 		}
 		return f.result(Pass, "validation %d %s, as declared", a.Status, observed)
