@@ -16,7 +16,8 @@ func TestMismatchAnsweredSuccessBlamesTheAlteredAttempt(t *testing.T) {
 	rec := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).at(5, "altered", scenarios.OpOK, 201, committed, nil).record(1)
 	v, _, ev := checker(t, "fingerprint/mismatch")(rec, refProfile(t))
 	require.Equal(t, scenarios.Fail, v)
-	require.Equal(t, []scenarios.Blame{{Index: 3, Want: "422 (mismatch)"}}, ev.Blame)
+	require.Equal(t, []scenarios.Blame{{Index: 3, Want: "422 (mismatch)",
+		Committed: &scenarios.Response{Status: 201, Body: []byte(committed)}}}, ev.Blame, "compared with the original's response it replayed")
 
 	ok := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).at(5, "altered", scenarios.OpFail, 422, "mismatch", nil).record(1)
 	v, _, ev = checker(t, "fingerprint/mismatch")(ok, refProfile(t))

@@ -88,7 +88,7 @@ func mismatchAt(step string) Checker {
 		if isSuccess(a) {
 			f.count(CatLeaked, 1)
 			f.example("%s got %d %s", step, a.Status, clip(a.Body))
-			f.blame(a, wantText(p.Expect.Mismatch, outcome.Mismatch))
+			f.blameAgainst(a, wantText(p.Expect.Mismatch, outcome.Mismatch), &orig)
 			return f.result(Fail, "another payload was answered %d with the original's response, want %d", a.Status, p.Expect.Mismatch)
 		}
 		f.blame(a, wantText(p.Expect.Mismatch, outcome.Mismatch))

@@ -123,9 +123,7 @@ func blameLines(ev scenarios.Evidence) []string {
 		}
 		out = append(out, fmt.Sprintf("✗ #%d %s: got %s; want %s", op.Index, attemptName(op, keys), gotText(op), b.Want))
 		if b.Committed != nil {
-			if d := bodytext.Diff(b.Committed.Body, op.Body); len(d) > 0 || b.Committed.Status != op.Status {
-				out = append(out, "  committed vs this answer: "+diffText(b.Committed.Status, op.Status, d))
-			}
+			out = append(out, "  committed vs this answer: "+diffText(b.Committed.Status, op.Status, bodytext.Diff(b.Committed.Body, op.Body)))
 		}
 	}
 	return out
@@ -150,8 +148,8 @@ func gotText(op scenarios.Op) string {
 	return string(op.Type)
 }
 
-// diffText is "status 201 → 200; amount: 4900 → 5000; id: "re_a" → "re_b"", or "same
-// status and body" when nothing differs.
+// diffText is "status 201 → 200; amount: 4900 → 5000; id: "re_a" → "re_b"", or
+// "identical (the committed response itself)" when nothing differs.
 func diffText(from, to int, changes []bodytext.Change) string {
 	var parts []string
 	if from != to {
@@ -161,7 +159,7 @@ func diffText(from, to int, changes []bodytext.Change) string {
 		parts = append(parts, bodytext.Summary(changes))
 	}
 	if len(parts) == 0 {
-		return "same status and body"
+		return "identical (the committed response itself)"
 	}
 	return strings.Join(parts, "; ")
 }
@@ -187,9 +185,7 @@ func blameSummary(ev scenarios.Evidence) string {
 	}
 	s := fmt.Sprintf("%s got %s, want %s", attemptName(op, newKeyLabels(ev.Record)), describeAnswer(op), b.Want)
 	if b.Committed != nil {
-		if d := bodytext.Diff(b.Committed.Body, op.Body); len(d) > 0 || b.Committed.Status != op.Status {
-			s += "; committed vs this answer: " + shorten(diffText(b.Committed.Status, op.Status, d), 160)
-		}
+		s += "; committed vs this answer: " + shorten(diffText(b.Committed.Status, op.Status, bodytext.Diff(b.Committed.Body, op.Body)), 160)
 	}
 	if n := len(ev.Blame) - 1; n > 0 {
 		s += fmt.Sprintf(" (and %d more attempt(s))", n)

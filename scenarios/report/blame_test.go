@@ -175,3 +175,15 @@ func TestMarkdownNamesTheBlamedAttempt(t *testing.T) {
 	require.Contains(t, buf.String(), "✗ altered (K1, attempt 2) got 201, want 422 (mismatch); committed vs this answer: id: ")
 	require.Contains(t, buf.String(), "amount: 4900 → 5000")
 }
+
+func TestAnswerIdenticalToTheCommittedResponseIsSaidToBe(t *testing.T) {
+	r := mismatchAnswered2xx()
+	r.Evidence.Record.History[3].Body = []byte(committedBody)
+	var buf bytes.Buffer
+	report.WriteSummary(&buf, &scenarios.Report{Results: []scenarios.Result{r}, Targets: []string{r.Target}})
+	require.Contains(t, buf.String(), "committed vs this answer: identical (the committed response itself)")
+	buf.Reset()
+	require.NoError(t, report.WriteHTML(&buf, &scenarios.Report{Results: []scenarios.Result{r}, Targets: []string{r.Target}}))
+	require.Contains(t, buf.String(), "identical: this answer is the committed response itself")
+	require.NotContains(t, buf.String(), `<ul class="diff">`)
+}

@@ -103,6 +103,7 @@ type htmlBlame struct {
 	Status             int // of this answer
 	CommittedStatus    int
 	Diff               []bodytext.Change
+	Identical          bool // compared with the committed response and equal to it
 }
 
 type htmlCategory struct {
@@ -246,6 +247,7 @@ func htmlBlames(ev scenarios.Evidence) []htmlBlame {
 			if bl.Committed.Status != op.Status {
 				h.Diff = append([]bodytext.Change{{Path: "status", From: fmt.Sprint(bl.Committed.Status), To: fmt.Sprint(op.Status)}}, h.Diff...)
 			}
+			h.Identical = len(h.Diff) == 0
 		}
 		out = append(out, h)
 	}
