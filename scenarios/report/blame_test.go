@@ -187,3 +187,16 @@ func TestAnswerIdenticalToTheCommittedResponseIsSaidToBe(t *testing.T) {
 	require.Contains(t, buf.String(), "identical: this answer is the committed response itself")
 	require.NotContains(t, buf.String(), `<ul class="diff">`)
 }
+
+// Without a proxy journal the diagram is drawn from the client's history; the blamed
+// answer is red there too.
+func TestBlamedAnswerIsRedInTheClientOnlyDiagram(t *testing.T) {
+	r := mismatchAnswered2xx()
+	r.Evidence.Record.Journal = nil
+	svg := report.ResultSVG("h", r)
+	answers := regexp.MustCompile(`<line x1="750" y1="\d+" x2="110" y2="\d+" stroke="(#[0-9a-f]{6})"`).FindAllStringSubmatch(svg, -1)
+	require.Len(t, answers, 2)
+	require.Equal(t, "#1b7f3b", answers[0][1])
+	require.Equal(t, "#d50000", answers[1][1])
+	require.Contains(t, svg, "✗ want 422 (mismatch)")
+}
