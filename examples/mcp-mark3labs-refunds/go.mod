@@ -3,7 +3,7 @@ module github.com/idemproof/idemproof/examples/mcp-mark3labs-refunds
 go 1.26.8
 
 require (
-	github.com/idemproof/idemproof v0.0.0-00010101000000-000000000000
+	github.com/idemproof/idemproof v0.0.0
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/stretchr/testify v1.12.1
