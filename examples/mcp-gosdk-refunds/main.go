@@ -1,3 +1,7 @@
+// Command mcp-gosdk-refunds serves the refunds package's MCP tool server (the official Go
+// SDK, the key in _meta, deduplicated correctly; README.md):
+//
+//	go run . -addr 127.0.0.1:8091            # then idemproof check --profile profile.yaml
 package main
 
 import (
@@ -12,6 +16,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/idemproof/idemproof/examples/mcp-gosdk-refunds/refunds"
 )
 
 func main() {
@@ -23,7 +29,7 @@ func main() {
 	if err != nil {
 		log.Fatalf("mcp-gosdk-refunds: %v", err)
 	}
-	srv := &http.Server{Handler: NewApp(Config{Retention: *retention}).Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: refunds.NewApp(refunds.Config{Retention: *retention}).Handler(), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(os.Stderr, "mcp-gosdk-refunds: listening on http://%s (MCP endpoint /mcp)\n", ln.Addr())
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/examples/mcp-gosdk-refunds/refunds"
 	"github.com/idemproof/idemproof/scenarios"
 )
 
@@ -25,14 +26,14 @@ func skipWithoutMCPTransport(t *testing.T) {
 }
 
 // TestVerdictsMatchTheServer runs idemproof's catalogue over MCP against this server and
-// pins the verdicts that follow from its source (refunds.go, keys.go): every safety
+// pins the verdicts that follow from its source (refunds/refunds.go, refunds/keys.go): every safety
 // scenario and MUST passes, the policies are reported, and what the profile cannot
 // declare is N/A.
 func TestVerdictsMatchTheServer(t *testing.T) {
 	skipWithoutMCPTransport(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	srv := &http.Server{Handler: NewApp(Config{Retention: 3 * time.Second}).Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: refunds.NewApp(refunds.Config{Retention: 3 * time.Second}).Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln) //nolint:errcheck // ends with Close below
 	t.Cleanup(func() { srv.Close() })
 

@@ -1,4 +1,4 @@
-// Command mcp-gosdk-refunds is an MCP tool server on the official Go SDK
+// Package refunds is the mcp-gosdk-refunds server: an MCP tool server on the official Go SDK
 // (github.com/modelcontextprotocol/go-sdk) whose `refund` tool is deduplicated by an
 // idempotency key the client sends in the request's `_meta` — correctly:
 //
@@ -18,9 +18,9 @@
 // Ledgers: the `list_refunds` tool (structuredContent.count) and GET /v1/refunds?order_id=.
 // Test hooks on the tools/call HTTP request: X-Test-Delay (extra work time, e.g. 400ms),
 // X-Test-Fail (the work fails with JSON-RPC -32603 after the key insert; nothing stored).
-//
-//	go run . -addr 127.0.0.1:8091            # then idemproof check --profile profile.yaml
-package main
+// The command in the directory above serves it (go run . -addr 127.0.0.1:8091); other
+// example modules start it in-process with NewApp.
+package refunds
 
 import (
 	"context"
