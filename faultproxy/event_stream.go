@@ -5,6 +5,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 )
 
 // Event streams (text/event-stream, the answer of an MCP Streamable HTTP server to a
@@ -24,9 +25,16 @@ import (
 
 // isEventStream reports whether a response header announces a text/event-stream.
 func isEventStream(h http.Header) bool {
-	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
-	return err == nil && mt == "text/event-stream"
+	ct := h.Get("Content-Type")
+	// Every proxied response asks; most are not streams, and the prefix says so cheaply.
+	if len(ct) < len(eventStreamType) || !strings.EqualFold(ct[:len(eventStreamType)], eventStreamType) {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == eventStreamType
 }
+
+const eventStreamType = "text/event-stream"
 
 // readUpstreamBody reads a buffered upstream answer: to its end, or for an event stream
 // until the JSON-RPC response to the request has arrived. It reads at most limit+1 bytes;

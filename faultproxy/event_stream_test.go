@@ -85,9 +85,22 @@ func onlyRecord(t *testing.T, p *faultproxy.Proxy, key string) faultproxy.Record
 }
 
 func TestEventStreamPassesThroughEventByEvent(t *testing.T) {
+	for _, withLength := range []bool{false, true} {
+		t.Run(fmt.Sprintf("content-length=%v", withLength), func(t *testing.T) {
+			testEventByEvent(t, withLength)
+		})
+	}
+}
+
+// testEventByEvent streams two events; with withLength the upstream announces the whole
+// stream's Content-Length, which must not make the proxy hold the events back.
+func testEventByEvent(t *testing.T, withLength bool) {
 	readFirst := make(chan struct{})
+	first := "event: message\ndata: " + progressEvent + "\n\n"
+	second := "event: message\ndata: " + resultEvent + "\n\n"
 	up := newSSEUpstream(t, func(w http.ResponseWriter, r *http.Request) {
-		writeEvent(w, progressEvent)
+		io.WriteString(w, first)
+		w.(http.Flusher).Flush()
 		// The result is written only once the client has read the progress event through
 		// the proxy: a proxy that buffered the stream would never deliver it.
 		select {
@@ -95,8 +108,15 @@ func TestEventStreamPassesThroughEventByEvent(t *testing.T) {
 		case <-r.Context().Done():
 			return
 		}
-		writeEvent(w, resultEvent)
+		io.WriteString(w, second)
 	})
+	if withLength {
+		inner := up.Config.Handler
+		up.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", fmt.Sprint(len(first)+len(second)))
+			inner.ServeHTTP(w, r)
+		})
+	}
 	srv := startProxy(t, faultproxy.Config{Upstream: up.URL, KeyField: metaKeyField})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -114,7 +134,7 @@ func TestEventStreamPassesThroughEventByEvent(t *testing.T) {
 	close(readFirst)
 	rest, err := io.ReadAll(lines)
 	require.NoError(t, err)
-	require.Equal(t, "event: message\ndata: "+resultEvent+"\n\n", string(rest))
+	require.Equal(t, second, string(rest))
 
 	rec := onlyRecord(t, srv.Proxy(), "k1")
 	require.Equal(t, faultproxy.ClientDelivered, rec.ClientResult)
