@@ -65,11 +65,13 @@ func TestVerdictsFindTheDefects(t *testing.T) {
 		"storage/validation-not-stored": scenarios.Fail,
 		"storage/5xx-not-pinned":        scenarios.Pass, // a Go error is no result: nothing cached
 		// No key checks: an empty key is no key, any other string is a key.
-		"key/empty":           scenarios.NonStrict,
-		"key/over-length":     scenarios.NonStrict,
-		"key/max-length":      scenarios.Pass,
-		"key/header-case":     scenarios.NA, // the key is in the body
-		"expiry/after-window": scenarios.Pass,
+		"key/empty":            scenarios.NonStrict,
+		"key/over-length":      scenarios.NonStrict,
+		"key/control-chars":    scenarios.NonStrict,
+		"key/max-length":       scenarios.Pass,
+		"key/header-case":      scenarios.NA, // the key is in the body
+		"expiry/inside-window": scenarios.Pass,
+		"expiry/after-window":  scenarios.Pass,
 		// Not declared by the profile.
 		"scope/other-principal": scenarios.NA,
 		"replay/marker":         scenarios.NA,

@@ -134,7 +134,10 @@ func (a *App) Handler() http.Handler {
 	mcp.AddTool(server, &mcp.Tool{Name: "list_refunds", Description: "The refunds of an order."}, a.listRefunds)
 
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	// A session the client abandoned (a harness opens one per scenario) is closed after a
+	// while, so the server's memory follows its live sessions.
+	opts := &mcp.StreamableHTTPOptions{SessionTimeout: 5 * time.Minute}
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, opts))
 	mux.HandleFunc("GET /v1/refunds", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(a.ledger(r.URL.Query().Get("order_id")))
