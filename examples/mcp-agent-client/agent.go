@@ -12,7 +12,8 @@
 // With -key-per-attempt it has the classic bug instead: the key is minted inside the
 // retry loop, so every retry is a new refund for the server. Both run under
 // `idemproof client-check` (the endpoint from IDEMPROOF_BASE_URL, plus
-// IDEMPROOF_MCP_ENDPOINT; outcomes to IDEMPROOF_OUTCOME_FILE).
+// IDEMPROOF_MCP_ENDPOINT, the key's place from IDEMPROOF_KEY_FIELD; outcomes to
+// IDEMPROOF_OUTCOME_FILE).
 package main
 
 import (
@@ -24,6 +25,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -43,10 +45,13 @@ const (
 	codeServerClosing       = -32004
 )
 
-// Key placements.
+// Key placements: a key_field path of the tools/call request (client-check exports the
+// profile's as IDEMPROOF_KEY_FIELD).
 const (
-	KeyInMeta      = "meta"      // params._meta.idempotency_key
-	KeyInArguments = "arguments" // params.arguments.idempotency_key
+	metaPrefix      = "params._meta."     // MCP's request metadata
+	argumentsPrefix = "params.arguments." // a tool argument
+	// DefaultKeyField is where the key travels unless told otherwise.
+	DefaultKeyField = metaPrefix + "idempotency_key"
 )
 
 // Config is one run of the agent.
@@ -54,7 +59,8 @@ type Config struct {
 	Endpoint       string        // the MCP Streamable HTTP endpoint, e.g. http://127.0.0.1:8091/mcp
 	Refunds        int           // how many refund tool calls (logical operations)
 	OrderPrefix    string        // order ids are OrderPrefix1, OrderPrefix2, …
-	KeyIn          string        // KeyInMeta or KeyInArguments
+	KeyField       string        // params._meta.NAME or params.arguments.NAME
+	Tool           string        // the tool to call, e.g. refund
 	KeyPerAttempt  bool          // the bug: a fresh key for every attempt
 	Attempts       int           // attempts per tool call
 	AttemptTimeout time.Duration // per attempt; keep it under client-check's hold
@@ -75,13 +81,17 @@ func Run(ctx context.Context, cfg Config) ([]Outcome, error) {
 	if cfg.Endpoint == "" {
 		return nil, errors.New("no MCP endpoint: set IDEMPROOF_BASE_URL (run me under idemproof client-check) or -endpoint")
 	}
-	if cfg.KeyIn != KeyInMeta && cfg.KeyIn != KeyInArguments {
-		return nil, fmt.Errorf("key placement %q: want %q or %q", cfg.KeyIn, KeyInMeta, KeyInArguments)
+	inMeta, name, err := keyPlacement(cfg.KeyField)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Tool == "" {
+		cfg.Tool = "refund"
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	}
-	a := &agent{cfg: cfg, client: mcp.NewClient(&mcp.Implementation{Name: "mcp-agent-client", Version: "1.0.0"}, nil)}
+	a := &agent{cfg: cfg, keyInMeta: inMeta, keyName: name, client: mcp.NewClient(&mcp.Implementation{Name: "mcp-agent-client", Version: "1.0.0"}, nil)}
 	defer a.disconnect()
 	out := make([]Outcome, 0, cfg.Refunds)
 	for i := 1; i <= cfg.Refunds; i++ {
@@ -98,9 +108,11 @@ func Run(ctx context.Context, cfg Config) ([]Outcome, error) {
 }
 
 type agent struct {
-	cfg     Config
-	client  *mcp.Client
-	session *mcp.ClientSession // nil: connect before the next attempt
+	cfg       Config
+	keyInMeta bool   // the key goes in params._meta, else in the arguments
+	keyName   string // its field name there
+	client    *mcp.Client
+	session   *mcp.ClientSession // nil: connect before the next attempt
 }
 
 // refund is one logical tool call with its retry loop.
@@ -146,11 +158,11 @@ func (a *agent) call(ctx context.Context, orderID, key string) (*mcp.CallToolRes
 		a.session = cs
 	}
 	args := map[string]any{"order_id": orderID, "amount": 4900}
-	params := &mcp.CallToolParams{Name: "refund", Arguments: args}
-	if a.cfg.KeyIn == KeyInArguments {
-		args["idempotency_key"] = key
+	params := &mcp.CallToolParams{Name: a.cfg.Tool, Arguments: args}
+	if a.keyInMeta {
+		params.Meta = mcp.Meta{a.keyName: key}
 	} else {
-		params.Meta = mcp.Meta{"idempotency_key": key}
+		args[a.keyName] = key
 	}
 	res, err := a.session.CallTool(ctx, params)
 	if err != nil && rpcError(err) == nil {
@@ -197,6 +209,16 @@ func (a *agent) judge(res *mcp.CallToolResult, err error, attempt int) (wait tim
 // rpcError is the JSON-RPC error the server answered, or nil when the attempt failed
 // below JSON-RPC. The SDK's client reports its own transport failures (a 5xx, a reset, a
 // closed connection) as JSON-RPC errors too, with codes of its own: those are not answers.
+// keyPlacement reads a key_field path: whether it is in _meta, and the field's name.
+func keyPlacement(field string) (inMeta bool, name string, err error) {
+	for _, p := range []string{metaPrefix, argumentsPrefix} {
+		if rest, ok := strings.CutPrefix(field, p); ok && rest != "" && !strings.Contains(rest, ".") {
+			return p == metaPrefix, rest, nil
+		}
+	}
+	return false, "", fmt.Errorf("key field %q: want %sNAME or %sNAME (the SDK's client has no other place for it)", field, metaPrefix, argumentsPrefix)
+}
+
 func rpcError(err error) *jsonrpc.Error {
 	var we *jsonrpc.Error
 	if !errors.As(err, &we) {

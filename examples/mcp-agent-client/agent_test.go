@@ -74,7 +74,7 @@ func run(t *testing.T, tg target, keyPerAttempt bool) []Outcome {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	out, err := Run(ctx, Config{
-		Endpoint: tg.endpoint, Refunds: 3, OrderPrefix: "order-", KeyIn: KeyInMeta,
+		Endpoint: tg.endpoint, Refunds: 3, OrderPrefix: "order-", KeyField: DefaultKeyField,
 		KeyPerAttempt: keyPerAttempt, Attempts: 5, AttemptTimeout: 5 * time.Second,
 	})
 	require.NoError(t, err)

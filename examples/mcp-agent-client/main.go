@@ -22,7 +22,12 @@ func main() {
 	flag.StringVar(&cfg.Endpoint, "endpoint", endpointFromEnv(), "the MCP endpoint (default: $IDEMPROOF_BASE_URL + $IDEMPROOF_MCP_ENDPOINT, or /mcp)")
 	flag.IntVar(&cfg.Refunds, "n", refunds, "how many refund tool calls (default: $IDEMPROOF_REFUNDS, or 3)")
 	flag.StringVar(&cfg.OrderPrefix, "orders", "order-", "order id prefix: order-1, order-2, …")
-	flag.StringVar(&cfg.KeyIn, "key-in", KeyInMeta, `where the key travels: "meta" (params._meta.idempotency_key) or "arguments"`)
+	keyField := os.Getenv("IDEMPROOF_KEY_FIELD")
+	if keyField == "" {
+		keyField = DefaultKeyField
+	}
+	flag.StringVar(&cfg.KeyField, "key-field", keyField, "where the key travels: params._meta.NAME or params.arguments.NAME (default: $IDEMPROOF_KEY_FIELD, or "+DefaultKeyField+")")
+	flag.StringVar(&cfg.Tool, "tool", "refund", "the tool to call")
 	flag.BoolVar(&cfg.KeyPerAttempt, "key-per-attempt", false, "the bug: mint a fresh key for every attempt")
 	flag.IntVar(&cfg.Attempts, "attempts", 5, "attempts per tool call")
 	flag.DurationVar(&cfg.AttemptTimeout, "timeout", time.Second, "per-attempt timeout")
