@@ -252,3 +252,65 @@ func TestAfterFaultOnEventStreamOverBufferLimitStreamsAsIs(t *testing.T) {
 	require.Contains(t, string(body), resultEvent, "the whole stream, unfaulted")
 	require.Contains(t, onlyRecord(t, srv.Proxy(), "k1").Note, "over buffer limit")
 }
+
+func TestEventStreamEndingAfterItsResponseIsDelivered(t *testing.T) {
+	up := newSSEUpstream(t, func(w http.ResponseWriter, _ *http.Request) {
+		writeEvent(w, resultEvent)
+		panic(http.ErrAbortHandler) // the upstream breaks the connection after the response
+	})
+	srv := startProxy(t, faultproxy.Config{Upstream: up.URL, KeyField: metaKeyField})
+
+	resp, err := postToolCall(t, context.Background(), srv.URL(), toolCall("7", "k1"))
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err, "the stream ends cleanly: the answer is complete")
+	require.Equal(t, "event: message\ndata: "+resultEvent+"\n\n", string(body))
+
+	rec := onlyRecord(t, srv.Proxy(), "k1")
+	require.Equal(t, faultproxy.ClientDelivered, rec.ClientResult)
+	require.Equal(t, faultproxy.OutcomeOK, rec.Outcome)
+	require.Contains(t, rec.Note, "event stream ended after its JSON-RPC response")
+}
+
+func TestEventStreamCutBeforeItsResponseIsTruncated(t *testing.T) {
+	up := newSSEUpstream(t, func(w http.ResponseWriter, _ *http.Request) {
+		writeEvent(w, progressEvent)
+		panic(http.ErrAbortHandler)
+	})
+	srv := startProxy(t, faultproxy.Config{Upstream: up.URL, KeyField: metaKeyField})
+
+	resp, err := postToolCall(t, context.Background(), srv.URL(), toolCall("7", "k1"))
+	require.NoError(t, err)
+	_, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Error(t, err, "the client must not take the short stream as complete")
+
+	rec := onlyRecord(t, srv.Proxy(), "k1")
+	require.Equal(t, faultproxy.ClientTruncated, rec.ClientResult)
+	require.Equal(t, faultproxy.OutcomeInfo, rec.Outcome)
+}
+
+func TestClientClosingTheEventStreamAfterItsResponseWasAnswered(t *testing.T) {
+	up := newSSEUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		writeEvent(w, resultEvent)
+		<-r.Context().Done() // the stream stays open until the client is gone
+	})
+	srv := startProxy(t, faultproxy.Config{Upstream: up.URL, KeyField: metaKeyField})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := postToolCall(t, ctx, srv.URL(), toolCall("7", "k1"))
+	require.NoError(t, err)
+	lines := bufio.NewReader(resp.Body)
+	for range 3 { // event, data, blank line: the response, whole
+		_, err := lines.ReadString('\n')
+		require.NoError(t, err)
+	}
+	resp.Body.Close() // an SDK client stops reading once it has its response
+
+	rec := onlyRecord(t, srv.Proxy(), "k1")
+	require.Equal(t, faultproxy.ClientDelivered, rec.ClientResult, "note: %s", rec.Note)
+	require.Equal(t, faultproxy.OutcomeOK, rec.Outcome)
+	require.Contains(t, rec.Note, "after its JSON-RPC response")
+}

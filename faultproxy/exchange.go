@@ -328,6 +328,10 @@ func (ex *Exchange) stream(res *sendResult) {
 		if n > 0 {
 			if _, werr := ex.w.Write(buf[:n]); werr != nil {
 				ex.rec.UpstreamMillis = millis(time.Since(res.start))
+				if answer.answered() {
+					ex.Note("client closed the event stream after its JSON-RPC response: " + werr.Error())
+					return
+				}
 				ex.rec.ClientResult = ClientTimedOut
 				ex.Note("client went away during the response body: " + werr.Error())
 				return
@@ -342,6 +346,10 @@ func (ex *Exchange) stream(res *sendResult) {
 		}
 		if rerr != nil {
 			ex.rec.UpstreamMillis = millis(time.Since(res.start))
+			if answer.answered() {
+				ex.Note("event stream ended after its JSON-RPC response: " + rerr.Error())
+				return
+			}
 			ex.rec.ClientResult = ClientTruncated
 			ex.Note("upstream body failed: " + rerr.Error())
 			// End the connection (in finish) so the client cannot take the short body

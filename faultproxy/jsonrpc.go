@@ -84,19 +84,27 @@ type answerCapture struct {
 	over   bool
 }
 
-// capture starts keeping the answer the client gets; nil (and nothing kept) without a
-// Classify hook.
+// capture starts keeping the answer the client gets: an event stream's JSON-RPC
+// response always (stream needs to know whether it was delivered), another body only for
+// a Classify hook; nil when there is nothing to keep.
 func (ex *Exchange) capture(header http.Header) *answerCapture {
-	if ex.p.cfg.Classify == nil {
+	sse := isEventStream(header)
+	if ex.p.cfg.Classify == nil && !sse {
 		return nil
 	}
-	c := &answerCapture{header: header.Clone(), limit: ex.p.cfg.BufferLimit}
-	if isEventStream(header) {
+	c := &answerCapture{header: header, limit: ex.p.cfg.BufferLimit}
+	if sse {
 		id, _ := ex.jsonRPC()
 		c.events = newEventScanner(id, c.limit)
 	}
 	ex.rpc.answer = c
 	return c
+}
+
+// answered reports whether the JSON-RPC response of an event stream went to the client:
+// whatever happens to the stream after it, the client has its complete answer.
+func (c *answerCapture) answered() bool {
+	return c != nil && c.events != nil && c.events.response != nil
 }
 
 func (c *answerCapture) write(p []byte) {
