@@ -50,7 +50,9 @@ func (ex *Exchange) readUpstreamBody(resp *http.Response, limit int64) ([]byte, 
 	}
 	sc := newEventScanner(id, limit)
 	var buf bytes.Buffer
-	chunk := make([]byte, 32<<10)
+	bp := ex.p.bufs.Get().(*[]byte)
+	defer ex.p.bufs.Put(bp)
+	chunk := *bp
 	for int64(buf.Len()) <= limit {
 		want := min(int64(len(chunk)), limit+1-int64(buf.Len()))
 		n, err := resp.Body.Read(chunk[:want])
