@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 )
 
 // JSON-RPC requests (MCP tools/call and the like) are journaled with their id and method,
@@ -38,12 +39,24 @@ func (ex *Exchange) jsonRPC() ([]byte, string) {
 	if json.Unmarshal(ex.body.buf, &req) != nil || req.JSONRPC != "2.0" || req.Method == "" {
 		return nil, ""
 	}
-	ex.rec.RPCMethod = req.Method
+	ex.rec.RPCMethod = clipField(req.Method)
 	if id := compactID(req.ID); id != nil {
 		ex.rpc.id = id
-		ex.rec.RPCID = string(id)
+		ex.rec.RPCID = clipField(string(id))
 	}
 	return ex.rpc.id, req.Method
+}
+
+// maxRPCField bounds the id and method a record keeps: the client chooses them, and the
+// journal's memory must not follow.
+const maxRPCField = 256
+
+// clipField keeps at most maxRPCField bytes of s, marking a cut with "…".
+func clipField(s string) string {
+	if len(s) <= maxRPCField {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxRPCField], "") + "…"
 }
 
 // compactID is a JSON-RPC id (a string or a number) in compact form, nil for none or null.

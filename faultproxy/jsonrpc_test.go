@@ -154,3 +154,16 @@ func TestJSONRPCFieldsOnlyForJSONRPCRequests(t *testing.T) {
 		require.Empty(t, rec.Class)
 	}
 }
+
+func TestJSONRPCFieldsAreBoundedInTheJournal(t *testing.T) {
+	up := newUpstream(t, "a")
+	srv := startProxy(t, faultproxy.Config{Upstream: up.URL, KeyField: metaKeyField})
+	long := strings.Repeat("x", 10_000)
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":%q,"params":{"_meta":{"idempotency_key":"k1"}}}`, long, long)
+	resp, err := postToolCall(t, context.Background(), srv.URL(), body)
+	require.NoError(t, err)
+	resp.Body.Close()
+	rec := onlyRecord(t, srv.Proxy(), "k1")
+	require.Equal(t, `"`+strings.Repeat("x", 255)+"…", rec.RPCID, "a client's 10 KB id is clipped to 256 bytes")
+	require.Equal(t, strings.Repeat("x", 256)+"…", rec.RPCMethod)
+}
