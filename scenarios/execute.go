@@ -3,12 +3,12 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/transport"
 )
 
 // execution is one scenario run against one target: its keys, entity and history.
@@ -19,6 +19,8 @@ type execution struct {
 	entity  string
 	burst   int
 	rec     recorder
+	sender  transport.Sender // the transport's attempts of this run (MCP: its sessions)
+	sendErr error            // the first attempt that could not be made at all
 	bg      sync.WaitGroup
 	marked  map[string]bool // steps whose attempts carry StepHeader
 	used    map[string]bool // keys sent, for the journal
@@ -46,8 +48,13 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 	if err != nil {
 		return nil, err
 	}
+	e.sender = t.tr.Open()
 	runErr := e.runSteps(ctx)
 	e.bg.Wait()
+	e.sender.Close()
+	if runErr == nil {
+		runErr = e.sendErr
+	}
 	if runErr != nil {
 		return nil, runErr
 	}
@@ -72,6 +79,13 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 	rec.Journal, err = t.journalFor(ctx, keysUsed, sent)
 	if err != nil {
 		return nil, err
+	}
+	// What the upstream committed, in the form the attempts' answers have (MCP: the
+	// JSON-RPC response without its id), so checkers compare like with like.
+	for i := range rec.Journal {
+		if b := rec.Journal[i].UpstreamBody; len(b) > 0 {
+			rec.Journal[i].UpstreamBody = t.tr.Comparable(b)
+		}
 	}
 	return rec, nil
 }
@@ -178,13 +192,7 @@ func (e *execution) sendCopies(ctx context.Context, st Step, attempt int, starte
 		invoked.Add(-n)
 		return fmt.Errorf("step %s: %w", st.Name, err)
 	}
-	reqs := make([]*http.Request, n)
-	for i := range reqs {
-		if reqs[i], err = spec.newRequest(); err != nil {
-			invoked.Add(-n)
-			return fmt.Errorf("step %s: %w", st.Name, err)
-		}
-	}
+	req := spec.request(e.t.p)
 	key := spec.key
 	e.mu.Lock()
 	if key != "" {
@@ -199,9 +207,12 @@ func (e *execution) sendCopies(ctx context.Context, st Step, attempt int, starte
 		}
 		e.rec.invoke(client, attempt, key, st.Name)
 		invoked.Done()
-		op := send(ctx, e.t.client, reqs[i], timeout, e.t.keepHeaders(), e.t.classifier)
+		op, err := e.t.sendAttempt(ctx, e.sender, req, timeout)
 		done := e.rec.complete(client, attempt, key, st.Name, op)
 		e.mu.Lock()
+		if err != nil && e.sendErr == nil {
+			e.sendErr = fmt.Errorf("step %s: %w", st.Name, err)
+		}
 		if e.firstAnswer.IsZero() {
 			e.firstAnswer = done
 		}

@@ -1,9 +1,16 @@
 package scenarios
 
-import "github.com/idemproof/idemproof/outcome"
+import (
+	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/transport/mcp"
+)
 
-// Classifier returns how the profile's answers are classified: by the statuses it
-// declares (expect, business_error, validation_error).
+// Classifier returns how the profile's answers are classified. Without outcome rules
+// (and over plain HTTP), by the statuses it declares (expect, business_error,
+// validation_error). With `outcomes:`, by its rules in their order, the classes they do
+// not cover by those statuses; over MCP, a tool result (isError true: a business error)
+// is recognised for the classes the rules leave out (mcp.DefaultOutcomes). Each call
+// returns a new classifier, whose rule matches (outcome.RuleReporter) count from zero.
 func (p *Profile) Classifier() outcome.Classifier {
 	s := outcome.Statuses{InFlight: p.Expect.InFlight, Mismatch: p.Expect.Mismatch}
 	if p.Expect.MissingKey != "" && p.Expect.MissingKey != "optional" {
@@ -15,7 +22,21 @@ func (p *Profile) Classifier() outcome.Classifier {
 	if p.Validation != nil {
 		s.Validation = p.Validation.Status
 	}
-	return s
+	if p.Outcomes == nil && !p.isMCP() {
+		return s
+	}
+	var classes []outcome.ClassRules
+	covered := map[outcome.Class]bool{}
+	if p.Outcomes != nil {
+		classes = append(classes, p.Outcomes.Classes...)
+		for _, c := range p.Outcomes.Classes {
+			covered[c.Class] = len(c.Rules) > 0
+		}
+	}
+	if p.isMCP() {
+		classes = append(classes, mcp.DefaultOutcomes(covered)...)
+	}
+	return outcome.NewRules(classes, s)
 }
 
 func atoiOr0(s string) int {

@@ -1,0 +1,123 @@
+package scenarios
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/transport"
+	"github.com/idemproof/idemproof/transport/mcp"
+)
+
+// Transports a profile can name.
+const (
+	TransportHTTP = "http"
+	TransportMCP  = "mcp"
+)
+
+// Session modes of the MCP transport (mcp.session).
+const (
+	SessionPerScenario = "scenario"
+	SessionPerAttempt  = "attempt"
+)
+
+// DefaultMCPPath is the Streamable HTTP endpoint when operation.path is not given.
+const DefaultMCPPath = "/mcp"
+
+func (p *Profile) isMCP() bool { return p.Transport == TransportMCP }
+
+func (p *Profile) applyMCPDefaults() {
+	if p.Operation.Path == "" {
+		p.Operation.Path = DefaultMCPPath
+	}
+	if p.SideEffects.Tool != "" && p.SideEffects.Path == "" {
+		p.SideEffects.Path = p.Operation.Path
+	}
+	if p.Other != nil {
+		if p.Other.Path == "" {
+			p.Other.Path = p.Operation.Path
+		}
+		if p.Other.SideEffects.Tool != "" && p.Other.SideEffects.Path == "" {
+			p.Other.SideEffects.Path = p.Operation.Path
+		}
+	}
+}
+
+// transportFieldErrors checks transport:, mcp: and the tool fields.
+func (p *Profile) transportFieldErrors() []fieldError {
+	var errs []fieldError
+	add := func(path, format string, args ...any) {
+		errs = append(errs, fieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
+	}
+	switch p.Transport {
+	case "", TransportHTTP:
+		if p.MCP != nil {
+			add("mcp", "only with transport: mcp")
+		}
+		if p.Operation.Tool != "" {
+			add("operation.tool", "only with transport: mcp (a plain HTTP operation has a method and a path)")
+		}
+		if p.SideEffects.Tool != "" {
+			add("side_effects.tool", "only with transport: mcp")
+		}
+		return errs
+	case TransportMCP:
+	default:
+		add("transport", "must be http or mcp, got %q", p.Transport)
+		return errs
+	}
+	if p.Operation.Tool == "" {
+		add("operation.tool", "required with transport: mcp: the tool's name for tools/call (operation.body is its arguments)")
+	}
+	if p.Other != nil && p.Other.Tool == "" {
+		add("other_operation.tool", "required with transport: mcp")
+	}
+	if p.MCP != nil {
+		switch p.MCP.Session {
+		case "", SessionPerScenario, SessionPerAttempt:
+		default:
+			add("mcp.session", "must be scenario or attempt, got %q", p.MCP.Session)
+		}
+	}
+	return errs
+}
+
+// newTransport builds the profile's transport around the classifier.
+func (p *Profile) newTransport(cl outcome.Classifier, probe *http.Client) transport.Transport {
+	if !p.isMCP() {
+		return &transport.HTTP{Client: transport.NewAttemptClient(), Probe: probe, Classifier: cl}
+	}
+	t := &mcp.Transport{Tool: p.Operation.Tool, Client: transport.NewAttemptClient(), Probe: probe, Classifier: cl}
+	if o := p.MCP; o != nil {
+		t.ProtocolVersion = o.ProtocolVersion
+		t.SessionPerAttempt = o.Session == SessionPerAttempt
+		t.RequireIdempotency = o.RequireIdempotencyCapability
+	}
+	return t
+}
+
+// NewMCPTransport returns the MCP transport the runner uses for the profile (nil for a
+// profile of another transport): the preflight opens a session with it
+// (Initialize, Session.AdvertisesIdempotency).
+func (p *Profile) NewMCPTransport() *mcp.Transport {
+	if !p.isMCP() {
+		return nil
+	}
+	t, _ := p.newTransport(p.Classifier(), nil).(*mcp.Transport)
+	return t
+}
+
+// sessionHeader is what an MCP session's set-up requests carry: the operation's headers
+// and the principal's, never a test hook, a step marker or the key.
+func (p *Profile) sessionHeader(principal int) http.Header {
+	h := http.Header{}
+	for k, v := range p.Operation.Headers {
+		h.Set(k, v)
+	}
+	if len(p.Principals) > principal {
+		for k, v := range p.Principals[principal] {
+			h.Set(k, v)
+		}
+	}
+	return h
+}
