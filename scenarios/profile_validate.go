@@ -5,8 +5,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-
-	"github.com/idemproof/idemproof/outcome"
 )
 
 // Validate reports everything wrong with the profile at once (errors.Join), each error
@@ -40,27 +38,19 @@ func (p *Profile) fieldErrors() []fieldError {
 	if p.KeyField != "" && !validFieldPath(p.KeyField) {
 		add("key_field", "must be a dotted JSON path such as params.arguments.idempotency_key, got %q", p.KeyField)
 	}
-	jsonBody := p.KeyField != "" || p.isMCP()
-	errs = append(errs, checkOperation("operation", p.Operation, jsonBody)...)
+	errs = append(errs, checkOperation("operation", p.Operation, p.KeyField != "" || p.isMCP())...)
 	errs = append(errs, checkProbe("side_effects", p.SideEffects)...)
 	if p.Other != nil {
-		errs = append(errs, checkOperation("other_operation", p.Other.Operation, jsonBody)...)
+		errs = append(errs, checkOperation("other_operation", p.Other.Operation, p.KeyField != "" || p.isMCP())...)
 		errs = append(errs, checkProbe("other_operation.side_effects", p.Other.SideEffects)...)
 	}
-	errs = append(errs, p.transportFieldErrors()...)
-	if p.Outcomes != nil {
-		errs = append(errs, p.Outcomes.problems...)
+	if !is4xx(p.Expect.InFlight) {
+		add("expect.in_flight", "must be a 4xx status (409 in draft-07 and Stripe), got %d", p.Expect.InFlight)
 	}
-	// A class the outcome rules recognise needs no status; one given must still be a 4xx.
-	if !is4xx(p.Expect.InFlight) && !(p.Expect.InFlight == 0 && p.Outcomes.Covers(outcome.InFlight)) {
-		add("expect.in_flight", "must be a 4xx status (409 in draft-07 and Stripe), got %d%s", p.Expect.InFlight, orRule(p.Expect.InFlight, "in_flight"))
+	if !is4xx(p.Expect.Mismatch) {
+		add("expect.mismatch", "must be a 4xx status (422 in draft-07, 400 at Stripe), got %d", p.Expect.Mismatch)
 	}
-	if !is4xx(p.Expect.Mismatch) && !(p.Expect.Mismatch == 0 && p.Outcomes.Covers(outcome.Mismatch)) {
-		add("expect.mismatch", "must be a 4xx status (422 in draft-07, 400 at Stripe), got %d%s", p.Expect.Mismatch, orRule(p.Expect.Mismatch, "mismatch"))
-	}
-	if p.Expect.MissingKey == "" && p.Outcomes.Covers(outcome.MissingKey) {
-		// recognised by the rules: a missing key must be refused
-	} else if p.Expect.MissingKey != "optional" {
+	if p.Expect.MissingKey != "optional" {
 		if n, err := strconv.Atoi(p.Expect.MissingKey); err != nil || !is4xx(n) {
 			add("expect.missing_key", "must be a 4xx status or \"optional\", got %q", p.Expect.MissingKey)
 		}
@@ -116,7 +106,7 @@ func (p *Profile) fieldErrors() []fieldError {
 			add("proxy.admin", "%s", msg)
 		}
 	}
-	return errs
+	return p.transportFieldErrors(errs)
 }
 
 func checkOperation(path string, op Operation, bodyIsJSON bool) []fieldError {
@@ -143,22 +133,10 @@ func checkOperation(path string, op Operation, bodyIsJSON bool) []fieldError {
 }
 
 func checkProbe(path string, pr Probe) []fieldError {
-	var errs []fieldError
 	if pr.Tool != "" {
-		// A ledger tool call: the arguments, not the path, name the entity.
-		if !strings.HasPrefix(pr.Path, "/") {
-			errs = append(errs, fieldError{Path: path + ".path", Msg: fmt.Sprintf("must start with / (the MCP endpoint), got %q", pr.Path)})
-		}
-		if msg := checkTemplate(pr.Arguments, true); msg != "" {
-			errs = append(errs, fieldError{Path: path + ".arguments", Msg: strings.Replace(msg, "when key_field carries the key in the body", "(the ledger tool's arguments)", 1)})
-		} else if !strings.Contains(pr.Arguments, "{{") {
-			errs = append(errs, fieldError{Path: path + ".arguments", Msg: "must contain {{.Entity}}: the ledger is read per fresh entity"})
-		}
-		if pr.Count == "" {
-			errs = append(errs, fieldError{Path: path + ".count", Msg: "required: a gjson path to the count in the JSON-RPC response, e.g. result.structuredContent.count"})
-		}
-		return errs
+		return checkToolProbe(path, pr)
 	}
+	var errs []fieldError
 	if !strings.HasPrefix(pr.Path, "/") {
 		errs = append(errs, fieldError{Path: path + ".path", Msg: fmt.Sprintf("must start with / (the ledger read, e.g. /v1/refunds?order_id={{.Entity}}), got %q", pr.Path)})
 	} else if msg := checkTemplate(pr.Path, false); msg != "" {
@@ -201,15 +179,6 @@ func validFieldPath(s string) bool {
 		}
 	}
 	return true
-}
-
-// orRule hints, for a status not given at all, that outcome rules may recognise the class
-// instead (a JSON-RPC server refuses inside a 200).
-func orRule(status int, class string) string {
-	if status != 0 {
-		return ""
-	}
-	return " (or recognise " + class + " with outcomes:)"
 }
 
 func is4xx(n int) bool { return n >= 400 && n <= 499 }

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/transport"
@@ -43,9 +44,19 @@ func (p *Profile) applyMCPDefaults() {
 	}
 }
 
-// transportFieldErrors checks transport:, mcp: and the tool fields.
-func (p *Profile) transportFieldErrors() []fieldError {
+// transportFieldErrors completes the validation's errors: a status the outcome rules make
+// unnecessary is not required (a JSON-RPC server refuses inside a 200), the rules' own
+// problems are reported, and transport:, mcp: and the tool fields are checked.
+func (p *Profile) transportFieldErrors(found []fieldError) []fieldError {
 	var errs []fieldError
+	for _, e := range found {
+		if !p.statusRecognisedByRules(e.Path) {
+			errs = append(errs, e)
+		}
+	}
+	if p.Outcomes != nil {
+		errs = append(errs, p.Outcomes.problems...)
+	}
 	add := func(path, format string, args ...any) {
 		errs = append(errs, fieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
 	}
@@ -78,6 +89,45 @@ func (p *Profile) transportFieldErrors() []fieldError {
 		default:
 			add("mcp.session", "must be scenario or attempt, got %q", p.MCP.Session)
 		}
+	}
+	return errs
+}
+
+// statusRecognisedByRules reports whether a status field left out (zero or empty) is
+// needed no longer because the outcome rules recognise its class.
+func (p *Profile) statusRecognisedByRules(path string) bool {
+	var class outcome.Class
+	var unset bool
+	switch path {
+	case "expect.in_flight":
+		class, unset = outcome.InFlight, p.Expect.InFlight == 0
+	case "expect.mismatch":
+		class, unset = outcome.Mismatch, p.Expect.Mismatch == 0
+	case "expect.missing_key":
+		class, unset = outcome.MissingKey, p.Expect.MissingKey == ""
+	case "business_error.status":
+		class, unset = outcome.BusinessError, p.Business != nil && p.Business.Status == 0
+	case "validation_error.status":
+		class, unset = outcome.ValidationError, p.Validation != nil && p.Validation.Status == 0
+	default:
+		return false
+	}
+	return unset && p.Outcomes.Covers(class)
+}
+
+// checkToolProbe checks a ledger read by tool call (transport mcp).
+func checkToolProbe(path string, pr Probe) []fieldError {
+	var errs []fieldError
+	if !strings.HasPrefix(pr.Path, "/") {
+		errs = append(errs, fieldError{Path: path + ".path", Msg: fmt.Sprintf("must start with / (the MCP endpoint), got %q", pr.Path)})
+	}
+	if msg := checkTemplate(pr.Arguments, true); msg != "" {
+		errs = append(errs, fieldError{Path: path + ".arguments", Msg: "must be a JSON object of the ledger tool's arguments: " + msg})
+	} else if !strings.Contains(pr.Arguments, "{{") {
+		errs = append(errs, fieldError{Path: path + ".arguments", Msg: "must contain {{.Entity}}: the ledger is read per fresh entity"})
+	}
+	if pr.Count == "" {
+		errs = append(errs, fieldError{Path: path + ".count", Msg: "required: a gjson path to the count in the JSON-RPC response, e.g. result.structuredContent.count"})
 	}
 	return errs
 }

@@ -21,7 +21,7 @@ type HTTP struct {
 }
 
 // Frame implements Transport: the body is sent as it is.
-func (h *HTTP) Frame(body []byte) ([]byte, error) { return body, nil }
+func (h *HTTP) Frame(_ string, body []byte) ([]byte, error) { return body, nil }
 
 // Comparable implements Transport: the body as it is.
 func (h *HTTP) Comparable(body []byte) []byte { return body }

@@ -76,8 +76,9 @@ type Ledger struct {
 type Transport interface {
 	// Frame wraps a step's rendered body into the document the runner puts the key into
 	// (key_field paths are relative to it) and respells: plain HTTP sends the body as it
-	// is; MCP wraps the tool's arguments into a JSON-RPC tools/call request.
-	Frame(body []byte) ([]byte, error)
+	// is; MCP wraps the tool's arguments into a JSON-RPC tools/call request of the named
+	// tool (the operation's; plain HTTP has none).
+	Frame(tool string, body []byte) ([]byte, error)
 	// Open starts the attempts of one scenario run; sessions are never shared between
 	// runs.
 	Open() Sender

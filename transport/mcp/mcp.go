@@ -75,10 +75,9 @@ const (
 // setupTimeout bounds each session set-up request.
 const setupTimeout = 10 * time.Second
 
-// Transport speaks MCP Streamable HTTP to one server. The zero value is not usable: Tool
-// is required.
+// Transport speaks MCP Streamable HTTP to one server. The zero value is ready to use.
 type Transport struct {
-	Tool       string             // the tools/call name
+	Tool       string             // the tools/call name when Frame is given none
 	Client     *http.Client       // attempts and session set-up; nil: transport.NewAttemptClient()
 	Probe      *http.Client       // ledger reads; nil: a client with a 10 s timeout
 	Classifier outcome.Classifier // nil: DefaultOutcomes() over outcome.Statuses{}
@@ -139,11 +138,17 @@ func DefaultOutcomes(covered map[outcome.Class]bool) []outcome.ClassRules {
 // Frame implements transport.Transport: the tool's arguments (a JSON object) become a
 // tools/call request, {"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":
 // TOOL,"arguments":ARGS}}; each attempt gets its own id when it is sent.
-func (t *Transport) Frame(args []byte) ([]byte, error) {
+func (t *Transport) Frame(tool string, args []byte) ([]byte, error) {
+	if tool == "" {
+		tool = t.Tool
+	}
+	if tool == "" {
+		return nil, errors.New("frame tools/call: no tool name")
+	}
 	if r := gjson.ParseBytes(args); !gjson.ValidBytes(args) || !r.IsObject() {
 		return nil, fmt.Errorf("tool arguments must be a JSON object, got %.60q", args)
 	}
-	params, err := json.Marshal(&sdk.CallToolParams{Name: t.Tool, Arguments: json.RawMessage(args)})
+	params, err := json.Marshal(&sdk.CallToolParams{Name: tool, Arguments: json.RawMessage(args)})
 	if err != nil {
 		return nil, fmt.Errorf("frame tools/call: %w", err)
 	}

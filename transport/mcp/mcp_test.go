@@ -103,7 +103,7 @@ func sdkServer(t *testing.T, jsonResponse bool) (*httptest.Server, *seen) {
 
 func request(t *testing.T, tr *mcp.Transport, url, args, principal string) *transport.Request {
 	t.Helper()
-	body, err := tr.Frame([]byte(args))
+	body, err := tr.Frame("", []byte(args))
 	require.NoError(t, err)
 	h := http.Header{"Authorization": {principal}}
 	return &transport.Request{URL: url, Header: h.Clone(), Body: body, Session: principal, SessionHeader: h}
@@ -288,14 +288,14 @@ func TestIdempotencyCapability(t *testing.T) {
 
 func TestFrameAndComparable(t *testing.T) {
 	tr := &mcp.Transport{Tool: "refund"}
-	b, err := tr.Frame([]byte(`{"order_id": "o", "amount": 1}`))
+	b, err := tr.Frame("", []byte(`{"order_id": "o", "amount": 1}`))
 	require.NoError(t, err)
 	var env map[string]any
 	require.NoError(t, json.Unmarshal(b, &env))
 	require.Equal(t, "2.0", env["jsonrpc"])
 	require.Equal(t, "tools/call", env["method"])
 	require.Equal(t, map[string]any{"name": "refund", "arguments": map[string]any{"order_id": "o", "amount": float64(1)}}, env["params"])
-	_, err = tr.Frame([]byte(`[1]`))
+	_, err = tr.Frame("", []byte(`[1]`))
 	require.ErrorContains(t, err, "must be a JSON object")
 
 	stream := []byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"a\":1}}\n\n")
