@@ -49,3 +49,13 @@ func atoiOr0(s string) int {
 	}
 	return n
 }
+
+// keyIgnored says so plainly when every request that reached the target executed: the
+// target did not dedupe at all (a server whose SDK drops an unknown params field never
+// sees the key). "" when at least one repeat was recognised, or nothing tells.
+func keyIgnored(r Record, effects int) string {
+	if calls := r.upstreamCalls(); calls > 1 && effects >= calls {
+		return "the key was ignored: every repeat executed; "
+	}
+	return ""
+}

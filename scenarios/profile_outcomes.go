@@ -91,7 +91,11 @@ func (o *Outcomes) UnmarshalYAML(n *yaml.Node) error {
 			for _, err := range errs {
 				var se *outcome.SpecError
 				if errors.As(err, &se) {
-					bad(joinPath(paths[j], se.Field), "%s", se.Msg)
+					field := paths[j]
+					if se.Field != "" {
+						field = joinPath(field, se.Field)
+					}
+					bad(field, "%s", se.Msg)
 				}
 			}
 			if len(errs) == 0 {

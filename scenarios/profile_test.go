@@ -46,7 +46,7 @@ func TestReferenceProfileIsCompleteAndValid(t *testing.T) {
 	require.Equal(t, 402, p.Business.Status)
 	require.Equal(t, "/v1/invoices", p.Other.Path)
 	require.Equal(t, "count", p.Other.SideEffects.Count)
-	require.Equal(t, []string{"ietf-draft-07", "reference", "stripe"}, scenarios.BuiltinProfiles())
+	require.Equal(t, []string{"acp", "ietf-draft-07", "mcp-sep-3182", "reference", "stripe"}, scenarios.BuiltinProfiles())
 }
 
 func TestReferenceProfileBaseURLFromEnvironment(t *testing.T) {
@@ -142,7 +142,7 @@ func TestExtendsFileRelativeToProfile(t *testing.T) {
 
 func TestExtendsUnknownPreset(t *testing.T) {
 	_, err := scenarios.ParseProfile("x.yaml", []byte("extends: paypal\n"))
-	require.EqualError(t, err, `profile x.yaml: line 1: extends: unknown built-in profile "paypal" (have ietf-draft-07, reference, stripe; or give a file path)`)
+	require.EqualError(t, err, `profile x.yaml: line 1: extends: unknown built-in profile "paypal" (have acp, ietf-draft-07, mcp-sep-3182, reference, stripe; or give a file path)`)
 }
 
 func TestKeyFieldProfileNeedsJSONBody(t *testing.T) {

@@ -50,9 +50,14 @@ func (p *Profile) applyMCPDefaults() {
 func (p *Profile) transportFieldErrors(found []fieldError) []fieldError {
 	var errs []fieldError
 	for _, e := range found {
-		if !p.statusRecognisedByRules(e.Path) {
-			errs = append(errs, e)
+		recognised, unset := p.statusRecognisedByRules(e.Path)
+		if recognised {
+			continue
 		}
+		if unset {
+			e.Msg += " (or recognise " + strings.TrimPrefix(strings.TrimSuffix(e.Path, ".status"), "expect.") + " with outcomes:)"
+		}
+		errs = append(errs, e)
 	}
 	if p.Outcomes != nil {
 		errs = append(errs, p.Outcomes.problems...)
@@ -94,10 +99,10 @@ func (p *Profile) transportFieldErrors(found []fieldError) []fieldError {
 }
 
 // statusRecognisedByRules reports whether a status field left out (zero or empty) is
-// needed no longer because the outcome rules recognise its class.
-func (p *Profile) statusRecognisedByRules(path string) bool {
+// needed no longer because the outcome rules recognise its class, and whether it was
+// left out at all.
+func (p *Profile) statusRecognisedByRules(path string) (recognised, unset bool) {
 	var class outcome.Class
-	var unset bool
 	switch path {
 	case "expect.in_flight":
 		class, unset = outcome.InFlight, p.Expect.InFlight == 0
@@ -110,9 +115,9 @@ func (p *Profile) statusRecognisedByRules(path string) bool {
 	case "validation_error.status":
 		class, unset = outcome.ValidationError, p.Validation != nil && p.Validation.Status == 0
 	default:
-		return false
+		return false, false
 	}
-	return unset && p.Outcomes.Covers(class)
+	return unset && p.Outcomes.Covers(class), unset
 }
 
 // checkToolProbe checks a ledger read by tool call (transport mcp).
