@@ -22,6 +22,23 @@ const (
 	SessionPerAttempt  = "attempt"
 )
 
+// CapQueryString: the operation is a plain HTTP request, whose query string is part of
+// what the target may fingerprint.
+const CapQueryString Capability = "query_string"
+
+// missingOverTransport answers Missing for the capabilities that depend on the transport
+// (ok false: not one of them).
+func (p *Profile) missingOverTransport(c Capability) (string, bool) {
+	switch c {
+	case CapQueryString:
+		if p.isMCP() {
+			return "a query string that belongs to the request; transport mcp sends tools/call to one endpoint, whose query string is no part of the call", true
+		}
+		return "", true
+	}
+	return "", false
+}
+
 // DefaultMCPPath is the Streamable HTTP endpoint when operation.path is not given.
 const DefaultMCPPath = "/mcp"
 
