@@ -161,6 +161,20 @@ side_effects: {path: '/test/orders?item={{.Entity}}', count: data.#}
 `))
 	require.NoError(t, err)
 	require.True(t, p.Outcomes.Covers(outcome.InFlight))
+
+	// A class named again replaces the preset's rules for it whole.
+	p, err = scenarios.ParseProfile("tool.yaml", []byte(`extends: mcp-sep-3182
+base_url: http://127.0.0.1:9
+operation: {tool: refund, body: '{"order_id": "{{.Entity}}"}'}
+side_effects: {tool: list_refunds, arguments: '{"order_id": "{{.Entity}}"}', count: result.structuredContent.count}
+outcomes:
+  in_flight: {json: {path: error.code, equals: -32010}}
+  mismatch: {json: {path: error.code, equals: -32011}}
+`))
+	require.NoError(t, err)
+	require.Len(t, p.Outcomes.Classes, 2)
+	require.Equal(t, outcome.Mismatch, p.Outcomes.Classes[0].Class, "the preset's class keeps its place")
+	require.Equal(t, "error.code == -32011", p.Outcomes.Classes[0].Rules[0].String())
 }
 
 func TestKeyIgnoredIsSaidPlainly(t *testing.T) {

@@ -211,6 +211,36 @@ func (o *Outcomes) jsonSpec(n *yaml.Node, path string) (outcome.JSONSpec, bool) 
 	return js, ok
 }
 
+// mergeOutcomes fixes what mergeMappings did to `outcomes:` under `extends:`: a class the
+// profile names replaces the preset's rules for it whole (merging two rules field by field
+// would make a third that neither wrote); the other classes stay, in the preset's order.
+func mergeOutcomes(merged, base, over *yaml.Node) *yaml.Node {
+	bo, oo := findKey(base, "outcomes"), findKey(over, "outcomes")
+	if bo == nil || oo == nil || bo.Kind != yaml.MappingNode || oo.Kind != yaml.MappingNode {
+		return merged
+	}
+	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: oo.Line, Column: oo.Column}
+	out.Content = append(out.Content, bo.Content...)
+	for i := 0; i+1 < len(oo.Content); i += 2 {
+		k, v := oo.Content[i], oo.Content[i+1]
+		replaced := false
+		for j := 0; j+1 < len(out.Content); j += 2 {
+			if out.Content[j].Value == k.Value {
+				out.Content[j], out.Content[j+1], replaced = k, v, true
+			}
+		}
+		if !replaced {
+			out.Content = append(out.Content, k, v)
+		}
+	}
+	for i := 0; i+1 < len(merged.Content); i += 2 {
+		if merged.Content[i].Value == "outcomes" {
+			merged.Content[i+1] = out
+		}
+	}
+	return merged
+}
+
 // MarshalJSON writes the rules as the classes in order, each with its rules described.
 func (o *Outcomes) MarshalJSON() ([]byte, error) {
 	type class struct {

@@ -100,7 +100,7 @@ func parseTree(name, dir string, data []byte, depth int) (*yaml.Node, error) {
 		takeKey(base, "key_header")
 		takeKey(base, "key_field")
 	}
-	return mergeMappings(base, root), nil
+	return mergeOutcomes(mergeMappings(base, root), base, root), nil
 }
 
 // loadBase reads what `extends:` names: a built-in preset, or a profile file.

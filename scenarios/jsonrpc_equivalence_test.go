@@ -1,0 +1,131 @@
+package scenarios_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// jsonRPCFront answers what the API behind it answers, the JSON-RPC way: always 200, the
+// body as the result of a success, a refusal as an error object with a code.
+func jsonRPCFront(t *testing.T, api string) string {
+	t.Helper()
+	codes := map[int]int{409: -32010, 422: -32011, 400: -32012}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		req, _ := http.NewRequestWithContext(r.Context(), r.Method, api+r.URL.RequestURI(), bytes.NewReader(body))
+		req.Header = r.Header.Clone()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		if r.Method != http.MethodPost {
+			w.WriteHeader(resp.StatusCode)
+			_, _ = w.Write(out)
+			return
+		}
+		for _, h := range []string{"Retry-After", "Idempotent-Replayed"} {
+			if v := resp.Header.Get(h); v != "" {
+				w.Header().Set(h, v)
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		switch code, known := codes[resp.StatusCode]; {
+		case resp.StatusCode < 300:
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"result":%s}`, bytes.TrimSpace(out))
+		case resp.StatusCode >= 500:
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error"}}`)
+		case known:
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"error":{"code":%d,"message":%q}}`, code, http.StatusText(resp.StatusCode))
+		default:
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":%q}}`, http.StatusText(resp.StatusCode))
+		}
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+func keyInArguments(body map[string]any) (string, bool) {
+	params, _ := body["params"].(map[string]any)
+	args, _ := params["arguments"].(map[string]any)
+	k, ok := args["idempotency_key"].(string)
+	return k, ok
+}
+
+// statusReadingCheckers still compare raw statuses with expect (the checkers of the
+// verdicts work judge outcome classes; once they do, this list is empty and every
+// scenario of the set must agree).
+var statusReadingCheckers = map[string]bool{
+	"key/missing": true, "key/empty": true, "key/over-length": true, "key/control-chars": true,
+	"fingerprint/mismatch": true, "fingerprint/mismatch-repeat": true,
+	"race/burst-50": true, "race/concurrent-pair": true, "race/in-flight-409": true, "race/in-flight-retry-after": true,
+}
+
+// The JSON-RPC example of docs/profiles.md, refusing inside a 200 and classified by its
+// outcome rules, gets the verdicts the same server gets when it answers with statuses.
+func TestJSONRPCRefusalsInside200GiveTheVerdictsOfStatuses(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	t.Setenv("TOOLS_TOKEN", "secret")
+	statuses, err := scenarios.LoadProfile(filepath.Join("testdata", "refund-tool.yaml"))
+	require.NoError(t, err)
+	rpc, err := scenarios.LoadProfile(filepath.Join("testdata", "refund-tool-jsonrpc.yaml"))
+	require.NoError(t, err)
+	statuses.BaseURL = startFake(t, &fakeRefunds{keyField: keyInArguments})
+	rpc.BaseURL = jsonRPCFront(t, startFake(t, &fakeRefunds{keyField: keyInArguments}))
+	for _, p := range []*scenarios.Profile{statuses, rpc} {
+		p.Slow = &scenarios.HeaderHook{Header: "X-Test-Delay", Value: "300ms"}
+		p.ClientTimeout = scenarios.Duration(time.Second)
+	}
+	set := []string{"replay/*", "before/*", "race/concurrent-pair", "race/burst-50", "race/in-flight-*", "race/duplicate-*", "fingerprint/*", "key/*"}
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{statuses, rpc}, Only: set, Seed: 11})
+	require.NoError(t, err)
+	byTarget := map[string]map[string]scenarios.Result{}
+	for _, r := range rep.Results {
+		if byTarget[r.Target] == nil {
+			byTarget[r.Target] = map[string]scenarios.Result{}
+		}
+		byTarget[r.Target][r.ScenarioID] = r
+	}
+	want, got := byTarget[statuses.Name], byTarget[rpc.Name]
+	require.Len(t, got, len(want))
+	compared, passed := 0, 0
+	for id, w := range want {
+		g := got[id]
+		if statusReadingCheckers[id] {
+			t.Logf("not compared yet: %s: statuses %s, JSON-RPC %s (%s)", id, w.Verdict, g.Verdict, g.Message)
+			continue
+		}
+		compared++
+		require.Equal(t, w.Verdict, g.Verdict, "%s: statuses %s (%s), JSON-RPC %s (%s)", id, w.Verdict, w.Message, g.Verdict, g.Message)
+		if w.Verdict == scenarios.Pass {
+			passed++
+		}
+	}
+	require.GreaterOrEqual(t, compared, 20)
+	require.GreaterOrEqual(t, passed, 15, "the comparison must be between verdicts that proved something")
+}
+
+// The JSON-RPC profile of that test is the one docs/profiles.md shows.
+func TestDocsShowTheJSONRPCProfile(t *testing.T) {
+	doc, err := os.ReadFile("../docs/profiles.md")
+	require.NoError(t, err)
+	yml, err := os.ReadFile(filepath.Join("testdata", "refund-tool-jsonrpc.yaml"))
+	require.NoError(t, err)
+	require.True(t, strings.Contains(string(doc), "```yaml\n"+string(yml)+"```"), "docs/profiles.md must show testdata/refund-tool-jsonrpc.yaml verbatim")
+}
