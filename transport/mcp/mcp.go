@@ -325,6 +325,10 @@ func readResponse(resp *http.Response, id string) ([]byte, error) {
 			return nil, err
 		}
 		if isResponse(ev.Data) && gjson.GetBytes(ev.Data, "id").Raw == id {
+			// The server ends the stream after the response; reading to its end lets the
+			// proxy journal the answer as delivered, not as cut by the client. What
+			// follows the response cannot change it, so an error here is no concern.
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, transport.MaxResponseBody))
 			return ev.Data, nil
 		}
 	}
