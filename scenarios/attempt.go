@@ -20,7 +20,7 @@ func (t *target) sendAttempt(ctx context.Context, s transport.Sender, req *trans
 		return Op{Type: OpInfo, Error: "not sent: " + err.Error(), Class: outcome.Info}, err
 	}
 	op := Op{Status: a.Status, Body: a.Body, Headers: pickHeaders(a.Header, t.keepHeaders()), Error: a.Err, Class: a.Class,
-		RPCID: a.RPCID, RPCMethod: a.RPCMethod}
+		RPCID: a.RPCID, RPCMethod: a.RPCMethod, RequestSHA256: a.RequestSHA256}
 	switch {
 	case !a.Class.Determinate(), a.Class == outcome.ServerError:
 		op.Type = OpInfo

@@ -74,6 +74,9 @@ type Op struct {
 	// transport), on completion events.
 	RPCID     string `json:"rpc_id,omitempty"`
 	RPCMethod string `json:"rpc_method,omitempty"`
+	// RequestSHA256 is the hex SHA-256 of the request body as sent, when it is unique to
+	// the attempt (a JSON-RPC request with its own id): the proxy journal's body_sha256.
+	RequestSHA256 string `json:"request_sha256,omitempty"`
 }
 
 // Record is everything observed in one scenario run: the checker's only input.

@@ -57,8 +57,11 @@ type Answer struct {
 	Body   []byte        // comparable body (see the package doc)
 	Class  outcome.Class // outcome.Info when the answer was not seen whole
 	Err    string        // why the outcome is unknown: "timed-out", "reset", "closed", "truncated: …", "stream cut: …"
-	// The JSON-RPC request's id and method (MCP), for the timeline.
+	// The JSON-RPC request's id and method (MCP), and the hex SHA-256 of the request body
+	// as sent (unique per attempt, as its id is): the timeline finds the proxy's record of
+	// the attempt by it.
 	RPCID, RPCMethod string
+	RequestSHA256    string
 }
 
 // Ledger is one side-effect count read: an HTTP GET (Method, URL) or, over MCP, a tool

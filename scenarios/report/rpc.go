@@ -17,29 +17,55 @@ func rpcText(method, id string) string {
 	return "  " + method + " #" + id
 }
 
-// rpcClasses maps the client's JSON-RPC request ids to the outcome class the client
-// recorded for their answers, so a journal arrow shows the class even when the proxy
-// did not classify it.
-type rpcClasses map[string]string
-
-func newRPCClasses(rec *scenarios.Record) rpcClasses {
-	c := rpcClasses{}
-	for _, op := range rec.History {
-		if op.RPCID != "" && op.Type != scenarios.OpInvoke {
-			c[op.RPCID] = string(op.Class)
-		}
-	}
-	return c
+// rpcAttempts finds the client's completion event of a journaled JSON-RPC attempt — by
+// its JSON-RPC id, or by the hash of its request body, unique per attempt — so a journal
+// arrow shows the method, id and class even where the proxy recorded none of them.
+type rpcAttempts struct {
+	byID, bySum map[string]scenarios.Op
 }
 
-// of is the class of what the client got for a journal record: the proxy's own, else
-// the client's for the same JSON-RPC id; "" when neither is known.
-func (c rpcClasses) of(j faultproxy.Record) string {
+func newRPCAttempts(rec *scenarios.Record) rpcAttempts {
+	a := rpcAttempts{byID: map[string]scenarios.Op{}, bySum: map[string]scenarios.Op{}}
+	for _, op := range rec.History {
+		if op.Type == scenarios.OpInvoke || op.RPCID == "" {
+			continue
+		}
+		a.byID[op.RPCID] = op
+		if op.RequestSHA256 != "" {
+			a.bySum[op.RequestSHA256] = op
+		}
+	}
+	return a
+}
+
+func (a rpcAttempts) op(j faultproxy.Record) (scenarios.Op, bool) {
+	if j.RPCID != "" {
+		if op, ok := a.byID[j.RPCID]; ok {
+			return op, true
+		}
+	}
+	op, ok := a.bySum[j.BodySHA256]
+	return op, ok && j.BodySHA256 != ""
+}
+
+// request is the method and id of a journaled attempt: the proxy's, else the client's.
+func (a rpcAttempts) request(j faultproxy.Record) string {
+	if j.RPCMethod != "" || j.RPCID != "" {
+		return rpcText(j.RPCMethod, j.RPCID)
+	}
+	if op, ok := a.op(j); ok {
+		return rpcText(op.RPCMethod, op.RPCID)
+	}
+	return ""
+}
+
+// class is the outcome class of what the client got: the proxy's, else the client's.
+func (a rpcAttempts) class(j faultproxy.Record) string {
 	if j.Class != "" {
 		return j.Class
 	}
-	if j.RPCID != "" {
-		return c[j.RPCID]
+	if op, ok := a.op(j); ok {
+		return string(op.Class)
 	}
 	return ""
 }

@@ -30,6 +30,12 @@ func TestSequenceShowsJSONRPCMethodIDAndClass(t *testing.T) {
 	}
 	svg := report.SequenceSVG("rpc", rec)
 	require.Contains(t, svg, "POST /mcp  tools/call #7")
+
+	// A proxy that journals no JSON-RPC fields: the attempt is found by its body's hash.
+	rec.History[3].RequestSHA256 = "ab12"
+	rec.Journal[1].RPCID, rec.Journal[1].RPCMethod, rec.Journal[1].BodySHA256 = "", "", "ab12"
+	svg = report.SequenceSVG("rpc", rec)
+	require.Contains(t, svg, "POST /mcp  tools/call #7")
 	require.Contains(t, svg, "POST /mcp  tools/call #8")
 	require.Contains(t, svg, "[success]")
 	require.Contains(t, svg, "[in_flight]", "the client's class for id 8, the proxy journaled none")

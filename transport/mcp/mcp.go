@@ -42,6 +42,8 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -288,7 +290,8 @@ func (s *sender) Send(ctx context.Context, req *transport.Request, timeout time.
 		}
 		return responseBody(msg), nil
 	})
-	a.RPCID, a.RPCMethod = rpcID, "tools/call"
+	sum := sha256.Sum256(body)
+	a.RPCID, a.RPCMethod, a.RequestSHA256 = rpcID, "tools/call", hex.EncodeToString(sum[:])
 	return a, nil
 }
 
