@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"strconv"
+
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/transport/mcp"
 )
@@ -37,6 +39,36 @@ func (p *Profile) Classifier() outcome.Classifier {
 		classes = append(classes, mcp.DefaultOutcomes(covered)...)
 	}
 	return outcome.NewRules(classes, s)
+}
+
+// UnmatchedRules names the profile's own outcome rules that classified none of the
+// answers cl saw — cl a classifier from Classifier(), through which the preflight (or a
+// run) passed its answers: "outcomes.success (result.isError == false)",
+// "outcomes.mismatch[1] (result.isError == true and text /reused/)". A rule that never
+// matches is often a rule that cannot: a field the server leaves out, a code it never
+// sends. The built-in MCP defaults are not named; nil for a classifier without rules.
+func (p *Profile) UnmatchedRules(cl outcome.Classifier) []string {
+	rep, ok := cl.(outcome.RuleReporter)
+	if !ok || p.Outcomes == nil {
+		return nil
+	}
+	own := map[outcome.Class]int{}
+	for _, c := range p.Outcomes.Classes {
+		own[c.Class] = len(c.Rules)
+	}
+	var out []string
+	for _, m := range rep.Unmatched() {
+		n, mine := own[m.Class]
+		if !mine {
+			continue
+		}
+		name := "outcomes." + string(m.Class)
+		if n > 1 {
+			name += "[" + strconv.Itoa(m.Index) + "]"
+		}
+		out = append(out, name+" ("+m.Rule+")")
+	}
+	return out
 }
 
 func atoiOr0(s string) int {

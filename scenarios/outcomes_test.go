@@ -56,6 +56,11 @@ func TestParseTheAgreedMCPProfile(t *testing.T) {
 	rep, ok := cl.(outcome.RuleReporter)
 	require.True(t, ok)
 	require.Len(t, rep.Matches(), 6, "5 rules of the profile and the MCP default for business_error")
+	require.Equal(t, []string{
+		"outcomes.mismatch[0] (error.code == -32011)",
+		"outcomes.missing_key (error.code == -32012)",
+	}, p.UnmatchedRules(cl), "what the preflight reports: the rules no answer matched (the MCP default is not named)")
+	require.Nil(t, fakeProfile(t, "http://127.0.0.1:9").UnmatchedRules(outcome.Statuses{}))
 }
 
 func TestOutcomesErrorsNameTheField(t *testing.T) {
