@@ -19,6 +19,11 @@
 //     the profile declares; a failed ledger probe is UNKNOWN, never a pass; a scenario whose
 //     capability the profile does not declare is N/A.
 //
+// How an attempt goes on the wire is the transport's business (package transport: plain
+// HTTP, or MCP Streamable HTTP with its sessions and event-stream answers); what an answer
+// means is the outcome classifier's (package outcome: the profile's statuses and
+// `outcomes:` rules). The runner and the checkers see only attempts and classified answers.
+//
 // What is not: a PASS is evidence about the attempts that were made, not a proof for every
 // interleaving; timing-dependent scenarios (races, expiry, recovery) rely on the profile's
 // declared hooks and windows being honest.
