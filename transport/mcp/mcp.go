@@ -292,7 +292,23 @@ func (s *sender) Send(ctx context.Context, req *transport.Request, timeout time.
 	})
 	sum := sha256.Sum256(body)
 	a.RPCID, a.RPCMethod, a.RequestSHA256 = rpcID, "tools/call", hex.EncodeToString(sum[:])
+	if a.Status == http.StatusNotFound && sess.ID != "" && !s.t.SessionPerAttempt {
+		// The specification: a 404 to a request with a session id means the session is
+		// gone, and the client starts a new one. This attempt's answer stands as it is
+		// (one Send is one attempt); the next attempt opens the new session.
+		s.forget(req.Session, sess)
+	}
 	return a, nil
+}
+
+// forget drops the principal's session if it is still sess, so the next attempt opens a
+// new one.
+func (s *sender) forget(key string, sess *Session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ls, ok := s.sessions[key]; ok && ls.s == sess {
+		delete(s.sessions, key)
+	}
 }
 
 func (s *sender) Close() {

@@ -190,7 +190,14 @@ func TestProgressBeforeTheResponseIsSkipped(t *testing.T) {
 // and tools/call with answer.
 func fakeServer(t *testing.T, capabilities string, answer func(w http.ResponseWriter, id string)) *httptest.Server {
 	t.Helper()
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ts, _ := fakeServerSeen(t, capabilities, answer)
+	return ts
+}
+
+func fakeServerSeen(t *testing.T, capabilities string, answer func(w http.ResponseWriter, id string)) (*httptest.Server, *seen) {
+	t.Helper()
+	s := &seen{}
+	ts := httptest.NewServer(recording(s, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		id := gjson.GetBytes(body, "id").Raw
 		switch gjson.GetBytes(body, "method").Str {
@@ -205,9 +212,43 @@ func fakeServer(t *testing.T, capabilities string, answer func(w http.ResponseWr
 		default:
 			w.WriteHeader(http.StatusOK)
 		}
-	}))
+	})))
 	t.Cleanup(ts.Close)
-	return ts
+	return ts, s
+}
+
+func TestAGoneSessionIsReplacedForTheNextAttempt(t *testing.T) {
+	var mu sync.Mutex
+	calls := 0
+	ts, s := fakeServerSeen(t, `{"tools":{}}`, func(w http.ResponseWriter, id string) {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		if n == 1 {
+			http.Error(w, "session not found", http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, id)
+	})
+	tr := &mcp.Transport{Tool: "refund"}
+	snd := tr.Open()
+	defer snd.Close()
+	gone, err := snd.Send(t.Context(), request(t, tr, ts.URL, `{}`, "Bearer A"), 5*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, 404, gone.Status)
+	require.Equal(t, outcome.ClientError, gone.Class, "the attempt's own answer stands: one Send is one attempt")
+	next, err := snd.Send(t.Context(), request(t, tr, ts.URL, `{}`, "Bearer A"), 5*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, outcome.Success, next.Class)
+	n := 0
+	for _, r := range s.list() {
+		if strings.HasPrefix(r, "POST initialize") {
+			n++
+		}
+	}
+	require.Equal(t, 2, n, "a new session after the 404")
 }
 
 func send(t *testing.T, tr *mcp.Transport, url string) (transport.Answer, error) {
