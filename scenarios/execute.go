@@ -48,15 +48,17 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 	if err != nil {
 		return nil, err
 	}
+	// Every attempt of the run, a later settle retry too, goes through one sender (MCP:
+	// its sessions), closed when the run is over.
 	e.sender = t.tr.Open()
+	defer e.sender.Close()
 	runErr := e.runSteps(ctx)
 	e.bg.Wait()
-	e.sender.Close()
-	if runErr == nil {
-		runErr = e.sendErr
-	}
 	if runErr != nil {
 		return nil, runErr
+	}
+	if err := e.stepErr(ctx); err != nil {
+		return nil, err // a background step's attempt could not be made
 	}
 	rec := &Record{History: e.rec.history(), Ledger: map[string]int{}, Seed: seed, Entity: entity}
 	var ledgerErrs []string
@@ -220,7 +222,7 @@ func (e *execution) sendCopies(ctx context.Context, st Step, attempt int, starte
 	}
 	if n == 1 {
 		one(0)
-		return ctx.Err()
+		return e.stepErr(ctx)
 	}
 	start := make(chan struct{})
 	work := make(chan int)
@@ -241,7 +243,18 @@ func (e *execution) sendCopies(ctx context.Context, st Step, attempt int, starte
 	}
 	close(work)
 	wg.Wait()
-	return ctx.Err()
+	return e.stepErr(ctx)
+}
+
+// stepErr is why the run cannot go on after a step: the context ended, or an attempt
+// could not be made at all (an MCP session could not be set up).
+func (e *execution) stepErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.sendErr
 }
 
 // journalKeys lists the keys to read the journal for (a quoted key also under its bare
