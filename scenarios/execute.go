@@ -35,6 +35,10 @@ type execution struct {
 // execute runs the scenario's steps and gathers the Record its checker judges.
 func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, entity string, seed int64, burst int) (*Record, error) {
 	e := &execution{t: t, sc: sc, keys: keys, entity: entity, burst: burst, marked: map[string]bool{}, used: map[string]bool{}}
+	// Every attempt of the run goes through one sender (MCP: its sessions), closed when
+	// the run is over.
+	e.sender = t.tr.Open()
+	defer e.sender.Close()
 	rules, err := e.installFaults(ctx)
 	defer func() {
 		// A fresh context: the scenario's may have ended, and a leftover rule would
@@ -48,10 +52,6 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 	if err != nil {
 		return nil, err
 	}
-	// Every attempt of the run, a later settle retry too, goes through one sender (MCP:
-	// its sessions), closed when the run is over.
-	e.sender = t.tr.Open()
-	defer e.sender.Close()
 	runErr := e.runSteps(ctx)
 	e.bg.Wait()
 	if runErr != nil {

@@ -60,26 +60,15 @@ type OtherOperation struct {
 
 // Probe reads the ledger: how many times did the operation happen for the entity?
 type Probe struct {
-	Method  string            `yaml:"method" json:"method"`
-	Path    string            `yaml:"path" json:"path"`
-	Headers map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
-	Count   string            `yaml:"count" json:"count"` // gjson path into the response: "count", "data.#" (length)
 	// Tool (transport mcp) reads the ledger with a tools/call of this tool with Arguments
 	// (a JSON object template) instead of an HTTP GET; Path defaults to operation.path.
 	Tool      string `yaml:"tool,omitempty" json:"tool,omitempty"`
 	Arguments string `yaml:"arguments,omitempty" json:"arguments,omitempty"`
-}
 
-// MCPOptions tune the MCP transport.
-type MCPOptions struct {
-	// RequireIdempotencyCapability: the server must advertise capabilities.tools.idempotency
-	// (SEP-3182) in its initialize result; the preflight and every session check it.
-	RequireIdempotencyCapability bool `yaml:"require_idempotency_capability,omitempty" json:"require_idempotency_capability,omitempty"`
-	// Session is "scenario" (default: one session per principal and scenario run, shared
-	// by its attempts) or "attempt" (a new session for every attempt).
-	Session string `yaml:"session,omitempty" json:"session,omitempty"`
-	// ProtocolVersion asked for in initialize (default 2025-11-25).
-	ProtocolVersion string `yaml:"protocol_version,omitempty" json:"protocol_version,omitempty"`
+	Method  string            `yaml:"method" json:"method"`
+	Path    string            `yaml:"path" json:"path"`
+	Headers map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
+	Count   string            `yaml:"count" json:"count"` // JSON path into the response: "count", "data.#" (length)
 }
 
 // Expect declares the target's choices where the references disagree.

@@ -10,6 +10,18 @@ import (
 	"github.com/idemproof/idemproof/transport/mcp"
 )
 
+// MCPOptions tune the MCP transport.
+type MCPOptions struct {
+	// RequireIdempotencyCapability: the server must advertise capabilities.tools.idempotency
+	// (SEP-3182) in its initialize result; the preflight and every session check it.
+	RequireIdempotencyCapability bool `yaml:"require_idempotency_capability,omitempty" json:"require_idempotency_capability,omitempty"`
+	// Session is "scenario" (default: one session per principal and scenario run, shared
+	// by its attempts) or "attempt" (a new session for every attempt).
+	Session string `yaml:"session,omitempty" json:"session,omitempty"`
+	// ProtocolVersion asked for in initialize (default 2025-11-25).
+	ProtocolVersion string `yaml:"protocol_version,omitempty" json:"protocol_version,omitempty"`
+}
+
 // Transports a profile can name.
 const (
 	TransportHTTP = "http"
