@@ -67,9 +67,9 @@ func keyInArguments(body map[string]any) (string, bool) {
 	return k, ok
 }
 
-// statusReadingCheckers still compare raw statuses with expect (the checkers of the
-// verdicts work judge outcome classes; once they do, this list is empty and every
-// scenario of the set must agree).
+// statusReadingCheckers are the scenarios whose checkers compare raw statuses with
+// expect instead of judging outcome classes; they cannot agree across the two servers
+// and are left out of the comparison. Checkers that judge classes leave this empty.
 var statusReadingCheckers = map[string]bool{
 	"key/missing": true, "key/empty": true, "key/over-length": true, "key/control-chars": true,
 	"fingerprint/mismatch": true, "fingerprint/mismatch-repeat": true,
