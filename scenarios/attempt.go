@@ -19,7 +19,19 @@ func (t *target) sendAttempt(ctx context.Context, s transport.Sender, req *trans
 	if err != nil {
 		return Op{Type: OpInfo, Error: "not sent: " + err.Error(), Class: outcome.Info}, err
 	}
-	op := Op{Status: a.Status, Body: a.Body, Headers: pickHeaders(a.Header, t.keepHeaders()), Error: a.Err, Class: a.Class,
+	return answerOp(a, t.keepHeaders()), nil
+}
+
+// send performs one plain HTTP attempt on the given client — for steps that must choose
+// the client themselves (connection reuse) — and returns its completion event, typed as
+// sendAttempt types it.
+func send(ctx context.Context, c *http.Client, req *http.Request, timeout time.Duration, keep []string, cl outcome.Classifier) Op {
+	return answerOp(transport.Do(ctx, c, req, timeout, cl, nil), keep)
+}
+
+// answerOp is the completion event of an answer.
+func answerOp(a transport.Answer, keep []string) Op {
+	op := Op{Status: a.Status, Body: a.Body, Headers: pickHeaders(a.Header, keep), Error: a.Err, Class: a.Class,
 		RPCID: a.RPCID, RPCMethod: a.RPCMethod, RequestSHA256: a.RequestSHA256}
 	switch {
 	case !a.Class.Determinate(), a.Class == outcome.ServerError:
@@ -32,7 +44,7 @@ func (t *target) sendAttempt(ctx context.Context, s transport.Sender, req *trans
 	default:
 		op.Type = OpFail
 	}
-	return op, nil
+	return op
 }
 
 func pickHeaders(h http.Header, keep []string) map[string]string {

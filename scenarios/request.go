@@ -51,6 +51,16 @@ type requestSpec struct {
 	principal   int
 }
 
+// newRequest is the spec as one plain HTTP request (steps that choose their own client).
+func (s requestSpec) newRequest() (*http.Request, error) {
+	req, err := http.NewRequest(s.method, s.url, bytes.NewReader(s.body))
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	req.Header = s.header.Clone()
+	return req, nil
+}
+
 // request is the spec as the transport takes it.
 func (s requestSpec) request(p *Profile) *transport.Request {
 	return &transport.Request{URL: s.url, Method: s.method, Header: s.header, Body: s.body,

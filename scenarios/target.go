@@ -19,6 +19,7 @@ type target struct {
 	p        *Profile
 	proxyURL string
 	ctl      faultproxy.Controller
+	client   *http.Client // plain HTTP attempts of steps that choose their client (send)
 	probe    *http.Client
 	closeFn  func() error
 	// classifier turns complete answers into outcome classes (the profile's rules).
@@ -30,7 +31,7 @@ type target struct {
 // openTarget starts an in-process fault proxy in front of the profile's base URL, or
 // connects to the running proxy the profile names.
 func openTarget(ctx context.Context, p *Profile, seed int64) (*target, error) {
-	t := &target{p: p, probe: &http.Client{Timeout: 10 * time.Second}, classifier: p.Classifier()}
+	t := &target{p: p, client: transport.NewAttemptClient(), probe: &http.Client{Timeout: 10 * time.Second}, classifier: p.Classifier()}
 	t.tr = p.newTransport(t.classifier, t.probe)
 	if p.Proxy != nil {
 		// The remote proxy must read the key where the profile puts it (its own
