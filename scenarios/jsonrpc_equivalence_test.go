@@ -82,16 +82,18 @@ func TestJSONRPCRefusalsInside200GiveTheVerdictsOfStatuses(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	t.Setenv("TOOLS_TOKEN", "secret")
-	statuses, err := scenarios.LoadProfile(filepath.Join("testdata", "refund-tool.yaml"))
-	require.NoError(t, err)
-	rpc, err := scenarios.LoadProfile(filepath.Join("testdata", "refund-tool-jsonrpc.yaml"))
-	require.NoError(t, err)
-	statuses.BaseURL = startFake(t, &fakeRefunds{keyField: keyInArguments})
-	rpc.BaseURL = jsonRPCFront(t, startFake(t, &fakeRefunds{keyField: keyInArguments}))
-	for _, p := range []*scenarios.Profile{statuses, rpc} {
-		p.Slow = &scenarios.HeaderHook{Header: "X-Test-Delay", Value: "300ms"}
-		p.ClientTimeout = scenarios.Duration(time.Second)
+	// The documented profiles, with the fake's slow hook for the in-flight scenarios.
+	load := func(file, base string) *scenarios.Profile {
+		doc, err := os.ReadFile(filepath.Join("testdata", file))
+		require.NoError(t, err)
+		doc = append(doc, "slow_operation: {header: X-Test-Delay, value: 300ms}\nclient_timeout: 1s\n"...)
+		p, err := scenarios.ParseProfile(file, doc)
+		require.NoError(t, err)
+		p.BaseURL = base
+		return p
 	}
+	statuses := load("refund-tool.yaml", startFake(t, &fakeRefunds{keyField: keyInArguments}))
+	rpc := load("refund-tool-jsonrpc.yaml", jsonRPCFront(t, startFake(t, &fakeRefunds{keyField: keyInArguments})))
 	set := []string{"replay/*", "before/*", "race/concurrent-pair", "race/burst-50", "race/in-flight-*", "race/duplicate-*", "fingerprint/*", "key/*"}
 	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{statuses, rpc}, Only: set, Seed: 11})
 	require.NoError(t, err)
