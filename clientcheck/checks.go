@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/scenarios"
 )
 
@@ -70,10 +71,7 @@ func (f *failing) add(category, example string) {
 func (f *failing) addOp(category, example string, o *analysis, op string, attempts []faultproxy.Record) {
 	f.add(category, example)
 	if f.record == nil {
-		f.record = &scenarios.Record{Journal: attempts, Entity: op, Ledger: map[string]int{"refund": o.Ledger[op]}}
-		if o.LedgerErr != "" {
-			f.record.LedgerErr = o.LedgerErr
-		}
+		f.record = o.record(op, attempts)
 	}
 }
 
@@ -92,15 +90,15 @@ type checkDef struct {
 func checks() []checkDef {
 	return []checkDef{
 		{IDCommandSucceeded, "the code under test finished without error", "the client's own run succeeds", "client-check", scenarios.LevelMust, checkCommand},
-		{IDOneEffect, "every logical operation has exactly one side effect", "one key per logical operation: at most one effect, and none lost", "DESIGN.md safety invariants", scenarios.LevelSafety, checkOneEffect},
+		{IDOneEffect, "every logical operation has exactly one side effect", "one key per logical operation: at most one effect, and none lost", "idemproof safety invariants (README, Verdicts)", scenarios.LevelSafety, checkOneEffect},
 		{IDSameKeyOnRetry, "every retry of an operation re-sent the same key", "the key is minted before the first attempt and re-sent unchanged", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelMust, checkSameKey},
 		{IDKeyPerAttempt, "the same payload was never re-sent under a fresh key", "a retry must not mint a new key (key minted per attempt)", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelSafety, checkKeyPerAttempt},
 		{IDKeySharedAcross, "one key never carried two operations", "a key identifies exactly one logical operation", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelMust, checkKeyShared},
 		{IDNoKey, "no attempt of the keyed operation went out without a key", "every keyed operation carries the key header", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelMust, checkNoKey},
-		{ID422Retried, "a 422 was not retried unchanged", "422 means the key was reused with another payload: a client bug, not retryable as is", "draft-ietf-httpapi-idempotency-key-header-07 §2.7", scenarios.LevelMust, check422},
-		{ID409Hammered, "a 409 was retried after Retry-After (or a backoff), not hammered", "a concurrent-request 409 is retried later, honouring Retry-After", "draft-ietf-httpapi-idempotency-key-header-07 §2.7; RFC 9110 §10.2.3", scenarios.LevelMust, check409},
+		{ID422Retried, "a mismatch answer (422) was not retried unchanged", "the key was reused with another payload: a client bug, not retryable as is", "draft-ietf-httpapi-idempotency-key-header-07 §2.7", scenarios.LevelMust, check422},
+		{ID409Hammered, "an in-flight answer (409) was retried after Retry-After (or a backoff), not hammered", "a concurrent-request 409 is retried later, honouring Retry-After", "draft-ietf-httpapi-idempotency-key-header-07 §2.7; RFC 9110 §10.2.3", scenarios.LevelMust, check409},
 		{IDLostResolved, "an operation whose response was lost was retried to a known outcome, or reported unknown", "a lost response is an unknown outcome, never a silent give-up", "Jepsen info operations", scenarios.LevelMust, checkLostResolved},
-		{IDUnknownAsFailed, "an operation that committed was never reported failed", "an unknown outcome is not a failure: the refund may exist", "DESIGN.md safety invariants", scenarios.LevelSafety, checkUnknownAsFailed},
+		{IDUnknownAsFailed, "an operation that committed was never reported failed", "an unknown outcome is not a failure: the refund may exist", "idemproof safety invariants (README, Verdicts)", scenarios.LevelSafety, checkUnknownAsFailed},
 		{IDOutcomeFile, "the client's outcome file parsed", "one JSON object per line: operation, outcome ok|failed|unknown", "docs/client-check.md", scenarios.LevelMust, checkOutcomeFile},
 	}
 }
@@ -132,9 +130,9 @@ func checkOneEffect(o *analysis) verdict {
 		oc, reported := o.outcomeOf(op)
 		switch {
 		case n > 1:
-			f.addOp(scenarios.CatDuplicated, fmt.Sprintf("%s has %d refunds", op, n), o, op, attempts[op])
+			f.addOp(scenarios.CatDuplicated, fmt.Sprintf("%s has %d side effects", op, n), o, op, attempts[op])
 		case n == 0 && reported && oc.Outcome == OutcomeOK:
-			f.addOp(scenarios.CatLost, fmt.Sprintf("%s reported ok but has no refund", op), o, op, attempts[op])
+			f.addOp(scenarios.CatLost, fmt.Sprintf("%s reported ok but has no side effect", op), o, op, attempts[op])
 		case n == 0:
 			none++
 		default:
@@ -180,7 +178,18 @@ func checkSameKey(o *analysis) verdict {
 
 func checkKeyPerAttempt(o *analysis) verdict {
 	_, attempts := o.byOperation()
-	fresh := faultproxy.FreshKeyRetries(o.Attempts)
+	// The payload is the body without the key: where the key travels in the body, a
+	// fresh key changes the body and nothing else.
+	bySeq := map[uint64]faultproxy.Record{}
+	payloads := make([]faultproxy.Record, len(o.Attempts))
+	for i, r := range o.Attempts {
+		bySeq[r.Seq] = r
+		if d, ok := o.Delivered[r.Seq]; ok && d.Payload != "" {
+			r.BodySHA256 = d.Payload
+		}
+		payloads[i] = r
+	}
+	fresh := faultproxy.FreshKeyRetries(payloads)
 	if len(fresh) == 0 {
 		if len(o.Attempts) < 2 {
 			return na("no payload was sent twice")
@@ -189,7 +198,7 @@ func checkKeyPerAttempt(o *analysis) verdict {
 	}
 	f := failing{}
 	for _, p := range fresh {
-		op := o.operationOf(faultproxy.Record{BodySHA256: p.BodySHA256})
+		op := o.operationOf(bySeq[p.Seqs[0]])
 		f.addOp("key-minted-per-attempt", fmt.Sprintf("%s: the same payload under %d keys", op, len(p.Keys)), o, op, attempts[op])
 	}
 	return f.fail("key minted per attempt: %d payload(s) retried under a fresh key", len(fresh))
@@ -239,27 +248,27 @@ func check422(o *analysis) verdict {
 	f, seen := failing{}, 0
 	for _, attempts := range byKey {
 		for i, r := range attempts {
-			if r.ClientResult != faultproxy.ClientDelivered || r.ClientStatus != 422 {
+			if o.classOf(r) != outcome.Mismatch {
 				continue
 			}
 			seen++
 			for _, later := range attempts[i+1:] {
 				if later.BodySHA256 == r.BodySHA256 {
 					op := o.operationOf(r)
-					f.addOp("422-retried", fmt.Sprintf("%s: 422 at #%d, the same request again at #%d",
-						op, r.Seq, later.Seq), o, op, attempts)
+					f.addOp("422-retried", fmt.Sprintf("%s: mismatch (%d) at #%d, the same request again at #%d",
+						op, r.ClientStatus, r.Seq, later.Seq), o, op, o.attempts[op])
 					break
 				}
 			}
 		}
 	}
 	if seen == 0 {
-		return na("no 422 was delivered")
+		return na("no mismatch answer (422) was delivered")
 	}
 	if f.count > 0 {
-		return f.fail("%d of %d 422 response(s) were retried unchanged", f.count, seen)
+		return f.fail("%d of %d mismatch answer(s) (422) were retried unchanged", f.count, seen)
 	}
-	return pass("%d 422 response(s), none retried unchanged", seen)
+	return pass("%d mismatch answer(s) (422), none retried unchanged", seen)
 }
 
 func check409(o *analysis) verdict {
@@ -267,36 +276,36 @@ func check409(o *analysis) verdict {
 	f, retried := failing{}, 0
 	for _, attempts := range byKey {
 		for i, r := range attempts {
-			if r.ClientResult != faultproxy.ClientDelivered || r.ClientStatus != 409 || i+1 == len(attempts) {
+			if o.classOf(r) != outcome.InFlight || i+1 == len(attempts) {
 				continue
 			}
 			retried++
 			next := attempts[i+1]
-			want, hasRetryAfter := o.RetryAfter[r.Seq]
+			want, hasRetryAfter := o.retryAfterOf(r)
 			if !hasRetryAfter {
 				want = o.MinBackoff
 				if want == 0 {
 					want = DefaultMinBackoff
 				}
 			}
-			if gap := next.Time.Sub(r.Time); gap+timingTolerance < want {
+			if gap := next.Time.Sub(o.endOf(r)); gap+timingTolerance < want {
 				why := "backoff"
 				if hasRetryAfter {
 					why = "Retry-After"
 				}
 				op := o.operationOf(r)
-				f.addOp("409-hammered", fmt.Sprintf("%s: 409 at #%d, retried %s later at #%d (%s %s)",
-					op, r.Seq, gap.Round(timeMillis), next.Seq, why, want), o, op, attempts)
+				f.addOp("409-hammered", fmt.Sprintf("%s: in flight (%d) at #%d, retried %s later at #%d (%s %s)",
+					op, r.ClientStatus, r.Seq, gap.Round(timeMillis), next.Seq, why, want), o, op, o.attempts[op])
 			}
 		}
 	}
 	if retried == 0 {
-		return na("no 409 was followed by a retry")
+		return na("no in-flight answer (409) was followed by a retry")
 	}
 	if f.count > 0 {
-		return f.fail("%d of %d 409 response(s) retried before Retry-After/backoff", f.count, retried)
+		return f.fail("%d of %d in-flight answer(s) (409) retried before Retry-After/backoff", f.count, retried)
 	}
-	return pass("%d 409 response(s) retried after Retry-After/backoff", retried)
+	return pass("%d in-flight answer(s) (409) retried after Retry-After/backoff", retried)
 }
 
 func checkLostResolved(o *analysis) verdict {
@@ -304,12 +313,12 @@ func checkLostResolved(o *analysis) verdict {
 	f, lost := failing{}, 0
 	for _, op := range ops {
 		as := attempts[op]
-		lostAt := slices.IndexFunc(as, responseLost)
+		lostAt := slices.IndexFunc(as, func(r faultproxy.Record) bool { return responseLost(o.classOf(r)) })
 		if lostAt < 0 {
 			continue
 		}
 		lost++
-		if slices.ContainsFunc(as[lostAt:], knownOutcome) {
+		if slices.ContainsFunc(as[lostAt:], func(r faultproxy.Record) bool { return knownOutcome(o.classOf(r)) }) {
 			continue // retried to a known outcome
 		}
 		if oc, ok := o.outcomeOf(op); ok && oc.Outcome == OutcomeUnknown {
@@ -346,7 +355,7 @@ func checkUnknownAsFailed(o *analysis) verdict {
 		}
 		failed++
 		if n := o.Ledger[op]; n > 0 {
-			f.addOp("committed-reported-failed", fmt.Sprintf("%s reported failed, but %d refund(s) exist", op, n), o, op, attempts[op])
+			f.addOp("committed-reported-failed", fmt.Sprintf("%s reported failed, but %d side effect(s) exist", op, n), o, op, attempts[op])
 		}
 	}
 	if f.count > 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemproof/idemproof/clientcheck"
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/scenarios"
 )
 
@@ -78,7 +79,7 @@ func TestKeyMintedPerAttemptIsNamed(t *testing.T) {
 	require.Equal(t, scenarios.Fail, v[clientcheck.IDSameKeyOnRetry].Verdict)
 	require.Equal(t, scenarios.Fail, v[clientcheck.IDOneEffect].Verdict)
 	require.Equal(t, 1, v[clientcheck.IDOneEffect].Evidence.Categories[scenarios.CatDuplicated])
-	require.Contains(t, v[clientcheck.IDOneEffect].Evidence.Examples[0], "order-1 has 2 refunds")
+	require.Contains(t, v[clientcheck.IDOneEffect].Evidence.Examples[0], "order-1 has 2 side effects")
 }
 
 func TestKeySharedAcrossOperations(t *testing.T) {
@@ -133,7 +134,7 @@ func TestCommittedOperationReportedFailed(t *testing.T) {
 	o.Outcomes[1].Outcome = clientcheck.OutcomeFailed
 	v := verdicts(o)
 	require.Equal(t, scenarios.Fail, v[clientcheck.IDUnknownAsFailed].Verdict)
-	require.Contains(t, v[clientcheck.IDUnknownAsFailed].Evidence.Examples[0], "order-2 reported failed, but 1 refund(s) exist")
+	require.Contains(t, v[clientcheck.IDUnknownAsFailed].Evidence.Examples[0], "order-2 reported failed, but 1 side effect(s) exist")
 	require.Equal(t, scenarios.Fail, v[clientcheck.IDLostResolved].Verdict)
 
 	o.Outcomes[1].Outcome = clientcheck.OutcomeUnknown
@@ -215,7 +216,10 @@ func TestFailingResultCarriesTheOperationsTimeline(t *testing.T) {
 	require.NotNil(t, rec)
 	require.Equal(t, "order-1", rec.Entity)
 	require.Len(t, rec.Journal, 2)
-	require.Equal(t, map[string]int{"refund": 2}, rec.Ledger)
+	require.Equal(t, map[string]int{scenarios.LedgerOperation: 2}, rec.Ledger)
+	require.Len(t, rec.History, 4, "the per-attempt view: invoke and answer of each attempt")
+	require.Equal(t, outcome.ServerError, rec.History[1].Class)
+	require.Equal(t, outcome.Success, rec.History[3].Class)
 }
 
 func TestOperationsDescribeEachOperationWithoutFailing(t *testing.T) {
@@ -225,8 +229,8 @@ func TestOperationsDescribeEachOperationWithoutFailing(t *testing.T) {
 	require.Len(t, ops, 2)
 	require.Equal(t, "client/operation/order-1", ops[0].ScenarioID)
 	require.Equal(t, scenarios.Info, ops[0].Verdict)
-	require.Equal(t, "2 attempt(s) under 1 key(s), 1 refund(s), faults: after-status; the client reported ok", ops[0].Message)
-	require.Equal(t, "2 attempt(s) under 1 key(s), 1 refund(s), faults: after-reset; the client reported nothing", ops[1].Message)
+	require.Equal(t, "2 attempt(s) under 1 key(s), 1 side effect(s), faults: after-status; answers: 503 (server_error), 201 (success); the client reported ok", ops[0].Message)
+	require.Equal(t, "2 attempt(s) under 1 key(s), 1 side effect(s), faults: after-reset; answers: reset (info), 201 (success); the client reported nothing", ops[1].Message)
 	require.Len(t, ops[1].Evidence.Record.Journal, 2)
 	require.Empty(t, clientcheck.Findings(ops, true))
 }

@@ -35,3 +35,17 @@ func TestCommandIsKilledAtTheTimeout(t *testing.T) {
 func TestCommandNeedsArguments(t *testing.T) {
 	require.ErrorContains(t, clientcheck.Command(nil, os.Stdout, os.Stderr)(context.Background(), clientcheck.Env{}), "no command")
 }
+
+func TestVarsLeaveOutWhatDoesNotApply(t *testing.T) {
+	env := clientcheck.Env{BaseURL: "http://127.0.0.1:1", KeyField: "params.key", OperationMethod: "POST",
+		OperationURL: "http://127.0.0.1:1/rpc", OperationBody: `{"id":"{{.Entity}}"}`, Entity: "json:id", MCPEndpoint: "http://127.0.0.1:1/rpc"}
+	require.Equal(t, []string{
+		"IDEMPROOF_BASE_URL=http://127.0.0.1:1",
+		"IDEMPROOF_KEY_FIELD=params.key",
+		"IDEMPROOF_OPERATION_METHOD=POST",
+		"IDEMPROOF_OPERATION_URL=http://127.0.0.1:1/rpc",
+		`IDEMPROOF_OPERATION_BODY={"id":"{{.Entity}}"}`,
+		"IDEMPROOF_ENTITY=json:id",
+		"IDEMPROOF_MCP_ENDPOINT=http://127.0.0.1:1/rpc",
+	}, env.Vars())
+}

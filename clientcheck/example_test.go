@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/idemproof/idemproof/clientcheck"
 )
@@ -46,4 +47,41 @@ func ExampleRun() {
 	// findings: 0
 	// refunds of order-1: 1
 	// attempts: 2
+}
+
+// The code under test may be just a function of the proxy's base URL. Here every first
+// attempt of a key is answered 409 with Retry-After: 1, and the loop honours it.
+func ExampleRun_baseURL() {
+	refund := func(baseURL string) error {
+		for attempt := 1; attempt <= 3; attempt++ {
+			req, err := http.NewRequest("POST", baseURL+"/v1/refunds", strings.NewReader(`{"order_id":"order-7","amount":4900}`))
+			if err != nil {
+				return err
+			}
+			req.Header.Set("Idempotency-Key", "refund-order-7")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return err
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusConflict {
+				return nil
+			}
+			time.Sleep(time.Second) // its Retry-After
+		}
+		return fmt.Errorf("still in flight")
+	}
+	res, err := clientcheck.Run(context.Background(), clientcheck.Config{FaultSpec: "409=1"}, refund)
+	if err != nil {
+		fmt.Println("harness:", err)
+		return
+	}
+	for _, a := range res.Attempts("order-7") {
+		fmt.Println(a.Delivered, a.Class, a.RetryAfter)
+	}
+	fmt.Println("findings:", len(res.Findings()))
+	// Output:
+	// 409 in_flight 1s
+	// 201 success 0s
+	// findings: 0
 }

@@ -3,80 +3,137 @@ package clientcheck
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
+	"path"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/scenarios"
 )
 
-// The operation client-check watches: the reference server's keyed refund call.
-const (
-	OperationMethod = "POST"
-	OperationPath   = "/v1/refunds"
-)
+// DefaultFaultSpec is the schedule when none is given: one operation's first response is
+// held past the client's timeout, the others are reset after the commit or get a 503
+// after the commit, in turn. Every fault lands AFTER the upstream committed, so a client
+// that gives up instead of retrying with the same key is seen.
+const DefaultFaultSpec = "hold=3s,reset,503"
 
-// DefaultFaultSpec is the schedule when none is given: one key's first response is held
-// past the client's timeout, some first attempts are reset after the commit, every
-// other first attempt gets a 503 after the commit. Every fault lands AFTER the upstream
-// committed, so a client that gives up instead of retrying with the same key is seen.
-const DefaultFaultSpec = "hold=3s,reset=0.5,503"
-
-// Fault spec items, each one rule on the FIRST attempt of a key (in this order of
-// precedence, whatever the order written):
+// Fault spec items. Each is a fault KIND; the kinds are dealt over the logical
+// operations (see Schedule) and act on the FIRST attempt of each key:
 //
-//	hold[=DUR]   after-hold then drop, for one key (default 3s: longer than the client's timeout)
-//	reset[=P]    after-reset with probability P (default 0.5)
-//	close[=P]    after-close with probability P (default 0.5)
-//	409[=SECS]   before-status 409 with Retry-After SECS (default 1): "in flight, come back"
-//	422          before-status 422: "this key was used with another payload"
-//	503|502|504  after-status with that status, for every key the rules above left alone
+//	hold[=DUR]   after-hold then drop (default 3s: longer than the client's timeout); one operation only
+//	reset[=P]    after-reset (RST after the commit)
+//	close[=P]    after-close (no bytes after the commit)
+//	409[=SECS]   before-status: the profile's in-flight answer with Retry-After SECS (default 1)
+//	422          before-status: the profile's mismatch answer ("key used with another payload")
+//	503|502|504  after-status with that status
 //	none         no faults
 //
-// or "@FILE": a JSON array of faultproxy rules, used as given.
+// P (default 1) is the probability that an operation dealt reset or close gets it; the
+// first operation dealt a kind always does, so every kind is seen. Or "@FILE": a JSON
+// array of faultproxy rules, used as given (nothing is dealt).
 var faultItems = []string{"hold", "reset", "close", "409", "422", "503", "502", "504", "none"}
 
-// ParseFaults turns a fault spec ("" = DefaultFaultSpec) into proxy rules. Errors name
-// the bad item and list the valid ones.
-func ParseFaults(spec string) ([]faultproxy.Rule, error) {
+// FaultKind is one item of a fault spec.
+type FaultKind struct {
+	Name string // hold, reset, close, 409, 422, 503, 502, 504
+	// Param is the item's parameter as written ("" = the default).
+	Param string
+	// Probability that a later operation dealt this kind gets it (the first always does).
+	Probability float64
+	// Once: dealt to one operation only (hold: each one costs its whole duration).
+	Once bool
+	// RetryAfter is what the 409 sends, in seconds.
+	RetryAfter int
+	// Hold is the after-hold duration.
+	Hold time.Duration
+}
+
+// String is the item as the spec writes it: "409=1", "reset", "hold=3s".
+func (k FaultKind) String() string {
+	if k.Param == "" {
+		return k.Name
+	}
+	return k.Name + "=" + k.Param
+}
+
+// RuleName is the proxy rule that applies the kind; the journal names it.
+func (k FaultKind) RuleName() string { return "client-check-" + k.Name }
+
+// Schedule is a parsed --faults spec: fault kinds dealt over the operations, or proxy
+// rules used as given. An empty schedule is "no faults".
+type Schedule struct {
+	Spec  string
+	Kinds []FaultKind
+	// Rules are used as given when the spec was "@FILE" (or Config.Faults was set).
+	Rules []faultproxy.Rule
+}
+
+// String is the spec the schedule was parsed from.
+func (s *Schedule) String() string {
+	if s.Spec != "" {
+		return s.Spec
+	}
+	if len(s.Kinds) == 0 && len(s.Rules) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(s.Kinds))
+	for i, k := range s.Kinds {
+		parts[i] = k.String()
+	}
+	if len(s.Rules) > 0 {
+		return fmt.Sprintf("%d rule(s)", len(s.Rules))
+	}
+	return strings.Join(parts, ",")
+}
+
+// ParseSchedule parses a fault spec ("" = DefaultFaultSpec). Errors name the bad item
+// and list the valid ones.
+func ParseSchedule(spec string) (*Schedule, error) {
 	spec = strings.TrimSpace(spec)
 	if spec == "" {
 		spec = DefaultFaultSpec
 	}
 	if file, ok := strings.CutPrefix(spec, "@"); ok {
-		return rulesFromFile(file)
+		rules, err := rulesFromFile(file)
+		if err != nil {
+			return nil, err
+		}
+		return &Schedule{Spec: spec, Rules: rules}, nil
 	}
-	byName := map[string]faultproxy.Rule{}
+	byName := map[string]FaultKind{}
 	for _, item := range strings.Split(spec, ",") {
 		name, param, hasParam := strings.Cut(strings.TrimSpace(item), "=")
-		rule, err := faultItem(name, param, hasParam)
+		kind, err := faultItem(name, param, hasParam)
 		if err != nil {
-			return nil, fmt.Errorf("fault %q: %w", item, err)
+			return nil, fmt.Errorf("fault %q: %w", strings.TrimSpace(item), err)
 		}
 		if _, dup := byName[name]; dup {
 			return nil, fmt.Errorf("fault %q: given twice", name)
 		}
-		byName[name] = rule
+		byName[name] = kind
 	}
 	if _, ok := byName["none"]; ok {
 		if len(byName) > 1 {
 			return nil, fmt.Errorf("fault \"none\" cannot be combined with other faults")
 		}
-		return nil, nil
+		return &Schedule{Spec: "none"}, nil
 	}
-	var rules []faultproxy.Rule
+	s := &Schedule{Spec: spec}
 	for _, name := range faultItems {
-		if r, ok := byName[name]; ok {
-			rules = append(rules, r)
+		if k, ok := byName[name]; ok {
+			s.Kinds = append(s.Kinds, k)
 		}
 	}
-	return rules, nil
+	return s, nil
 }
 
-func faultItem(name, param string, hasParam bool) (faultproxy.Rule, error) {
-	first := faultproxy.Match{Method: OperationMethod, Path: OperationPath, Attempts: &faultproxy.Range{From: 1, To: 1}}
-	rule := faultproxy.Rule{Name: "client-check-" + name, Match: first}
+func faultItem(name, param string, hasParam bool) (FaultKind, error) {
+	kind := FaultKind{Name: name, Param: param, Probability: 1}
 	noParam := func() error {
 		if hasParam {
 			return fmt.Errorf("takes no parameter")
@@ -85,81 +142,162 @@ func faultItem(name, param string, hasParam bool) (faultproxy.Rule, error) {
 	}
 	switch name {
 	case "hold":
-		d := 3 * time.Second
+		kind.Hold, kind.Once = 3*time.Second, true
 		if hasParam {
-			var err error
-			if d, err = time.ParseDuration(param); err != nil || d <= 0 {
-				return rule, fmt.Errorf("want a positive duration such as 3s")
+			d, err := time.ParseDuration(param)
+			if err != nil || d <= 0 {
+				return kind, fmt.Errorf("want a positive duration such as 3s")
 			}
+			kind.Hold = d
 		}
-		rule.Fault = faultproxy.FaultSpec{Type: faultproxy.FaultAfterHold, Duration: d, Then: "drop"}
-		rule.Count = 1
 	case "reset", "close":
-		p, err := probability(param, hasParam)
-		if err != nil {
-			return rule, err
-		}
-		rule.Probability = p
-		rule.Fault = faultproxy.FaultSpec{Type: faultproxy.FaultAfterReset}
-		if name == "close" {
-			rule.Fault.Type = faultproxy.FaultAfterClose
+		if hasParam {
+			p, err := strconv.ParseFloat(param, 64)
+			if err != nil || p <= 0 || p > 1 {
+				return kind, fmt.Errorf("want a probability in (0,1], e.g. 0.5")
+			}
+			kind.Probability = p
 		}
 	case "409":
-		secs := 1
+		kind.RetryAfter = 1
 		if hasParam {
-			var err error
-			if secs, err = strconv.Atoi(param); err != nil || secs < 0 {
-				return rule, fmt.Errorf("want whole seconds of Retry-After, e.g. 409=1")
+			secs, err := strconv.Atoi(param)
+			if err != nil || secs < 0 {
+				return kind, fmt.Errorf("want whole seconds of Retry-After, e.g. 409=1")
+			}
+			kind.RetryAfter = secs
+		}
+	case "422", "503", "502", "504", "none":
+		return kind, noParam()
+	default:
+		return kind, fmt.Errorf("unknown fault; use %s, or @FILE with JSON rules", strings.Join(faultItems, ", "))
+	}
+	return kind, nil
+}
+
+// Problem bodies the 409 and 422 faults send (RFC 9457, like the reference server's).
+const (
+	inFlightBody = `{"type":"idempotency-key-in-use","title":"a request with this key is in flight"}`
+	mismatchBody = `{"type":"idempotency-key-reused","title":"this key was used with another payload"}`
+)
+
+// rulesFor turns the schedule into proxy rules for the profile's operation, and refuses a
+// kind that could never be seen as what it is: a 409 the profile does not classify as
+// in_flight, a 422 it does not classify as mismatch. Rules given as such are checked too:
+// one that could never match the operation, or that an earlier rule always shadows.
+func (s *Schedule) rulesFor(p *scenarios.Profile) ([]faultproxy.Rule, error) {
+	op := operationMatch(p)
+	if s.Rules != nil {
+		return s.Rules, checkGivenRules(s.Rules, p)
+	}
+	classifier := p.Classifier()
+	var rules []faultproxy.Rule
+	for _, k := range s.Kinds {
+		r := faultproxy.Rule{Name: k.RuleName(), Match: op}
+		r.Match.Headers = map[string]string{HeaderFault: k.Name}
+		var want outcome.Class
+		switch k.Name {
+		case "hold":
+			r.Fault = faultproxy.FaultSpec{Type: faultproxy.FaultAfterHold, Duration: k.Hold, Then: "drop"}
+			r.Count = 1
+		case "reset":
+			r.Fault = faultproxy.FaultSpec{Type: faultproxy.FaultAfterReset}
+		case "close":
+			r.Fault = faultproxy.FaultSpec{Type: faultproxy.FaultAfterClose}
+		case "409":
+			r.Fault = faultproxy.FaultSpec{Type: faultproxy.FaultBeforeStatus, Status: p.Expect.InFlight, RetryAfter: k.RetryAfter, Body: inFlightBody}
+			want = outcome.InFlight
+		case "422":
+			r.Fault = faultproxy.FaultSpec{Type: faultproxy.FaultBeforeStatus, Status: p.Expect.Mismatch, Body: mismatchBody}
+			want = outcome.Mismatch
+		default: // 503, 502, 504
+			status, _ := strconv.Atoi(k.Name)
+			r.Fault = faultproxy.FaultSpec{Type: faultproxy.FaultAfterStatus, Status: status}
+			want = outcome.ServerError
+		}
+		if want != "" {
+			a := outcome.Answer{Status: r.Fault.Status, Header: http.Header{"Content-Type": {"application/problem+json"}}, Body: []byte(r.Fault.Body)}
+			if r.Fault.RetryAfter > 0 {
+				a.Header.Set("Retry-After", strconv.Itoa(r.Fault.RetryAfter))
+			}
+			if got := classifier.Classify(a); got != want {
+				return nil, fmt.Errorf("fault %q: the profile %s classifies the answer it would send (status %d) as %s, not %s, so it could never be seen as one; drop it, or use @FILE rules with the answer this API gives",
+					k, p.Name, a.Status, got, want)
 			}
 		}
-		rule.Fault = faultproxy.FaultSpec{Type: faultproxy.FaultBeforeStatus, Status: 409, RetryAfter: secs,
-			Body: `{"type":"idempotency-key-in-use","title":"a request with this key is in flight"}`}
-	case "422":
-		rule.Fault = faultproxy.FaultSpec{Type: faultproxy.FaultBeforeStatus, Status: 422,
-			Body: `{"type":"idempotency-key-reused","title":"this key was used with another payload"}`}
-		return rule, noParam()
-	case "503", "502", "504":
-		status, _ := strconv.Atoi(name)
-		rule.Fault = faultproxy.FaultSpec{Type: faultproxy.FaultAfterStatus, Status: status}
-		return rule, noParam()
-	case "none":
-		return rule, noParam()
-	default:
-		return rule, fmt.Errorf("unknown fault; use %s, or @FILE with JSON rules", strings.Join(faultItems, ", "))
+		rules = append(rules, r)
 	}
-	return rule, nil
+	return rules, nil
 }
 
-func probability(param string, hasParam bool) (float64, error) {
-	if !hasParam {
-		return 0.5, nil
-	}
-	p, err := strconv.ParseFloat(param, 64)
-	if err != nil || p <= 0 || p > 1 {
-		return 0, fmt.Errorf("want a probability in (0,1], e.g. 0.5")
-	}
-	return p, nil
+// operationMatch selects the first attempt of each key of the profile's operation. A
+// path template matches any value where {{.Entity}} stands.
+func operationMatch(p *scenarios.Profile) faultproxy.Match {
+	return faultproxy.Match{Method: p.Operation.Method, Path: operationPathGlob(p), Attempts: &faultproxy.Range{From: 1, To: 1}}
 }
 
-func rulesFromFile(path string) ([]faultproxy.Rule, error) {
-	b, err := os.ReadFile(path)
+// operationPathGlob is operation.path without its query, each {{...}} replaced by "*".
+func operationPathGlob(p *scenarios.Profile) string {
+	s, _, _ := strings.Cut(p.Operation.Path, "?")
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "{{")
+		if i < 0 {
+			b.WriteString(s)
+			break
+		}
+		j := strings.Index(s[i:], "}}")
+		if j < 0 {
+			b.WriteString(s)
+			break
+		}
+		b.WriteString(s[:i] + "*")
+		s = s[i+j+2:]
+	}
+	return b.String()
+}
+
+// checkGivenRules refuses rules that could never fire: one that cannot match the
+// operation's method or path, one that asks for a key and for none at once, or one that
+// an earlier rule with the same match, no count and no probability always wins over.
+func checkGivenRules(rules []faultproxy.Rule, p *scenarios.Profile) error {
+	glob := operationPathGlob(p)
+	for i, r := range rules {
+		m := r.Match
+		switch {
+		case m.Method != "" && !strings.EqualFold(m.Method, p.Operation.Method):
+			return fmt.Errorf("rule %q: matches method %s, but the operation is %s %s: it could never fire", r.Name, m.Method, p.Operation.Method, p.Operation.Path)
+		case m.Path != "" && !strings.Contains(glob, "*") && !pathMatches(m.Path, glob):
+			return fmt.Errorf("rule %q: path %q does not match the operation's path %s: it could never fire", r.Name, m.Path, glob)
+		case m.NoKey && (m.Key != "" || m.Attempts != nil):
+			return fmt.Errorf("rule %q: no_key with key or attempts matches nothing: it could never fire", r.Name)
+		}
+		for _, earlier := range rules[:i] {
+			unlimited := earlier.Count == 0 && (earlier.Probability == 0 || earlier.Probability == 1)
+			if unlimited && reflect.DeepEqual(earlier.Match, r.Match) {
+				return fmt.Errorf("rule %q: rule %q has the same match and always fires first: it could never fire", r.Name, earlier.Name)
+			}
+		}
+	}
+	return nil
+}
+
+func pathMatches(pattern, p string) bool {
+	ok, _ := path.Match(pattern, p)
+	return ok
+}
+
+func rulesFromFile(file string) ([]faultproxy.Rule, error) {
+	b, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("read faults file: %w", err)
 	}
 	var rules []faultproxy.Rule
 	if err := json.Unmarshal(b, &rules); err != nil {
-		return nil, fmt.Errorf("faults file %s: want a JSON array of rules: %w", path, err)
+		return nil, fmt.Errorf("faults file %s: want a JSON array of rules: %w", file, err)
+	}
+	if rules == nil {
+		rules = []faultproxy.Rule{}
 	}
 	return rules, nil
-}
-
-// retryAfterOf returns the Retry-After a rule's fault sends, by rule name.
-func retryAfterOf(rules []faultproxy.Rule) map[string]time.Duration {
-	out := map[string]time.Duration{}
-	for _, r := range rules {
-		if r.Fault.RetryAfter > 0 {
-			out[r.Name] = time.Duration(r.Fault.RetryAfter) * time.Second
-		}
-	}
-	return out
 }

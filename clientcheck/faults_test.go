@@ -8,46 +8,43 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/clientcheck"
-	"github.com/idemproof/idemproof/faultproxy"
 )
 
-func ruleNames(rules []faultproxy.Rule) []string {
+func kindNames(s *clientcheck.Schedule) []string {
 	var out []string
-	for _, r := range rules {
-		out = append(out, r.Name)
+	for _, k := range s.Kinds {
+		out = append(out, k.String())
 	}
 	return out
 }
 
-func TestDefaultScheduleHoldsOneResetsSomeAnd503sTheRest(t *testing.T) {
-	rules, err := clientcheck.ParseFaults("")
+func TestDefaultScheduleHoldsOneAndResetsOr503sTheOthers(t *testing.T) {
+	s, err := clientcheck.ParseSchedule("")
 	require.NoError(t, err)
-	require.Equal(t, []string{"client-check-hold", "client-check-reset", "client-check-503"}, ruleNames(rules))
-	hold := rules[0]
-	require.Equal(t, faultproxy.FaultAfterHold, hold.Fault.Type)
-	require.Equal(t, 3*time.Second, hold.Fault.Duration)
-	require.Equal(t, "drop", hold.Fault.Then)
-	require.Equal(t, 1, hold.Count)
-	require.Equal(t, 0.5, rules[1].Probability)
-	for _, r := range rules {
-		require.Equal(t, &faultproxy.Range{From: 1, To: 1}, r.Match.Attempts, r.Name)
-		require.Equal(t, "/v1/refunds", r.Match.Path)
-	}
-	require.Equal(t, 503, rules[2].Fault.Status)
+	require.Equal(t, []string{"hold=3s", "reset", "503"}, kindNames(s))
+	require.Equal(t, clientcheck.DefaultFaultSpec, s.String())
+	hold := s.Kinds[0]
+	require.True(t, hold.Once)
+	require.Equal(t, 3*time.Second, hold.Hold)
+	require.Equal(t, 1.0, s.Kinds[1].Probability)
 }
 
 func TestFaultSpecOrderIsPrecedenceNotWriting(t *testing.T) {
-	rules, err := clientcheck.ParseFaults("502, 409=2, hold=500ms")
+	s, err := clientcheck.ParseSchedule("502, 409=2, hold=500ms, reset=0.25")
 	require.NoError(t, err)
-	require.Equal(t, []string{"client-check-hold", "client-check-409", "client-check-502"}, ruleNames(rules))
-	require.Equal(t, 2, rules[1].Fault.RetryAfter)
-	require.Equal(t, 500*time.Millisecond, rules[0].Fault.Duration)
+	require.Equal(t, []string{"hold=500ms", "reset=0.25", "409=2", "502"}, kindNames(s))
+	require.Equal(t, 2, s.Kinds[2].RetryAfter)
+	require.Equal(t, 500*time.Millisecond, s.Kinds[0].Hold)
+	require.Equal(t, 0.25, s.Kinds[1].Probability)
+	require.Equal(t, "client-check-409", s.Kinds[2].RuleName())
 }
 
 func TestFaultSpecNone(t *testing.T) {
-	rules, err := clientcheck.ParseFaults("none")
+	s, err := clientcheck.ParseSchedule("none")
 	require.NoError(t, err)
-	require.Empty(t, rules)
+	require.Empty(t, s.Kinds)
+	require.Empty(t, s.Rules)
+	require.Equal(t, "none", s.String())
 }
 
 func TestFaultSpecErrorsSayWhatToFix(t *testing.T) {
@@ -61,7 +58,7 @@ func TestFaultSpecErrorsSayWhatToFix(t *testing.T) {
 		"@/no/file": "read faults file",
 		"409=-1":    "want whole seconds",
 	} {
-		_, err := clientcheck.ParseFaults(spec)
+		_, err := clientcheck.ParseSchedule(spec)
 		require.ErrorContains(t, err, want, spec)
 	}
 }
@@ -69,8 +66,9 @@ func TestFaultSpecErrorsSayWhatToFix(t *testing.T) {
 func TestFaultSpecFromFile(t *testing.T) {
 	path := t.TempDir() + "/rules.json"
 	require.NoError(t, os.WriteFile(path, []byte(`[{"name":"slow","match":{"method":"POST"},"fault":{"type":"after-hold","duration_ms":250,"then":"drop"}}]`), 0o644))
-	rules, err := clientcheck.ParseFaults("@" + path)
+	s, err := clientcheck.ParseSchedule("@" + path)
 	require.NoError(t, err)
-	require.Len(t, rules, 1)
-	require.Equal(t, 250*time.Millisecond, rules[0].Fault.Duration)
+	require.Empty(t, s.Kinds)
+	require.Len(t, s.Rules, 1)
+	require.Equal(t, 250*time.Millisecond, s.Rules[0].Fault.Duration)
 }

@@ -6,22 +6,29 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/outcome"
 )
 
 // Observation is everything one run recorded: the checks' only input. Run fills it; a
 // test may build one by hand.
 type Observation struct {
-	// Attempts are the journal records of the keyed operation (POST /v1/refunds) only.
+	// Attempts are the journal records of the keyed operation only.
 	Attempts []faultproxy.Record
-	// Entities maps a request body's SHA-256 (hex) to the operation it names (the
-	// order_id), learned from every body that reached the server.
+	// Delivered is what the front saw of each attempt, by journal Seq: the operation the
+	// request named, the answer's class and Retry-After, its start and end.
+	Delivered map[uint64]Delivered
+	// Entities maps a request body's SHA-256 (hex) to the operation it names, for
+	// attempts without a Delivered entry (observations built by hand).
 	Entities map[string]string
+	// Classifier classifies the journal status of an attempt without a Delivered class;
+	// nil means the reference's statuses (409 in flight, 422 mismatch).
+	Classifier outcome.Classifier
 	// Ledger is the number of side effects (refunds) per operation; LedgerErr is set when
 	// reading it failed, and the checks that need it answer UNKNOWN.
 	Ledger    map[string]int
 	LedgerErr string
-	// RetryAfter is the Retry-After of each 409 the client got, by journal Seq; a 409 not
-	// in the map carried none, and MinBackoff is the least wait expected after it.
+	// RetryAfter is the Retry-After of an in-flight answer by journal Seq, for attempts
+	// without a Delivered entry; without either, MinBackoff is the least wait expected.
 	RetryAfter map[uint64]time.Duration
 	MinBackoff time.Duration
 	// Outcomes is the client's own view (the outcome file); OutcomesWritten is false when
@@ -31,6 +38,10 @@ type Observation struct {
 	OutcomeErr      string
 	// ExitErr is the code under test's error (or non-zero exit); "" when it succeeded.
 	ExitErr string
+	// ClientDuration is how long the code under test ran: every check judges that run.
+	ClientDuration time.Duration
+	// Schedule is the fault schedule as applied.
+	Schedule AppliedSchedule
 }
 
 // timingTolerance absorbs the gap between where the proxy stamps a record's time and
@@ -40,9 +51,59 @@ const timingTolerance = 20 * time.Millisecond
 // DefaultMinBackoff is the least wait expected after a 409 that carried no Retry-After.
 const DefaultMinBackoff = 50 * time.Millisecond
 
-// operationOf names the operation of an attempt: its entity, or its body hash when the
-// body never reached the server.
+// Delivered is what the front saw of one attempt.
+type Delivered struct {
+	// Entity is the operation the request named ("" when it named none).
+	Entity string `json:"entity,omitempty"`
+	// Payload is the SHA-256 (hex) of the request body without the key ("" = the
+	// journal's body hash stands): what a retry under a fresh key re-sends unchanged.
+	Payload string `json:"payload_sha256,omitempty"`
+	// Kind is the fault kind dealt to the operation ("" none).
+	Kind string `json:"kind,omitempty"`
+	// Class is the delivered answer's class by the profile's classifier; info when the
+	// client got no complete answer.
+	Class outcome.Class `json:"class"`
+	// RetryAfter is the delivered Retry-After (0 = none).
+	RetryAfter time.Duration `json:"-"`
+	Start      time.Time     `json:"start"`
+	End        time.Time     `json:"end"`
+	// Body is the start of the delivered body.
+	Body []byte `json:"body,omitempty"`
+}
+
+// referenceStatuses classify hand-built observations: the reference server's statuses.
+var referenceStatuses = outcome.Statuses{InFlight: 409, Mismatch: 422, MissingKey: 400, Business: 402, Validation: 400}
+
+// classOf is an attempt's class: the front's, else its journal status classified.
+func (o *Observation) classOf(r faultproxy.Record) outcome.Class {
+	if d, ok := o.Delivered[r.Seq]; ok && d.Class != "" {
+		return d.Class
+	}
+	if r.ClientResult != faultproxy.ClientDelivered && r.ClientResult != faultproxy.ClientError {
+		return outcome.Info
+	}
+	c := o.Classifier
+	if c == nil {
+		c = referenceStatuses
+	}
+	return c.Classify(outcome.Answer{Status: r.ClientStatus})
+}
+
+// retryAfterOf is the Retry-After an attempt's answer carried.
+func (o *Observation) retryAfterOf(r faultproxy.Record) (time.Duration, bool) {
+	if d, ok := o.Delivered[r.Seq]; ok {
+		return d.RetryAfter, d.RetryAfter > 0
+	}
+	d, ok := o.RetryAfter[r.Seq]
+	return d, ok
+}
+
+// operationOf names the operation of an attempt: the entity its request named, or its
+// body hash when it named none.
 func (o *Observation) operationOf(r faultproxy.Record) string {
+	if d, ok := o.Delivered[r.Seq]; ok && d.Entity != "" {
+		return d.Entity
+	}
 	if e, ok := o.Entities[r.BodySHA256]; ok {
 		return e
 	}
@@ -101,17 +162,16 @@ func (a *analysis) outcomeOf(op string) (Outcome, bool) {
 func (a *analysis) allOperations() []string { return a.all }
 
 // responseLost reports whether the client got no usable answer from this attempt: no
-// complete response (reset, closed, truncated, timed out) or a 5xx. The operation may
-// have committed either way.
-func responseLost(r faultproxy.Record) bool {
-	return r.ClientResult != faultproxy.ClientDelivered || r.ClientStatus >= 500
+// complete answer (reset, closed, truncated, timed out: info) or a server error. The
+// operation may have committed either way.
+func responseLost(c outcome.Class) bool {
+	return c == outcome.Info || c == outcome.ServerError
 }
 
 // knownOutcome reports whether the client learned the operation's fate from this
-// attempt: a complete 2xx or a definite 4xx (409 means "try again", so it is not one).
-func knownOutcome(r faultproxy.Record) bool {
-	return r.ClientResult == faultproxy.ClientDelivered &&
-		r.ClientStatus >= 200 && r.ClientStatus < 500 && r.ClientStatus != 409
+// attempt: a success or a definite refusal (in flight means "try again", so it is not).
+func knownOutcome(c outcome.Class) bool {
+	return c.Determinate() && c != outcome.ServerError && c != outcome.InFlight
 }
 
 func shorten(s string, n int) string {

@@ -14,10 +14,15 @@ const OperationIDPrefix = "client/operation/"
 // MaxOperationResults bounds the per-operation results of one report.
 const MaxOperationResults = 200
 
+// maxAnswersInMessage bounds the answers a per-operation message lists.
+const maxAnswersInMessage = 6
+
 // Operations returns one INFO result per logical operation (at most
-// MaxOperationResults, in sorted order): its attempts, keys, refunds and the client's own
-// outcome, with its whole journal as the record, so the HTML report draws a timeline per
-// operation. They never fail a run; the checks do.
+// MaxOperationResults, in sorted order): its attempts, keys, side effects, the answers
+// it got with their classes and the client's own outcome, with its journal and its
+// per-attempt history as the record, so every report draws a timeline per operation, and
+// the time from its first attempt to its last answer as its duration. They never fail a
+// run; the checks do.
 func Operations(o Observation) []scenarios.Result {
 	a := analyse(&o)
 	var out []scenarios.Result
@@ -36,11 +41,11 @@ func Operations(o Observation) []scenarios.Result {
 		if oc, ok := a.outcomeOf(op); ok {
 			client = "the client reported " + oc.Outcome
 		}
-		refunds := "refunds unknown"
-		ledger := map[string]int{}
+		effects := "side effects unknown"
 		if n, ok := o.Ledger[op]; ok {
-			refunds, ledger = fmt.Sprintf("%d refund(s)", n), map[string]int{"refund": n}
+			effects = fmt.Sprintf("%d side effect(s)", n)
 		}
+		span := a.span(attempts)
 		out = append(out, scenarios.Result{
 			ScenarioID:  OperationIDPrefix + op,
 			Description: "what happened to one logical operation",
@@ -50,9 +55,11 @@ func Operations(o Observation) []scenarios.Result {
 			Labels:      []string{"client", "operation"},
 			Target:      Target,
 			Verdict:     scenarios.Info,
-			Message: fmt.Sprintf("%d attempt(s) under %d key(s), %s, faults: %s; %s",
-				len(attempts), len(keys), refunds, faultsText(attempts), client),
-			Evidence: scenarios.Evidence{Record: &scenarios.Record{Journal: attempts, Ledger: ledger, Entity: op, LedgerErr: o.LedgerErr}},
+			Message: fmt.Sprintf("%d attempt(s) under %d key(s), %s, faults: %s; answers: %s; %s",
+				len(attempts), len(keys), effects, faultsText(attempts), a.answersText(attempts), client),
+			Evidence:   scenarios.Evidence{Record: a.record(op, attempts)},
+			Duration:   span,
+			DurationMS: millis(span),
 		})
 	}
 	return out
@@ -70,4 +77,20 @@ func faultsText(attempts []faultproxy.Record) string {
 		return "none"
 	}
 	return strings.Join(faults, ", ")
+}
+
+// answersText lists what each attempt got and its class: "reset (info), 201 (success)".
+func (a *analysis) answersText(attempts []faultproxy.Record) string {
+	var parts []string
+	for i, r := range attempts {
+		if i == maxAnswersInMessage {
+			parts = append(parts, fmt.Sprintf("… %d more", len(attempts)-i))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", deliveredText(r), a.classOf(r)))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }

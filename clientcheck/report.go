@@ -29,10 +29,14 @@ func Check(o Observation) []scenarios.Result {
 			Verdict:     v.verdict,
 			Message:     v.message,
 			Evidence:    scenarios.Evidence{Categories: v.categories, Examples: v.examples, Record: v.record},
+			Duration:    o.ClientDuration,
+			DurationMS:  millis(o.ClientDuration),
 		})
 	}
 	return out
 }
+
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // Findings returns the results that make a run fail: FAIL and UNKNOWN (an undecided
 // check is never counted as a pass). NON-STRICT counts only when strict.

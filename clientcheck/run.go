@@ -8,21 +8,31 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/reference"
 	"github.com/idemproof/idemproof/scenarios"
 )
 
 // Environment variables client-check exports to the code under test.
 const (
-	EnvBaseURL     = "IDEMPROOF_BASE_URL"     // the proxy: send POST /v1/refunds here
-	EnvAdminURL    = "IDEMPROOF_ADMIN_URL"    // the proxy's admin API (rules, journal)
-	EnvOutcomeFile = "IDEMPROOF_OUTCOME_FILE" // where the client may write its outcomes
-	EnvKeyHeader   = "IDEMPROOF_KEY_HEADER"   // the idempotency key header name
+	EnvBaseURL         = "IDEMPROOF_BASE_URL"         // the proxy: send the operation here
+	EnvAdminURL        = "IDEMPROOF_ADMIN_URL"        // the proxy's admin API (rules, journal)
+	EnvOutcomeFile     = "IDEMPROOF_OUTCOME_FILE"     // where the client may write its outcomes
+	EnvKeyHeader       = "IDEMPROOF_KEY_HEADER"       // the idempotency key header name (when the key travels in a header)
+	EnvKeyField        = "IDEMPROOF_KEY_FIELD"        // the key's JSON path in the body (when it travels there)
+	EnvOperationMethod = "IDEMPROOF_OPERATION_METHOD" // the operation's method, e.g. POST
+	EnvOperationURL    = "IDEMPROOF_OPERATION_URL"    // base URL + operation path (a path template keeps its {{.Entity}})
+	EnvOperationBody   = "IDEMPROOF_OPERATION_BODY"   // the profile's body template, with {{.Entity}}
+	EnvEntity          = "IDEMPROOF_ENTITY"           // where a request names its operation: json:PATH or header:NAME
+	EnvMCPEndpoint     = "IDEMPROOF_MCP_ENDPOINT"     // the operation URL, when the operation is a JSON-RPC (MCP) call
 )
 
 // DefaultTimeout bounds the code under test.
@@ -30,50 +40,89 @@ const DefaultTimeout = 2 * time.Minute
 
 // Env is what the code under test gets: where to send its requests and where to report.
 type Env struct {
-	BaseURL     string // the fault proxy in front of the reference server
+	BaseURL     string // the fault proxy in front of the target
 	AdminURL    string // the proxy's admin API
 	OutcomeFile string // JSON Lines, see Outcome; writing it is optional
-	KeyHeader   string // "Idempotency-Key"
+	KeyHeader   string // "Idempotency-Key"; "" when the key travels in the body
+	KeyField    string // the key's JSON path in the body; "" when it travels in a header
+	// The operation, from the profile: its method, its URL through the proxy and its
+	// body template ({{.Entity}} stands for the operation's entity).
+	OperationMethod string
+	OperationURL    string
+	OperationBody   string
+	// Entity is where a request names its operation: "json:order_id", "header:X-Order-Id".
+	Entity string
+	// MCPEndpoint is OperationURL when the operation is a JSON-RPC call (an MCP tool
+	// call); "" otherwise.
+	MCPEndpoint string
 }
 
-// Vars returns the environment as NAME=value pairs for a child process.
+// Vars returns the environment as NAME=value pairs for a child process; a variable
+// that does not apply (the key header of a body key, the MCP endpoint of a plain HTTP
+// operation) is left out.
 func (e Env) Vars() []string {
-	return []string{
-		EnvBaseURL + "=" + e.BaseURL,
-		EnvAdminURL + "=" + e.AdminURL,
-		EnvOutcomeFile + "=" + e.OutcomeFile,
-		EnvKeyHeader + "=" + e.KeyHeader,
+	var vars []string
+	for _, v := range [][2]string{
+		{EnvBaseURL, e.BaseURL},
+		{EnvAdminURL, e.AdminURL},
+		{EnvOutcomeFile, e.OutcomeFile},
+		{EnvKeyHeader, e.KeyHeader},
+		{EnvKeyField, e.KeyField},
+		{EnvOperationMethod, e.OperationMethod},
+		{EnvOperationURL, e.OperationURL},
+		{EnvOperationBody, e.OperationBody},
+		{EnvEntity, e.Entity},
+		{EnvMCPEndpoint, e.MCPEndpoint},
+	} {
+		if v[1] != "" {
+			vars = append(vars, v[0]+"="+v[1])
+		}
 	}
+	return vars
 }
 
-// ClientFunc is the code under test: it performs its logical operations (refunds, one
-// order_id each) against env.BaseURL and returns when done. A non-nil error is reported
-// as the client/command-exit finding.
+// ClientFunc is the code under test: it performs its logical operations against
+// env.BaseURL and returns when done. A non-nil error is reported as the
+// client/command-exit finding.
 type ClientFunc func(ctx context.Context, env Env) error
 
-// Config configures Run. The zero value runs the default fault schedule with seed 0.
+// Client is what Run accepts as the code under test: a ClientFunc, or just a function of
+// the proxy's base URL.
+type Client interface {
+	ClientFunc | func(ctx context.Context, env Env) error | func(baseURL string) error
+}
+
+// Config configures Run. The zero value runs the embedded reference server under the
+// default fault schedule with seed 0.
 type Config struct {
-	// Faults are the proxy rules. nil means FaultSpec; an empty non-nil slice means no
-	// faults.
+	// Profile is the target the client calls: its base_url, where the key travels, the
+	// operation, its entity (see scenarios.EntityRef; inferred from operation.body when
+	// the profile declares none), its ledger and its outcome classes. nil means the
+	// embedded reference refund server.
+	Profile *scenarios.Profile
+	// Faults are proxy rules used as given. nil means FaultSpec; an empty non-nil slice
+	// means no faults.
 	Faults []faultproxy.Rule
-	// FaultSpec is parsed with ParseFaults when Faults is nil ("" = DefaultFaultSpec).
+	// FaultSpec is parsed with ParseSchedule when Faults is nil ("" = DefaultFaultSpec).
 	FaultSpec string
-	// Seed seeds the proxy's rule probabilities: the same seed and the same order of
-	// requests give the same faults.
+	// Seed deals the fault kinds over the operations and seeds the proxy's rule
+	// probabilities: the same seed and the same order of requests give the same faults.
 	Seed int64
 	// Timeout bounds the code under test (default DefaultTimeout).
 	Timeout time.Duration
-	// MinBackoff is the least wait expected after a 409 without Retry-After (default
-	// DefaultMinBackoff).
+	// MinBackoff is the least wait expected after an in-flight answer without
+	// Retry-After (default DefaultMinBackoff).
 	MinBackoff time.Duration
 	// OutcomeFile is where the client may write its outcomes; "" means a fresh file in a
 	// temporary folder. An existing file is removed first so stale lines never count.
 	OutcomeFile string
-	// Reference adds options to the reference server (memory store, test hooks on).
+	// Reference adds options to the embedded reference server (memory store, test hooks
+	// on); unused with a Profile.
 	Reference []reference.Option
 }
 
-// Result is one run: the report (one result per check) and what it was computed from.
+// Result is one run: the report (one result per check, the schedule, one per
+// operation) and what it was computed from.
 type Result struct {
 	Report      scenarios.Report
 	Observation Observation
@@ -93,76 +142,130 @@ func (r *Result) Err() error {
 	return errors.Join(errs...)
 }
 
-// Run starts the reference server and the fault proxy on 127.0.0.1:0, runs client
-// against them, then checks what happened. An error means the harness itself could not
-// run (bad config, a port, the proxy); the client's own failure is a finding instead.
-func Run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
+// Attempts is the per-attempt view of one operation.
+func (r *Result) Attempts(op string) []Attempt { return AttemptsOf(r.Observation, op) }
+
+// Run puts the fault proxy in front of the target (the profile's, or the embedded
+// reference server), runs client against it, then checks what happened. An error means
+// the harness itself could not run (a bad profile or schedule, a fault that could never
+// fire, a target that does not answer its ledger); the client's own failure is a
+// finding instead.
+func Run[C Client](ctx context.Context, cfg Config, client C) (*Result, error) {
+	return run(ctx, cfg, asClientFunc(client))
+}
+
+func asClientFunc[C Client](client C) ClientFunc {
+	switch c := any(client).(type) {
+	case ClientFunc:
+		return c
+	case func(context.Context, Env) error:
+		return c
+	case func(string) error:
+		if c == nil {
+			return nil
+		}
+		return func(_ context.Context, env Env) error { return c(env.BaseURL) }
+	}
+	return nil
+}
+
+func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	started := time.Now()
-	rules := cfg.Faults
-	if rules == nil {
+	sched := &Schedule{Rules: cfg.Faults}
+	if cfg.Faults == nil {
 		var err error
-		if rules, err = ParseFaults(cfg.FaultSpec); err != nil {
+		if sched, err = ParseSchedule(cfg.FaultSpec); err != nil {
 			return nil, err
 		}
+	} else {
+		sched.Spec = fmt.Sprintf("%d rule(s) as given", len(cfg.Faults))
+		if len(cfg.Faults) == 0 {
+			sched.Spec = "none"
+		}
 	}
+
+	if client == nil {
+		return nil, errors.New("no client: give the code under test")
+	}
+	p, closeTarget, err := openTarget(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer closeTarget()
+	entity, err := EntityOf(p)
+	if err != nil {
+		return nil, err
+	}
+	rules, err := sched.rulesFor(p)
+	if err != nil {
+		return nil, err
+	}
+	ledger := ledgerReader{p: p, client: &http.Client{Timeout: 10 * time.Second}}
+	if _, err := ledger.count(ctx, "idemproof-preflight-"+strconv.FormatInt(started.UnixNano(), 36)); err != nil {
+		return nil, fmt.Errorf("preflight: the target %s does not answer its ledger (is it running?): %w", p.BaseURL, err)
+	}
+
 	outcomeFile, cleanup, err := prepareOutcomeFile(cfg.OutcomeFile)
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
 
-	ref, err := reference.New(append([]reference.Option{reference.WithTestHooks(true)}, cfg.Reference...)...)
-	if err != nil {
-		return nil, fmt.Errorf("start reference: %w", err)
-	}
-	defer ref.Close()
-	obs := newObserver(ref, faultproxy.DefaultKeyHeader)
-	upstream, err := serve(obs)
-	if err != nil {
-		return nil, err
-	}
-	defer upstream.Close()
-
 	proxy, err := faultproxy.New(faultproxy.Config{
-		Upstream: "http://" + upstream.Addr,
-		Seed:     cfg.Seed,
-		Rules:    rules,
+		Upstream:  p.BaseURL,
+		KeyHeader: p.KeyHeader,
+		KeyField:  p.KeyField,
+		Seed:      cfg.Seed,
+		Rules:     rules,
+		Transport: stripInternal{faultproxy.NewTransport(false)},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start proxy: %w", err)
 	}
 	defer proxy.CloseIdleConnections()
-	front, err := serve(proxy)
+	deal := newDealer(sched.Kinds, cfg.Seed)
+	fr := newFront(proxy, p, entity, deal)
+	fr.baseline = newBaselines(ledger)
+	frontSrv, err := serve(fr)
 	if err != nil {
 		return nil, err
 	}
-	defer front.Close()
+	defer frontSrv.Close()
 	admin, err := serve(proxy.AdminHandler(""))
 	if err != nil {
 		return nil, err
 	}
 	defer admin.Close()
 
-	env := Env{BaseURL: "http://" + front.Addr, AdminURL: "http://" + admin.Addr, OutcomeFile: outcomeFile, KeyHeader: faultproxy.DefaultKeyHeader}
+	env := newEnv(p, entity, "http://"+frontSrv.Addr, "http://"+admin.Addr, outcomeFile)
 	timeout := cfg.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	clientStart := time.Now()
 	clientErr := client(runCtx, env)
 	if clientErr == nil && runCtx.Err() != nil {
 		clientErr = fmt.Errorf("timed out after %s", timeout)
 	}
+	clientDuration := time.Since(clientStart)
 	cancel()
 	// The proxy journals an attempt after answering it: wait for the attempts still in
 	// flight so the last one is counted.
-	front.Close()
+	frontSrv.Close()
 
-	o, err := observe(ctx, proxy, obs, rules)
+	o, err := observe(ctx, proxy, fr, p)
 	if err != nil {
 		return nil, err
 	}
-	o.MinBackoff = cfg.MinBackoff
+	o.MinBackoff, o.ClientDuration = cfg.MinBackoff, clientDuration
+	o.Schedule = AppliedSchedule{Spec: sched.String(), Seed: cfg.Seed, Assignments: deal.assignments()}
+	for _, k := range sched.Kinds {
+		o.Schedule.Kinds = append(o.Schedule.Kinds, k.Name)
+	}
+	for _, r := range sched.Rules {
+		o.Schedule.Rules = append(o.Schedule.Rules, r.Name)
+	}
 	if clientErr != nil {
 		o.ExitErr = clientErr.Error()
 	}
@@ -171,55 +274,179 @@ func Run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	if err != nil {
 		o.OutcomeErr = err.Error()
 	}
-	if ledger, err := readLedger(ref, analyse(&o).allOperations()); err != nil {
+	var entities []string
+	for _, op := range analyse(&o).allOperations() {
+		if !strings.HasPrefix(op, "body:") {
+			entities = append(entities, op)
+		}
+	}
+	if counts, err := ledger.readLedger(ctx, entities); err != nil {
 		o.LedgerErr = err.Error()
-	} else {
-		o.Ledger = ledger
+	} else if o.Ledger, err = sinceBaseline(counts, fr.baseline); err != nil {
+		o.LedgerErr = err.Error()
 	}
 	return &Result{Report: NewReport(o, cfg.Seed, started), Observation: o, Env: env}, nil
 }
 
-// NewReport wraps the checks of o, then one INFO result per operation (Operations), into
-// a report the scenarios/report renderers accept.
+// sinceBaseline is each entity's side effects during this run: its count now less its
+// count before its first attempt.
+func sinceBaseline(counts map[string]int, b *baselines) (map[string]int, error) {
+	out := make(map[string]int, len(counts))
+	for e, n := range counts {
+		before, err := b.of(e)
+		if err != nil {
+			return nil, fmt.Errorf("read the ledger of %s before its first attempt: %w", e, err)
+		}
+		if n < before {
+			return nil, fmt.Errorf("the ledger of %s shrank during the run (%d before, %d after): its effects cannot be counted", e, before, n)
+		}
+		out[e] = n - before
+	}
+	return out, nil
+}
+
+// openTarget returns the profile to run against: cfg.Profile, or the embedded reference
+// server's own profile pointed at a fresh in-process instance.
+func openTarget(cfg Config) (*scenarios.Profile, func(), error) {
+	if cfg.Profile != nil {
+		if err := cfg.Profile.Validate(); err != nil {
+			return nil, nil, fmt.Errorf("profile %s: %w", cfg.Profile.Name, err)
+		}
+		if cfg.Profile.BaseURL == "" {
+			return nil, nil, fmt.Errorf("profile %s: base_url is required: client-check puts its own proxy in front of the target", cfg.Profile.Name)
+		}
+		return cfg.Profile, func() {}, nil
+	}
+	ref, err := reference.New(append([]reference.Option{reference.WithTestHooks(true)}, cfg.Reference...)...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("start reference: %w", err)
+	}
+	srv, err := serve(ref)
+	if err != nil {
+		ref.Close()
+		return nil, nil, err
+	}
+	p, err := scenarios.BuiltinProfile("reference")
+	if err != nil {
+		srv.Close()
+		ref.Close()
+		return nil, nil, err
+	}
+	p.BaseURL = "http://" + srv.Addr
+	p.Entity = &scenarios.EntityRef{JSON: "order_id"}
+	return p, func() { srv.Close(); ref.Close() }, nil
+}
+
+// EntityOf is where the profile's requests name their operation: its entity, or, when it
+// declares none, the one field of operation.body whose value is exactly {{.Entity}}.
+func EntityOf(p *scenarios.Profile) (scenarios.EntityRef, error) {
+	if p.Entity != nil {
+		return *p.Entity, nil
+	}
+	const sample = "idemproof-entity-sample"
+	body, err := renderEntity(p.Operation.Body, sample)
+	var found []string
+	if err == nil && gjson.Valid(body) {
+		var walk func(prefix string, v gjson.Result)
+		walk = func(prefix string, v gjson.Result) {
+			v.ForEach(func(k, child gjson.Result) bool {
+				path := k.String()
+				if prefix != "" {
+					path = prefix + "." + path
+				}
+				if child.IsObject() || child.IsArray() {
+					walk(path, child)
+				} else if child.Type == gjson.String && child.Str == sample {
+					found = append(found, path)
+				}
+				return true
+			})
+		}
+		walk("", gjson.Parse(body))
+	}
+	if len(found) != 1 {
+		return scenarios.EntityRef{}, fmt.Errorf("profile %s: entity: client-check needs to know where a request names its logical operation; declare it, e.g. entity: {json: order_id} (a JSON path into the body) or entity: {header: X-Order-Id}", p.Name)
+	}
+	return scenarios.EntityRef{JSON: found[0]}, nil
+}
+
+func newEnv(p *scenarios.Profile, entity scenarios.EntityRef, base, admin, outcomeFile string) Env {
+	env := Env{
+		BaseURL: base, AdminURL: admin, OutcomeFile: outcomeFile,
+		KeyHeader: p.KeyHeader, KeyField: p.KeyField,
+		OperationMethod: p.Operation.Method,
+		OperationURL:    base + p.Operation.Path,
+		OperationBody:   p.Operation.Body,
+		Entity:          entity.String(),
+	}
+	if body, err := renderEntity(p.Operation.Body, "x"); err == nil && gjson.Get(body, "jsonrpc").Exists() {
+		env.MCPEndpoint = env.OperationURL
+	}
+	return env
+}
+
+// NewReport wraps the checks of o, the applied fault schedule, then one INFO result per
+// operation (Operations), into a report the scenarios/report renderers accept.
 func NewReport(o Observation, seed int64, started time.Time) scenarios.Report {
+	results := append(Check(o), scheduleResult(o))
 	return scenarios.Report{
 		SchemaVersion: scenarios.ReportSchemaVersion,
 		Tool:          "idemproof client-check",
 		Seed:          seed,
 		Started:       started.UTC(),
-		DurationMS:    float64(time.Since(started)) / float64(time.Millisecond),
+		DurationMS:    millis(time.Since(started)),
 		Targets:       []string{Target},
-		Results:       append(Check(o), Operations(o)...),
+		Results:       append(results, Operations(o)...),
 	}
 }
 
-// observe reads the journal of the keyed operation and what the observer learned.
-func observe(ctx context.Context, proxy faultproxy.Controller, obs *observer, rules []faultproxy.Rule) (Observation, error) {
+// observe joins the journal's records of the operation with what the front saw of each.
+func observe(ctx context.Context, proxy faultproxy.Controller, fr *front, p *scenarios.Profile) (Observation, error) {
 	journal, err := proxy.Journal(ctx, faultproxy.JournalQuery{})
 	if err != nil {
 		return Observation{}, fmt.Errorf("read journal: %w", err)
 	}
-	var attempts []faultproxy.Record
+	classifier := p.Classifier()
+	o := Observation{Delivered: map[uint64]Delivered{}, Entities: map[string]string{}, Classifier: classifier}
 	for _, r := range journal {
-		path, _, _ := strings.Cut(r.Path, "?")
-		if strings.EqualFold(r.Method, OperationMethod) && path == OperationPath {
-			attempts = append(attempts, r)
+		n, err := strconv.ParseUint(r.Headers[HeaderAttempt], 10, 64)
+		if err != nil {
+			continue // not an attempt of the operation (the front numbers every one)
 		}
-	}
-	entities, retryAfterByKey := obs.snapshot()
-	byRule := retryAfterOf(rules)
-	retryAfter := map[uint64]time.Duration{}
-	for _, r := range attempts {
-		if r.ClientStatus != http.StatusConflict {
+		o.Attempts = append(o.Attempts, r)
+		fa, ok := fr.snapshot(n)
+		if !ok {
 			continue
 		}
-		if d, ok := byRule[r.Rule]; ok && r.Rule != "" {
-			retryAfter[r.Seq] = d
-		} else if d, ok := retryAfterByKey[r.Key]; ok && r.ReachedUpstream {
-			retryAfter[r.Seq] = d
+		d := Delivered{Entity: fa.entity, Payload: fa.payload, Kind: fa.kind, Start: fa.start, End: fa.end, Body: shortBody(fa.body), Class: outcome.Info}
+		complete := r.ClientResult == faultproxy.ClientDelivered || r.ClientResult == faultproxy.ClientError
+		if complete && fa.wrote {
+			d.Class = classifier.Classify(outcome.Answer{Status: r.ClientStatus, Header: fa.header, Body: fa.body})
+			d.RetryAfter = retryAfter(fa.header.Get("Retry-After"), fa.end)
+		}
+		if d.End.IsZero() {
+			d.End = d.Start
+		}
+		o.Delivered[r.Seq] = d
+		if fa.entity != "" {
+			o.Entities[r.BodySHA256] = fa.entity
 		}
 	}
-	return Observation{Attempts: attempts, Entities: entities, RetryAfter: retryAfter}, nil
+	return o, nil
+}
+
+// retryAfter parses a Retry-After value: delay-seconds or an HTTP date (RFC 9110 §10.2.3).
+func retryAfter(v string, at time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && secs >= 0 {
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(at) {
+		return t.Sub(at)
+	}
+	return 0
 }
 
 // prepareOutcomeFile returns the outcome file path, removing a stale file, or a path in

@@ -101,7 +101,7 @@ func TestRunReportsAClientThatNeverCalls(t *testing.T) {
 }
 
 func TestRunRefusesABadFaultSpec(t *testing.T) {
-	_, err := clientcheck.Run(context.Background(), clientcheck.Config{FaultSpec: "hold=forever"}, nil)
+	_, err := clientcheck.Run(context.Background(), clientcheck.Config{FaultSpec: "hold=forever"}, clientcheck.ClientFunc(nil))
 	require.ErrorContains(t, err, `fault "hold=forever"`)
 }
 

@@ -18,6 +18,11 @@ type Flaw struct {
 
 // Flaws returns the flaw catalogue in a stable order.
 func Flaws() []Flaw {
+	return append(middlewareFlaws(), wrapperFlaws()...)
+}
+
+// middlewareFlaws are the flaws switched inside the middleware (idempotency.Flaws).
+func middlewareFlaws() []Flaw {
 	return []Flaw{
 		{"check-then-set", "key recorded after the work: two concurrent first attempts both find nothing and both execute", "race/concurrent-pair",
 			func(f *idempotency.Flaws) { f.CheckThenSet = true }},

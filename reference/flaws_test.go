@@ -122,6 +122,9 @@ func TestEachFlawMisbehaves(t *testing.T) {
 				"the uncorrected changed request goes through on its next try")
 		},
 	}
+	for name, c := range wrapperFlawCases {
+		cases[name] = c
+	}
 	for _, f := range reference.Flaws() {
 		t.Run(f.Name, func(t *testing.T) {
 			check, ok := cases[f.Name]

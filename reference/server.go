@@ -215,7 +215,7 @@ func (s *Server) routes() error {
 		if err != nil {
 			return fmt.Errorf("build %s endpoint: %w", op.kind, err)
 		}
-		s.mux.Handle("POST "+op.path, s.authenticate(s.parseHooks(keyed)))
+		s.mux.Handle("POST "+op.path, s.authenticate(s.parseHooks(s.wrapFlaws(keyed))))
 		s.mux.HandleFunc("GET "+op.path, s.ledger(op))
 		s.mux.Handle("GET "+op.path+"/{id}", s.authenticate(s.fetch(op)))
 	}

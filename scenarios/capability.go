@@ -27,6 +27,10 @@ const (
 	CapReplayHeaders    Capability = "replay_headers"   // expect.replay_headers
 	CapBusiness         Capability = "business_error"   // business_error
 	CapValidation       Capability = "validation_error" // validation_error
+	CapKeyedMethods     Capability = "keyed_methods"    // keyed_methods, with the ledger's method not among them
+	// CapInFlightRefusal: a repeat during the original is refused (expect.in_flight is a
+	// status, not wait), so the refusal's headers can be judged.
+	CapInFlightRefusal Capability = "in_flight_status"
 )
 
 // MaxWaitedWindow is the longest retention or lock timeout the runner waits out; a target
@@ -92,7 +96,11 @@ func (p *Profile) Missing(c Capability) string {
 		}
 	case CapPrincipals:
 		if len(p.Principals) < 2 {
-			return "fewer than two principals declared"
+			return fmt.Sprintf("two principals; the profile declares %d", len(p.Principals))
+		}
+	case CapInFlightRefusal:
+		if p.Expect.InFlightWait {
+			return "an in-flight refusal; the profile declares in_flight: wait (a repeat waits and is never refused, so there is no refusal to carry Retry-After)"
 		}
 	case CapOther:
 		if p.Other == nil {
@@ -114,6 +122,8 @@ func (p *Profile) Missing(c Capability) string {
 		if p.Validation == nil {
 			return "validation_error not declared"
 		}
+	case CapKeyedMethods:
+		return p.missingKeyedMethods()
 	default:
 		return "unknown capability " + string(c)
 	}

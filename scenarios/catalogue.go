@@ -14,6 +14,7 @@ func Catalogue() []Scenario {
 	for _, group := range [][]Scenario{
 		replayScenarios(), raceScenarios(), fingerprintScenarios(), keyScenarios(),
 		scopeScenarios(), storageScenarios(), expiryScenarios(), recoveryScenarios(),
+		keyShapeScenarios(), keepAliveScenarios(), errorScenarios(),
 	} {
 		all = append(all, group...)
 	}

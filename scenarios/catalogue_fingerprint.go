@@ -1,5 +1,7 @@
 package scenarios
 
+import "github.com/idemproof/idemproof/outcome"
+
 func fingerprintScenarios() []Scenario {
 	return []Scenario{
 		{
@@ -67,7 +69,7 @@ func mismatchAt(step string) Checker {
 		}
 		var f finding
 		orig, _ := r.answer("original")
-		if orig.Type != OpOK {
+		if !isSuccess(orig) {
 			return f.result(Unknown, "the original did not succeed (%s)", describe(orig))
 		}
 		a, _ := r.answer(step)
@@ -76,10 +78,13 @@ func mismatchAt(step string) Checker {
 			f.example("%s got %s", step, describe(a))
 			return f.result(Fail, "another payload executed under the same key: %d side effects", n)
 		}
-		if a.Status == p.Expect.Mismatch {
+		if a.Class == outcome.Mismatch {
 			return f.result(Pass, "%s got %d; one side effect", step, a.Status)
 		}
-		if a.Type == OpOK {
+		if unseen(a) {
+			return f.result(Unknown, "%s was not seen (%s): whether it was refused cannot be told", step, describe(a))
+		}
+		if isSuccess(a) {
 			f.count(CatLeaked, 1)
 			f.example("%s got %d %s", step, a.Status, clip(a.Body))
 			return f.result(Fail, "another payload was answered %d with the original's response, want %d", a.Status, p.Expect.Mismatch)
@@ -96,7 +101,7 @@ func variantPolicy(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	var f finding
 	orig, _ := r.answer("original")
-	if orig.Type != OpOK {
+	if !isSuccess(orig) {
 		return f.result(Unknown, "the original did not succeed (%s)", describe(orig))
 	}
 	v, _ := r.answer("variant")
@@ -105,13 +110,15 @@ func variantPolicy(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Fail, "executed again under the same key: %d side effects (variant got %s)", n, describe(v))
 	}
 	switch {
-	case v.Type == OpOK && v.Status == orig.Status && sameBody(v.Body, orig.Body):
+	case isSuccess(v) && sameResponse(v, orig):
 		return f.result(Info, "same request: the original response was replayed")
-	case v.Status == p.Expect.Mismatch:
+	case v.Class == outcome.Mismatch:
 		return f.result(Info, "different request: refused with %d", v.Status)
-	case v.Type == OpOK:
+	case isSuccess(v):
 		f.count(CatDiverged, 1)
-		return f.result(Fail, "answered %d with a body that differs from the original, yet nothing executed", v.Status)
+		return f.result(Fail, "answered %d with a body that differs from the original, yet nothing executed%s", v.Status, uniqueNote(p, orig, v))
+	case unseen(v):
+		return f.result(Unknown, "the variant's answer was not seen (%s): its treatment cannot be told", describe(v))
 	}
 	return f.result(Info, "answered %s", describe(v))
 }

@@ -32,8 +32,10 @@ func WithConcurrency(n int) CheckOption { return func(c *RunConfig) { c.Concurre
 func WithProgress(f func(Result)) CheckOption { return func(c *RunConfig) { c.Progress = f } }
 
 // Check runs the catalogue against p and returns nil when it is clean, or an error
-// joining every FAIL and UNKNOWN (and NON-STRICT under Strict), each naming the scenario —
-// like testing/fstest.TestFS, so any Go test can embed it:
+// joining every FAIL and UNKNOWN (and NON-STRICT under Strict), each naming the scenario,
+// and saying so when the run was stopped before every scenario ran — like
+// testing/fstest.TestFS, so any Go test can embed it. A target that is not what its
+// profile says fails the Preflight first (a *PreflightError):
 //
 //	if err := scenarios.Check(ctx, profile); err != nil { t.Fatal(err) }
 func Check(ctx context.Context, p *Profile, opts ...CheckOption) error {
@@ -49,10 +51,15 @@ func Check(ctx context.Context, p *Profile, opts ...CheckOption) error {
 }
 
 // Findings joins the results of a report that are not clean: every FAIL and UNKNOWN, one
-// error each, naming the scenario and target. NON-STRICT counts only in a strict run,
-// which has already turned it into FAIL.
+// error each, naming the scenario and target, and one error for an incomplete run (what
+// stopped it, how many scenarios never ran): a run that proved only part of the catalogue
+// is never clean. NON-STRICT counts only in a strict run, which has already turned it
+// into FAIL.
 func Findings(rep *Report) error {
 	var errs []error
+	if rep.Incomplete() {
+		errs = append(errs, fmt.Errorf("run incomplete (%s): %d scenario(s) not run", rep.Interrupted, len(rep.NotRun)))
+	}
 	for _, r := range rep.Results {
 		switch r.Verdict {
 		case Fail, Unknown:

@@ -21,7 +21,7 @@ const (
 	LevelPolicy Level = "POLICY" // the spec is silent: the observed policy is reported (INFO)
 )
 
-// Verdict is a scenario's result against one target (DESIGN.md, "Verdicts").
+// Verdict is a scenario's result against one target (README, "Verdicts").
 type Verdict string
 
 const (
@@ -111,6 +111,10 @@ type Result struct {
 	Evidence    Evidence      `json:"evidence"`
 	Duration    time.Duration `json:"-"`
 	DurationMS  float64       `json:"duration_ms"`
+	// KnownFailure marks a failing result the run's baseline already had failing (with
+	// BaselineVerdict, its verdict there): listed in every report, not failing the run.
+	KnownFailure    bool    `json:"known_failure,omitempty"`
+	BaselineVerdict Verdict `json:"baseline_verdict,omitempty"`
 }
 
 // ReportSchemaVersion is the version of the JSON report's schema; bumped on any change
@@ -129,5 +133,34 @@ type Report struct {
 	// TargetSources maps a target to how a command line names its profile (a file path
 	// or a built-in name), where that differs from the target's name.
 	TargetSources map[string]string `json:"target_sources,omitempty"`
-	Results       []Result          `json:"results"`
+	// Complete is true when every selected scenario ran to a verdict against every
+	// target. A run stopped early (its context cancelled: SIGINT, SIGTERM, a deadline) is
+	// not complete: Results holds what finished, NotRun what never started, Interrupted
+	// why. An incomplete report proves nothing about the scenarios it lacks.
+	Complete    bool     `json:"complete"`
+	Interrupted string   `json:"interrupted,omitempty"`
+	NotRun      []NotRun `json:"not_run,omitempty"`
+	Results     []Result `json:"results"`
+	// Baseline is the report the run was compared with (--baseline), as given.
+	Baseline string `json:"baseline,omitempty"`
+	// Skipped is the scenario IDs a team decided not to run (--skip), sorted.
+	Skipped []string `json:"skipped,omitempty"`
+	// Shard is "i/n" when the run is one shard of the catalogue (--shard); Shards lists
+	// them after `idemproof report merge`.
+	Shard  string   `json:"shard,omitempty"`
+	Shards []string `json:"shards,omitempty"`
+}
+
+// Incomplete reports whether the run stopped before every selected scenario was judged:
+// Complete false with the reason recorded (Interrupted or NotRun). A Report built by hand
+// or by another tool, which sets neither, is not taken as stopped.
+func (r *Report) Incomplete() bool {
+	return !r.Complete && (r.Interrupted != "" || len(r.NotRun) > 0)
+}
+
+// NotRun is a selected scenario that never started against a target because the run
+// was stopped first.
+type NotRun struct {
+	ScenarioID string `json:"scenario"`
+	Target     string `json:"target"`
 }

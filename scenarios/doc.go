@@ -11,13 +11,23 @@
 //   - every run mints fresh keys and entities (a run nonce), so a run never sees the
 //     effects of an earlier one, even inside the target's retention window;
 //   - every attempt the runner makes is recorded (invoke, then ok / fail / info) and every
-//     attempt through the proxy is in its journal (one step, key/header-case's lower-case
-//     repeat, goes past the proxy on purpose); the runner's client never reuses a
-//     connection, so Go's transport cannot silently resend a keyed request and the
-//     journal and the history agree attempt for attempt;
+//     attempt through the proxy is in its journal (two steps go past the proxy on
+//     purpose: key/header-case's lower-case repeat and race/keepalive-many-keys's direct
+//     route); the runner's client never reuses a connection, so Go's transport cannot
+//     silently resend a keyed request and the journal and the history agree attempt for
+//     attempt. The one exception, race/keepalive-many-keys, reuses at most four
+//     connections with requests the transport cannot resend (no body rewind);
+//   - a ledger is counted per fresh entity, or — declared global — as the difference of
+//     one count read before and after the scenario, the target's scenarios then running
+//     one at a time;
 //   - checkers are pure functions of (Record, *Profile): safety invariants are FAIL whatever
 //     the profile declares; a failed ledger probe is UNKNOWN, never a pass; a scenario whose
-//     capability the profile does not declare is N/A.
+//     capability the profile does not declare is N/A;
+//   - before any scenario, Run checks each target with Preflight (one operation, the
+//     ledger read before and after): a target that is not what its profile says is an
+//     error naming the field to fix, not a catalogue of UNKNOWNs;
+//   - a run stopped early (ctx cancelled) returns promptly with what finished, the rest
+//     listed as not run and Report.Complete false; Findings counts it as a finding.
 //
 // How an attempt goes on the wire is the transport's business (package transport: plain
 // HTTP, or MCP Streamable HTTP with its sessions and event-stream answers); what an answer

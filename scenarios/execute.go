@@ -52,8 +52,12 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 	if err != nil {
 		return nil, err
 	}
+	base, baseErr := t.readBaseline(ctx, e.uses(PayloadOther))
 	runErr := e.runSteps(ctx)
 	e.bg.Wait()
+	if runErr == nil {
+		runErr = e.settle(ctx)
+	}
 	if runErr != nil {
 		return nil, runErr
 	}
@@ -62,18 +66,21 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 	}
 	rec := &Record{History: e.rec.history(), Ledger: map[string]int{}, Seed: seed, Entity: entity}
 	var ledgerErrs []string
+	if baseErr != nil {
+		ledgerErrs = append(ledgerErrs, baseErr.Error())
+	}
 	n, err := t.readLedger(ctx, t.p.SideEffects, entity)
 	if err != nil {
 		ledgerErrs = append(ledgerErrs, err.Error())
 	} else {
-		rec.Ledger[LedgerOperation] = n
+		rec.Ledger[LedgerOperation] = n - base[LedgerOperation]
 	}
 	if e.uses(PayloadOther) {
 		n, err := t.readLedger(ctx, t.p.Other.SideEffects, entity)
 		if err != nil {
 			ledgerErrs = append(ledgerErrs, "other_operation: "+err.Error())
 		} else {
-			rec.Ledger[LedgerOther] = n
+			rec.Ledger[LedgerOther] = n - base[LedgerOther]
 		}
 	}
 	rec.LedgerErr = strings.Join(ledgerErrs, "; ")
@@ -179,6 +186,9 @@ func (e *execution) runSteps(ctx context.Context) error {
 // started, when not nil, is closed once every attempt has been invoked (or the step
 // failed to build).
 func (e *execution) sendCopies(ctx context.Context, st Step, attempt int, started chan<- struct{}) error {
+	if st.KeySet != "" {
+		return e.sendKeySet(ctx, st, attempt, started)
+	}
 	n := max(st.Copies, 1)
 	var invoked sync.WaitGroup
 	invoked.Add(n)
@@ -274,7 +284,7 @@ func (e *execution) journalKeys(h []Op) ([]string, int) {
 	direct := map[string]bool{}
 	for _, st := range e.sc.Steps {
 		if st.Direct && e.t.p.BaseURL != "" {
-			direct[st.Name] = true
+			direct[st.Name], direct[st.Name+againSuffix] = true, true
 		}
 	}
 	sent := 0

@@ -210,14 +210,13 @@ func TestCatalogueOverMCPSaysTheKeyWasIgnored(t *testing.T) {
 	require.Equal(t, scenarios.Pass, result(t, rep, "before/503").Verdict, "the request that never arrived executes once even without a key")
 }
 
-func TestMCPSessionSetUpFailureIsUnknown(t *testing.T) {
+func TestMCPCapabilityRequiredIsCheckedByThePreflight(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	p := mcpRunProfile(t, startMCP(t, &mcpRefunds{}), "params.idempotencyKey")
 	p.MCP = &scenarios.MCPOptions{RequireIdempotencyCapability: true}
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/sequential"}})
-	require.NoError(t, err)
-	r := result(t, rep, "replay/sequential")
-	require.Equal(t, scenarios.Unknown, r.Verdict)
-	require.Contains(t, r.Message, "does not advertise capabilities.tools.idempotency")
+	_, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/sequential"}})
+	var pe *scenarios.PreflightError
+	require.ErrorAs(t, err, &pe, "the target is not what the profile says: nothing runs")
+	require.Contains(t, pe.Error(), "does not advertise capabilities.tools.idempotency")
 }

@@ -2,7 +2,7 @@ package scenarios
 
 import "time"
 
-// Profile describes one target API to the harness (DESIGN.md, "Target profile"). Nothing
+// Profile describes one target API to the harness (docs/profiles.md). Nothing
 // else about a target is hard-coded. Parsing, validation (errors that name the field and
 // line) and ${ENV} expansion live beside it.
 type Profile struct {
@@ -25,18 +25,25 @@ type Profile struct {
 	Expect      Expect              `yaml:"expect" json:"expect"`
 	Retention   Duration            `yaml:"retention,omitempty" json:"retention,omitempty"`       // declared window; 0 = not declared (expiry N/A)
 	LockTimeout Duration            `yaml:"lock_timeout,omitempty" json:"lock_timeout,omitempty"` // declared stale-lock takeover; 0 = not declared
-	Slow        *HeaderHook         `yaml:"slow_operation,omitempty" json:"slow_operation,omitempty"`
-	FailHook    *HeaderHook         `yaml:"fail_operation,omitempty" json:"fail_operation,omitempty"` // make the work fail with a 5xx after it started
+	Slow        *TestHook           `yaml:"slow_operation,omitempty" json:"slow_operation,omitempty"`
+	FailHook    *TestHook           `yaml:"fail_operation,omitempty" json:"fail_operation,omitempty"` // make the work fail with a 5xx after it started
 	Crash       *CrashHook          `yaml:"crash,omitempty" json:"crash,omitempty"`
 	Principals  []map[string]string `yaml:"principals,omitempty" json:"principals,omitempty"`             // header sets, one per principal; the first is the default
 	Business    *Example            `yaml:"business_error,omitempty" json:"business_error,omitempty"`     // a request the work rejects (executed, stored)
 	Validation  *Example            `yaml:"validation_error,omitempty" json:"validation_error,omitempty"` // a request rejected before execution (not stored)
+	// KeyedMethods are the methods the key applies to (e.g. [POST]); a key on any other
+	// method must change nothing. Empty = not declared (key/get-ignored N/A).
+	KeyedMethods []string `yaml:"keyed_methods,omitempty" json:"keyed_methods,omitempty"`
 	// Proxy, when set, is an already running faultproxy in front of the target (e.g. in a
 	// container); otherwise the runner starts one in-process in front of BaseURL.
 	Proxy *ProxyRef `yaml:"proxy,omitempty" json:"proxy,omitempty"`
 	// ClientTimeout bounds each attempt of the runner's client (default 2s); the hold
 	// faults hold the response longer than this.
 	ClientTimeout Duration `yaml:"client_timeout,omitempty" json:"client_timeout,omitempty"`
+	// Entity says where a request of the operation names its logical operation (the
+	// order, the payment), so that client-check can group a client's attempts without its
+	// cooperation. nil: client-check infers it from operation.body (see EntityRef).
+	Entity *EntityRef `yaml:"entity,omitempty" json:"entity,omitempty"`
 	// Source is how a command line names this profile: its file path, or the built-in
 	// profile's name. LoadProfile and BuiltinProfile set it; a document never does.
 	Source string `yaml:"-" json:"-"`
@@ -69,11 +76,21 @@ type Probe struct {
 	Path    string            `yaml:"path" json:"path"`
 	Headers map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
 	Count   string            `yaml:"count" json:"count"` // JSON path into the response: "count", "data.#" (length)
+	// Scope is "entity" (default: the path names {{.Entity}} and counts its effects only)
+	// or "global" (one count of every effect, read before and after each scenario).
+	Scope string `yaml:"scope,omitempty" json:"scope,omitempty"`
 }
 
-// Expect declares the target's choices where the references disagree.
+// Expect declares the target's choices where the references disagree (docs/profiles.md,
+// "Declared policies").
 type Expect struct {
-	InFlight     int    `yaml:"in_flight" json:"in_flight"`                             // 409
+	// InFlight is the status of a repeat refused while the original runs (409). In YAML,
+	// `in_flight: wait` declares the block-and-replay school instead: InFlight is then 0
+	// and InFlightWait true.
+	InFlight int `yaml:"in_flight" json:"in_flight"`
+	// InFlightWait: a repeat during the original waits for it and receives its committed
+	// response; never a refusal, never a second effect.
+	InFlightWait bool   `yaml:"-" json:"in_flight_wait,omitempty"`
 	Mismatch     int    `yaml:"mismatch" json:"mismatch"`                               // 422 (Stripe-style: 400)
 	MissingKey   string `yaml:"missing_key" json:"missing_key"`                         // "400" or "optional"
 	ReplayHeader string `yaml:"replay_header,omitempty" json:"replay_header,omitempty"` // e.g. Idempotent-Replayed; "" = none declared
@@ -81,20 +98,41 @@ type Expect struct {
 	ReplayHeaders []string `yaml:"replay_headers,omitempty" json:"replay_headers,omitempty"`
 	// StoresBusinessErrors: a business 4xx is replayed (true) or re-executed (false); nil = not declared.
 	StoresBusinessErrors *bool `yaml:"stores_business_errors,omitempty" json:"stores_business_errors,omitempty"`
+	// StoresValidationErrors: a request refused before execution is stored under its key
+	// and replayed (true) or leaves the key unused (false, Stripe); nil = not declared.
+	StoresValidationErrors *bool `yaml:"stores_validation_errors,omitempty" json:"stores_validation_errors,omitempty"`
+	// Stores5xx: a 5xx produced after the work began is stored and replayed (true, Stripe
+	// v1) or the retry executes again (false); nil = not declared (not storing is required).
+	Stores5xx *bool `yaml:"stores_5xx,omitempty" json:"stores_5xx,omitempty"`
+	// UniqueField is a JSON path (gjson syntax) into a response body to a value minted per
+	// execution (a refund id, a decline id): equal values prove a replay, different ones
+	// a new execution. "" = not declared (replays are told by their bytes and the ledger).
+	UniqueField string `yaml:"unique_field,omitempty" json:"unique_field,omitempty"`
 }
 
-// HeaderHook is a request header that makes the target behave a certain way (test hooks).
-type HeaderHook struct {
-	Header string `yaml:"header" json:"header"`
-	Value  string `yaml:"value" json:"value"`
+// TestHook is how a request switches a test hook of the target on: a request header
+// (header + value), query parameters added to the operation's path, or a path that
+// replaces it. The value, the query values and the path are templates that see
+// {{.HoldMs}} (the hold in milliseconds), {{.Value}} and {{.Entity}}. Exactly one of
+// header, query and path is set.
+type TestHook struct {
+	Header string            `yaml:"header,omitempty" json:"header,omitempty"`
+	Value  string            `yaml:"value,omitempty" json:"value,omitempty"` // the header's value; slow_operation: the hold duration unless hold is set
+	Query  map[string]string `yaml:"query,omitempty" json:"query,omitempty"`
+	Path   string            `yaml:"path,omitempty" json:"path,omitempty"`
+	// Hold is how long slow_operation holds the work (default: value read as a duration).
+	Hold Duration `yaml:"hold,omitempty" json:"hold,omitempty"`
 }
 
 // CrashHook makes the target abandon a request at a point: after the key insert (before
-// the work commits) or after the commit (before the response).
+// the work commits) or after the commit (before the response). The point's value is the
+// header's value in the header form, {{.Value}} in a query or path form.
 type CrashHook struct {
-	Header      string `yaml:"header" json:"header"`
-	AfterKey    string `yaml:"after_key" json:"after_key"`       // header value, e.g. "after-key"
-	AfterCommit string `yaml:"after_commit" json:"after_commit"` // e.g. "after-commit"
+	Header      string            `yaml:"header,omitempty" json:"header,omitempty"`
+	Query       map[string]string `yaml:"query,omitempty" json:"query,omitempty"`
+	Path        string            `yaml:"path,omitempty" json:"path,omitempty"`
+	AfterKey    string            `yaml:"after_key" json:"after_key"`       // e.g. "after-key"
+	AfterCommit string            `yaml:"after_commit" json:"after_commit"` // e.g. "after-commit"
 }
 
 // Example is a request body and the status the target answers it with.

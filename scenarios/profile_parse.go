@@ -177,7 +177,8 @@ func mergeMappings(base, over *yaml.Node) *yaml.Node {
 // decodeProfile decodes the tree; the field errors are those found on the way (unknown
 // fields, bad scalars), reported together with the validation's.
 func decodeProfile(name string, root *yaml.Node) (*Profile, []fieldError, error) {
-	errs := checkFields(root, profileType, "")
+	wait, errs := takeInFlightWait(root)
+	errs = append(errs, checkFields(root, profileType, "")...)
 	var p Profile
 	if err := root.Decode(&p); err != nil {
 		var le *lineError
@@ -186,6 +187,7 @@ func decodeProfile(name string, root *yaml.Node) (*Profile, []fieldError, error)
 		}
 		return nil, nil, fmt.Errorf("profile %s: %s", name, strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n  "))
 	}
+	p.Expect.InFlightWait = wait
 	p.applyDefaults()
 	return &p, errs, nil
 }

@@ -40,12 +40,19 @@ func (p *Profile) fieldErrors() []fieldError {
 	}
 	errs = append(errs, checkOperation("operation", p.Operation, p.KeyField != "" || p.isMCP())...)
 	errs = append(errs, checkProbe("side_effects", p.SideEffects)...)
+	errs = append(errs, checkEntity(p.Entity, p.Operation)...)
 	if p.Other != nil {
 		errs = append(errs, checkOperation("other_operation", p.Other.Operation, p.KeyField != "" || p.isMCP())...)
 		errs = append(errs, checkProbe("other_operation.side_effects", p.Other.SideEffects)...)
 	}
-	if !is4xx(p.Expect.InFlight) {
-		add("expect.in_flight", "must be a 4xx status (409 in draft-07 and Stripe), got %d", p.Expect.InFlight)
+	switch {
+	case p.Expect.InFlightWait && p.Expect.InFlight != 0:
+		add("expect.in_flight", "declares both a status (%d) and %q: a repeat is either refused or made to wait", p.Expect.InFlight, InFlightWaitValue)
+	case !p.Expect.InFlightWait && !is4xx(p.Expect.InFlight):
+		add("expect.in_flight", "must be a 4xx status (409 in draft-07 and Stripe) or %q, got %d", InFlightWaitValue, p.Expect.InFlight)
+	}
+	if f := p.Expect.UniqueField; f != "" && (!validFieldPath(f) || strings.ContainsAny(f, " \t\r\n")) {
+		add("expect.unique_field", "must be a JSON path to a value minted per execution, such as id or data.decline_id, got %q", f)
 	}
 	if !is4xx(p.Expect.Mismatch) {
 		add("expect.mismatch", "must be a 4xx status (422 in draft-07, 400 at Stripe), got %d", p.Expect.Mismatch)
@@ -64,22 +71,18 @@ func (p *Profile) fieldErrors() []fieldError {
 		add("client_timeout", "must be positive, e.g. 2s")
 	}
 	if p.Slow != nil {
-		errs = append(errs, checkHook("slow_operation", p.Slow)...)
-		if _, err := parseDuration(p.Slow.Value); err != nil {
-			add("slow_operation.value", "must be a duration the target holds the work for, e.g. 400ms: %v", err)
-		}
+		errs = append(errs, checkSlowHook(p.Slow)...)
 	}
 	if p.FailHook != nil {
-		errs = append(errs, checkHook("fail_operation", p.FailHook)...)
+		errs = append(errs, checkHookForm("fail_operation", p.FailHook.form(), p.FailHook.Value, true)...)
 	}
 	if p.Crash != nil {
-		if p.Crash.Header == "" {
-			add("crash.header", "required: the request header that makes the target crash")
-		}
+		errs = append(errs, checkHookForm("crash", p.Crash.form(), "", false)...)
 		if p.Crash.AfterKey == "" && p.Crash.AfterCommit == "" {
-			add("crash", "set after_key and/or after_commit (the header values for each crash point)")
+			add("crash", "set after_key and/or after_commit (the value for each crash point)")
 		}
 	}
+	errs = append(errs, checkKeyedMethods(p)...)
 	for i, pr := range p.Principals {
 		if len(pr) == 0 {
 			add(fmt.Sprintf("principals[%d]", i), "must set at least one header, e.g. {Authorization: \"Bearer ...\"}")
@@ -141,22 +144,14 @@ func checkProbe(path string, pr Probe) []fieldError {
 		errs = append(errs, fieldError{Path: path + ".path", Msg: fmt.Sprintf("must start with / (the ledger read, e.g. /v1/refunds?order_id={{.Entity}}), got %q", pr.Path)})
 	} else if msg := checkTemplate(pr.Path, false); msg != "" {
 		errs = append(errs, fieldError{Path: path + ".path", Msg: msg})
-	} else if !strings.Contains(pr.Path, "{{") {
-		errs = append(errs, fieldError{Path: path + ".path", Msg: "must contain {{.Entity}}: the ledger is read per fresh entity"})
+	} else if pr.Scope != ScopeGlobal && !strings.Contains(pr.Path, "{{") {
+		errs = append(errs, fieldError{Path: path + ".path", Msg: "must contain {{.Entity}}: the ledger is read per fresh entity (or set scope: global for one count of every effect)"})
+	}
+	if pr.Scope != "" && pr.Scope != ScopeEntity && pr.Scope != ScopeGlobal {
+		errs = append(errs, fieldError{Path: path + ".scope", Msg: fmt.Sprintf("must be %q (the default: a count per entity) or %q (one count of every effect), got %q", ScopeEntity, ScopeGlobal, pr.Scope)})
 	}
 	if pr.Count == "" {
 		errs = append(errs, fieldError{Path: path + ".count", Msg: "required: a gjson path to the count, e.g. count or data.# (array length)"})
-	}
-	return errs
-}
-
-func checkHook(path string, h *HeaderHook) []fieldError {
-	var errs []fieldError
-	if h.Header == "" {
-		errs = append(errs, fieldError{Path: path + ".header", Msg: "required: the request header the target reacts to"})
-	}
-	if h.Value == "" {
-		errs = append(errs, fieldError{Path: path + ".value", Msg: "required: the header's value"})
 	}
 	return errs
 }

@@ -38,6 +38,9 @@ func (k scenarioKeys) keyFor(f KeyForm) (string, bool) {
 	case KeyQuoted:
 		return `"` + k.main + `"`, true
 	}
+	if key, ok := k.shaped(f); ok {
+		return key, true
+	}
 	return k.main, true
 }
 
@@ -82,6 +85,9 @@ func (t *target) stepRequest(base, entity string, keys scenarioKeys, st Step, ma
 		body = p.Business.Body
 	case PayloadValidation:
 		body = p.Validation.Body
+	case PayloadLedgerRead:
+		op = Operation{Method: p.SideEffects.Method, Path: p.SideEffects.Path, Headers: p.SideEffects.Headers}
+		body = ""
 	}
 	path, err := render(op.Path, entity)
 	if err != nil {
@@ -99,6 +105,13 @@ func (t *target) stepRequest(base, entity string, keys scenarioKeys, st Step, ma
 	payload, isJSON, err := shapeBody(string(framed), p.KeyField, key, hasKey, st.Variant)
 	if err != nil {
 		return requestSpec{}, err
+	}
+	hook, hooked, err := t.stepHook(st.Hook, entity)
+	if err != nil {
+		return requestSpec{}, err
+	}
+	if hooked {
+		path = hook.onPath(path)
 	}
 	if st.Variant == VariantQueryString {
 		sep := "?"
@@ -119,8 +132,8 @@ func (t *target) stepRequest(base, entity string, keys scenarioKeys, st Step, ma
 			req.header.Set(k, v)
 		}
 	}
-	if name, value, ok := t.hookHeader(st.Hook); ok {
-		req.header.Set(name, value)
+	if hooked && hook.header != "" {
+		req.header.Set(hook.header, hook.value)
 	}
 	if marked {
 		req.header.Set(StepHeader, st.Name)
@@ -172,24 +185,6 @@ func shapeBody(rendered, keyField, key string, hasKey bool, v Variant) ([]byte, 
 	return b.Bytes(), true, nil
 }
 
-// hookHeader returns the header that switches a profile test hook on.
-func (t *target) hookHeader(h Hook) (string, string, bool) {
-	p := t.p
-	switch h {
-	case HookSlow:
-		return p.Slow.Header, p.Slow.Value, true
-	case HookSlowPastLock:
-		return p.Slow.Header, (2 * p.LockTimeout.Std()).String(), true
-	case HookFail:
-		return p.FailHook.Header, p.FailHook.Value, true
-	case HookCrashAfterKey:
-		return p.Crash.Header, p.Crash.AfterKey, true
-	case HookCrashAfterCommit:
-		return p.Crash.Header, p.Crash.AfterCommit, true
-	}
-	return "", "", false
-}
-
 // attemptTimeout is how long the client waits for one attempt of the step: the profile's
 // client timeout (the hold timeout in a hold scenario), plus any hold the step itself
 // asks the target for.
@@ -211,8 +206,7 @@ func (t *target) slow() time.Duration {
 	if t.p.Slow == nil {
 		return 0
 	}
-	d, _ := parseDuration(t.p.Slow.Value)
-	return d.Std()
+	return t.p.Slow.hold()
 }
 
 // resolve fills a fault's duration from the profile.

@@ -11,14 +11,15 @@ import (
 	"github.com/idemproof/idemproof/scenarios"
 )
 
-// sent runs one scenario against a fresh fake and returns the requests the fake received.
+// sent runs one scenario against a fresh fake and returns the requests the fake received
+// (the scenario's only: no preflight).
 func sent(t *testing.T, id string) []seenRequest {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	f := &fakeRefunds{}
 	p := fakeProfile(t, startFake(t, f))
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{id}, Seed: 42})
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{id}, Seed: 42, NoPreflight: true})
 	require.NoError(t, err)
 	require.Len(t, rep.Results, 1)
 	return f.requests()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -39,8 +40,15 @@ type RunConfig struct {
 	BurstConcurrency int
 	// Progress, when set, is called as each scenario finishes (one call at a time).
 	Progress func(Result)
+	// Notice, when set, is told how the run deviates from the configuration, once per
+	// target (e.g. a target with a global ledger runs its scenarios one at a time).
+	Notice func(string)
 	// Tool names the tool in the report (default "idemproof").
 	Tool string
+	// NoPreflight skips the Preflight of each target: for a caller that ran Preflight
+	// itself, and for tests of how the runner judges a target that breaks during a run
+	// (a misdescribed target is otherwise an error before any scenario starts).
+	NoPreflight bool
 }
 
 func (c RunConfig) withDefaults() RunConfig {
@@ -63,9 +71,14 @@ func (c RunConfig) withDefaults() RunConfig {
 }
 
 // Run runs the selected scenarios against every profile and returns the report: one
-// Result per scenario and target, ordered by target then scenario ID. An error means the
-// run could not start (bad selection, invalid profile, proxy failure); findings are in
-// the results, never in the error.
+// Result per scenario and target, ordered by target then scenario ID. Every target is
+// first checked with Preflight, all of them before any scenario runs. An error means the
+// run could not start (bad selection, invalid profile, a target that is not what its
+// profile says, proxy failure); findings are in the results, never in the error.
+//
+// Cancelling ctx stops the run promptly: running scenarios end (UNKNOWN, "interrupted"),
+// the others never start, and the report, returned without an error, has Complete false
+// and lists them in NotRun.
 func Run(ctx context.Context, cfg RunConfig) (*Report, error) {
 	cfg = cfg.withDefaults()
 	if len(cfg.Profiles) == 0 {
@@ -87,8 +100,16 @@ func Run(ctx context.Context, cfg RunConfig) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
+	if !cfg.NoPreflight {
+		for _, p := range cfg.Profiles {
+			if err := Preflight(ctx, p); err != nil {
+				return nil, fmt.Errorf("run: %w", err)
+			}
+		}
+	}
 	started := time.Now()
 	rep := &Report{SchemaVersion: ReportSchemaVersion, Tool: cfg.Tool, Seed: cfg.Seed, Strict: cfg.Strict, Started: started.UTC()}
+	interrupted := false
 	var progress sync.Mutex
 	for ti, p := range cfg.Profiles {
 		rep.Targets = append(rep.Targets, p.Name)
@@ -98,27 +119,64 @@ func Run(ctx context.Context, cfg RunConfig) (*Report, error) {
 			}
 			rep.TargetSources[p.Name] = p.Source
 		}
+		if ctx.Err() != nil {
+			// Stopped before this target began: nothing of it runs, not even its proxy.
+			rep.NotRun = append(rep.NotRun, notRunAll(list, p.Name)...)
+			continue
+		}
 		t, err := openTarget(ctx, p, cfg.Seed)
 		if err != nil {
+			if ctx.Err() != nil {
+				rep.NotRun = append(rep.NotRun, notRunAll(list, p.Name)...)
+				continue
+			}
 			return nil, fmt.Errorf("run: %w", err)
 		}
-		results := runTarget(ctx, t, list, cfg, fmt.Sprintf("%s-%d", nonce, ti), &progress)
+		tcfg := cfg
+		tcfg.Concurrency = concurrencyFor(p, cfg)
+		results, notRun, cut := runTarget(ctx, t, list, tcfg, fmt.Sprintf("%s-%d", nonce, ti), &progress)
 		_ = t.close()
 		rep.Results = append(rep.Results, results...)
+		rep.NotRun = append(rep.NotRun, notRun...)
+		interrupted = interrupted || cut
+	}
+	rep.Complete = !interrupted && len(rep.NotRun) == 0
+	if !rep.Complete {
+		rep.Interrupted = interruption(ctx)
 	}
 	rep.DurationMS = millis(time.Since(started))
 	return rep, nil
 }
 
+func notRunAll(list []Scenario, target string) []NotRun {
+	out := make([]NotRun, len(list))
+	for i, sc := range list {
+		out[i] = NotRun{ScenarioID: sc.ID, Target: target}
+	}
+	return out
+}
+
+// interruption says why a run stopped: the context's cause ("interrupt signal received",
+// "context deadline exceeded").
+func interruption(ctx context.Context) string {
+	if err := context.Cause(ctx); err != nil {
+		return err.Error()
+	}
+	return "stopped"
+}
+
 // runTarget runs the scenarios with bounded concurrency, the slow ones first so that
-// their waits overlap with the quick ones.
-func runTarget(ctx context.Context, t *target, list []Scenario, cfg RunConfig, nonce string, progress *sync.Mutex) []Result {
+// their waits overlap with the quick ones. Once ctx is done no scenario starts: those
+// are returned as notRun, and cut reports whether a running one was interrupted.
+func runTarget(ctx context.Context, t *target, list []Scenario, cfg RunConfig, nonce string, progress *sync.Mutex) (results []Result, notRun []NotRun, cut bool) {
 	order := make([]int, len(list))
 	for i := range order {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return isSlow(list[order[a]]) && !isSlow(list[order[b]]) })
-	results := make([]Result, len(list))
+	all := make([]Result, len(list))
+	ran := make([]bool, len(list))
+	var interrupted atomic.Bool
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < cfg.Concurrency; w++ {
@@ -126,27 +184,49 @@ func runTarget(ctx context.Context, t *target, list []Scenario, cfg RunConfig, n
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				results[i] = runOne(ctx, t, list[i], cfg, nonce, i)
+				if ctx.Err() != nil {
+					continue
+				}
+				var cutShort bool
+				all[i], cutShort = runOne(ctx, t, list[i], cfg, nonce, i)
+				ran[i] = true
+				if cutShort {
+					interrupted.Store(true)
+				}
 				if cfg.Progress != nil {
 					progress.Lock()
-					cfg.Progress(results[i])
+					cfg.Progress(all[i])
 					progress.Unlock()
 				}
 			}
 		}()
 	}
+feed:
 	for _, i := range order {
-		work <- i
+		select {
+		case work <- i:
+		case <-ctx.Done():
+			break feed
+		}
 	}
 	close(work)
 	wg.Wait()
-	return results
+	for i, sc := range list {
+		if ran[i] {
+			results = append(results, all[i])
+		} else {
+			notRun = append(notRun, NotRun{ScenarioID: sc.ID, Target: t.p.Name})
+		}
+	}
+	return results, notRun, interrupted.Load()
 }
 
 func isSlow(s Scenario) bool { return hasLabels(s, []string{"speed:slow"}) }
 
-// runOne runs one scenario against one target and judges it.
-func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce string, n int) (res Result) {
+// runOne runs one scenario against one target and judges it. A scenario still running
+// when ctx is done is UNKNOWN, interrupted: whatever its history holds was cut short, so
+// its checker is not asked.
+func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce string, n int) (res Result, interrupted bool) {
 	res = Result{
 		ScenarioID: sc.ID, Description: sc.Description, Requirement: sc.Requirement, Source: sc.Source,
 		Level: sc.Level, Labels: sc.Labels, Target: t.p.Name,
@@ -158,7 +238,7 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 	}()
 	if m := t.p.missingAll(sc.Needs); m != "" {
 		res.Verdict, res.Message = NA, "needs "+m
-		return res
+		return res, false
 	}
 	// The timeout bounds the work; the waits the profile declares come on top, so a
 	// target with a 20 s retention is not cut off by a 20 s timeout.
@@ -167,16 +247,21 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 	keys := mintKeys(nonce, n)
 	entity := fmt.Sprintf("ip-%s-%03d", nonce, n)
 	rec, err := t.execute(sctx, sc, keys, entity, cfg.Seed, cfg.BurstConcurrency)
+	if ctx.Err() != nil {
+		res.Verdict, res.Message = Unknown, "interrupted before it finished ("+interruption(ctx)+"): nothing was judged"
+		res.Evidence.Record = rec
+		return res, true
+	}
 	if err != nil {
 		res.Verdict, res.Message = Unknown, "could not run: "+err.Error()
-		return res
+		return res, false
 	}
 	res.Verdict, res.Message, res.Evidence = judge(sc, *rec, t.p)
 	res.Evidence.Record = rec
 	if cfg.Strict && res.Verdict == NonStrict {
 		res.Verdict, res.Message = Fail, "strict: "+res.Message
 	}
-	return res
+	return res, false
 }
 
 // newNonce is fresh for every run, so keys and entities never repeat across runs, even

@@ -17,7 +17,21 @@ type Scenario struct {
 	Needs       []Capability `json:"needs,omitempty"`
 	Faults      []FaultOn    `json:"faults,omitempty"`
 	Steps       []Step       `json:"steps"`
-	Check       Checker      `json:"-"`
+	// Settle, when set, ends the scenario with the settle step (SettleStep): once every
+	// attempt of Steps has ended, sequential retries with the settle payload must get the
+	// committed response. A key still refused as in flight, or never answered, after the
+	// declared lock timeout (or the client timeout) is stuck.
+	Settle *Settle `json:"settle,omitempty"`
+	Check  Checker `json:"-"`
+}
+
+// SettleStep names the attempts of the settle step in the history.
+const SettleStep = "settle"
+
+// Settle is what the settle step sends: the scenario's key, the default principal, and
+// the payload whose committed response it must get.
+type Settle struct {
+	Payload Payload `json:"payload,omitempty"` // default the operation's body
 }
 
 // Checker judges one scenario run. It is a pure function: no network, no clock.
@@ -66,6 +80,15 @@ type Step struct {
 	// proxy rewrites header names to their canonical case, which would hide what a
 	// lower-case header name does. Direct attempts are not in the journal.
 	Direct bool `json:"direct,omitempty"`
+	// KeySet gives every copy its own fresh key, copy i the set's key i: two steps naming
+	// the same set send the same keys (the second one repeats the first).
+	KeySet string `json:"key_set,omitempty"`
+	// KeepAlive sends the copies over at most MaxKeepAliveConns reused keep-alive
+	// connections (with KeySet; see sendKeySet for why that is safe to count).
+	KeepAlive bool `json:"keep_alive,omitempty"`
+	// Twice sends every copy of a KeySet step a second time right after its answer, with
+	// the same key (on the same connection when KeepAlive), recorded as step Name+"-again".
+	Twice bool `json:"twice,omitempty"`
 }
 
 // Payload selects the request body.

@@ -64,13 +64,9 @@ func (t *target) ledgerBase() string {
 func (t *target) journalFor(ctx context.Context, keys []string, want int) ([]faultproxy.Record, error) {
 	deadline := time.Now().Add(t.p.ClientTimeout.Std() + time.Second)
 	for {
-		var all []faultproxy.Record
-		for _, k := range keys {
-			recs, err := t.ctl.Journal(ctx, faultproxy.JournalQuery{Key: k})
-			if err != nil {
-				return nil, fmt.Errorf("read journal: %w", err)
-			}
-			all = append(all, recs...)
+		all, err := t.journalOfKeys(ctx, keys)
+		if err != nil {
+			return nil, fmt.Errorf("read journal: %w", err)
 		}
 		all = dedupeRecords(all)
 		if len(all) >= want || time.Now().After(deadline) {

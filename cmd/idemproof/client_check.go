@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os/exec"
 	"strings"
 
 	"github.com/idemproof/idemproof/clientcheck"
-	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
 )
@@ -17,24 +15,22 @@ import (
 // runClientCheck runs a client command against the reference server behind the fault
 // proxy and checks its retry policy: exit 0 clean, 1 on findings, 2 on usage errors.
 func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("client-check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("client-check", "[--profile my-api.yaml] [flags] -- <command> [args...]", fmt.Sprintf(
+		"Runs the command against the profile's target (default: the embedded reference refund server)\n"+
+			"behind the fault proxy, then checks each logical operation (the profile's entity): one side\n"+
+			"effect, one key re-sent on every retry, no mismatch (422) retried unchanged, in-flight answers\n"+
+			"(409) retried after Retry-After, lost responses resolved or reported unknown.\n"+
+			"The command gets %s (the proxy), %s, %s, %s or %s, %s, %s, %s and %s.",
+		clientcheck.EnvBaseURL, clientcheck.EnvOperationURL, clientcheck.EnvOperationBody, clientcheck.EnvKeyHeader,
+		clientcheck.EnvKeyField, clientcheck.EnvEntity, clientcheck.EnvOutcomeFile, clientcheck.EnvAdminURL, clientcheck.EnvMCPEndpoint), stderr)
+	profilePath := fs.String("profile", "", "the target the client calls, as a profile file (default: the embedded reference refund server)")
 	faults := fs.String("faults", clientcheck.DefaultFaultSpec,
-		"fault schedule on each key's first attempt: hold[=DUR],reset[=P],close[=P],409[=SECS],422,503|502|504, none, or @FILE (JSON rules)")
+		"fault kinds dealt over the operations, on each key's first attempt: hold[=DUR],reset[=P],close[=P],409[=SECS],422,503|502|504, none, or @FILE (JSON rules)")
 	seed := fs.Int64("seed", 1, "seed of the fault probabilities (same seed, same request order: same faults)")
-	reportDir := fs.String("report-dir", "", "write report.json, junit.xml and report.html into this folder")
+	reportDir := fs.String("report-dir", "", "write report.json, junit.xml, report.html and report.md into this folder")
 	outcomes := fs.String("outcomes", "", "outcome file the client writes (default: a temporary file); exported as "+clientcheck.EnvOutcomeFile)
 	timeout := fs.Duration("timeout", clientcheck.DefaultTimeout, "kill the client command after this long")
 	format := fs.String("format", "console", "console | json (the report on stdout)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: idemproof client-check [flags] -- <command> [args...]")
-		fmt.Fprintln(stderr, "Runs the command against the reference refund server behind the fault proxy, then checks")
-		fmt.Fprintln(stderr, "each logical operation (order_id): one refund, one key re-sent on every retry, no 422")
-		fmt.Fprintln(stderr, "retried unchanged, 409s retried after Retry-After, lost responses resolved or reported unknown.")
-		fmt.Fprintf(stderr, "The command gets %s, %s, %s and %s.\n",
-			clientcheck.EnvBaseURL, clientcheck.EnvAdminURL, clientcheck.EnvOutcomeFile, clientcheck.EnvKeyHeader)
-		fs.PrintDefaults()
-	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -52,17 +48,22 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	if *timeout <= 0 {
 		return fmt.Errorf("--timeout %s: must be a positive duration, e.g. 2m", *timeout)
 	}
-	rules, err := clientcheck.ParseFaults(*faults)
-	if err != nil {
+	if _, err := clientcheck.ParseSchedule(*faults); err != nil {
 		return fmt.Errorf("--faults: %w", err)
 	}
-	if rules == nil {
-		rules = []faultproxy.Rule{} // "none": an empty, non-nil schedule
+	var profile *scenarios.Profile
+	if *profilePath != "" {
+		p, err := scenarios.LoadProfile(*profilePath)
+		if err != nil {
+			return fmt.Errorf("--profile: %w", err)
+		}
+		profile = p
 	}
 
 	// The client's own output goes to stderr so stdout stays the report.
 	res, err := clientcheck.Run(ctx, clientcheck.Config{
-		Faults:      rules,
+		Profile:     profile,
+		FaultSpec:   *faults,
 		Seed:        *seed,
 		Timeout:     *timeout,
 		OutcomeFile: *outcomes,
@@ -81,7 +82,7 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 			return fmt.Errorf("write report: %w", err)
 		}
 	} else {
-		printClientCheck(stdout, rep, repeatClientCheck(*seed, *faults, argv))
+		printClientCheck(stdout, res, repeatClientCheck(*profilePath, *seed, *faults, argv))
 		if *reportDir != "" {
 			fmt.Fprintf(stdout, "reports: %s\n", *reportDir)
 		}
@@ -92,14 +93,24 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	return nil
 }
 
-// printClientCheck prints one line per check, then the evidence of every finding with
-// the operation's timeline, then the command that repeats the run.
-func printClientCheck(w io.Writer, rep *scenarios.Report, repeat string) {
+// printClientCheck prints the fault schedule as applied, one line per check and
+// operation, then the evidence of every finding with its operation's attempts, then the
+// command that repeats the run.
+func printClientCheck(w io.Writer, res *clientcheck.Result, repeat string) {
+	rep := &res.Report
+	s := res.Observation.Schedule
+	fmt.Fprintf(w, "fault schedule %s (seed %d) over %d operation(s):\n", s.Spec, s.Seed, len(s.Assignments))
+	for _, line := range clientcheck.ScheduleLines(res.Observation) {
+		fmt.Fprintf(w, "  %s\n", line)
+	}
+	fmt.Fprintln(w)
 	for _, r := range rep.Results {
-		report.WriteLine(w, r)
+		if r.ScenarioID != clientcheck.IDFaultSchedule {
+			report.WriteLine(w, r)
+		}
 	}
 	findings := clientcheck.Findings(rep.Results, false)
-	shown := map[string]bool{} // one timeline per operation, however many findings name it
+	shown := map[string]bool{} // one attempt table per operation, however many findings name it
 	for _, r := range findings {
 		fmt.Fprintf(w, "\n%s %s: %s\n", r.Verdict, r.ScenarioID, r.Message)
 		fmt.Fprintf(w, "  requirement: %s [%s; %s]\n", r.Requirement, r.Level, r.Source)
@@ -107,17 +118,18 @@ func printClientCheck(w io.Writer, rep *scenarios.Report, repeat string) {
 			fmt.Fprintf(w, "  - %s\n", ex)
 		}
 		if rec := r.Evidence.Record; rec != nil && shown[rec.Entity] {
-			fmt.Fprintf(w, "  operation %s: timeline above\n", rec.Entity)
+			fmt.Fprintf(w, "  operation %s: attempts above\n", rec.Entity)
 		} else if rec != nil {
 			shown[rec.Entity] = true
-			fmt.Fprintf(w, "  operation %s:\n", rec.Entity)
-			io.WriteString(w, report.Timeline(rec))
+			fmt.Fprintf(w, "  operation %s, its attempts as the proxy saw them:\n", rec.Entity)
+			clientcheck.WriteAttempts(w, res.Attempts(rec.Entity), "    ")
+			fmt.Fprintf(w, "    ledger: %s\n", ledgerText(rec))
 		}
 	}
 	if len(findings) == 0 {
 		checks := 0
 		for _, r := range rep.Results {
-			if !strings.HasPrefix(r.ScenarioID, clientcheck.OperationIDPrefix) {
+			if !strings.HasPrefix(r.ScenarioID, clientcheck.OperationIDPrefix) && r.ScenarioID != clientcheck.IDFaultSchedule {
 				checks++
 			}
 		}
@@ -127,11 +139,26 @@ func printClientCheck(w io.Writer, rep *scenarios.Report, repeat string) {
 	fmt.Fprintf(w, "\nclient-check: %d finding(s) (seed %d)\n  repeat: %s\n", len(findings), rep.Seed, repeat)
 }
 
+// ledgerText is "operation=2", or why the ledger is unknown.
+func ledgerText(rec *scenarios.Record) string {
+	if rec.LedgerErr != "" {
+		return "unreadable: " + rec.LedgerErr
+	}
+	if n, ok := rec.Ledger[scenarios.LedgerOperation]; ok {
+		return fmt.Sprintf("%d side effect(s)", n)
+	}
+	return "not read (the operation named no entity)"
+}
+
 // repeatClientCheck is the command line that repeats a run with the same seed.
-func repeatClientCheck(seed int64, faults string, argv []string) string {
+func repeatClientCheck(profile string, seed int64, faults string, argv []string) string {
 	quoted := make([]string, len(argv))
 	for i, a := range argv {
 		quoted[i] = report.ShellQuote(a)
 	}
-	return fmt.Sprintf("idemproof client-check --seed %d --faults %s -- %s", seed, report.ShellQuote(faults), strings.Join(quoted, " "))
+	cmd := "idemproof client-check"
+	if profile != "" {
+		cmd += " --profile " + report.ShellQuote(profile)
+	}
+	return fmt.Sprintf("%s --seed %d --faults %s -- %s", cmd, seed, report.ShellQuote(faults), strings.Join(quoted, " "))
 }

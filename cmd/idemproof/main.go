@@ -6,6 +6,10 @@
 //	idemproof serve         run the reference keyed refund server
 //	idemproof scenarios     list the scenario catalogue
 //	idemproof client-check  run a client's command against faults and check its retries
+//	idemproof init          write a starter profile (from an OpenAPI operation, or a template)
+//	idemproof report merge  merge the report.json of several shards or runs
+//	idemproof diff          print the verdict changes between two runs' report.json
+//	idemproof version       print the version, commit and Go version of this binary
 package main
 
 import (
@@ -35,12 +39,20 @@ func commands() []command {
 		{"serve", "run the reference keyed refund server", runServe},
 		{"scenarios", "list the scenario catalogue (table or JSON)", runScenarios},
 		{"client-check", "run a client command against faults and check its retry policy", runClientCheck},
+		{"init", "write a starter profile, from an OpenAPI operation or as a template", runInit},
+		{"report", "merge the report.json of several shards or runs (report merge)", runReport},
+		{"diff", "print the verdict changes between two report.json files", runDiff},
+		{"version", "print the version, commit and Go version of this binary", runVersion},
 	}
 }
 
 // errExitFailure reports a completed run whose verdict is a failure: the command already
 // printed why, so main only sets the exit status.
 var errExitFailure = errors.New("failed")
+
+// errExitIncomplete reports a run that proved less than it was asked to (interrupted, or
+// UNKNOWN results): exit status 3. The command already printed why.
+var errExitIncomplete = errors.New("incomplete")
 
 // errUsageReported is a usage error the flag package has already printed with the
 // command's usage; main only sets exit status 2.
@@ -53,19 +65,46 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return err
 	}
+	suggestFlag(fs, err, fs.Output())
 	return errUsageReported
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext(os.Stderr)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
+// interruptContext is cancelled by the first SIGINT or SIGTERM, its cause naming the
+// signal: a command then stops promptly and still reports what it did. A second signal
+// ends the process at once (the default behaviour is restored after the first).
+func interruptContext(stderr io.Writer) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case s := <-sig:
+			signal.Stop(sig)
+			fmt.Fprintf(stderr, "\nidemproof: %v signal received: stopping; send it again to quit at once\n", s)
+			cancel(fmt.Errorf("%v signal received", s))
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sig)
+		cancel(nil)
+	}
+}
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)
+		return 0
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		fmt.Fprintf(stdout, "idemproof %s\n", version())
 		return 0
 	}
 	for _, c := range commands() {
@@ -80,6 +119,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 0
 		case errors.Is(err, errExitFailure):
 			return 1
+		case errors.Is(err, errExitIncomplete):
+			return 3
 		case errors.Is(err, errUsageReported):
 			return 2
 		default:
@@ -87,7 +128,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	fmt.Fprintf(stderr, "idemproof: unknown command %q\n\n", args[0])
+	names := make([]string, 0, len(commands()))
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	fmt.Fprintf(stderr, "idemproof: unknown command %q%s\n\n", args[0], suggestion(args[0], names))
 	usage(stderr)
 	return 2
 }

@@ -39,8 +39,13 @@ func oneLine(s string) string {
 
 // WriteSummary prints the counts per verdict per target, then, for every failing result
 // (FAIL; UNKNOWN and NON-STRICT too under strict), its evidence categories, examples,
-// aligned timeline and the seed with the command that repeats it.
+// aligned timeline and the seed with the command that repeats it. An incomplete run says
+// so first, and lists what never ran.
 func WriteSummary(w io.Writer, rep *scenarios.Report) {
+	if banner := IncompleteBanner(rep); banner != "" {
+		fmt.Fprintf(w, "%s\n", banner)
+		fmt.Fprintf(w, "not run: %s\n\n", notRunText(rep.NotRun))
+	}
 	counts := CountByTarget(rep)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%-*s\t", targetWidth(rep), "target")
@@ -62,8 +67,8 @@ func WriteSummary(w io.Writer, rep *scenarios.Report) {
 
 	failing := failingResults(rep)
 	if !rep.Strict {
-		// Without strict these do not fail the run, but an UNKNOWN is never a pass: say so
-		// rather than let "no failures" stand alone.
+		// Not detailed without strict, but an UNKNOWN is never a pass: say so rather than
+		// let "no failures" stand alone.
 		for _, v := range []scenarios.Verdict{scenarios.Unknown, scenarios.NonStrict} {
 			var ids []string
 			for _, r := range rep.Results {
@@ -71,12 +76,29 @@ func WriteSummary(w io.Writer, rep *scenarios.Report) {
 					ids = append(ids, r.ScenarioID+" @ "+r.Target)
 				}
 			}
+			what := "not failing without --strict"
+			if v == scenarios.Unknown {
+				what = "nothing proven for them (incomplete, never a pass)"
+			}
 			if len(ids) > 0 {
-				fmt.Fprintf(w, "\n%d %s result(s), not failing without --strict: %s\n", len(ids), v, strings.Join(ids, ", "))
+				fmt.Fprintf(w, "\n%d %s result(s), %s: %s\n", len(ids), v, what, strings.Join(ids, ", "))
 			}
 		}
 	}
+	if known := KnownFailures(rep); len(known) > 0 {
+		fmt.Fprintf(w, "\n%d known failure(s), failing in the baseline %s too, not failing this run:\n", len(known), rep.Baseline)
+		for _, r := range known {
+			fmt.Fprintf(w, "  %s %s @ %s (%s): %s\n", r.Verdict, r.ScenarioID, r.Target, knownLabel(r), oneLine(r.Message))
+		}
+	}
+	if len(rep.Skipped) > 0 {
+		fmt.Fprintf(w, "\n%d scenario(s) skipped (--skip): %s\n", len(rep.Skipped), strings.Join(rep.Skipped, ", "))
+	}
 	if len(failing) == 0 {
+		if rep.Incomplete() {
+			fmt.Fprintf(w, "\nno failures among the results, but the run is INCOMPLETE (seed %d, strict=%t)\n", rep.Seed, rep.Strict)
+			return
+		}
 		fmt.Fprintf(w, "\nno failures (seed %d, strict=%t)\n", rep.Seed, rep.Strict)
 		return
 	}
@@ -139,11 +161,32 @@ func embeddedVariant(target string) (flaws []string, postgres bool, ok bool) {
 	return flaws, postgres, true
 }
 
-// failingResults is every result that fails the run, in report order.
+// notRunText is "a/b, c/d @ t1; e/f @ t2": the scenarios never started, per target,
+// cut after 40 so an interrupted 1,000-scenario matrix stays readable.
+func notRunText(list []scenarios.NotRun) string {
+	const show = 40
+	var parts []string
+	for i := 0; i < len(list) && i < show; {
+		j, ids := i, []string{}
+		for ; j < len(list) && j < show && list[j].Target == list[i].Target; j++ {
+			ids = append(ids, list[j].ScenarioID)
+		}
+		parts = append(parts, strings.Join(ids, ", ")+" @ "+list[i].Target)
+		i = j
+	}
+	s := strings.Join(parts, "; ")
+	if len(list) > show {
+		s += fmt.Sprintf("; and %d more", len(list)-show)
+	}
+	return s
+}
+
+// failingResults is every result that fails the run, in report order: known failures
+// of the baseline are not among them.
 func failingResults(rep *scenarios.Report) []scenarios.Result {
 	var out []scenarios.Result
 	for _, r := range rep.Results {
-		if Failing(r.Verdict, rep.Strict) {
+		if FailsRun(rep, r) {
 			out = append(out, r)
 		}
 	}

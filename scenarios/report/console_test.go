@@ -67,7 +67,7 @@ func TestSummaryCountsAndFailureDetails(t *testing.T) {
 	require.Contains(t, out, "ledger: refund=2")
 	require.Contains(t, out, "repeat: idemproof check --seed 42 --only replay/after-503 --profile stripe-like")
 	require.NotContains(t, out, "UNKNOWN before/503")
-	require.Contains(t, out, "1 UNKNOWN result(s), not failing without --strict: before/503 @ stripe-like")
+	require.Contains(t, out, "1 UNKNOWN result(s), nothing proven for them (incomplete, never a pass): before/503 @ stripe-like")
 	require.Contains(t, out, "1 NON-STRICT result(s), not failing without --strict: replay/marker @ stripe-like")
 
 	rep.Strict = true

@@ -10,8 +10,14 @@
 //   - one self-contained HTML file: a scenarios × targets matrix coloured by verdict and,
 //     per result, the attempt timeline as an inline SVG sequence diagram
 //     client → proxy → upstream (WriteHTML). No scripts, no external assets.
+//   - Markdown small enough for a pull request comment or $GITHUB_STEP_SUMMARY: counts,
+//     failing and UNKNOWN results with one line of evidence and the repeat command, known
+//     failures, skipped scenarios, and the matrix of several targets (WriteMarkdown).
 //
-// WriteDir writes all three files into a folder, each through a temporary file and a
+// A result a baseline already had failing (Result.KnownFailure) is listed as a known
+// failure by every renderer and does not fail the run (FailsRun).
+//
+// WriteDir writes all four files into a folder, each through a temporary file and a
 // rename, so a reader never sees a half-written report.
 //
 // The package reads only the contract types of package scenarios; it never runs anything.

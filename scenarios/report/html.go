@@ -33,12 +33,18 @@ type htmlPage struct {
 	Groups   []htmlGroup
 	Failing  int
 	Failures []htmlFailure // failing results, linked, above the matrix
-	Columns  int           // matrix columns: scenario, level, description, one per target
+	Known    []htmlFailure // the baseline's known failures, listed apart
+	Baseline string
+	Skipped  []string
+	Columns  int // matrix columns: scenario, level, description, one per target
+	// Incomplete is the banner of a run stopped early (IncompleteBanner), NotRun the
+	// scenarios it never started; both "" for a complete run.
+	Incomplete, NotRun string
 }
 
 type htmlFailure struct {
-	Anchor, ScenarioID, Target, Message string
-	Verdict                             scenarios.Verdict
+	Anchor, ScenarioID, Target, Message, Label string
+	Verdict                                    scenarios.Verdict
 }
 
 type htmlCountRow struct {
@@ -82,6 +88,7 @@ type htmlCell struct {
 	Examples   []string
 	SVG        template.HTML
 	Repeat     string
+	Known      bool
 }
 
 type htmlCategory struct {
@@ -113,6 +120,9 @@ func buildPage(rep *scenarios.Report) htmlPage {
 		Failing:  len(failingResults(rep)),
 		Columns:  3 + len(ts),
 	}
+	if banner := IncompleteBanner(rep); banner != "" {
+		p.Incomplete, p.NotRun = banner, notRunText(rep.NotRun)
+	}
 	if len(ts) > 0 {
 		p.Title = "idemproof report: " + strings.Join(ts, " vs ")
 	}
@@ -125,6 +135,13 @@ func buildPage(rep *scenarios.Report) htmlPage {
 			Message: oneLine(r.Message), Verdict: r.Verdict,
 		})
 	}
+	for _, r := range KnownFailures(rep) {
+		p.Known = append(p.Known, htmlFailure{
+			Anchor: anchor("r", r.ScenarioID+"@"+r.Target), ScenarioID: r.ScenarioID, Target: r.Target,
+			Message: oneLine(r.Message), Verdict: r.Verdict, Label: knownLabel(r),
+		})
+	}
+	p.Baseline, p.Skipped = rep.Baseline, rep.Skipped
 	counts := CountByTarget(rep)
 	for _, t := range ts {
 		row := htmlCountRow{Target: t, Total: counts[t].Total()}
@@ -170,6 +187,7 @@ func buildPage(rep *scenarios.Report) htmlPage {
 				// The SVG is built by SequenceSVG, which escapes every text it places.
 				cell.SVG = template.HTML(SequenceSVG(cell.Anchor, r.Evidence.Record))
 				cell.Repeat = RepeatCommand(rep, r)
+				cell.Known = r.KnownFailure
 			}
 			sc.Cells = append(sc.Cells, cell)
 		}

@@ -10,13 +10,16 @@ import (
 
 // WriteJSON writes the report as indented JSON. The field order is the struct's and map
 // keys are sorted, so the output is stable. A zero SchemaVersion is written as
-// scenarios.ReportSchemaVersion; durations are written in milliseconds (duration_ms),
+// scenarios.ReportSchemaVersion; "complete" is !rep.Incomplete(); durations are written in milliseconds (duration_ms),
 // filled from Duration where the runner left DurationMS zero.
 func WriteJSON(w io.Writer, rep *scenarios.Report) error {
 	out := *rep
 	if out.SchemaVersion == 0 {
 		out.SchemaVersion = scenarios.ReportSchemaVersion
 	}
+	// "complete" is true unless the run recorded why it stopped, so a report built by
+	// hand or by another tool does not read as interrupted.
+	out.Complete = !rep.Incomplete()
 	out.Results = make([]scenarios.Result, len(rep.Results))
 	for i, r := range rep.Results {
 		if r.DurationMS == 0 && r.Duration > 0 {
@@ -35,7 +38,9 @@ func WriteJSON(w io.Writer, rep *scenarios.Report) error {
 // ReadJSON parses a report written by WriteJSON and refuses a schema version it does not
 // know.
 func ReadJSON(r io.Reader) (*scenarios.Report, error) {
-	var rep scenarios.Report
+	// A report written before "complete" existed lacks it; it was written by a run that
+	// did not know it could be cut short, as complete.
+	rep := scenarios.Report{Complete: true}
 	if err := json.NewDecoder(r).Decode(&rep); err != nil {
 		return nil, fmt.Errorf("read json report: %w", err)
 	}

@@ -58,8 +58,11 @@ type (
 
 // WriteJUnit writes one testsuite per target and one testcase per scenario: FAIL is a
 // <failure> carrying the evidence and timeline, UNKNOWN an <error>, N/A <skipped>,
-// NON-STRICT a <failure> only under strict. Every testcase carries its verdict and level
-// as properties, so PASS and INFO stay distinguishable.
+// NON-STRICT a <failure> only under strict, a known failure of the baseline <skipped>.
+// Every testcase carries its verdict and level as properties, so PASS and INFO stay
+// distinguishable. An incomplete run opens with an XML comment saying so, every suite
+// carries complete=false, and each scenario that never started is a testcase with an
+// <error> ("not run"), so no CI reads it as passed.
 func WriteJUnit(w io.Writer, rep *scenarios.Report) error {
 	doc := JUnitSuites{Name: "idemproof"}
 	var totalSeconds float64
@@ -72,6 +75,7 @@ func WriteJUnit(w io.Writer, rep *scenarios.Report) error {
 				{Name: "seed", Value: fmt.Sprint(rep.Seed)},
 				{Name: "strict", Value: fmt.Sprint(rep.Strict)},
 				{Name: "tool", Value: rep.Tool},
+				{Name: "complete", Value: fmt.Sprint(!rep.Incomplete())},
 			},
 		}
 		if !rep.Started.IsZero() {
@@ -97,6 +101,10 @@ func WriteJUnit(w io.Writer, rep *scenarios.Report) error {
 		}
 		s.Tests++
 		switch {
+		case r.KnownFailure:
+			// The baseline failed it already: shown, but not red, as the exit status says.
+			c.Skipped = &JUnitSkipped{Message: knownLabel(r) + ": " + r.Message}
+			s.Skipped++
 		case r.Verdict == scenarios.NA:
 			c.Skipped = &JUnitSkipped{Message: "N/A: " + r.Message}
 			s.Skipped++
@@ -108,6 +116,19 @@ func WriteJUnit(w io.Writer, rep *scenarios.Report) error {
 			s.Failures++
 		}
 		s.Cases = append(s.Cases, c)
+	}
+	for _, nr := range rep.NotRun {
+		s := byTarget[nr.Target]
+		if s == nil {
+			continue
+		}
+		s.Tests++
+		s.Errors++
+		s.Cases = append(s.Cases, JUnitCase{
+			Name: nr.ScenarioID, ClassName: "idemproof." + nr.Target + "." + group(nr.ScenarioID), Time: "0.000",
+			Error: &JUnitProblem{Message: "not run: the run was stopped before this scenario started (" + rep.Interrupted + ")", Type: "NOT-RUN"},
+			Props: []JUnitProperty{{Name: "verdict", Value: "NOT-RUN"}},
+		})
 	}
 	for _, t := range order {
 		s := byTarget[t]
@@ -121,6 +142,12 @@ func WriteJUnit(w io.Writer, rep *scenarios.Report) error {
 	doc.Time = fmt.Sprintf("%.3f", totalSeconds)
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return fmt.Errorf("write junit report: %w", err)
+	}
+	if banner := IncompleteBanner(rep); banner != "" {
+		// "--" may not appear inside an XML comment.
+		if _, err := fmt.Fprintf(w, "<!-- %s -->\n", strings.ReplaceAll(xmlSafe(banner), "--", "- -")); err != nil {
+			return fmt.Errorf("write junit report: %w", err)
+		}
 	}
 	enc := xml.NewEncoder(w)
 	enc.Indent("", "  ")

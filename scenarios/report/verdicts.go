@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/idemproof/idemproof/scenarios"
@@ -12,8 +13,9 @@ var verdictOrder = []scenarios.Verdict{
 	scenarios.Pass, scenarios.Info, scenarios.NA, scenarios.NonStrict, scenarios.Unknown, scenarios.Fail,
 }
 
-// Failing reports whether a verdict makes the run fail: FAIL always; UNKNOWN and
-// NON-STRICT only under strict. It is the same rule `idemproof check` exits by.
+// Failing reports whether a verdict is listed as a failing result: FAIL always; UNKNOWN
+// and NON-STRICT only under strict. `idemproof check` exits 1 on FAIL (and NON-STRICT
+// under strict) and 3 on UNKNOWN, which is never a pass whatever the strictness.
 func Failing(v scenarios.Verdict, strict bool) bool {
 	switch v {
 	case scenarios.Fail:
@@ -22,6 +24,23 @@ func Failing(v scenarios.Verdict, strict bool) bool {
 		return strict
 	}
 	return false
+}
+
+// FailsRun reports whether one result of rep makes the run fail: a failing verdict
+// (Failing) that the run's baseline did not already have (Result.KnownFailure).
+func FailsRun(rep *scenarios.Report, r scenarios.Result) bool {
+	return Failing(r.Verdict, rep.Strict) && !r.KnownFailure
+}
+
+// KnownFailures is every result the baseline already had failing, in report order.
+func KnownFailures(rep *scenarios.Report) []scenarios.Result {
+	var out []scenarios.Result
+	for _, r := range rep.Results {
+		if r.KnownFailure {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // Counts is the number of results per verdict.
@@ -105,4 +124,20 @@ func roundDuration(d time.Duration) time.Duration {
 		return d.Round(time.Millisecond)
 	}
 	return d.Round(time.Microsecond)
+}
+
+// IncompleteBanner is the sentence every report opens with when the run stopped before
+// every selected scenario was judged, "" otherwise:
+//
+//	INCOMPLETE: the run was stopped (interrupt signal received); 37 of 49 scenario runs never started: nothing is proven for them
+func IncompleteBanner(rep *scenarios.Report) string {
+	if !rep.Incomplete() {
+		return ""
+	}
+	why := rep.Interrupted
+	if why == "" {
+		why = "stopped"
+	}
+	return fmt.Sprintf("INCOMPLETE: the run was stopped (%s); %d of %d scenario runs never started: nothing is proven for them",
+		why, len(rep.NotRun), len(rep.NotRun)+len(rep.Results))
 }

@@ -1,17 +1,21 @@
-// Package retrypolicy holds example retry loops for the keyed refund call, one correct
-// harness, the retryhttp policy, and the classic bugs, each a clientcheck.ClientFunc. The
-// suite in this folder runs every one under client-check: the correct ones must pass and
-// every bad one must be caught with its named finding. They double as documentation:
+// Package retrypolicy holds example retry loops for a keyed call, one correct harness,
+// the retryhttp policy, and the classic bugs, each a clientcheck.ClientFunc. The suite in
+// this folder runs every one under client-check, against the embedded reference server
+// and against a differently shaped API described by a profile: the correct ones must pass
+// and every bad one must be caught with its named finding. They double as documentation:
 // each bad client differs from the correct loop by one option.
 //
-// Every client performs Orders refunds (order_id order-1 … order-N) against
-// env.BaseURL and writes its view of each to env.OutcomeFile.
+// Every client performs Orders operations (entities order-1 … order-N): the operation
+// the environment names (env.OperationMethod, env.OperationURL, env.OperationBody with
+// {{.Entity}} filled in, the key in env.KeyHeader or at env.KeyField), and writes its
+// view of each to env.OutcomeFile.
 package retrypolicy
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -110,10 +114,10 @@ func RetryHTTP(ctx context.Context, env clientcheck.Env) error {
 	for i := 1; i <= Orders; i++ {
 		order := fmt.Sprintf("order-%d", i)
 		resp, err := client.Do(ctx, retryhttp.Operation{
-			Method: http.MethodPost,
-			URL:    env.BaseURL + "/v1/refunds",
+			Method: env.OperationMethod,
+			URL:    fill(env.OperationURL, order),
 			Header: http.Header{"Content-Type": {"application/json"}},
-			Body:   refundBody(order),
+			Body:   []byte(fill(env.OperationBody, order)),
 			Key:    "refund-" + run + "-" + order,
 		})
 		outcome := clientcheck.Outcome{Operation: order}
@@ -180,12 +184,19 @@ func (l loop) run(ctx context.Context, env clientcheck.Env) error {
 // post sends one attempt and returns its status and Retry-After; a transport error
 // (reset, timeout) leaves status 0.
 func post(ctx context.Context, client *http.Client, env clientcheck.Env, order, key string) (int, time.Duration, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, env.BaseURL+"/v1/refunds", strings.NewReader(string(refundBody(order))))
+	body := fill(env.OperationBody, order)
+	if key != "" && env.KeyField != "" {
+		var err error
+		if body, err = withField(body, env.KeyField, key); err != nil {
+			return 0, 0, err
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, env.OperationMethod, fill(env.OperationURL, order), strings.NewReader(body))
 	if err != nil {
-		return 0, 0, fmt.Errorf("build refund request: %w", err)
+		return 0, 0, fmt.Errorf("build request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if key != "" {
+	if key != "" && env.KeyHeader != "" {
 		req.Header.Set(env.KeyHeader, key)
 	}
 	resp, err := client.Do(req)
@@ -198,8 +209,31 @@ func post(ctx context.Context, client *http.Client, env clientcheck.Env, order, 
 	return resp.StatusCode, retryAfter, nil
 }
 
-func refundBody(order string) []byte {
-	return []byte(`{"order_id":"` + order + `","amount":4900,"reason":"duplicate charge"}`)
+// fill puts the operation's entity where the profile's template says {{.Entity}}.
+func fill(template, entity string) string {
+	return strings.ReplaceAll(template, "{{.Entity}}", entity)
+}
+
+// withField sets a dotted path of a JSON object body to value (the key, for APIs that
+// carry it in the body), creating the objects on the way.
+func withField(body, path, value string) (string, error) {
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(body), &doc); err != nil {
+		return "", fmt.Errorf("the operation body is not a JSON object: %w", err)
+	}
+	parts := strings.Split(path, ".")
+	node := doc
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := node[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			node[p] = next
+		}
+		node = next
+	}
+	node[parts[len(parts)-1]] = value
+	b, err := json.Marshal(doc)
+	return string(b), err
 }
 
 // runID is a fresh random id, so two runs never share keys inside a retention window.

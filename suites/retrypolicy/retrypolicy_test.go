@@ -25,13 +25,50 @@ const (
 // frozen is a harness clock stopped at one instant: timestamp keys collide for certain.
 func frozen() time.Time { return time.Date(2026, 5, 4, 12, 0, 0, 0, time.UTC) }
 
-// checkClient runs one client under client-check with a fixed seed.
-func checkClient(ctx SpecContext, faults string, client clientcheck.ClientFunc) *clientcheck.Result {
+// target is where a spec's client goes: the embedded reference refund server, or the
+// payments API (payments_api_test.go), reached only through its profile.
+type target string
+
+const (
+	onReference target = "reference"
+	onPayments  target = "payments-api"
+)
+
+var everyTarget = []target{onReference, onPayments}
+
+// profileFor starts the target's server for this spec and returns its profile (nil for
+// the embedded reference, which client-check starts itself).
+func profileFor(t target) *scenarios.Profile {
 	GinkgoHelper()
-	By("running the client against the reference server behind faults " + orDefault(faults))
-	res, err := clientcheck.Run(ctx, clientcheck.Config{FaultSpec: faults, Seed: 42, Timeout: time.Minute}, client)
+	if t == onReference {
+		return nil
+	}
+	srv := startPaymentsAPI()
+	DeferCleanup(srv.Close)
+	p, err := scenarios.LoadProfile("testdata/payments-api.yaml")
+	Expect(err).NotTo(HaveOccurred())
+	p.BaseURL = srv.URL
+	return p
+}
+
+// checkClient runs one client under client-check against the target with a fixed seed.
+func checkClient(ctx SpecContext, t target, faults string, client clientcheck.ClientFunc) *clientcheck.Result {
+	GinkgoHelper()
+	By("running the client against " + string(t) + " behind faults " + orDefault(faults))
+	res, err := clientcheck.Run(ctx, clientcheck.Config{Profile: profileFor(t), FaultSpec: faults, Seed: 42, Timeout: time.Minute}, client)
 	Expect(err).NotTo(HaveOccurred())
 	return res
+}
+
+// onEveryTarget is one table entry per target: description, labels, then the
+// parameters after the target.
+func onEveryTarget(description string, labels Labels, params ...any) []TableEntry {
+	var out []TableEntry
+	for _, t := range everyTarget {
+		args := []any{labels, Label("target:" + string(t)), NodeTimeout(time.Minute), t}
+		out = append(out, Entry(description+" @ "+string(t), append(args, params...)...))
+	}
+	return out
 }
 
 // findingIDs are the IDs of the checks that failed.
@@ -66,8 +103,8 @@ func orDefault(faults string) string {
 
 var _ = Describe("client-check", Label("client-side"), func() {
 	DescribeTable("a correct retry policy passes",
-		func(ctx SpecContext, faults string, client clientcheck.ClientFunc) {
-			res := checkClient(ctx, faults, client)
+		func(ctx SpecContext, t target, faults string, client clientcheck.ClientFunc) {
+			res := checkClient(ctx, t, faults, client)
 			Expect(findingIDs(res)).To(BeEmpty(), explain(res))
 			By("every order refunded exactly once, or honestly reported failed")
 			for _, order := range []string{"order-1", "order-2", "order-3"} {
@@ -75,53 +112,82 @@ var _ = Describe("client-check", Label("client-side"), func() {
 			}
 			Expect(res.Observation.Outcomes).To(HaveLen(retrypolicy.Orders))
 		},
-		Entry("correct harness, default faults", Label("good"), defaultFaults, clientcheck.ClientFunc(retrypolicy.CorrectHarness), NodeTimeout(time.Minute)),
-		Entry("correct harness, 422", Label("good"), faults422, clientcheck.ClientFunc(retrypolicy.CorrectHarness), NodeTimeout(time.Minute)),
-		Entry("correct harness, 409 with Retry-After", Label("good"), faults409, clientcheck.ClientFunc(retrypolicy.CorrectHarness), NodeTimeout(time.Minute)),
-		Entry("retryhttp, default faults", Label("good", "retryhttp"), defaultFaults, clientcheck.ClientFunc(retrypolicy.RetryHTTP), NodeTimeout(time.Minute)),
-		Entry("retryhttp, 422", Label("good", "retryhttp"), faults422, clientcheck.ClientFunc(retrypolicy.RetryHTTP), NodeTimeout(time.Minute)),
-		Entry("retryhttp, 409 with Retry-After", Label("good", "retryhttp"), faults409, clientcheck.ClientFunc(retrypolicy.RetryHTTP), NodeTimeout(time.Minute)),
+		onEveryTarget("correct harness, default faults", Label("good"), defaultFaults, clientcheck.ClientFunc(retrypolicy.CorrectHarness)),
+		onEveryTarget("correct harness, 422", Label("good"), faults422, clientcheck.ClientFunc(retrypolicy.CorrectHarness)),
+		onEveryTarget("correct harness, 409 with Retry-After", Label("good"), faults409, clientcheck.ClientFunc(retrypolicy.CorrectHarness)),
+		onEveryTarget("retryhttp, default faults", Label("good", "retryhttp"), defaultFaults, clientcheck.ClientFunc(retrypolicy.RetryHTTP)),
+		onEveryTarget("retryhttp, 422", Label("good", "retryhttp"), faults422, clientcheck.ClientFunc(retrypolicy.RetryHTTP)),
+		onEveryTarget("retryhttp, 409 with Retry-After", Label("good", "retryhttp"), faults409, clientcheck.ClientFunc(retrypolicy.RetryHTTP)),
 	)
 
-	It("counts the correct harness's effects: one refund per order under the default faults", Label("good"), func(ctx SpecContext) {
-		res := checkClient(ctx, defaultFaults, retrypolicy.CorrectHarness)
-		Expect(res.Observation.Ledger).To(Equal(map[string]int{"order-1": 1, "order-2": 1, "order-3": 1}), explain(res))
-		By("every first attempt was faulted after the commit, so every order was retried")
-		Expect(len(res.Observation.Attempts)).To(BeNumerically(">=", 2*retrypolicy.Orders))
-	}, NodeTimeout(time.Minute))
+	DescribeTable("counts the correct harness's effects: one per order under the default faults",
+		func(ctx SpecContext, t target) {
+			res := checkClient(ctx, t, defaultFaults, retrypolicy.CorrectHarness)
+			Expect(res.Observation.Ledger).To(Equal(map[string]int{"order-1": 1, "order-2": 1, "order-3": 1}), explain(res))
+			By("every first attempt was faulted after the commit, so every order was retried")
+			Expect(len(res.Observation.Attempts)).To(BeNumerically(">=", 2*retrypolicy.Orders))
+			By("each order was dealt one of the three kinds, and each kind hit an order")
+			kinds := map[string]int{}
+			for _, a := range res.Observation.Schedule.Assignments {
+				kinds[a.Kind]++
+			}
+			Expect(kinds).To(Equal(map[string]int{"hold": 1, "reset": 1, "503": 1}))
+		},
+		onEveryTarget("correct harness", Label("good")),
+	)
 
 	DescribeTable("a bad retry policy is caught with its named finding",
-		func(ctx SpecContext, faults string, client clientcheck.ClientFunc, finding string) {
-			res := checkClient(ctx, faults, client)
+		func(ctx SpecContext, t target, faults string, client clientcheck.ClientFunc, finding string) {
+			res := checkClient(ctx, t, faults, client)
 			Expect(findingIDs(res)).To(ContainElement(finding), explain(res))
 			failed := res.Report.Results[indexOf(res, finding)]
 			Expect(failed.Verdict).To(Equal(scenarios.Fail))
 			Expect(failed.Evidence.Categories).NotTo(BeEmpty())
+			By("the failing operation's attempts travel with the finding")
+			if failed.Evidence.Record != nil {
+				Expect(failed.Evidence.Record.History).NotTo(BeEmpty())
+			}
 		},
-		Entry("key minted inside the retry closure", Label("bad"), defaultFaults,
-			clientcheck.ClientFunc(retrypolicy.KeyInsideRetryClosure), clientcheck.IDKeyPerAttempt, NodeTimeout(time.Minute)),
-		Entry("key minted inside the retry closure doubles refunds", Label("bad"), defaultFaults,
-			clientcheck.ClientFunc(retrypolicy.KeyInsideRetryClosure), clientcheck.IDOneEffect, NodeTimeout(time.Minute)),
-		Entry("key from a timestamp", Label("bad"), defaultFaults,
-			retrypolicy.KeyFromTimestamp(frozen), clientcheck.IDKeySharedAcross, NodeTimeout(time.Minute)),
-		Entry("no key", Label("bad"), defaultFaults,
-			clientcheck.ClientFunc(retrypolicy.NoKey), clientcheck.IDNoKey, NodeTimeout(time.Minute)),
-		Entry("retries a 422 unchanged", Label("bad"), faults422,
-			clientcheck.ClientFunc(retrypolicy.Retries422), clientcheck.ID422Retried, NodeTimeout(time.Minute)),
-		Entry("ignores 409's Retry-After", Label("bad"), faults409,
-			clientcheck.ClientFunc(retrypolicy.Ignores409RetryAfter), clientcheck.ID409Hammered, NodeTimeout(time.Minute)),
+		onEveryTarget("key minted inside the retry closure", Label("bad"), defaultFaults,
+			clientcheck.ClientFunc(retrypolicy.KeyInsideRetryClosure), clientcheck.IDKeyPerAttempt),
+		onEveryTarget("key minted inside the retry closure doubles the effects", Label("bad"), defaultFaults,
+			clientcheck.ClientFunc(retrypolicy.KeyInsideRetryClosure), clientcheck.IDOneEffect),
+		onEveryTarget("key from a timestamp", Label("bad"), defaultFaults,
+			retrypolicy.KeyFromTimestamp(frozen), clientcheck.IDKeySharedAcross),
+		onEveryTarget("no key", Label("bad"), defaultFaults,
+			clientcheck.ClientFunc(retrypolicy.NoKey), clientcheck.IDNoKey),
+		onEveryTarget("retries a 422 unchanged", Label("bad"), faults422,
+			clientcheck.ClientFunc(retrypolicy.Retries422), clientcheck.ID422Retried),
+		onEveryTarget("ignores 409's Retry-After", Label("bad"), faults409,
+			clientcheck.ClientFunc(retrypolicy.Ignores409RetryAfter), clientcheck.ID409Hammered),
 	)
+
+	It("judges the payments API by its classes: the 422 fault sends its mismatch status, 400", Label("bad", "target:payments-api"), func(ctx SpecContext) {
+		res := checkClient(ctx, onPayments, faults422, retrypolicy.Retries422)
+		var mismatch []string
+		for _, op := range []string{"order-1", "order-2", "order-3"} {
+			for _, a := range res.Attempts(op) {
+				if a.Class == "mismatch" {
+					mismatch = append(mismatch, a.Delivered)
+				}
+			}
+		}
+		Expect(mismatch).NotTo(BeEmpty(), explain(res))
+		Expect(mismatch).To(HaveEach("400"), "the 422 fault sends the profile's mismatch status")
+	}, NodeTimeout(time.Minute))
 
 	It("reports an operation the client called failed while it committed", Label("bad"), func(ctx SpecContext) {
 		giveUp := func(ctx context.Context, env clientcheck.Env) error {
 			// One attempt, and a lost response taken for a failure: the classic lie.
-			if err := retrypolicy.CorrectHarness(ctx, clientcheck.Env{BaseURL: env.BaseURL, KeyHeader: env.KeyHeader, OutcomeFile: env.OutcomeFile + ".ignored"}); err != nil {
+			quiet := env
+			quiet.OutcomeFile = env.OutcomeFile + ".ignored"
+			if err := retrypolicy.CorrectHarness(ctx, quiet); err != nil {
 				return err
 			}
 			w := clientcheck.NewOutcomeWriter(env.OutcomeFile)
 			return w.Write(clientcheck.Outcome{Operation: "order-1", Outcome: clientcheck.OutcomeFailed})
 		}
-		res := checkClient(ctx, defaultFaults, giveUp)
+		res := checkClient(ctx, onReference, defaultFaults, giveUp)
 		Expect(findingIDs(res)).To(ConsistOf(clientcheck.IDUnknownAsFailed), explain(res))
 	}, NodeTimeout(time.Minute))
 })

@@ -10,8 +10,9 @@ import (
 	"github.com/idemproof/idemproof/clientcheck"
 )
 
-// The README's shell clients, run the way `idemproof client-check -- <script>` runs them:
-// a child process that gets the environment, with curl doing the HTTP.
+// The README's shell clients, run the way `idemproof client-check [--profile P] --
+// <script>` runs them: a child process that gets the environment, with curl doing the
+// HTTP, against the embedded reference and against the payments API's profile.
 var _ = Describe("the example shell clients", Label("client-side", "examples"), func() {
 	BeforeEach(func() {
 		if _, err := exec.LookPath("curl"); err != nil {
@@ -19,22 +20,28 @@ var _ = Describe("the example shell clients", Label("client-side", "examples"), 
 		}
 	})
 
-	run := func(ctx SpecContext, script string) *clientcheck.Result {
+	run := func(ctx SpecContext, t target, script string) *clientcheck.Result {
 		GinkgoHelper()
-		res, err := clientcheck.Run(ctx, clientcheck.Config{Seed: 1, Timeout: time.Minute},
+		res, err := clientcheck.Run(ctx, clientcheck.Config{Profile: profileFor(t), Seed: 1, Timeout: time.Minute},
 			clientcheck.Command([]string{script}, GinkgoWriter, GinkgoWriter))
 		Expect(err).NotTo(HaveOccurred())
 		return res
 	}
 
-	It("passes good.sh", Label("good"), func(ctx SpecContext) {
-		res := run(ctx, "../../examples/clients/good.sh")
-		Expect(findingIDs(res)).To(BeEmpty(), explain(res))
-		Expect(res.Observation.Ledger).To(Equal(map[string]int{"order-1": 1, "order-2": 1, "order-3": 1}))
-	}, NodeTimeout(time.Minute))
+	DescribeTable("passes good.sh",
+		func(ctx SpecContext, t target) {
+			res := run(ctx, t, "../../examples/clients/good.sh")
+			Expect(findingIDs(res)).To(BeEmpty(), explain(res))
+			Expect(res.Observation.Ledger).To(Equal(map[string]int{"order-1": 1, "order-2": 1, "order-3": 1}))
+		},
+		onEveryTarget("good.sh", Label("good")),
+	)
 
-	It("catches key-per-attempt.sh as a key minted per attempt", Label("bad"), func(ctx SpecContext) {
-		res := run(ctx, "../../examples/clients/key-per-attempt.sh")
-		Expect(findingIDs(res)).To(ContainElements(clientcheck.IDKeyPerAttempt, clientcheck.IDOneEffect), explain(res))
-	}, NodeTimeout(time.Minute))
+	DescribeTable("catches key-per-attempt.sh as a key minted per attempt",
+		func(ctx SpecContext, t target) {
+			res := run(ctx, t, "../../examples/clients/key-per-attempt.sh")
+			Expect(findingIDs(res)).To(ContainElements(clientcheck.IDKeyPerAttempt, clientcheck.IDOneEffect), explain(res))
+		},
+		onEveryTarget("key-per-attempt.sh", Label("bad")),
+	)
 })

@@ -1,0 +1,198 @@
+package clientcheck_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/clientcheck"
+	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// toolServer is a JSON-RPC tool endpoint that carries the key in the body: POST /rpc
+// with params.arguments.{order, idempotency_key}; a repeat of a key gets the stored
+// result. GET /ledger?order=E is {"n": N}. Any other method on /rpc (an initialize
+// call) is answered and never executes.
+func toolServer(t *testing.T) *httptest.Server {
+	var mu sync.Mutex
+	stored, effects := map[string][]byte{}, map[string]int{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /rpc", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID     int    `json:"id"`
+			Method string `json:"method"`
+			Params struct {
+				Arguments struct {
+					Order string `json:"order"`
+					Key   string `json:"idempotency_key"`
+				} `json:"arguments"`
+			} `json:"params"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		require.NoError(t, json.Unmarshal(body, &req))
+		w.Header().Set("Content-Type", "application/json")
+		if req.Method != "tools/call" {
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"result":{}}`, req.ID)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if out, ok := stored[req.Params.Arguments.Key]; ok && req.Params.Arguments.Key != "" {
+			w.Write(out)
+			return
+		}
+		effects[req.Params.Arguments.Order]++
+		out := []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"refunded %s"}]}}`, req.ID, req.Params.Arguments.Order))
+		stored[req.Params.Arguments.Key] = out
+		w.Write(out)
+	})
+	mux.HandleFunc("GET /ledger", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(w, `{"n": %d}`, effects[r.URL.Query().Get("order")])
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+const toolProfile = `name: tool-api
+base_url: %s
+key_field: params.arguments.idempotency_key
+operation:
+  method: POST
+  path: /rpc
+  body: '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"refund","arguments":{"order":"{{.Entity}}"}}}'
+side_effects:
+  path: /ledger?order={{.Entity}}
+  count: n
+expect: { in_flight: 409, mismatch: 422, missing_key: optional }
+`
+
+// toolClient initialises once, then calls the tool for each order, up to 3 attempts,
+// with keyFor's key in the body.
+func toolClient(keyFor func(order string, attempt int) string) clientcheck.ClientFunc {
+	return func(ctx context.Context, env clientcheck.Env) error {
+		c := &http.Client{Timeout: 500 * time.Millisecond}
+		post := func(body string) (int, error) {
+			req, err := http.NewRequestWithContext(ctx, env.OperationMethod, env.MCPEndpoint, strings.NewReader(body))
+			if err != nil {
+				return 0, err
+			}
+			resp, err := c.Do(req)
+			if err != nil {
+				return 0, err
+			}
+			defer resp.Body.Close()
+			io.Copy(io.Discard, resp.Body)
+			return resp.StatusCode, nil
+		}
+		if _, err := post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`); err != nil {
+			return err
+		}
+		for _, order := range []string{"o-1", "o-2"} {
+			for attempt := 1; attempt <= 3; attempt++ {
+				var call map[string]any
+				body := strings.ReplaceAll(env.OperationBody, "{{.Entity}}", order)
+				if err := json.Unmarshal([]byte(body), &call); err != nil {
+					return err
+				}
+				call["params"].(map[string]any)["arguments"].(map[string]any)["idempotency_key"] = keyFor(order, attempt)
+				b, _ := json.Marshal(call)
+				if status, err := post(string(bytes.TrimSpace(b))); err == nil && status == 200 {
+					break
+				}
+			}
+		}
+		return nil
+	}
+}
+
+func loadToolProfile(t *testing.T) *scenarios.Profile {
+	p, err := scenarios.ParseProfile("tool-api.yaml", []byte(fmt.Sprintf(toolProfile, toolServer(t).URL)))
+	require.NoError(t, err)
+	return p
+}
+
+func TestAProfileTargetWithTheKeyInTheBody(t *testing.T) {
+	p := loadToolProfile(t)
+	entity, err := clientcheck.EntityOf(p)
+	require.NoError(t, err)
+	require.Equal(t, scenarios.EntityRef{JSON: "params.arguments.order"}, entity, "inferred: the one body field that is {{.Entity}}")
+
+	res, err := clientcheck.Run(context.Background(), clientcheck.Config{Profile: p, FaultSpec: "503", Seed: 1, Timeout: 30 * time.Second},
+		toolClient(func(order string, _ int) string { return "call-" + order }))
+	require.NoError(t, err)
+	require.NoError(t, res.Err())
+	require.Equal(t, "", res.Env.KeyHeader)
+	require.Equal(t, "params.arguments.idempotency_key", res.Env.KeyField)
+	require.Equal(t, res.Env.BaseURL+"/rpc", res.Env.MCPEndpoint, "a JSON-RPC operation gets its endpoint URL")
+	require.Equal(t, map[string]int{"o-1": 1, "o-2": 1}, res.Observation.Ledger)
+	require.Len(t, res.Observation.Attempts, 4, "the initialize call names no operation and carries no key: not an attempt")
+
+	attempts := res.Attempts("o-1")
+	require.Len(t, attempts, 2)
+	require.Equal(t, "after-status", attempts[0].Fault)
+	require.Equal(t, outcome.ServerError, attempts[0].Class)
+	require.Equal(t, "200", attempts[1].Delivered)
+	require.Equal(t, outcome.Success, attempts[1].Class)
+	require.Equal(t, "call-o-1", attempts[1].Key)
+	require.True(t, attempts[1].Time.After(attempts[0].Time))
+	require.Positive(t, attempts[0].Duration, "real durations")
+
+	var b strings.Builder
+	clientcheck.WriteAttempts(&b, attempts, "  ")
+	require.Regexp(t, `(?m)^  1  \+0s +\S+ +K1 +after-status +200 +503 +server_error`, b.String())
+	require.Regexp(t, `(?m)^  2  \+\S+ +\S+ +K1 +- +200 +200 +success`, b.String())
+	require.Contains(t, b.String(), "keys: K1=call-o-1")
+
+	for _, r := range res.Report.Results {
+		if r.ScenarioID == clientcheck.OperationIDPrefix+"o-1" {
+			require.Positive(t, r.DurationMS, "an operation's duration is its span")
+			require.Len(t, r.Evidence.Record.History, 4)
+		} else if r.ScenarioID == clientcheck.IDCommandSucceeded {
+			require.Positive(t, r.DurationMS, "a check's duration is the client's run")
+		}
+	}
+}
+
+func TestAProfileTargetCatchesAKeyMintedPerAttempt(t *testing.T) {
+	p := loadToolProfile(t)
+	res, err := clientcheck.Run(context.Background(), clientcheck.Config{Profile: p, FaultSpec: "503", Seed: 1, Timeout: 30 * time.Second},
+		toolClient(func(order string, attempt int) string { return fmt.Sprintf("call-%s-%d", order, attempt) }))
+	require.NoError(t, err)
+	failed := map[string]bool{}
+	for _, f := range res.Findings() {
+		failed[f.ScenarioID] = true
+	}
+	require.True(t, failed[clientcheck.IDKeyPerAttempt], res.Err())
+	require.True(t, failed[clientcheck.IDOneEffect], res.Err())
+	require.Equal(t, 3, res.Observation.Ledger["o-1"], "every fresh key was faulted after it executed")
+}
+
+func TestAProfileTargetThatIsDownIsAnErrorBeforeTheRun(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	srv.Close()
+	p, err := scenarios.ParseProfile("tool-api.yaml", []byte(fmt.Sprintf(toolProfile, srv.URL)))
+	require.NoError(t, err)
+	_, err = clientcheck.Run(context.Background(), clientcheck.Config{Profile: p}, func(string) error { return nil })
+	require.ErrorContains(t, err, "preflight: the target "+srv.URL+" does not answer its ledger (is it running?)")
+}
+
+func TestAProfileWithoutAnEntityToFindIsAnError(t *testing.T) {
+	p := loadToolProfile(t)
+	p.Operation.Body = `{"jsonrpc":"2.0","method":"tools/call","params":{"a":"{{.Entity}}","b":"{{.Entity}}"}}`
+	_, err := clientcheck.EntityOf(p)
+	require.ErrorContains(t, err, "entity: client-check needs to know where a request names its logical operation; declare it, e.g. entity: {json: order_id}")
+}

@@ -1,0 +1,106 @@
+package clientcheck
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// IDFaultSchedule is the INFO result that says which faults were applied to what.
+const IDFaultSchedule = "client/fault-schedule"
+
+// AppliedSchedule is the fault schedule of a run as it was applied.
+type AppliedSchedule struct {
+	Spec  string   `json:"spec"`
+	Seed  int64    `json:"seed"`
+	Kinds []string `json:"kinds,omitempty"` // the kinds of the spec, in dealing precedence
+	// Assignments is the kind each operation was dealt, in arrival order.
+	Assignments []Assignment `json:"assignments,omitempty"`
+	// Rules are the rules given as such (@FILE, Config.Faults), by name.
+	Rules []string `json:"rules,omitempty"`
+}
+
+// ScheduleLines describes the applied schedule, one line per operation (how many of
+// its attempts each fault hit) and one per kind or rule that never fired and why.
+func ScheduleLines(o Observation) []string {
+	a := analyse(&o)
+	s := o.Schedule
+	applied := map[string]int{} // rule name → attempts faulted
+	for _, r := range o.Attempts {
+		if r.Rule != "" && r.Fault != "" {
+			applied[r.Rule]++
+		}
+	}
+	var lines []string
+	if len(s.Rules) > 0 {
+		for _, name := range s.Rules {
+			lines = append(lines, fmt.Sprintf("rule %s: applied to %d attempt(s)", name, applied[name]))
+		}
+		return lines
+	}
+	fired := map[string]bool{}
+	for _, as := range s.Assignments {
+		kind := as.Kind
+		if kind == "" && as.Dealt != "" {
+			lines = append(lines, fmt.Sprintf("%s: dealt %s, spared by its probability", as.Operation, as.Dealt))
+			continue
+		}
+		if kind == "" {
+			lines = append(lines, fmt.Sprintf("%s: no fault", as.Operation))
+			continue
+		}
+		n := 0
+		for _, r := range a.attempts[as.Operation] {
+			if r.Rule == "client-check-"+kind && r.Fault != "" {
+				n++
+			}
+		}
+		if n > 0 {
+			fired[kind] = true
+		}
+		lines = append(lines, fmt.Sprintf("%s: %s, applied to %d attempt(s)", as.Operation, kind, n))
+	}
+	for _, k := range s.Kinds {
+		if fired[k] {
+			continue
+		}
+		dealt := false
+		for _, as := range s.Assignments {
+			dealt = dealt || as.Kind == k
+		}
+		why := fmt.Sprintf("dealt to no operation (%d operation(s) for %d kind(s))", len(s.Assignments), len(s.Kinds))
+		if dealt {
+			why = "dealt, but no first attempt of a key met it (the client sent no key, or the hold was used up)"
+		}
+		lines = append(lines, fmt.Sprintf("%s: never applied: %s", k, why))
+	}
+	return lines
+}
+
+// scheduleResult is the INFO result of the applied schedule.
+func scheduleResult(o Observation) scenarios.Result {
+	lines := ScheduleLines(o)
+	cats := map[string]int{}
+	for _, r := range o.Attempts {
+		if r.Fault != "" {
+			cats[r.Fault]++
+		}
+	}
+	msg := fmt.Sprintf("%s (seed %d) over %d operation(s)", orNone(o.Schedule.Spec), o.Schedule.Seed, len(o.Schedule.Assignments))
+	if len(lines) > 0 {
+		msg += ": " + strings.Join(lines, "; ")
+	}
+	return scenarios.Result{
+		ScenarioID:  IDFaultSchedule,
+		Description: "the faults applied, per operation",
+		Requirement: "every fault kind asked for hits an operation",
+		Source:      "client-check",
+		Level:       scenarios.LevelPolicy,
+		Labels:      []string{"client", "faults"},
+		Target:      Target,
+		Verdict:     scenarios.Info,
+		Message:     msg,
+		Evidence:    scenarios.Evidence{Categories: cats, Examples: lines},
+	}
+}

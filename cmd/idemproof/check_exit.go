@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/scenarios/report"
+)
+
+// checkReportDir makes sure the reports can be written before anything runs: a run
+// whose reports are lost at the end is a run for nothing. "" means no reports.
+func checkReportDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--report-dir %s: cannot create it (%v): give a folder idemproof can create and write", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".idemproof-write-check-*")
+	if err != nil {
+		return fmt.Errorf("--report-dir %s: not writable (%v): give a folder idemproof can create and write", dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
+
+// preflightAll checks every target before any scenario runs (scenarios.Preflight): a
+// target that is not what its profile says is a profile error, exit 2. An interrupt
+// during the preflight is an incomplete run, exit 3.
+func preflightAll(ctx context.Context, profiles []*scenarios.Profile, stderr io.Writer) error {
+	for _, p := range profiles {
+		err := scenarios.Preflight(ctx, p)
+		if err == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "idemproof check: interrupted during the preflight (%v): no scenario ran\n", context.Cause(ctx))
+			return errExitIncomplete
+		}
+		return err
+	}
+	return nil
+}
+
+// exitStatus is the verdict a CI can gate on: errExitFailure (1) on a FAIL, or a
+// NON-STRICT under strict; errExitIncomplete (3) when the run was interrupted or left
+// more UNKNOWN results than allowUnknown; nil (0) when every scenario was judged and
+// none fails. A FAIL wins over incomplete: it is a definite finding either way.
+func exitStatus(stdout io.Writer, rep *scenarios.Report, allowUnknown int) error {
+	unknown := 0
+	for _, r := range rep.Results {
+		switch {
+		case r.Verdict == scenarios.Unknown && !r.KnownFailure:
+			unknown++
+		case report.FailsRun(rep, r):
+			return errExitFailure
+		}
+	}
+	if rep.Incomplete() {
+		fmt.Fprintf(stdout, "\nincomplete: %s (exit 3)\n", rep.Interrupted)
+		return errExitIncomplete
+	}
+	if unknown > allowUnknown {
+		fmt.Fprintf(stdout, "\nincomplete: %d UNKNOWN result(s), --allow-unknown %d (exit 3)\n", unknown, allowUnknown)
+		return errExitIncomplete
+	}
+	return nil
+}

@@ -1,0 +1,147 @@
+package scenarios
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/idemproof/idemproof/outcome"
+)
+
+// keepAliveKeys is how many distinct keys race/keepalive-many-keys sends on each route.
+const keepAliveKeys = 200
+
+func keepAliveScenarios() []Scenario {
+	return []Scenario{{
+		ID:          "race/keepalive-many-keys",
+		Description: fmt.Sprintf("%d distinct keys over at most %d reused keep-alive connections, through the proxy and directly: each executes once", keepAliveKeys, MaxKeepAliveConns),
+		Requirement: "keys arriving one after another on a reused connection never alias: each key executes once and its repeat replays its own response",
+		Source:      and(srcDraftUniqueness, srcSeed),
+		Level:       LevelSafety,
+		Labels:      []string{"group:race", "fault:none", "level:safety"},
+		Steps: []Step{
+			{Name: "proxied", Copies: keepAliveKeys, KeySet: "p", KeepAlive: true, Twice: true},
+			{Name: "direct", Copies: keepAliveKeys, KeySet: "d", KeepAlive: true, Twice: true, Direct: true},
+		},
+		Check: keepAliveManyKeys,
+	}}
+}
+
+// keyPair is what one key of a key set got: its first answer and its repeat's.
+type keyPair struct {
+	first, again               Op
+	firstInvoked, againInvoked time.Time
+}
+
+func keyPairs(r Record, step string) map[string]*keyPair {
+	pairs := map[string]*keyPair{}
+	get := func(k string) *keyPair {
+		if pairs[k] == nil {
+			pairs[k] = &keyPair{}
+		}
+		return pairs[k]
+	}
+	for _, op := range r.History {
+		switch {
+		case op.Step == step && op.Type == OpInvoke:
+			get(op.Key).firstInvoked = op.Time
+		case op.Step == step:
+			get(op.Key).first = op
+		case op.Step == step+againSuffix && op.Type == OpInvoke:
+			get(op.Key).againInvoked = op.Time
+		case op.Step == step+againSuffix:
+			get(op.Key).again = op
+		}
+	}
+	return pairs
+}
+
+// keepAliveManyKeys: every key whose success was seen has its own side effect (the
+// ledger holds at least that many), no key executed twice (at most one effect per key
+// whose outcome may have been an execution), and every repeat replays its own key's
+// first response. A timed-out attempt (info) may or may not have executed; it widens
+// the allowed count and never fails the scenario by itself.
+func keepAliveManyKeys(r Record, p *Profile) (Verdict, string, Evidence) {
+	if r.LedgerErr != "" {
+		return unknownLedger(r)
+	}
+	var f finding
+	seen, maybe, infos, keys := 0, 0, 0, 0
+	var serverErrs, aliased []string
+	bodies := map[string]string{} // first success body -> key, across both routes
+	for _, route := range []string{"proxied", "direct"} {
+		pairs := keyPairs(r, route)
+		keys += len(pairs)
+		for key, kp := range pairs {
+			for _, op := range []Op{kp.first, kp.again} {
+				switch {
+				case !op.Class.Determinate():
+					infos++
+				case op.Class == outcome.ServerError:
+					serverErrs = append(serverErrs, route+" "+describe(op))
+				case keyRefusal(op.Class):
+					aliased = append(aliased, fmt.Sprintf("%s key %s got %s (%s)", route, key, describe(op), op.Class))
+				}
+			}
+			firstOK, againOK := kp.first.Class == outcome.Success, kp.again.Class == outcome.Success
+			switch {
+			case firstOK || againOK:
+				seen++
+				// A repeat sent after the declared retention may execute anew.
+				if p.Retention > 0 && kp.againInvoked.Sub(kp.firstInvoked) > p.Retention.Std() {
+					maybe++
+				}
+			case !kp.first.Class.Determinate() || !kp.again.Class.Determinate():
+				maybe++
+			}
+			if firstOK {
+				if other, dup := bodies[string(kp.first.Body)]; dup {
+					f.example("%s key %s got the same response as key %s: %s", route, key, other, clip(kp.first.Body))
+				} else {
+					bodies[string(kp.first.Body)] = key
+				}
+			}
+			if firstOK && againOK && (kp.again.Status != kp.first.Status || !sameBody(kp.again.Body, kp.first.Body)) {
+				f.count(CatDiverged, 1)
+				f.example("%s key %s: first %d %s, repeat %d %s", route, key, kp.first.Status, clip(kp.first.Body), kp.again.Status, clip(kp.again.Body))
+			}
+		}
+	}
+	// A step outside the key sets (a settle step with the scenario's own key) may add
+	// one effect of its own per answer that was a success or unseen.
+	for _, op := range r.History {
+		switch op.Step {
+		case "proxied", "proxied" + againSuffix, "direct", "direct" + againSuffix:
+		default:
+			if op.Type != OpInvoke && (op.Class == outcome.Success || !op.Class.Determinate()) {
+				maybe++
+			}
+		}
+	}
+	n := r.Ledger[LedgerOperation]
+	timedOut := ""
+	if infos > 0 {
+		timedOut = fmt.Sprintf("; %d attempts timed out or were cut (info)", infos)
+	}
+	switch {
+	case len(serverErrs) > 0:
+		return f.result(Fail, "%d answers were a 5xx from the target (%s)", len(serverErrs), serverErrs[0])
+	case len(aliased) > 0:
+		f.count(CatLeaked, len(aliased))
+		return f.result(Fail, "%d fresh keys were refused as if another key's: %s", len(aliased), aliased[0])
+	case f.ev.Categories[CatDiverged] > 0:
+		return f.result(Fail, "%d repeats did not replay their own key's response", f.ev.Categories[CatDiverged])
+	case n < seen:
+		f.count(CatLost, seen-n)
+		return f.result(Fail, "%d keys were answered a success but the ledger shows %d side effects: %d keys never executed (aliased to another key's record)", seen, n, seen-n)
+	case n > seen+maybe:
+		f.count(CatDuplicated, n-seen-maybe)
+		return f.result(Fail, "%d side effects for %d keys: a key executed more than once", n, seen+maybe)
+	case seen == 0:
+		return f.result(Unknown, "no success was seen for any of the %d keys%s", keys, timedOut)
+	case maybe > 0 && n > seen:
+		return f.result(Pass, "%d keys over at most %d keep-alive connections per route (through the proxy and direct): %d side effects, each repeat replayed its own response%s",
+			keys, MaxKeepAliveConns, n, timedOut)
+	}
+	return f.result(Pass, "%d keys over at most %d keep-alive connections per route (through the proxy and direct): one side effect each, each repeat replayed its own response%s",
+		keys, MaxKeepAliveConns, timedOut)
+}

@@ -1,0 +1,283 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/idemproof/idemproof/outcome"
+)
+
+// validShapes are the key shapes key/valid-never-5xx sends: UUID and not, from 1 to 255
+// characters. A popular framework answers 500 to any key that is not exactly 36 long.
+var validShapes = []KeyForm{KeyUUID, KeyULID, KeyBase64URL, KeyOneChar, Key255}
+
+func keyShapeScenarios() []Scenario {
+	var shapeSteps []Step
+	for _, f := range validShapes {
+		shapeSteps = append(shapeSteps, Step{Name: string(f), Key: f}, Step{Name: string(f) + againSuffix, Key: f})
+	}
+	return []Scenario{
+		{
+			ID:          "key/distinct-keys-same-body",
+			Description: "two different keys with the same payload are two operations",
+			Requirement: "different keys are different operations: two keys with one payload execute twice (two side effects, two responses)",
+			Source:      and(srcDraftUniqueness, srcSeed),
+			Level:       LevelSafety,
+			Labels:      []string{"group:key", "fault:none", "level:safety"},
+			Steps:       []Step{{Name: "first"}, {Name: "second", Key: KeyOther}},
+			Check:       distinctKeysSameBody,
+		},
+		{
+			ID:          "key/valid-never-5xx",
+			Description: "valid keys of several shapes (UUID, ULID, base64url, 1 and 255 characters) never get a 5xx",
+			Requirement: "any valid key is accepted without a 5xx; each executes once and its repeat replays",
+			Source:      and(srcDraftSyntax, srcStripe+" (keys up to 255 characters)"),
+			Level:       LevelMust,
+			Labels:      []string{"group:key", "fault:none", "level:must"},
+			Steps:       shapeSteps,
+			Check:       validNever5xx,
+		},
+		{
+			ID:          "key/empty-quoted",
+			Description: "an empty quoted key \"\" is refused, never used as a key",
+			Requirement: "the sf-string of the empty string is an empty key: it gets a 4xx and does not execute",
+			Source:      srcDraftSyntax,
+			Level:       LevelShould,
+			Labels:      []string{"group:key", "fault:none", "level:should"},
+			Needs:       []Capability{CapKeyHeader},
+			Steps:       []Step{{Name: "empty-quoted", Key: KeyEmptyQuoted}, {Name: "empty-quoted" + againSuffix, Key: KeyEmptyQuoted}},
+			Check:       emptyQuoted,
+		},
+		{
+			ID:          "key/get-ignored",
+			Description: "a key on a method that is not keyed (the ledger's GET) changes nothing",
+			Requirement: "where keyed_methods declares the keyed methods, a GET carrying a key is answered as a plain read, never recorded, replayed or refused",
+			Source:      "the profile's keyed_methods; RFC 9110 §9.2.2 (GET is idempotent already)",
+			Level:       LevelMust,
+			Labels:      []string{"group:key", "fault:none", "level:must"},
+			Needs:       []Capability{CapKeyHeader, CapKeyedMethods},
+			Steps: []Step{
+				{Name: "get-before", Payload: PayloadLedgerRead},
+				{Name: "original"},
+				{Name: "get-after", Payload: PayloadLedgerRead},
+			},
+			Check: getIgnored,
+		},
+	}
+}
+
+// keyRefusal reports whether a class says a key was taken for another operation's.
+func keyRefusal(c outcome.Class) bool { return c == outcome.Mismatch || c == outcome.InFlight }
+
+func distinctKeysSameBody(r Record, p *Profile) (Verdict, string, Evidence) {
+	if r.LedgerErr != "" {
+		return unknownLedger(r)
+	}
+	var f finding
+	a, okA := r.answer("first")
+	b, okB := r.answer("second")
+	if !okA || !okB {
+		return f.result(Unknown, "a step never answered")
+	}
+	n := r.Ledger[LedgerOperation]
+	succ := 0
+	for _, op := range []Op{a, b} {
+		switch {
+		case op.Class == outcome.Success:
+			succ++
+		case op.Class == outcome.ServerError:
+			f.example("%s answered %s", op.Step, describe(op))
+			return f.result(Fail, "the %s key got %s from the target, want a 2xx", op.Step, describe(op))
+		case keyRefusal(op.Class):
+			f.example("%s answered %s", op.Step, describe(op))
+			return f.result(Fail, "the %s key was refused with %s (%s): a different key is a different operation", op.Step, describe(op), op.Class)
+		case op.Class.Determinate():
+			return f.result(Unknown, "the %s key got %s (%s), not a success: nothing to judge", op.Step, describe(op), op.Class)
+		}
+	}
+	switch {
+	case n > 2:
+		f.count(CatDuplicated, n-2)
+		return f.result(Fail, "%d side effects from two keys, want 2", n)
+	case succ > n:
+		f.count(CatLost, succ-n)
+		if a.Class == outcome.Success && b.Class == outcome.Success && a.Status == b.Status && sameBody(a.Body, b.Body) {
+			f.example("first: %d %s", a.Status, clip(a.Body))
+			f.example("second: %d %s", b.Status, clip(b.Body))
+			return f.result(Fail, "two keys with the same payload: %d side effect(s), and the second key was answered the first key's response", n)
+		}
+		return f.result(Fail, "two keys with the same payload: %d successes but %d side effect(s)", succ, n)
+	case n == 2 && succ == 2 && a.Status == b.Status && sameBody(a.Body, b.Body):
+		return f.result(Pass, "two side effects from two keys; the two responses are byte-identical (the body carries no per-execution id)")
+	case n == 2 && succ == 2:
+		return f.result(Pass, "two side effects from two keys, two different responses")
+	case n == 2:
+		return f.result(Pass, "two side effects from two keys (%d of the answers timed out or were cut: info)", 2-succ)
+	}
+	return f.result(Unknown, "%d side effect(s); the outcome of %d attempt(s) is unknown (info), so whether both executed cannot be told", n, 2-succ)
+}
+
+func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
+	if r.LedgerErr != "" {
+		return unknownLedger(r)
+	}
+	var f finding
+	var serverErrs, refused, diverged []string
+	accepted, acceptedOneChar, maybe := 0, 0, 0
+	for _, shape := range validShapes {
+		first, ok1 := r.answer(string(shape))
+		again, ok2 := r.answer(string(shape) + againSuffix)
+		if !ok1 || !ok2 {
+			return f.result(Unknown, "the %s key's steps never answered", shape)
+		}
+		for _, op := range []Op{first, again} {
+			if op.Class == outcome.ServerError {
+				serverErrs = append(serverErrs, fmt.Sprintf("%s (%d characters): %s", shape, len(op.Key), describe(op)))
+				f.example("%s key %s got %s", op.Step, clip([]byte(op.Key)), describe(op))
+				break
+			}
+		}
+		switch {
+		case first.Class == outcome.Success:
+			if shape == KeyOneChar {
+				acceptedOneChar++
+			} else {
+				accepted++
+			}
+			if again.Class == outcome.Success && (again.Status != first.Status || !sameBody(again.Body, first.Body)) {
+				diverged = append(diverged, string(shape))
+				f.example("%s: first %d %s, repeat %d %s", shape, first.Status, clip(first.Body), again.Status, clip(again.Body))
+			}
+		case !first.Class.Determinate():
+			// It may have executed; its repeat tells, if it was seen.
+			if again.Class == outcome.Success {
+				accepted++
+			} else {
+				maybe++
+			}
+		case first.Class != outcome.ServerError:
+			refused = append(refused, fmt.Sprintf("%s: %s", shape, describe(first)))
+		}
+	}
+	n := r.Ledger[LedgerOperation]
+	note := ""
+	if len(refused) > 0 {
+		note = "; refused, not a 5xx: " + strings.Join(refused, ", ")
+	}
+	switch {
+	case len(serverErrs) > 0:
+		return f.result(Fail, "valid keys got a 5xx: %s", strings.Join(serverErrs, "; "))
+	case len(diverged) > 0:
+		f.count(CatDiverged, len(diverged))
+		return f.result(Fail, "the repeat differs from the first response for the %s key(s)", strings.Join(diverged, ", "))
+	case n > accepted+acceptedOneChar+maybe:
+		f.count(CatDuplicated, n-accepted-acceptedOneChar-maybe)
+		return f.result(Fail, "%d side effects for %d accepted keys sent twice each: a key executed again", n, accepted+acceptedOneChar)
+	case n < accepted:
+		// The one-character key may meet an earlier run's inside the retention, so it
+		// is the only accepted key allowed to have no side effect of its own.
+		f.count(CatLost, accepted-n)
+		return f.result(Fail, "%d side effects for %d accepted keys: a success without its side effect", n, accepted)
+	case accepted+acceptedOneChar == 0 && maybe > 0:
+		return f.result(Unknown, "no key shape was seen accepted (%d unknown outcomes)%s", maybe, note)
+	case accepted+acceptedOneChar == 0:
+		return f.result(Unknown, "every key shape was refused: nothing executed to judge%s", note)
+	}
+	return f.result(Pass, "no 5xx for %d key shapes (UUID 36, ULID 26, base64url 43, 1 and 255 characters); %d side effects, each repeat replayed%s",
+		len(validShapes), n, note)
+}
+
+func emptyQuoted(r Record, p *Profile) (Verdict, string, Evidence) {
+	if r.LedgerErr != "" {
+		return unknownLedger(r)
+	}
+	var f finding
+	answers := append(r.answers("empty-quoted"), r.answers("empty-quoted"+againSuffix)...)
+	n := r.Ledger[LedgerOperation]
+	refused, succ, seen := 0, 0, 0
+	var other []string
+	for _, a := range answers {
+		switch {
+		case !a.Class.Determinate():
+			continue
+		case a.Class.Refusal():
+			refused++
+		case a.Class == outcome.Success:
+			succ++
+		default:
+			other = append(other, describe(a))
+		}
+		seen++
+	}
+	switch {
+	case seen == 0:
+		return f.result(Unknown, "no answer to the empty quoted key was seen (info)")
+	case n == 0 && refused == seen:
+		first := answers[0]
+		for _, a := range answers {
+			if a.Class.Determinate() {
+				first = a
+				break
+			}
+		}
+		return f.result(Pass, "the key \"\" was refused with %d; nothing executed", first.Status)
+	case n >= 2:
+		return f.result(NonStrict, "the key \"\" was accepted and executed as unkeyed: %d side effects", n)
+	case n == 1 && succ == 2 && sameBody(answers[0].Body, answers[1].Body):
+		return f.result(NonStrict, "the key \"\" was used as a key: executed once, then replayed")
+	case n > 0:
+		return f.result(NonStrict, "the key \"\" was accepted and executed (%d side effect), want a 4xx", n)
+	case len(other) > 0:
+		return f.result(NonStrict, "the key \"\" got %s, want a 4xx refusal", strings.Join(other, ", "))
+	}
+	return f.result(NonStrict, "the key \"\" got %d success(es) with no side effect, want a 4xx", succ)
+}
+
+func getIgnored(r Record, p *Profile) (Verdict, string, Evidence) {
+	if r.LedgerErr != "" {
+		return unknownLedger(r)
+	}
+	var f finding
+	before, ok1 := r.answer("get-before")
+	post, ok2 := r.answer("original")
+	after, ok3 := r.answer("get-after")
+	if !ok1 || !ok2 || !ok3 {
+		return f.result(Unknown, "a step never answered")
+	}
+	n := r.Ledger[LedgerOperation]
+	method := p.SideEffects.Method
+	for _, g := range []Op{before, after} {
+		if g.Class.Determinate() && g.Class != outcome.Success {
+			f.example("%s: %s %s", g.Step, describe(g), clip(g.Body))
+			return f.result(Fail, "a %s carrying a key got %s; keyed_methods declares only %s", method, describe(g), strings.Join(p.KeyedMethods, ", "))
+		}
+	}
+	switch {
+	case n > 1:
+		f.count(CatDuplicated, n-1)
+		return f.result(Fail, "%d side effects for one %s", n, p.Operation.Method)
+	case post.Class == outcome.ServerError:
+		return f.result(Fail, "the %s got %s from the target, want a 2xx", p.Operation.Method, describe(post))
+	case keyRefusal(post.Class):
+		f.example("%s before the %s: %s %s", method, p.Operation.Method, describe(before), clip(before.Body))
+		f.example("%s: %s %s", p.Operation.Method, describe(post), clip(post.Body))
+		return f.result(Fail, "the %s with the key a %s carried before got %s (%s): the %s was recorded under the key", p.Operation.Method, method, describe(post), post.Class, method)
+	case post.Class.Determinate() && post.Class != outcome.Success:
+		return f.result(Unknown, "the %s got %s (%s), not a success: nothing to judge", p.Operation.Method, describe(post), post.Class)
+	case post.Class == outcome.Success && before.Class == outcome.Success && post.Status == before.Status && sameBody(post.Body, before.Body):
+		f.count(CatFabricated, 1)
+		return f.result(Fail, "the %s was answered the %s's response: the %s was stored under the key and replayed", p.Operation.Method, method, method)
+	case post.Class == outcome.Success && n == 0:
+		f.count(CatLost, 1)
+		return f.result(Fail, "the %s got %d but the ledger shows no side effect", p.Operation.Method, post.Status)
+	case after.Class == outcome.Success && post.Class == outcome.Success && sameBody(after.Body, post.Body):
+		f.count(CatLeaked, 1)
+		return f.result(Fail, "the %s carrying the %s's key was answered the %s's stored response", method, p.Operation.Method, p.Operation.Method)
+	case after.Class == outcome.Success && replayMarked(after, p):
+		return f.result(Fail, "the %s carrying the key was marked as a replay (%s)", method, p.Expect.ReplayHeader)
+	case n == 1 && before.Class == outcome.Success && after.Class == outcome.Success:
+		return f.result(Pass, "the %s with the key before and after the %s was answered as a plain read; the %s executed once", method, p.Operation.Method, p.Operation.Method)
+	}
+	return f.result(Unknown, "%d side effect(s); %s before: %s, %s: %s, %s after: %s: an unknown outcome (info) leaves it open",
+		n, method, describe(before), p.Operation.Method, describe(post), method, describe(after))
+}

@@ -1,0 +1,77 @@
+package scenarios_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// directKey is a key of the direct key set ("-d" and three digits at its end); the run
+// nonce is hex and may itself contain "-d", so a substring test would count the
+// proxy's connections too.
+var directKey = regexp.MustCompile(`-d[0-9]{3}$`)
+
+// connCounter remembers the client address of every keyed POST that went straight to
+// the target (past the proxy), by key set.
+type connCounter struct {
+	next   http.Handler
+	mu     sync.Mutex
+	direct map[string]bool
+}
+
+func (c *connCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if k := r.Header.Get("Idempotency-Key"); r.Method == http.MethodPost && directKey.MatchString(k) {
+		c.mu.Lock()
+		c.direct[r.RemoteAddr] = true
+		c.mu.Unlock()
+	}
+	c.next.ServeHTTP(w, r)
+}
+
+// race/keepalive-many-keys really reuses at most four connections, and keep-alive hides
+// no attempt: every proxied attempt is one journal record, the direct ones none.
+func TestKeepAliveManyKeysReusesFewConnectionsAndHidesNoAttempt(t *testing.T) {
+	fake := &fakeRefunds{}
+	startFake(t, fake) // initialises the fake; it is served below behind the counter
+	counter := &connCounter{next: fake, direct: map[string]bool{}}
+	srv := httptest.NewServer(counter)
+	t.Cleanup(srv.Close)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{fakeProfile(t, srv.URL)}, Only: []string{"race/keepalive-many-keys"}})
+	require.NoError(t, err)
+	r := rep.Results[0]
+	require.Equal(t, scenarios.Pass, r.Verdict, r.Message)
+	rec := r.Evidence.Record
+	require.Equal(t, 400, rec.Ledger["operation"], "200 keys through the proxy and 200 direct, each executed once")
+
+	proxied, direct := 0, 0
+	for _, op := range rec.History {
+		if op.Type != scenarios.OpInvoke {
+			continue
+		}
+		switch op.Step {
+		case "proxied", "proxied-again":
+			proxied++
+		case "direct", "direct-again":
+			direct++
+		}
+	}
+	require.Equal(t, 400, proxied)
+	require.Equal(t, 400, direct)
+	require.Len(t, rec.Journal, proxied, "one journal record per proxied attempt, none for the direct ones")
+
+	counter.mu.Lock()
+	defer counter.mu.Unlock()
+	require.NotEmpty(t, counter.direct)
+	require.LessOrEqual(t, len(counter.direct), scenarios.MaxKeepAliveConns, "400 direct attempts over at most 4 connections")
+}

@@ -1,0 +1,63 @@
+package scenarios
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"strings"
+)
+
+// Key forms beyond the scenario's own key, each fresh per scenario run (derived from the
+// scenario's key): another key, and valid keys of other shapes.
+const (
+	KeyOther       KeyForm = "other"        // a second fresh key: another operation with the same payload
+	KeyEmptyQuoted KeyForm = "empty-quoted" // `""`: the RFC 8941 sf-string of the empty string
+	KeyUUID        KeyForm = "uuid"         // a UUID (36 characters, the shape many libraries expect)
+	KeyULID        KeyForm = "ulid"         // 26 characters of Crockford base32, as a ULID is written
+	KeyBase64URL   KeyForm = "base64url"    // 43 characters of base64url, - and _ among them
+	KeyOneChar     KeyForm = "one-char"     // a single character: the shortest valid key
+)
+
+// PayloadLedgerRead sends the side_effects probe (its method, path and headers, no body)
+// as the step's request, carrying the step's key.
+const PayloadLedgerRead Payload = "ledger-read"
+
+// crockford is the ULID alphabet (no I, L, O, U).
+const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+// shaped returns the key of a shape form, derived from the scenario's key so that it is
+// fresh for every run and the same for every step of one run.
+func (k scenarioKeys) shaped(f KeyForm) (string, bool) {
+	sum := sha256.Sum256([]byte(k.main + "/" + string(f)))
+	switch f {
+	case KeyOther:
+		return k.main + "-other", true
+	case KeyEmptyQuoted:
+		return `""`, true
+	case KeyUUID:
+		b := sum[:16]
+		b[6] = b[6]&0x0f | 0x40 // version 4
+		b[8] = b[8]&0x3f | 0x80 // RFC 9562 variant
+		return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]), true
+	case KeyULID:
+		var s strings.Builder
+		for i := 0; i < 26; i++ {
+			s.WriteByte(crockford[int(sum[i])%len(crockford)])
+		}
+		return s.String(), true
+	case KeyBase64URL:
+		// Make sure both characters that differ from standard base64 appear.
+		return base64.RawURLEncoding.EncodeToString(sum[:30]) + "-_" + base64.RawURLEncoding.EncodeToString(sum[30:31])[:1], true
+	case KeyOneChar:
+		// 62 possible keys: a run inside the retention of an earlier one may meet its
+		// key, which the checker allows for (see validNever5xx).
+		const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+		return string(alnum[int(sum[0])%len(alnum)]), true
+	}
+	return "", false
+}
+
+// setKey is key i of a step's key set.
+func (k scenarioKeys) setKey(set string, i int) string {
+	return fmt.Sprintf("%s-%s%03d", k.main, set, i)
+}

@@ -1,0 +1,306 @@
+package scenarios_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// classed fills in the class of every completion event the way the runner does: by the
+// profile's classifier for a complete answer, info for one the client could not see.
+func classed(rec scenarios.Record, p *scenarios.Profile) scenarios.Record {
+	cl := p.Classifier()
+	for i, op := range rec.History {
+		switch {
+		case op.Type == scenarios.OpInvoke || op.Class != "":
+		case op.Status == 0:
+			rec.History[i].Class = outcome.Info
+		default:
+			rec.History[i].Class = cl.Classify(outcome.Answer{Status: op.Status, Body: op.Body})
+		}
+	}
+	return rec
+}
+
+// keyed sets the key of the last attempt (its invoke and its completion).
+func (h *history) keyed(key string) *history {
+	h.ops[len(h.ops)-2].Key, h.ops[len(h.ops)-1].Key = key, key
+	return h
+}
+
+func judgeWith(t *testing.T, id string, rec scenarios.Record, p *scenarios.Profile) (scenarios.Verdict, string, scenarios.Evidence) {
+	t.Helper()
+	return checker(t, id)(classed(rec, p), p)
+}
+
+func TestDistinctKeysSameBody(t *testing.T) {
+	p := refProfile(t)
+	two := func(second scenarios.OpType, status int, body string, ledger int) scenarios.Record {
+		return newHistory().at(0, "first", scenarios.OpOK, 201, `{"id":"re_1"}`, nil).at(5, "second", second, status, body, nil).record(ledger)
+	}
+	v, msg, _ := judgeWith(t, "key/distinct-keys-same-body", two(scenarios.OpOK, 201, `{"id":"re_2"}`, 2), p)
+	require.Equal(t, scenarios.Pass, v, msg)
+
+	v, msg, ev := judgeWith(t, "key/distinct-keys-same-body", two(scenarios.OpOK, 201, `{"id":"re_1"}`, 1), p)
+	require.Equal(t, scenarios.Fail, v)
+	require.Contains(t, msg, "the second key was answered the first key's response")
+	require.Equal(t, 1, ev.Categories["lost"])
+
+	v, _, ev = judgeWith(t, "key/distinct-keys-same-body", two(scenarios.OpOK, 201, `{"id":"re_2"}`, 3), p)
+	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, 1, ev.Categories["duplicated"])
+
+	v, msg, _ = judgeWith(t, "key/distinct-keys-same-body", two(scenarios.OpFail, 422, `{}`, 1), p)
+	require.Equal(t, scenarios.Fail, v)
+	require.Contains(t, msg, "a different key is a different operation")
+
+	// A timed-out second attempt: the ledger decides when it can, never a FAIL by itself.
+	v, msg, _ = judgeWith(t, "key/distinct-keys-same-body", two(scenarios.OpInfo, 0, "", 2), p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	v, msg, _ = judgeWith(t, "key/distinct-keys-same-body", two(scenarios.OpInfo, 0, "", 1), p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+}
+
+var shapes = []string{"uuid", "ulid", "base64url", "one-char", "len-255"}
+
+// shapeLength is how long each shape's key is.
+var shapeLength = map[string]int{"uuid": 36, "ulid": 26, "base64url": 43, "one-char": 1, "len-255": 255}
+
+func TestValidKeysNever5xx(t *testing.T) {
+	p := refProfile(t)
+	build := func(ledger int, first func(shape string) (scenarios.OpType, int, string)) scenarios.Record {
+		h := newHistory()
+		for i, s := range shapes {
+			typ, status, body := first(s)
+			key := strings.Repeat("k", shapeLength[s])
+			h.at(10*i, s, typ, status, body, nil).keyed(key)
+			h.at(10*i+5, s+"-again", typ, status, body, nil).keyed(key)
+		}
+		return h.record(ledger)
+	}
+	ok := func(s string) (scenarios.OpType, int, string) { return scenarios.OpOK, 201, `{"id":"` + s + `"}` }
+	v, msg, _ := judgeWith(t, "key/valid-never-5xx", build(5, ok), p)
+	require.Equal(t, scenarios.Pass, v, msg)
+
+	// The one-character key may meet an earlier run's record: its success without an
+	// effect of its own is allowed, no other key's is.
+	v, msg, _ = judgeWith(t, "key/valid-never-5xx", build(4, ok), p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	v, msg, ev := judgeWith(t, "key/valid-never-5xx", build(3, ok), p)
+	require.Equal(t, scenarios.Fail, v, msg)
+	require.Equal(t, 1, ev.Categories["lost"])
+
+	notUUID := func(s string) (scenarios.OpType, int, string) {
+		if s == "uuid" {
+			return ok(s)
+		}
+		return scenarios.OpInfo, 500, `{"title":"Internal Server Error"}`
+	}
+	v, msg, _ = judgeWith(t, "key/valid-never-5xx", build(1, notUUID), p)
+	require.Equal(t, scenarios.Fail, v)
+	require.Contains(t, msg, "ulid (26 characters): 500")
+	require.Contains(t, msg, "len-255 (255 characters): 500")
+
+	refuseLong := func(s string) (scenarios.OpType, int, string) {
+		if s == "len-255" {
+			return scenarios.OpFail, 400, `{}`
+		}
+		return ok(s)
+	}
+	v, msg, _ = judgeWith(t, "key/valid-never-5xx", build(4, refuseLong), p)
+	require.Equal(t, scenarios.Pass, v, "a refusal is not a 5xx: %s", msg)
+	require.Contains(t, msg, "refused, not a 5xx: len-255: 400 (missing_key)")
+
+	v, _, ev = judgeWith(t, "key/valid-never-5xx", build(10, ok), p)
+	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, 5, ev.Categories["duplicated"])
+}
+
+func TestEmptyQuotedKey(t *testing.T) {
+	p := refProfile(t)
+	pair := func(typ scenarios.OpType, status int, body string, ledger int) scenarios.Record {
+		return newHistory().at(0, "empty-quoted", typ, status, body, nil).at(5, "empty-quoted-again", typ, status, body, nil).record(ledger)
+	}
+	v, msg, _ := judgeWith(t, "key/empty-quoted", pair(scenarios.OpFail, 400, `{}`, 0), p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	v, msg, _ = judgeWith(t, "key/empty-quoted", pair(scenarios.OpOK, 201, `{"id":"re_1"}`, 1), p)
+	require.Equal(t, scenarios.NonStrict, v)
+	require.Contains(t, msg, "used as a key")
+	v, msg, _ = judgeWith(t, "key/empty-quoted", pair(scenarios.OpOK, 201, `{"id":"re_1"}`, 2), p)
+	require.Equal(t, scenarios.NonStrict, v)
+	require.Contains(t, msg, "executed as unkeyed")
+	v, _, _ = judgeWith(t, "key/empty-quoted", pair(scenarios.OpInfo, 0, "", 0), p)
+	require.Equal(t, scenarios.Unknown, v)
+}
+
+func TestKeyOnAGetIsIgnored(t *testing.T) {
+	p := refProfile(t)
+	require.Empty(t, p.Missing(scenarios.CapKeyedMethods))
+	const read0, read1, created = `{"data":[],"count":0}`, `{"data":[{"id":"re_1"}],"count":1}`, `{"id":"re_1"}`
+	run := func(before, post, after string, postStatus, ledger int) (scenarios.Verdict, string) {
+		postType := scenarios.OpOK
+		if postStatus >= 400 {
+			postType = scenarios.OpFail
+		}
+		rec := newHistory().at(0, "get-before", scenarios.OpOK, 200, before, nil).
+			at(5, "original", postType, postStatus, post, nil).
+			at(10, "get-after", scenarios.OpOK, 200, after, nil).record(ledger)
+		v, msg, _ := judgeWith(t, "key/get-ignored", rec, p)
+		return v, msg
+	}
+	v, msg := run(read0, created, read1, 201, 1)
+	require.Equal(t, scenarios.Pass, v, msg)
+	v, msg = run(read0, read0, read0, 200, 0)
+	require.Equal(t, scenarios.Fail, v)
+	require.Contains(t, msg, "the GET was stored under the key and replayed")
+	v, msg = run(read0, `{}`, read1, 422, 0)
+	require.Equal(t, scenarios.Fail, v)
+	require.Contains(t, msg, "the GET was recorded under the key")
+	v, msg = run(read0, created, created, 201, 1)
+	require.Equal(t, scenarios.Fail, v)
+	require.Contains(t, msg, "answered the POST's stored response")
+
+	p.KeyedMethods = nil
+	require.Equal(t, "keyed_methods not declared", p.Missing(scenarios.CapKeyedMethods))
+	p.KeyedMethods = []string{"POST", "GET"}
+	require.Contains(t, p.Missing(scenarios.CapKeyedMethods), "includes the ledger's method GET")
+}
+
+func TestKeepAliveManyKeys(t *testing.T) {
+	p := refProfile(t)
+	// build answers 4 keys per route; answer(route, i) gives the first and repeat bodies.
+	build := func(ledger int, answer func(route string, i int) (first, again scenarios.Op)) scenarios.Record {
+		h := newHistory()
+		ms := 0
+		for _, route := range []string{"proxied", "direct"} {
+			for i := 0; i < 4; i++ {
+				key := fmt.Sprintf("k-%s%03d", route[:1], i)
+				a, b := answer(route, i)
+				h.at(ms, route, a.Type, a.Status, string(a.Body), nil).keyed(key)
+				h.at(ms+1, route+"-again", b.Type, b.Status, string(b.Body), nil).keyed(key)
+				ms += 2
+			}
+		}
+		return h.record(ledger)
+	}
+	own := func(route string, i int) (scenarios.Op, scenarios.Op) {
+		b := []byte(fmt.Sprintf(`{"id":"re_%s%d"}`, route, i))
+		return scenarios.Op{Type: scenarios.OpOK, Status: 201, Body: b}, scenarios.Op{Type: scenarios.OpOK, Status: 201, Body: b}
+	}
+	v, msg, _ := judgeWith(t, "race/keepalive-many-keys", build(8, own), p)
+	require.Equal(t, scenarios.Pass, v, msg)
+
+	// Key i on a connection finds key i-1's record: its answer is i-1's, no effect of its own.
+	aliased := func(route string, i int) (scenarios.Op, scenarios.Op) {
+		if i%2 == 1 {
+			return own(route, i-1)
+		}
+		return own(route, i)
+	}
+	v, msg, ev := judgeWith(t, "race/keepalive-many-keys", build(4, aliased), p)
+	require.Equal(t, scenarios.Fail, v)
+	require.Contains(t, msg, "never executed")
+	require.Equal(t, 4, ev.Categories["lost"])
+	require.NotEmpty(t, ev.Examples, "the keys that share a response are named")
+
+	diverged := func(route string, i int) (scenarios.Op, scenarios.Op) {
+		a, b := own(route, i)
+		if i == 2 {
+			b.Body = []byte(`{"id":"re_other"}`)
+		}
+		return a, b
+	}
+	v, _, ev = judgeWith(t, "race/keepalive-many-keys", build(8, diverged), p)
+	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, 2, ev.Categories["diverged"])
+
+	// Timeouts are info: the ledger may hold an effect for them or not; never a FAIL.
+	timedOut := func(route string, i int) (scenarios.Op, scenarios.Op) {
+		if i == 3 {
+			return scenarios.Op{Type: scenarios.OpInfo}, scenarios.Op{Type: scenarios.OpInfo}
+		}
+		return own(route, i)
+	}
+	for _, ledger := range []int{6, 7, 8} {
+		v, msg, _ = judgeWith(t, "race/keepalive-many-keys", build(ledger, timedOut), p)
+		require.Equal(t, scenarios.Pass, v, "ledger %d: %s", ledger, msg)
+		require.Contains(t, msg, "timed out or were cut (info)")
+	}
+	v, _, _ = judgeWith(t, "race/keepalive-many-keys", build(9, timedOut), p)
+	require.Equal(t, scenarios.Fail, v)
+
+	// A later step with the scenario's own key (a settle step) may add its own effect.
+	settled := build(9, own)
+	settled.History = append(settled.History,
+		scenarios.Op{Type: scenarios.OpInvoke, Step: "settle"},
+		scenarios.Op{Type: scenarios.OpOK, Step: "settle", Status: 201, Body: []byte(`{"id":"re_settle"}`)})
+	v, msg, _ = judgeWith(t, "race/keepalive-many-keys", settled, p)
+	require.Equal(t, scenarios.Pass, v, msg)
+
+	allInfo := func(string, int) (scenarios.Op, scenarios.Op) {
+		return scenarios.Op{Type: scenarios.OpInfo}, scenarios.Op{Type: scenarios.OpInfo}
+	}
+	v, _, _ = judgeWith(t, "race/keepalive-many-keys", build(3, allInfo), p)
+	require.Equal(t, scenarios.Unknown, v)
+}
+
+func TestRefusalsAreProblemDetails(t *testing.T) {
+	p := refProfile(t)
+	problem := map[string]string{"Content-Type": "application/problem+json"}
+	rec := func(conflictHeaders map[string]string, conflictBody string) scenarios.Record {
+		return newHistory().
+			at(0, "unkeyed", scenarios.OpFail, 400, `{"type":"https://x/missing","title":"Idempotency-Key missing"}`, problem).
+			at(5, "repeat", scenarios.OpFail, 409, conflictBody, conflictHeaders).
+			span(1, 300, "original", scenarios.OpOK, 201, `{"id":"re_1"}`, nil).
+			at(310, "mismatch", scenarios.OpFail, 422, `{"title":"reused"}`, map[string]string{"Content-Type": "application/problem+json; charset=utf-8"}).
+			record(1)
+	}
+	v, msg, _ := judgeWith(t, "errors/problem-json", rec(problem, `{"title":"in use"}`), p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Contains(t, msg, "400, 409, 422")
+
+	v, msg, _ = judgeWith(t, "errors/problem-json", rec(map[string]string{"Content-Type": "text/plain"}, "in use"), p)
+	require.Equal(t, scenarios.NonStrict, v)
+	require.Contains(t, msg, `409 (repeat): Content-Type "text/plain", want application/problem+json`)
+
+	v, msg, _ = judgeWith(t, "errors/problem-json", rec(problem, `{"detail":"no title"}`), p)
+	require.Equal(t, scenarios.NonStrict, v)
+	require.Contains(t, msg, `no "type" or "title" member`)
+
+	unseen := newHistory().at(0, "unkeyed", scenarios.OpOK, 201, `{}`, nil).at(5, "repeat", scenarios.OpOK, 201, `{}`, nil).
+		at(10, "mismatch", scenarios.OpInfo, 0, "", nil).record(1)
+	v, _, _ = judgeWith(t, "errors/problem-json", unseen, p)
+	require.Equal(t, scenarios.Unknown, v, "the one answer that could have been a refusal timed out")
+
+	none := newHistory().at(0, "unkeyed", scenarios.OpOK, 201, `{}`, nil).at(5, "repeat", scenarios.OpOK, 201, `{}`, nil).
+		at(10, "mismatch", scenarios.OpOK, 201, `{}`, nil).record(1)
+	v, msg, _ = judgeWith(t, "errors/problem-json", none, p)
+	require.Equal(t, scenarios.Info, v, "nothing refused, nothing to inspect: %s", msg)
+}
+
+func TestRetryAfterMustParse(t *testing.T) {
+	p := refProfile(t)
+	for value, want := range map[string]scenarios.Verdict{
+		"1":                              scenarios.Pass,
+		"120":                            scenarios.Pass,
+		"Fri, 31 Dec 1999 23:59:59 GMT":  scenarios.Pass,
+		"Friday, 31-Dec-99 23:59:59 GMT": scenarios.Pass,
+		"1.5":                            scenarios.NonStrict,
+		"soon":                           scenarios.NonStrict,
+		"-1":                             scenarios.NonStrict,
+		"2026-01-01T00:00:00Z":           scenarios.NonStrict,
+	} {
+		rec := newHistory().span(0, 300, "original", scenarios.OpOK, 201, `{}`, nil).
+			at(50, "repeat", scenarios.OpFail, 409, `{}`, map[string]string{"Retry-After": value}).record(1)
+		v, msg, _ := judgeWith(t, "race/in-flight-retry-after", rec, p)
+		require.Equal(t, want, v, "%q: %s", value, msg)
+		if want == scenarios.NonStrict {
+			require.Contains(t, msg, "neither delta-seconds nor an HTTP-date")
+		}
+	}
+}

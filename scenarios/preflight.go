@@ -1,0 +1,286 @@
+package scenarios
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/transport"
+)
+
+// PreflightError is a target that is not what its profile says, found before any
+// scenario ran. Field is the profile field to fix first ("base_url",
+// "side_effects.count", …); the message names it too, with what came back.
+type PreflightError struct {
+	Target string
+	Field  string
+	Msg    string
+}
+
+func (e *PreflightError) Error() string {
+	return fmt.Sprintf("preflight target %s: %s", e.Target, e.Msg)
+}
+
+// Preflight checks, in a few requests, that the profile describes its target: the ledger
+// is read, the operation is sent once with a fresh key and entity (built exactly as the
+// runner builds a scenario's request: key_header or key_field, headers, the first
+// principal), and the ledger is read again. It returns a *PreflightError naming the
+// field to fix when the target is unreachable or does not answer within client_timeout,
+// when the answer is not what the profile's classifier calls success, when the ledger
+// does not resolve to a number, or when the count did not grow by exactly one. The count
+// is compared as a difference, so a ledger that counts every effect of the target (no
+// {{.Entity}} in its path) is checked the same way, provided nothing else writes to it
+// meanwhile.
+//
+// Without it, a misdescribed target yields an UNKNOWN per scenario: a run that proved
+// nothing and looked like one that ran. Each request is bounded by client_timeout.
+func Preflight(ctx context.Context, p *Profile) error {
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("preflight: profile %s: %w", p.Name, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, preflightTimeout(p))
+	defer cancel()
+	pf := newPreflight(p)
+	err := pf.run(ctx)
+	if err != nil && ctx.Err() != nil && context.Cause(ctx) != context.DeadlineExceeded {
+		// Stopped from outside (an interrupt): not a fault of the profile.
+		return fmt.Errorf("preflight target %s: %w", p.Name, context.Cause(ctx))
+	}
+	return err
+}
+
+// preflight is one Preflight: a target with no fault proxy (the operation goes straight
+// to the target, or to the proxy the profile declares, as the runner's would), whose
+// ledger probe keeps a clip of the last answer for the error messages.
+type preflight struct {
+	t      *target
+	ledger *lastAnswer
+	entity string
+	key    string
+}
+
+func newPreflight(p *Profile) *preflight {
+	ledger := &lastAnswer{}
+	t := &target{
+		p:          p,
+		client:     transport.NewAttemptClient(),
+		probe:      &http.Client{Timeout: p.ClientTimeout.Std(), Transport: &clipTransport{base: transport.NewAttemptClient().Transport, last: ledger}},
+		classifier: p.Classifier(),
+		proxyURL:   p.BaseURL,
+	}
+	t.tr = p.newTransport(t.classifier, t.probe)
+	if p.Proxy != nil && p.Proxy.URL != "" {
+		t.proxyURL = p.Proxy.URL
+	}
+	key := newUUID()
+	// A UUID key: the shape every target accepts, so the preflight never trips over a
+	// target's key rules (those are what the key/* scenarios judge).
+	return &preflight{t: t, ledger: ledger, entity: "ip-preflight-" + key[:8], key: key}
+}
+
+func (pf *preflight) fail(field, format string, args ...any) error {
+	return &PreflightError{Target: pf.t.p.Name, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (pf *preflight) run(ctx context.Context) error {
+	p := pf.t.p
+	before, err := pf.count(ctx, "side_effects", p.SideEffects, "")
+	if err != nil {
+		return err
+	}
+	if p.Other != nil {
+		if _, err := pf.count(ctx, "other_operation.side_effects", p.Other.SideEffects, ""); err != nil {
+			return err
+		}
+	}
+	page, err := pf.send(ctx)
+	if err != nil {
+		return err
+	}
+	after, err := pf.count(ctx, "side_effects", p.SideEffects, page)
+	if err != nil {
+		return err
+	}
+	if d := after - before; d != 1 {
+		hint := "the path's {{.Entity}} is the entity operation.path/body carry"
+		if d > 1 {
+			hint = "a ledger that counts every effect of the target must not be written by anything else during the run"
+		}
+		return pf.fail("side_effects", "one successful %s %s changed the ledger by %d (before %d, after %d), not 1: side_effects must count this operation's effects, once (fix side_effects.path, side_effects.count; %s)%s",
+			p.Operation.Method, p.Operation.Path, d, before, after, hint, pf.ledgerClip("now answers"))
+	}
+	return nil
+}
+
+// send sends the operation once. It returns a note for later ledger errors when the
+// answer was a web page rather than an API's answer.
+func (pf *preflight) send(ctx context.Context) (string, error) {
+	p := pf.t.p
+	field := "base_url"
+	if p.Proxy != nil && p.Proxy.URL != "" {
+		field = "proxy.url"
+	}
+	spec, err := pf.t.stepRequest(pf.t.proxyURL, pf.entity, scenarioKeys{main: pf.key}, Step{Name: "preflight"}, false)
+	if err != nil {
+		return "", pf.fail("operation", "build the operation: %v: fix operation", err)
+	}
+	// Through the profile's transport, as a scenario's attempt goes (over MCP: a session
+	// opened first, closed after).
+	timeout := p.ClientTimeout.Std()
+	snd := pf.t.tr.Open()
+	defer snd.Close()
+	op, err := pf.t.sendAttempt(ctx, snd, spec.request(p), timeout)
+	if err != nil {
+		return "", pf.fail(field, "could not send the operation: %v: fix %s (and mcp:, operation.path)", err, field)
+	}
+	what := spec.method + " " + spec.url
+	switch {
+	case op.Status == 0 && op.Error == "timed-out":
+		return "", pf.fail(field, "%s did not answer within client_timeout (%v): fix %s (and operation.path), or raise client_timeout if the target is that slow", what, timeout, field)
+	case op.Status == 0:
+		return "", pf.fail(field, "%s %s is not reachable (%s: %s): start the target or fix %s", field, pf.t.proxyURL, what, op.Error, field)
+	case op.Class == outcome.Info:
+		return "", pf.fail(field, "%s answered %d but the body was cut short (%s): fix %s", what, op.Status, op.Error, field)
+	case op.Class != outcome.Success:
+		return "", pf.fail("operation", "%s answered %d%s, which the profile's rules call %s, not success: fix operation.path, operation.method, operation.body or operation.headers (or base_url, if it points elsewhere)",
+			what, op.Status, answerClip(op.Headers["Content-Type"], op.Body), op.Class)
+	}
+	if looksLikePage(op.Headers["Content-Type"], op.Body) {
+		return fmt.Sprintf("; the operation's answer too was a web page (%d%s): check base_url and operation.path", op.Status, answerClip(op.Headers["Content-Type"], op.Body)), nil
+	}
+	return "", nil
+}
+
+// count reads one ledger and turns its failure into the field to fix.
+func (pf *preflight) count(ctx context.Context, field string, pr Probe, note string) (int, error) {
+	pf.ledger.reset()
+	n, err := pf.t.readLedger(ctx, pr, pf.entity)
+	if err == nil {
+		return n, nil
+	}
+	status, ctype, body, got := pf.ledger.get()
+	path, rerr := render(pr.Path, pf.entity)
+	if rerr != nil {
+		return 0, pf.fail(field+".path", "render %s.path %q: %v", field, pr.Path, rerr)
+	}
+	url := pr.Method + " " + strings.TrimSuffix(pf.t.ledgerBase(), "/") + path
+	var netErr net.Error
+	switch {
+	case got && looksLikePage(ctype, body):
+		return 0, pf.fail("base_url", "the ledger %s answered a web page, not an API's answer (%d%s): check that base_url points at the API, then %s.path and operation.path",
+			url, status, answerClip(ctype, body), field)
+	case !got && (errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout()):
+		return 0, pf.fail("base_url", "the ledger %s did not answer within client_timeout (%v): fix base_url or %s.path, or raise client_timeout", url, pf.t.p.ClientTimeout.Std(), field)
+	case !got:
+		return 0, pf.fail("base_url", "base_url %s is not reachable (reading the ledger: %s): start the target or fix base_url", pf.t.ledgerBase(), strings.TrimPrefix(err.Error(), "read ledger: "))
+	case !is2xx(status):
+		return 0, pf.fail(field+".path", "the ledger %s answered %d%s: fix %s.path (and %s.method, %s.headers)%s", url, status, answerClip(ctype, body), field, field, field, note)
+	}
+	return 0, pf.fail(field+".count", "the ledger %s does not resolve to a number (%v)%s: fix %s.count (a JSON path such as count or data.#) or %s.path%s",
+		url, strings.TrimPrefix(err.Error(), "read ledger: "), pf.ledgerClip("answered"), field, field, note)
+}
+
+// ledgerClip is "; the ledger <verb> (type) "body…"" for the last ledger answer.
+func (pf *preflight) ledgerClip(verb string) string {
+	_, ctype, body, got := pf.ledger.get()
+	if !got {
+		return ""
+	}
+	return "; the ledger " + verb + answerClip(ctype, body)
+}
+
+// answerClip is " (text/html) "<html><body>…"": a short, printable quote of a body.
+func answerClip(ctype string, body []byte) string {
+	const max = 120
+	s := strings.Join(strings.Fields(string(body)), " ")
+	cut := ""
+	if r := []rune(s); len(r) > max {
+		s, cut = string(r[:max]), "…"
+	}
+	out := ""
+	if ctype != "" {
+		out = " (" + ctype + ")"
+	}
+	if s == "" {
+		return out + " with an empty body"
+	}
+	return out + " " + strconv.Quote(s) + cut
+}
+
+func looksLikePage(ctype string, body []byte) bool {
+	if strings.HasPrefix(strings.ToLower(ctype), "text/html") {
+		return true
+	}
+	b := bytes.ToLower(bytes.TrimSpace(body))
+	return bytes.HasPrefix(b, []byte("<!doctype html")) || bytes.HasPrefix(b, []byte("<html"))
+}
+
+// lastAnswer is the last ledger answer the probe saw, for the error messages.
+type lastAnswer struct {
+	mu     sync.Mutex
+	got    bool
+	status int
+	ctype  string
+	body   []byte
+}
+
+func (l *lastAnswer) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.got, l.status, l.ctype, l.body = false, 0, "", nil
+}
+
+func (l *lastAnswer) get() (int, string, []byte, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.status, l.ctype, l.body, l.got
+}
+
+// clipTransport keeps each answer's status, type and body in last; the probe code reads
+// the body as always. The ledger read is left as the runner does it (ledger.go): the
+// preflight only watches it.
+type clipTransport struct {
+	base http.RoundTripper
+	last *lastAnswer
+}
+
+func (c *clipTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := c.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, transport.MaxResponseBody))
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	c.last.mu.Lock()
+	c.last.got, c.last.status, c.last.ctype, c.last.body = true, resp.StatusCode, resp.Header.Get("Content-Type"), body
+	c.last.mu.Unlock()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	return resp, nil
+}
+
+// newUUID is a random (version 4) UUID. Hand-written: six lines, where a dependency
+// would be a go.mod entry for one call.
+func newUUID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // never fails (crypto/rand, Go 1.24+)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// preflightTimeout bounds a whole Preflight beyond the per-request client_timeout: at
+// most four requests, and one more second for the connections.
+func preflightTimeout(p *Profile) time.Duration { return 4*p.ClientTimeout.Std() + time.Second }

@@ -1,0 +1,328 @@
+package scenarios_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// preflightErr runs Preflight (bounded) and returns its *PreflightError.
+func preflightErr(t *testing.T, p *scenarios.Profile) *scenarios.PreflightError {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := scenarios.Preflight(ctx, p)
+	require.Error(t, err)
+	var pe *scenarios.PreflightError
+	require.True(t, errors.As(err, &pe), "%T: %v", err, err)
+	require.Equal(t, p.Name, pe.Target)
+	t.Log(pe.Error())
+	return pe
+}
+
+func TestPreflightPassesACorrectTargetWithOneFreshOperation(t *testing.T) {
+	f := &fakeRefunds{}
+	p := fakeProfile(t, startFake(t, f))
+	require.NoError(t, scenarios.Preflight(context.Background(), p))
+	sent := f.requests()
+	require.Len(t, sent, 1, "the operation is sent exactly once")
+	require.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, sent[0].Header.Get("Idempotency-Key"), "a fresh UUID key in key_header")
+	require.Equal(t, "/v1/refunds", sent[0].URI)
+	require.Contains(t, sent[0].Body, `"order_id":"ip-preflight-`, "a fresh entity in the body")
+
+	require.NoError(t, scenarios.Preflight(context.Background(), p))
+	again := f.requests()
+	require.Len(t, again, 2)
+	require.NotEqual(t, sent[0].Header.Get("Idempotency-Key"), again[1].Header.Get("Idempotency-Key"), "every preflight mints its own key")
+	require.NotEqual(t, sent[0].Body, again[1].Body, "and its own entity")
+}
+
+// The key goes where the profile puts it: here, a JSON body field.
+func TestPreflightHonoursKeyField(t *testing.T) {
+	var seenKey string
+	f := &fakeRefunds{keyField: func(body map[string]any) (string, bool) {
+		params, _ := body["params"].(map[string]any)
+		args, _ := params["arguments"].(map[string]any)
+		k, ok := args["idempotency_key"].(string)
+		seenKey = k
+		return k, ok
+	}}
+	base := startFake(t, f)
+	p, err := scenarios.ParseProfile("tools.yaml", []byte(`name: tools
+base_url: `+base+`
+key_field: params.arguments.idempotency_key
+operation:
+  path: /mcp
+  body: '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "refund", "arguments": {"order_id": "{{.Entity}}", "amount": 4900}}}'
+  altered_body: '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "refund", "arguments": {"order_id": "{{.Entity}}", "amount": 5000}}}'
+side_effects: {path: '/ledger?order_id={{.Entity}}', count: count}
+expect: {in_flight: 409, mismatch: 422, missing_key: "400"}
+`))
+	require.NoError(t, err)
+	require.NoError(t, scenarios.Preflight(context.Background(), p))
+	require.Len(t, seenKey, 36, "the key travelled in the body")
+	require.Empty(t, f.requests()[0].Header.Get("Idempotency-Key"))
+}
+
+func TestPreflightNamesAnUnreachableTarget(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	url := "http://" + ln.Addr().String()
+	require.NoError(t, ln.Close())
+	pe := preflightErr(t, fakeProfile(t, url))
+	require.Equal(t, "base_url", pe.Field)
+	require.Contains(t, pe.Error(), "preflight target fake: base_url "+url+" is not reachable (reading the ledger: Get \""+url+"/v1/refunds?order_id=ip-preflight-")
+	require.Contains(t, pe.Error(), "fix base_url")
+}
+
+// hangingServer accepts connections and never answers.
+func hangingServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+func TestPreflightNamesAHangingTarget(t *testing.T) {
+	p := fakeProfile(t, hangingServer(t))
+	p.ClientTimeout = scenarios.Duration(200 * time.Millisecond)
+	pe := preflightErr(t, p)
+	require.Equal(t, "base_url", pe.Field)
+	require.Contains(t, pe.Error(), "did not answer within client_timeout (200ms)")
+}
+
+// A ledger that answers but an operation that hangs: the operation is named.
+func TestPreflightNamesAHangingOperation(t *testing.T) {
+	release := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			<-release
+			return
+		}
+		writeJSON(w, 200, map[string]any{"count": 0})
+	}))
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() { close(release) })
+	p := fakeProfile(t, ts.URL)
+	p.ClientTimeout = scenarios.Duration(200 * time.Millisecond)
+	pe := preflightErr(t, p)
+	require.Equal(t, "base_url", pe.Field)
+	require.Contains(t, pe.Error(), "POST "+ts.URL+"/v1/refunds did not answer within client_timeout (200ms)")
+	require.Contains(t, pe.Error(), "raise client_timeout")
+}
+
+const htmlPage = "<!DOCTYPE html>\n<html><head><title>Welcome to nginx!</title></head><body>hello</body></html>"
+
+func TestPreflightNamesAnHTMLTarget(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, htmlPage)
+	}))
+	t.Cleanup(ts.Close)
+	pe := preflightErr(t, fakeProfile(t, ts.URL))
+	require.Equal(t, "base_url", pe.Field)
+	require.Contains(t, pe.Error(), "answered a web page, not an API's answer (200 (text/html; charset=utf-8) \"<!DOCTYPE html> <html><head><title>Welcome to nginx!")
+	require.Contains(t, pe.Error(), "check that base_url points at the API, then side_effects.path and operation.path")
+}
+
+// The ledger is fine, the operation's path is not: a 404 page, classified client_error.
+func TestPreflightNamesAnOperationThatDoesNotSucceed(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, "<html><body>404 page not found</body></html>")
+			return
+		}
+		writeJSON(w, 200, map[string]any{"count": 0})
+	}))
+	t.Cleanup(ts.Close)
+	pe := preflightErr(t, fakeProfile(t, ts.URL))
+	require.Equal(t, "operation", pe.Field)
+	require.Contains(t, pe.Error(), `POST `+ts.URL+`/v1/refunds answered 404 (text/html) "<html><body>404 page not found</body></html>", which the profile's rules call client_error, not success`)
+	require.Contains(t, pe.Error(), "fix operation.path")
+}
+
+func TestPreflightNamesALedgerCountTypo(t *testing.T) {
+	p := fakeProfile(t, startFake(t, &fakeRefunds{}))
+	p.SideEffects.Count = "cuont"
+	pe := preflightErr(t, p)
+	require.Equal(t, "side_effects.count", pe.Field)
+	require.Contains(t, pe.Error(), `count cuont: nothing at that path in the ledger response`)
+	require.Contains(t, pe.Error(), `the ledger answered (application/json) "{\"count\":0}"`)
+	require.Contains(t, pe.Error(), "fix side_effects.count")
+}
+
+func TestPreflightNamesALedgerPathThatFails(t *testing.T) {
+	p := fakeProfile(t, startFake(t, &fakeRefunds{}))
+	p.SideEffects.Method = http.MethodDelete // the fake answers any non-GET as the operation: 400 bad json
+	pe := preflightErr(t, p)
+	require.Equal(t, "side_effects.path", pe.Field)
+	require.Contains(t, pe.Error(), "answered 400")
+	require.Contains(t, pe.Error(), `"{\"error\":\"bad json\"}"`)
+}
+
+// A ledger that does not count the operation's effect (here: another entity's).
+func TestPreflightNamesALedgerThatDoesNotCount(t *testing.T) {
+	p := fakeProfile(t, startFake(t, &fakeRefunds{}))
+	p.SideEffects.Path = "/v1/refunds?order_id=someone-else-{{.Entity}}"
+	pe := preflightErr(t, p)
+	require.Equal(t, "side_effects", pe.Field)
+	require.Contains(t, pe.Error(), "changed the ledger by 0 (before 0, after 0), not 1")
+}
+
+// A ledger counting every effect of the target (one global counter) passes: the
+// preflight compares before and after, not an absolute count.
+func TestPreflightComparesTheCountBeforeAndAfter(t *testing.T) {
+	var mu sync.Mutex
+	total, perPost := 41, 1
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.Method == http.MethodPost {
+			total += perPost
+			writeJSON(w, 201, map[string]any{"id": total})
+			return
+		}
+		writeJSON(w, 200, map[string]any{"n": total})
+	}))
+	t.Cleanup(ts.Close)
+	p := fakeProfile(t, ts.URL)
+	p.SideEffects.Path, p.SideEffects.Count = "/counter?ignored={{.Entity}}", "n"
+	require.NoError(t, scenarios.Preflight(context.Background(), p))
+
+	mu.Lock()
+	perPost = 2
+	mu.Unlock()
+	pe := preflightErr(t, p)
+	require.Equal(t, "side_effects", pe.Field)
+	require.Contains(t, pe.Error(), "changed the ledger by 2 (before 42, after 44), not 1")
+}
+
+// Run refuses a target that fails the preflight before any scenario starts.
+func TestRunStopsAtThePreflight(t *testing.T) {
+	f := &fakeRefunds{}
+	p := fakeProfile(t, startFake(t, f))
+	p.SideEffects.Count = "cuont"
+	var started int
+	_, err := scenarios.Run(context.Background(), scenarios.RunConfig{
+		Profiles: []*scenarios.Profile{p}, Only: []string{"replay/*"},
+		Progress: func(scenarios.Result) { started++ },
+	})
+	var pe *scenarios.PreflightError
+	require.True(t, errors.As(err, &pe), "%v", err)
+	require.Zero(t, started)
+	require.Empty(t, f.requests(), "the ledger typo is found before anything is sent")
+
+	err = scenarios.Check(context.Background(), p, scenarios.Only("replay/sequential"))
+	require.True(t, errors.As(err, &pe), "Check runs the preflight too: %v", err)
+}
+
+// A cancelled run returns what finished, lists the rest as not run, and Findings says
+// it is incomplete.
+func TestRunStoppedEarlyIsIncomplete(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	p := fakeProfile(t, startFake(t, &fakeRefunds{}))
+	var finished int
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{
+		Profiles: []*scenarios.Profile{p}, Only: []string{"replay/*", "key/*"}, Concurrency: 1,
+		Progress: func(scenarios.Result) {
+			finished++
+			if finished == 2 {
+				cancel(errors.New("test stop"))
+			}
+		},
+	})
+	require.NoError(t, err)
+	require.False(t, rep.Complete)
+	require.True(t, rep.Incomplete())
+	require.Equal(t, "test stop", rep.Interrupted)
+	require.Len(t, rep.Results, 2, "no scenario starts once the run is stopped")
+	selected, err := scenarios.Select([]string{"replay/*", "key/*"}, nil)
+	require.NoError(t, err)
+	require.Len(t, rep.NotRun, len(selected)-2)
+	for _, nr := range rep.NotRun {
+		require.Equal(t, "fake", nr.Target)
+	}
+	findings := scenarios.Findings(rep)
+	require.Error(t, findings)
+	require.Contains(t, findings.Error(), fmt.Sprintf("run incomplete (test stop): %d scenario(s) not run", len(selected)-2))
+
+	full, err := scenarios.Run(context.Background(), scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/sequential"}})
+	require.NoError(t, err)
+	require.True(t, full.Complete)
+	require.Empty(t, full.NotRun)
+	require.NoError(t, scenarios.Findings(full))
+	require.Empty(t, full.Interrupted)
+}
+
+// Stopped during the first target, the second never starts: all its scenarios are not
+// run, and no proxy is opened for it.
+func TestRunStoppedEarlySkipsTheNextTarget(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	first := fakeProfile(t, startFake(t, &fakeRefunds{}))
+	f2 := &fakeRefunds{}
+	second := fakeProfile(t, startFake(t, f2))
+	second.Name = "second"
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{
+		Profiles: []*scenarios.Profile{first, second}, Only: []string{"replay/sequential", "key/missing"}, Concurrency: 1,
+		Progress: func(scenarios.Result) { cancel(errors.New("test stop")) },
+	})
+	require.NoError(t, err)
+	require.True(t, rep.Incomplete())
+	require.Len(t, rep.Results, 1)
+	require.Equal(t, "fake", rep.Results[0].Target)
+	other := map[string]string{"key/missing": "replay/sequential", "replay/sequential": "key/missing"}[rep.Results[0].ScenarioID]
+	require.Equal(t, []scenarios.NotRun{
+		{ScenarioID: other, Target: "fake"},
+		{ScenarioID: "key/missing", Target: "second"},
+		{ScenarioID: "replay/sequential", Target: "second"},
+	}, notRunSorted(rep.NotRun))
+	require.Len(t, f2.requests(), 1, "the second target saw its preflight only")
+	require.Equal(t, []string{"fake", "second"}, rep.Targets)
+}
+
+func notRunSorted(list []scenarios.NotRun) []scenarios.NotRun {
+	out := append([]scenarios.NotRun(nil), list...)
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Target != out[j].Target {
+			return out[i].Target < out[j].Target
+		}
+		return out[i].ScenarioID < out[j].ScenarioID
+	})
+	return out
+}
