@@ -67,15 +67,6 @@ func keyInArguments(body map[string]any) (string, bool) {
 	return k, ok
 }
 
-// statusReadingCheckers are the scenarios whose checkers compare raw statuses with
-// expect instead of judging outcome classes; they cannot agree across the two servers
-// and are left out of the comparison. Checkers that judge classes leave this empty.
-var statusReadingCheckers = map[string]bool{
-	"key/missing": true, "key/empty": true, "key/over-length": true, "key/control-chars": true,
-	"fingerprint/mismatch": true, "fingerprint/mismatch-repeat": true,
-	"race/burst-50": true, "race/concurrent-pair": true, "race/in-flight-409": true, "race/in-flight-retry-after": true,
-}
-
 // The JSON-RPC example of docs/profiles.md, refusing inside a 200 and classified by its
 // outcome rules, gets the verdicts the same server gets when it answers with statuses.
 func TestJSONRPCRefusalsInside200GiveTheVerdictsOfStatuses(t *testing.T) {
@@ -86,7 +77,7 @@ func TestJSONRPCRefusalsInside200GiveTheVerdictsOfStatuses(t *testing.T) {
 	load := func(file, base string) *scenarios.Profile {
 		doc, err := os.ReadFile(filepath.Join("testdata", file))
 		require.NoError(t, err)
-		doc = append(doc, "slow_operation: {header: X-Test-Delay, value: 300ms}\nclient_timeout: 1s\n"...)
+		doc = append(doc, "slow_operation: {header: X-Test-Delay, value: 300ms}\nclient_timeout: 5s\n"...)
 		p, err := scenarios.ParseProfile(file, doc)
 		require.NoError(t, err)
 		p.BaseURL = base
@@ -109,18 +100,14 @@ func TestJSONRPCRefusalsInside200GiveTheVerdictsOfStatuses(t *testing.T) {
 	compared, passed := 0, 0
 	for id, w := range want {
 		g := got[id]
-		if statusReadingCheckers[id] {
-			t.Logf("not compared yet: %s: statuses %s, JSON-RPC %s (%s)", id, w.Verdict, g.Verdict, g.Message)
-			continue
-		}
 		compared++
 		require.Equal(t, w.Verdict, g.Verdict, "%s: statuses %s (%s), JSON-RPC %s (%s)", id, w.Verdict, w.Message, g.Verdict, g.Message)
 		if w.Verdict == scenarios.Pass {
 			passed++
 		}
 	}
-	require.GreaterOrEqual(t, compared, 20)
-	require.GreaterOrEqual(t, passed, 15, "the comparison must be between verdicts that proved something")
+	require.GreaterOrEqual(t, compared, 35)
+	require.GreaterOrEqual(t, passed, 25, "the comparison must be between verdicts that proved something")
 }
 
 // The JSON-RPC profile of that test is the one docs/profiles.md shows.

@@ -34,9 +34,15 @@ const (
 	SessionPerAttempt  = "attempt"
 )
 
-// CapQueryString: the operation is a plain HTTP request, whose query string is part of
-// what the target may fingerprint.
-const CapQueryString Capability = "query_string"
+// Capabilities that depend on the transport.
+const (
+	// CapQueryString: the operation is a plain HTTP request, whose query string is part
+	// of what the target may fingerprint.
+	CapQueryString Capability = "query_string"
+	// CapHTTPConnections: the runner chooses the connections plain HTTP requests travel
+	// on (keep-alive steps).
+	CapHTTPConnections Capability = "http_connections"
+)
 
 // missingOverTransport answers Missing for the capabilities that depend on the transport
 // (ok false: not one of them).
@@ -45,6 +51,11 @@ func (p *Profile) missingOverTransport(c Capability) (string, bool) {
 	case CapQueryString:
 		if p.isMCP() {
 			return "a query string that belongs to the request; transport mcp sends tools/call to one endpoint, whose query string is no part of the call", true
+		}
+		return "", true
+	case CapHTTPConnections:
+		if p.isMCP() {
+			return "plain HTTP requests on connections the runner reuses; transport mcp sends each attempt inside its sessions", true
 		}
 		return "", true
 	}
