@@ -129,7 +129,7 @@ client_timeout: 5s   # generous: a loaded machine must not turn an answer into a
 }
 
 // The catalogue over MCP, unchanged: everything the in-test server's profile can run.
-var mcpSet = []string{"replay/*", "before/*", "race/*", "fingerprint/*", "key/*"}
+var mcpSet = []string{"replay/*", "before/*", "race/*", "fingerprint/*", "key/*", "errors/*"}
 
 func TestCatalogueOverMCPAgainstTheSDKServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
@@ -145,7 +145,7 @@ func TestCatalogueOverMCPAgainstTheSDKServer(t *testing.T) {
 		"key/control-chars": scenarios.NonStrict, "key/over-length": scenarios.NonStrict, "race/in-flight-retry-after": scenarios.NonStrict,
 		"fingerprint/query-string": scenarios.NA, "race/keepalive-many-keys": scenarios.NA,
 		"key/header-case": scenarios.NA, "key/sf-string": scenarios.NA, "key/empty-quoted": scenarios.NA, "key/get-ignored": scenarios.NA,
-		"replay/marker": scenarios.NA, "replay/fidelity-headers": scenarios.NA,
+		"replay/marker": scenarios.NA, "replay/fidelity-headers": scenarios.NA, "errors/problem-json": scenarios.NA,
 	}
 	require.GreaterOrEqual(t, len(rep.Results), 40)
 	for _, r := range rep.Results {
@@ -157,6 +157,7 @@ func TestCatalogueOverMCPAgainstTheSDKServer(t *testing.T) {
 	}
 	require.Contains(t, result(t, rep, "fingerprint/query-string").Message, "transport mcp sends tools/call to one endpoint")
 	require.Contains(t, result(t, rep, "race/keepalive-many-keys").Message, "transport mcp sends each attempt inside its sessions")
+	require.Contains(t, result(t, rep, "errors/problem-json").Message, "a refusal is a JSON-RPC error object")
 	require.Contains(t, result(t, rep, "race/in-flight-409").Message, "got 200", "the in-flight refusal is the JSON-RPC error inside a 200")
 	rec := result(t, rep, "replay/after-503").Evidence.Record
 	require.Equal(t, 1, rec.Ledger[scenarios.LedgerOperation], "the ledger read by tool call")

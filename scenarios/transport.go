@@ -42,6 +42,9 @@ const (
 	// CapHTTPConnections: the runner chooses the connections plain HTTP requests travel
 	// on (keep-alive steps).
 	CapHTTPConnections Capability = "http_connections"
+	// CapHTTPRefusals: a refusal is an HTTP response of its own (its status and content
+	// type are the refusal), not an error object inside a protocol's answer.
+	CapHTTPRefusals Capability = "http_refusals"
 )
 
 // missingOverTransport answers Missing for the capabilities that depend on the transport
@@ -51,6 +54,11 @@ func (p *Profile) missingOverTransport(c Capability) (string, bool) {
 	case CapQueryString:
 		if p.isMCP() {
 			return "a query string that belongs to the request; transport mcp sends tools/call to one endpoint, whose query string is no part of the call", true
+		}
+		return "", true
+	case CapHTTPRefusals:
+		if p.isMCP() {
+			return "refusals that are HTTP responses of their own; over transport mcp a refusal is a JSON-RPC error object, which RFC 9457 does not describe", true
 		}
 		return "", true
 	case CapHTTPConnections:
