@@ -17,7 +17,7 @@ func exactlyOnce(final string) Checker {
 		if n > allowed {
 			f.count(CatDuplicated, n-allowed)
 			f.example("ledger shows %d side effects for one key (allowed %d)", n, allowed)
-			return f.result(Fail, "%d side effects for one key, want %d", n, allowed)
+			return f.result(Fail, "%s%d side effects for one key, want %d", keyIgnored(r, n), n, allowed)
 		}
 		ans, ok := r.answer(final)
 		if !ok {
@@ -121,7 +121,7 @@ func identicalReplay(first, repeat string) Checker {
 		n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
 		if n > allowed {
 			f.count(CatDuplicated, n-allowed)
-			return f.result(Fail, "%d side effects for one key, want %d", n, allowed)
+			return f.result(Fail, "%s%d side effects for one key, want %d", keyIgnored(r, n), n, allowed)
 		}
 		if n == 0 {
 			f.count(CatLost, 1)

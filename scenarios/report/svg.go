@@ -73,6 +73,7 @@ func (b *svgBuilder) drawJournal(rec *scenarios.Record) {
 	keys := newKeyLabels(rec)
 	journal := arrivalOrder(rec)
 	payloads := newPayloadLabels(journal)
+	rpc := newRPCAttempts(rec)
 	var start time.Time
 	for _, j := range journal {
 		if !j.Time.IsZero() {
@@ -87,7 +88,7 @@ func (b *svgBuilder) drawJournal(rec *scenarios.Record) {
 			b.y += arrowStep
 			break
 		}
-		b.attempt(keys, payloads, j, start)
+		b.attempt(keys, payloads, rpc, j, start)
 		b.y += attemptGap
 		if i < len(journal)-1 && i < MaxTimelineRows-1 {
 			b.body.WriteString(fmt.Sprintf(`<line x1="20" x2="%d" y1="%d" y2="%d" class="sep"/>`, svgWidth-20, b.y-attemptGap/2, b.y-attemptGap/2))
@@ -102,14 +103,14 @@ func (b *svgBuilder) drawJournal(rec *scenarios.Record) {
 
 // attempt draws one journal record: request in, the hops to the upstream if it was
 // reached, the fault at the proxy, and what came back to the client.
-func (b *svgBuilder) attempt(keys *keyLabels, payloads payloadLabels, j faultproxy.Record, start time.Time) {
+func (b *svgBuilder) attempt(keys *keyLabels, payloads payloadLabels, rpc rpcAttempts, j faultproxy.Record, start time.Time) {
 	b.y += arrowStep
 	// Arrival time relative to the first attempt: attempts drawn one below the other may
 	// still have overlapped (a concurrent pair, a burst).
 	if !j.Time.IsZero() && !start.IsZero() {
 		b.text(12, b.y+4, "start", "time", fmt.Sprintf("+%dms", j.Time.Sub(start).Milliseconds()))
 	}
-	req := fmt.Sprintf("#%d %s try %s  %s %s", j.Seq, keys.label(j.Key, j.HasKey), attemptText(j.Attempt), j.Method, shorten(j.Path, 34))
+	req := fmt.Sprintf("#%d %s try %s  %s %s%s", j.Seq, keys.label(j.Key, j.HasKey), attemptText(j.Attempt), j.Method, shorten(j.Path, 34), rpc.request(j))
 	b.arrow(laneClient, laneProxy, req, colRequest, false)
 	if notes := requestNotes(j, payloads); notes != "" {
 		b.text((laneClient+laneProxy)/2, b.y+13, "middle", "notes", notes)
@@ -151,7 +152,7 @@ func (b *svgBuilder) attempt(keys *keyLabels, payloads payloadLabels, j faultpro
 		b.faultBox(j.Fault)
 	}
 	b.y += arrowStep
-	back := clientText(j) + "  → " + j.Outcome
+	back := clientText(j) + "  → " + j.Outcome + classText(rpc.class(j))
 	lost := j.ClientResult != "" && j.ClientResult != faultproxy.ClientDelivered
 	colour := statusColour(j.ClientStatus)
 	if lost {
@@ -183,10 +184,10 @@ func (b *svgBuilder) drawHistory(rec *scenarios.Record) {
 		}
 		shown++
 		b.y += arrowStep
-		b.arrow(laneClient, laneTarget, fmt.Sprintf("%s %s attempt %d", orDash(op.Step), keys.label(op.Key, op.Key != ""), op.Attempt), colRequest, false)
+		b.arrow(laneClient, laneTarget, fmt.Sprintf("%s %s attempt %d%s", orDash(op.Step), keys.label(op.Key, op.Key != ""), op.Attempt, rpcText(op.RPCMethod, op.RPCID)), colRequest, false)
 		b.y += arrowStep
 		res := opResult(op)
-		b.arrow(laneTarget, laneClient, shorten(string(op.Type)+"  "+res, 60), opColour(op), op.Type == scenarios.OpInfo && op.Status == 0)
+		b.arrow(laneTarget, laneClient, shorten(string(op.Type)+classText(string(op.Class))+"  "+res, 72), opColour(op), op.Type == scenarios.OpInfo && op.Status == 0)
 		b.y += attemptGap
 	}
 	b.y += arrowStep
