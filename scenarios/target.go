@@ -39,7 +39,16 @@ func openTarget(ctx context.Context, p *Profile, seed int64) (*target, error) {
 		t.proxyURL, t.ctl, t.closeFn = p.Proxy.URL, client.New(p.Proxy.Admin, p.Proxy.AdminToken), func() error { return nil }
 		return t, nil
 	}
-	srv, err := faultproxy.Start(ctx, faultproxy.Config{Upstream: p.BaseURL, KeyHeader: p.KeyHeader, KeyField: p.KeyField, Seed: seed})
+	// The journal names each answer's outcome class too, so the timeline and client-check
+	// read the same classes the checkers judge. Its own classifier instance: the run's
+	// rule-match counts (reported by the preflight) stay the runner's alone.
+	journalClass := p.Classifier()
+	srv, err := faultproxy.Start(ctx, faultproxy.Config{
+		Upstream: p.BaseURL, KeyHeader: p.KeyHeader, KeyField: p.KeyField, Seed: seed,
+		Classify: func(status int, h http.Header, body []byte) string {
+			return string(journalClass.Classify(outcome.Answer{Status: status, Header: h, Body: body}))
+		},
+	})
 	if err != nil {
 		return nil, fmt.Errorf("open target %s: start proxy: %w", p.Name, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,23 +13,11 @@ import (
 	"github.com/idemproof/idemproof/scenarios"
 )
 
-// skipWithoutMCPTransport skips while the harness in this checkout cannot read a profile
-// with `transport: mcp` (the MCP transport of issue 12 is being merged); once it can, the
-// verdicts below run and must hold.
-func skipWithoutMCPTransport(t *testing.T) {
-	t.Helper()
-	_, err := scenarios.ParseProfile("mcp-probe", []byte("name: mcp-probe\ntransport: mcp\n"))
-	if err != nil && strings.Contains(err.Error(), "transport: unknown field") {
-		t.Skip("the harness in this checkout has no MCP transport yet (profile field `transport` unknown); these verdicts are pinned for when it has")
-	}
-}
-
 // TestVerdictsMatchTheServer runs idemproof's catalogue over MCP against this server and
 // pins the verdicts that follow from its source (refunds/refunds.go, refunds/keys.go): every safety
 // scenario and MUST passes, the policies are reported, and what the profile cannot
 // declare is N/A.
 func TestVerdictsMatchTheServer(t *testing.T) {
-	skipWithoutMCPTransport(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	srv := &http.Server{Handler: refunds.NewApp(refunds.Config{Retention: 3 * time.Second}).Handler(), ReadHeaderTimeout: 10 * time.Second}
