@@ -39,6 +39,9 @@ const MaxWaitedWindow = 30 * time.Second
 
 // Missing returns why the profile lacks c, or "" when it has it.
 func (p *Profile) Missing(c Capability) string {
+	if m, ok := p.missingOverTransport(c); ok {
+		return m
+	}
 	switch c {
 	case CapKeyHeader:
 		if p.KeyHeader == "" {

@@ -40,7 +40,7 @@ func fingerprintScenarios() []Scenario {
 		variantScenario("fingerprint/json-key-order", "the same JSON with its keys in reverse order", VariantKeyOrder, CapJSONBody),
 		variantScenario("fingerprint/json-whitespace", "the same JSON with other whitespace", VariantWhitespace, CapJSONBody),
 		variantScenario("fingerprint/number-spelling", "the same JSON with integers written as 4900.0", VariantNumberSpelling, CapIntegerBody),
-		variantScenario("fingerprint/query-string", "the same request with an added query parameter", VariantQueryString, ""),
+		variantScenario("fingerprint/query-string", "the same request with an added query parameter", VariantQueryString, CapQueryString),
 		variantScenario("fingerprint/unrelated-header", "the same request with an unrelated header added", VariantUnrelatedHeader, ""),
 	}
 }

@@ -18,6 +18,7 @@ func keepAliveScenarios() []Scenario {
 		Source:      and(srcDraftUniqueness, srcSeed),
 		Level:       LevelSafety,
 		Labels:      []string{"group:race", "fault:none", "level:safety"},
+		Needs:       []Capability{CapHTTPConnections},
 		Steps: []Step{
 			{Name: "proxied", Copies: keepAliveKeys, KeySet: "p", KeepAlive: true, Twice: true},
 			{Name: "direct", Copies: keepAliveKeys, KeySet: "d", KeepAlive: true, Twice: true, Direct: true},

@@ -20,7 +20,7 @@ func exactlyOnce(final string) Checker {
 			if ans, ok := r.answer(final); ok {
 				f.blame(ans, "the committed response, no second execution")
 			}
-			return f.result(Fail, "%d side effects for one key, want %d", n, allowed)
+			return f.result(Fail, "%s%d side effects for one key, want %d", keyIgnored(r, n), n, allowed)
 		}
 		ans, ok := r.answer(final)
 		if !ok {
@@ -132,7 +132,7 @@ func identicalReplay(first, repeat string) Checker {
 			if okB {
 				f.blame(b, "the replay, no second execution")
 			}
-			return f.result(Fail, "%d side effects for one key, want %d", n, allowed)
+			return f.result(Fail, "%s%d side effects for one key, want %d", keyIgnored(r, n), n, allowed)
 		}
 		if n == 0 {
 			f.count(CatLost, 1)

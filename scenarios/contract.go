@@ -70,6 +70,13 @@ type Op struct {
 	// Class is what the answer means, by the profile's outcome rules; "info" when the
 	// client could not see the outcome. Set on completion events only.
 	Class outcome.Class `json:"class,omitempty"`
+	// RPCID and RPCMethod are the JSON-RPC request's id and method of the attempt (MCP
+	// transport), on completion events.
+	RPCID     string `json:"rpc_id,omitempty"`
+	RPCMethod string `json:"rpc_method,omitempty"`
+	// RequestSHA256 is the hex SHA-256 of the request body as sent, when it is unique to
+	// the attempt (a JSON-RPC request with its own id): the proxy journal's body_sha256.
+	RequestSHA256 string `json:"request_sha256,omitempty"`
 }
 
 // Record is everything observed in one scenario run: the checker's only input.

@@ -8,6 +8,13 @@ import "time"
 type Profile struct {
 	Name    string `yaml:"name" json:"name"`
 	BaseURL string `yaml:"base_url" json:"base_url"`
+	// Transport is how attempts are spoken: "http" (default) or "mcp" (MCP Streamable
+	// HTTP: sessions, JSON-RPC tools/call; docs/mcp.md). MCP tunes the MCP transport.
+	Transport string      `yaml:"transport,omitempty" json:"transport,omitempty"`
+	MCP       *MCPOptions `yaml:"mcp,omitempty" json:"mcp,omitempty"`
+	// Outcomes are the rules that classify answers (status and predicates on the body),
+	// class by class in order of precedence; nil: the statuses of expect and the examples.
+	Outcomes *Outcomes `yaml:"outcomes,omitempty" json:"outcomes,omitempty"`
 	// The key travels in a header (KeyHeader) or in a JSON body field (KeyField, a dotted
 	// path such as params.arguments.idempotency_key). Exactly one is set.
 	KeyHeader   string              `yaml:"key_header,omitempty" json:"key_header,omitempty"`
@@ -45,6 +52,7 @@ type Profile struct {
 // Operation is the keyed, side-effecting call. Body templates see {{.Entity}}.
 type Operation struct {
 	Method      string            `yaml:"method" json:"method"`
+	Tool        string            `yaml:"tool,omitempty" json:"tool,omitempty"` // transport mcp: the tools/call name; body is its arguments
 	Path        string            `yaml:"path" json:"path"`
 	Headers     map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
 	Body        string            `yaml:"body" json:"body"`
@@ -59,6 +67,11 @@ type OtherOperation struct {
 
 // Probe reads the ledger: how many times did the operation happen for the entity?
 type Probe struct {
+	// Tool (transport mcp) reads the ledger with a tools/call of this tool with Arguments
+	// (a JSON object template) instead of an HTTP GET; Path defaults to operation.path.
+	Tool      string `yaml:"tool,omitempty" json:"tool,omitempty"`
+	Arguments string `yaml:"arguments,omitempty" json:"arguments,omitempty"`
+
 	Method  string            `yaml:"method" json:"method"`
 	Path    string            `yaml:"path" json:"path"`
 	Headers map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`

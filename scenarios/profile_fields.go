@@ -13,6 +13,7 @@ import (
 var (
 	profileType  = reflect.TypeOf(Profile{})
 	durationType = reflect.TypeOf(Duration(0))
+	outcomesType = reflect.TypeOf(Outcomes{}) // parses strictly itself (profile_outcomes.go)
 )
 
 // checkFields reports mapping keys the profile format does not have (so a typo such as
@@ -25,6 +26,7 @@ func checkFields(n *yaml.Node, t reflect.Type, path string) []fieldError {
 	}
 	var errs []fieldError
 	switch {
+	case t == outcomesType:
 	case n.Kind == yaml.ScalarNode && t == durationType:
 		if _, err := parseDuration(n.Value); err != nil {
 			errs = append(errs, fieldError{Path: path, Line: n.Line, Msg: err.Error()})

@@ -94,7 +94,13 @@ func parseTree(name, dir string, data []byte, depth int) (*yaml.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mergeMappings(base, root), nil
+	// The key travels in one place: a profile that names its own placement replaces the
+	// preset's, whichever of the two the preset used.
+	if findKey(root, "key_header") != nil || findKey(root, "key_field") != nil {
+		takeKey(base, "key_header")
+		takeKey(base, "key_field")
+	}
+	return mergeOutcomes(mergeMappings(base, root), base, root), nil
 }
 
 // loadBase reads what `extends:` names: a built-in preset, or a profile file.
@@ -126,6 +132,16 @@ func takeKey(m *yaml.Node, key string) *yaml.Node {
 			v := m.Content[i+1]
 			m.Content = append(m.Content[:i], m.Content[i+2:]...)
 			return v
+		}
+	}
+	return nil
+}
+
+// findKey returns the value node of key in a mapping node (nil when absent).
+func findKey(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
 		}
 	}
 	return nil
@@ -182,6 +198,9 @@ func (p *Profile) applyDefaults() {
 	}
 	if p.ClientTimeout == 0 {
 		p.ClientTimeout = DefaultClientTimeout
+	}
+	if p.Transport == TransportMCP {
+		p.applyMCPDefaults()
 	}
 	if p.Operation.Method == "" && p.Operation.Path != "" {
 		p.Operation.Method = "POST"

@@ -47,7 +47,7 @@ func TestReferenceProfileIsCompleteAndValid(t *testing.T) {
 	require.Equal(t, 402, p.Business.Status)
 	require.Equal(t, "/v1/invoices", p.Other.Path)
 	require.Equal(t, "count", p.Other.SideEffects.Count)
-	require.Equal(t, []string{"ietf-draft-07", "reference", "stripe"}, scenarios.BuiltinProfiles())
+	require.Equal(t, []string{"acp", "ietf-draft-07", "mcp-sep-3182", "reference", "stripe"}, scenarios.BuiltinProfiles())
 }
 
 func TestReferenceProfileBaseURLFromEnvironment(t *testing.T) {
@@ -143,7 +143,7 @@ func TestExtendsFileRelativeToProfile(t *testing.T) {
 
 func TestExtendsUnknownPreset(t *testing.T) {
 	_, err := scenarios.ParseProfile("x.yaml", []byte("extends: paypal\n"))
-	require.EqualError(t, err, `profile x.yaml: line 1: extends: unknown built-in profile "paypal" (have ietf-draft-07, reference, stripe; or give a file path)`)
+	require.EqualError(t, err, `profile x.yaml: line 1: extends: unknown built-in profile "paypal" (have acp, ietf-draft-07, mcp-sep-3182, reference, stripe; or give a file path)`)
 }
 
 func TestKeyFieldProfileNeedsJSONBody(t *testing.T) {
@@ -179,7 +179,7 @@ func TestParseProfileReportsBadScalarsWithEverythingElse(t *testing.T) {
 	_, err := scenarios.ParseProfile("x.yaml", []byte(doc))
 	require.EqualError(t, err, `profile x.yaml: line 13: expect.mismatch: must be an integer (an HTTP status), got "often"
 profile x.yaml: line 15: lock_timeout: must be a duration such as "2s" or "400ms", got "1 second"
-profile x.yaml: line 16: colour: unknown field (known: base_url, business_error, client_timeout, crash, entity, expect, fail_operation, key_field, key_header, keyed_methods, lock_timeout, name, operation, other_operation, principals, proxy, retention, side_effects, slow_operation, validation_error)`)
+profile x.yaml: line 16: colour: unknown field (known: base_url, business_error, client_timeout, crash, entity, expect, fail_operation, key_field, key_header, keyed_methods, lock_timeout, mcp, name, operation, other_operation, outcomes, principals, proxy, retention, side_effects, slow_operation, transport, validation_error)`)
 }
 
 func TestLockTimeoutThatOutlivesTheRetentionIsNA(t *testing.T) {

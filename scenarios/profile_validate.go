@@ -38,11 +38,11 @@ func (p *Profile) fieldErrors() []fieldError {
 	if p.KeyField != "" && !validFieldPath(p.KeyField) {
 		add("key_field", "must be a dotted JSON path such as params.arguments.idempotency_key, got %q", p.KeyField)
 	}
-	errs = append(errs, checkOperation("operation", p.Operation, p.KeyField != "")...)
+	errs = append(errs, checkOperation("operation", p.Operation, p.KeyField != "" || p.isMCP())...)
 	errs = append(errs, checkProbe("side_effects", p.SideEffects)...)
 	errs = append(errs, checkEntity(p.Entity, p.Operation)...)
 	if p.Other != nil {
-		errs = append(errs, checkOperation("other_operation", p.Other.Operation, p.KeyField != "")...)
+		errs = append(errs, checkOperation("other_operation", p.Other.Operation, p.KeyField != "" || p.isMCP())...)
 		errs = append(errs, checkProbe("other_operation.side_effects", p.Other.SideEffects)...)
 	}
 	switch {
@@ -109,7 +109,7 @@ func (p *Profile) fieldErrors() []fieldError {
 			add("proxy.admin", "%s", msg)
 		}
 	}
-	return errs
+	return p.transportFieldErrors(errs)
 }
 
 func checkOperation(path string, op Operation, bodyIsJSON bool) []fieldError {
@@ -136,6 +136,9 @@ func checkOperation(path string, op Operation, bodyIsJSON bool) []fieldError {
 }
 
 func checkProbe(path string, pr Probe) []fieldError {
+	if pr.Tool != "" {
+		return checkToolProbe(path, pr)
+	}
 	var errs []fieldError
 	if !strings.HasPrefix(pr.Path, "/") {
 		errs = append(errs, fieldError{Path: path + ".path", Msg: fmt.Sprintf("must start with / (the ledger read, e.g. /v1/refunds?order_id={{.Entity}}), got %q", pr.Path)})
@@ -148,9 +151,7 @@ func checkProbe(path string, pr Probe) []fieldError {
 		errs = append(errs, fieldError{Path: path + ".scope", Msg: fmt.Sprintf("must be %q (the default: a count per entity) or %q (one count of every effect), got %q", ScopeEntity, ScopeGlobal, pr.Scope)})
 	}
 	if pr.Count == "" {
-		errs = append(errs, fieldError{Path: path + ".count", Msg: "required: a JSON path to the count, e.g. count or data.# (array length)"})
-	} else if !validFieldPath(pr.Count) {
-		errs = append(errs, fieldError{Path: path + ".count", Msg: fmt.Sprintf("must be a dotted JSON path such as data.#, got %q", pr.Count)})
+		errs = append(errs, fieldError{Path: path + ".count", Msg: "required: a gjson path to the count, e.g. count or data.# (array length)"})
 	}
 	return errs
 }

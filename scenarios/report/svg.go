@@ -86,6 +86,7 @@ func (b *svgBuilder) drawJournal(rec *scenarios.Record, m marks, scenarioID stri
 	keys := newKeyLabels(rec)
 	journal := arrivalOrder(rec)
 	payloads := newPayloadLabels(journal)
+	rpc := newRPCAttempts(rec)
 	var start time.Time
 	for _, j := range journal {
 		if !j.Time.IsZero() {
@@ -101,14 +102,14 @@ func (b *svgBuilder) drawJournal(rec *scenarios.Record, m marks, scenarioID stri
 			// The blamed attempts are drawn even past the limit: they are the point.
 			for _, late := range journal[i:] {
 				if bl, blamed := m.byJournal[late.Seq]; blamed {
-					b.attempt(keys, payloads, late, start, bl, true)
+					b.attempt(keys, payloads, rpc, late, start, bl, true)
 					b.y += attemptGap
 				}
 			}
 			break
 		}
 		bl, blamed := m.byJournal[j.Seq]
-		b.attempt(keys, payloads, j, start, bl, blamed)
+		b.attempt(keys, payloads, rpc, j, start, bl, blamed)
 		b.y += attemptGap
 		if i < len(journal)-1 && i < MaxTimelineRows-1 {
 			b.body.WriteString(fmt.Sprintf(`<line x1="20" x2="%d" y1="%d" y2="%d" class="sep"/>`, svgWidth-20, b.y-attemptGap/2, b.y-attemptGap/2))
@@ -131,14 +132,14 @@ func (b *svgBuilder) drawJournal(rec *scenarios.Record, m marks, scenarioID stri
 
 // attempt draws one journal record: request in, the hops to the upstream if it was
 // reached, the fault at the proxy, and what came back to the client.
-func (b *svgBuilder) attempt(keys *keyLabels, payloads payloadLabels, j faultproxy.Record, start time.Time, bl scenarios.Blame, blamed bool) {
+func (b *svgBuilder) attempt(keys *keyLabels, payloads payloadLabels, rpc rpcAttempts, j faultproxy.Record, start time.Time, bl scenarios.Blame, blamed bool) {
 	b.y += arrowStep
 	// Arrival time relative to the first attempt: attempts drawn one below the other may
 	// still have overlapped (a concurrent pair, a burst).
 	if !j.Time.IsZero() && !start.IsZero() {
 		b.text(12, b.y+4, "start", "time", fmt.Sprintf("+%dms", j.Time.Sub(start).Milliseconds()))
 	}
-	req := fmt.Sprintf("#%d %s try %s  %s %s", j.Seq, keys.label(j.Key, j.HasKey), attemptText(j.Attempt), j.Method, shorten(j.Path, 34))
+	req := fmt.Sprintf("#%d %s try %s  %s %s%s", j.Seq, keys.label(j.Key, j.HasKey), attemptText(j.Attempt), j.Method, shorten(j.Path, 34), rpc.request(j))
 	b.arrow(laneClient, laneProxy, req, colRequest, false)
 	if notes := requestNotes(j, payloads); notes != "" {
 		b.text((laneClient+laneProxy)/2, b.y+13, "middle", "notes", notes)
@@ -180,7 +181,7 @@ func (b *svgBuilder) attempt(keys *keyLabels, payloads payloadLabels, j faultpro
 		b.faultBox(j.Fault)
 	}
 	b.y += arrowStep
-	back := clientText(j) + "  → " + j.Outcome
+	back := clientText(j) + "  → " + j.Outcome + classText(rpc.class(j))
 	lost := j.ClientResult != "" && j.ClientResult != faultproxy.ClientDelivered
 	colour := statusColour(j.ClientStatus)
 	if lost {
@@ -219,7 +220,7 @@ func (b *svgBuilder) drawHistory(rec *scenarios.Record, m marks) {
 		}
 		shown++
 		b.y += arrowStep
-		b.arrow(laneClient, laneTarget, fmt.Sprintf("%s %s attempt %d", orDash(op.Step), keys.label(op.Key, op.Key != ""), op.Attempt), colRequest, false)
+		b.arrow(laneClient, laneTarget, fmt.Sprintf("%s %s attempt %d%s", orDash(op.Step), keys.label(op.Key, op.Key != ""), op.Attempt, rpcText(op.RPCMethod, op.RPCID)), colRequest, false)
 		b.y += arrowStep
 		res := opResult(op)
 		colour := opColour(op)
@@ -228,7 +229,7 @@ func (b *svgBuilder) drawHistory(rec *scenarios.Record, m marks) {
 			colour = colBlame
 			b.blamedBand(laneClient, laneTarget)
 		}
-		b.arrow(laneTarget, laneClient, shorten(string(op.Type)+"  "+res, 60), colour, op.Type == scenarios.OpInfo && op.Status == 0)
+		b.arrow(laneTarget, laneClient, shorten(string(op.Type)+classText(string(op.Class))+"  "+res, 72), colour, op.Type == scenarios.OpInfo && op.Status == 0)
 		if blamed {
 			b.wantNote(bl)
 		}
