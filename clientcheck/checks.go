@@ -93,7 +93,7 @@ type checkDef struct {
 func checks() []checkDef {
 	return []checkDef{
 		{IDCommandSucceeded, "the code under test finished without error", "the client's own run succeeds", "client-check", scenarios.LevelMust, checkCommand, nil},
-		{IDOneEffect, "every logical operation has exactly one side effect", "one key per logical operation: at most one effect, and none lost", "DESIGN.md safety invariants", scenarios.LevelSafety, checkOneEffect, nil},
+		{IDOneEffect, "every logical operation has exactly one side effect", "one key per logical operation: at most one effect, and none lost", "idemproof safety invariants (README, Verdicts)", scenarios.LevelSafety, checkOneEffect, nil},
 		{IDSameKeyOnRetry, "every retry of an operation re-sent the same key", "the key is minted before the first attempt and re-sent unchanged", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelMust, checkSameKey, nil},
 		{IDKeyPerAttempt, "the same payload was never re-sent under a fresh key", "a retry must not mint a new key (key minted per attempt)", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelSafety, checkKeyPerAttempt, nil},
 		{IDKeySharedAcross, "one key never carried two operations", "a key identifies exactly one logical operation", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelMust, checkKeyShared, nil},
@@ -101,7 +101,7 @@ func checks() []checkDef {
 		{ID422Retried, "a mismatch answer (422) was not retried unchanged", "the key was reused with another payload: a client bug, not retryable as is", "draft-ietf-httpapi-idempotency-key-header-07 §2.7", scenarios.LevelMust, check422, nil},
 		{ID409Hammered, "an in-flight answer (409) was retried after Retry-After (or a backoff), not hammered", "a concurrent-request 409 is retried later, honouring Retry-After", "draft-ietf-httpapi-idempotency-key-header-07 §2.7; RFC 9110 §10.2.3", scenarios.LevelMust, check409, nil},
 		{IDLostResolved, "an operation whose response was lost was retried to a known outcome, or reported unknown", "a lost response is an unknown outcome, never a silent give-up", "Jepsen info operations", scenarios.LevelMust, checkLostResolved, nil},
-		{IDUnknownAsFailed, "an operation that committed was never reported failed", "an unknown outcome is not a failure: the refund may exist", "DESIGN.md safety invariants", scenarios.LevelSafety, checkUnknownAsFailed, nil},
+		{IDUnknownAsFailed, "an operation that committed was never reported failed", "an unknown outcome is not a failure: the refund may exist", "idemproof safety invariants (README, Verdicts)", scenarios.LevelSafety, checkUnknownAsFailed, nil},
 		{IDOutcomeFile, "the client's outcome file parsed", "one JSON object per line: operation, outcome ok|failed|unknown", "docs/client-check.md", scenarios.LevelMust, checkOutcomeFile, nil},
 		{IDKeySurvives, "a restarted client retried its pending operation under the original key", "the key survives the client: minted before the first attempt, kept with the pending operation, re-sent after a restart", "seed rule \"the key survives the client\"; draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelSafety, checkKeySurvivesRestart,
 			func(o *analysis) bool { return o.Schedule.Restart || len(o.Restarts) > 0 }},

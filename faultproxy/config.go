@@ -42,6 +42,11 @@ type Config struct {
 	JournalBodyLimit int
 	// InsecureSkipVerify accepts any upstream TLS certificate (self-signed test servers).
 	InsecureSkipVerify bool
+	// Classify, when set, names the outcome class of the complete answer each client got
+	// (its status, header and body; for an event stream, the JSON-RPC response inside
+	// it), journaled as Record.Class. nil: Record.Class stays empty. It runs once per
+	// attempt, after the client was answered, and must be safe for concurrent use.
+	Classify func(status int, header http.Header, body []byte) string
 	// Rules are added in order at start; a bad one makes New fail with a *RuleError.
 	Rules []Rule
 	// Faults is the fault registry; nil means DefaultFaults().

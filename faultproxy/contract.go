@@ -117,6 +117,14 @@ type Record struct {
 	ClientResult    string            `json:"client_result"`           // Client* constants
 	Outcome         string            `json:"outcome"`                 // Outcome* constants
 	Note            string            `json:"note,omitempty"`          // e.g. "response over buffer limit: fault not applied"
+	// The JSON-RPC request's id (as JSON: 7, "a1") and method ("tools/call"), when the
+	// proxy read the body as one: for a key field, or to find the response to it in an
+	// event stream.
+	RPCID     string `json:"rpc_id,omitempty"`
+	RPCMethod string `json:"rpc_method,omitempty"`
+	// Class is Config.Classify's outcome class of what the client got ("info" when it got
+	// no complete answer); empty without a Classify hook.
+	Class string `json:"class,omitempty"`
 }
 
 // JournalQuery filters the journal. Zero values mean "all".

@@ -29,6 +29,11 @@
 //     duplicate) the response streams through unbuffered. Faults that act on the response
 //     buffer it up to Config.BufferLimit; beyond that the fault is not applied, the
 //     response is streamed as is, and Record.Note says so.
+//   - An event stream (text/event-stream) passes through flushed chunk by chunk; a fault
+//     that needs the response reads it until the upstream ends it or the JSON-RPC
+//     response to the request's id has arrived (event_stream.go). JSON-RPC requests are
+//     journaled with their id and method, and with Config.Classify every attempt with
+//     the outcome class of what its client got (jsonrpc.go).
 //
 // # What is not
 //

@@ -33,6 +33,7 @@ type Exchange struct {
 	// after journaling, so a client that retries as soon as it sees the close finds the
 	// attempt it retries already in the journal (seq follows what clients observed).
 	hijacked net.Conn
+	rpc      rpcExchange // JSON-RPC id and the answer kept for Config.Classify (jsonrpc.go)
 }
 
 func (p *Proxy) newExchange(w http.ResponseWriter, r *http.Request) *Exchange {
@@ -104,7 +105,7 @@ func (ex *Exchange) Upstream() (*UpstreamResponse, bool) {
 	resp := res.resp
 	ex.rec.UpstreamStatus = resp.StatusCode
 	limit := ex.p.cfg.BufferLimit
-	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	data, err := ex.readUpstreamBody(resp, limit)
 	if err != nil {
 		resp.Body.Close()
 		ex.rec.UpstreamMillis = millis(time.Since(res.start))
@@ -210,6 +211,7 @@ func (ex *Exchange) Respond(status int, header http.Header, body []byte) {
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	ex.w.WriteHeader(status)
 	ex.w.Write(body)
+	ex.capture(header).write(body)
 	ex.delivered(status)
 }
 
@@ -302,7 +304,8 @@ func (ex *Exchange) upstreamFailed(res *sendResult) {
 }
 
 // stream copies an upstream response to the client with a pooled buffer, flushing after
-// each chunk when the length is unknown (event streams must not sit in a buffer).
+// each chunk when the length is unknown or the answer is an event stream (events must
+// not sit in a buffer).
 func (ex *Exchange) stream(res *sendResult) {
 	resp := res.resp
 	defer resp.Body.Close()
@@ -315,8 +318,9 @@ func (ex *Exchange) stream(res *sendResult) {
 	bp := ex.p.bufs.Get().(*[]byte)
 	defer ex.p.bufs.Put(bp)
 	buf := *bp
+	answer := ex.capture(resp.Header)
 	flusher, _ := ex.w.(http.Flusher)
-	if resp.ContentLength >= 0 {
+	if resp.ContentLength >= 0 && !isEventStream(resp.Header) {
 		flusher = nil
 	}
 	for {
@@ -324,6 +328,10 @@ func (ex *Exchange) stream(res *sendResult) {
 		if n > 0 {
 			if _, werr := ex.w.Write(buf[:n]); werr != nil {
 				ex.rec.UpstreamMillis = millis(time.Since(res.start))
+				if answer.answered() {
+					ex.Note("client closed the event stream after its JSON-RPC response: " + werr.Error())
+					return
+				}
 				ex.rec.ClientResult = ClientTimedOut
 				ex.Note("client went away during the response body: " + werr.Error())
 				return
@@ -331,12 +339,17 @@ func (ex *Exchange) stream(res *sendResult) {
 			if flusher != nil {
 				flusher.Flush()
 			}
+			answer.write(buf[:n])
 		}
 		if rerr == io.EOF {
 			break
 		}
 		if rerr != nil {
 			ex.rec.UpstreamMillis = millis(time.Since(res.start))
+			if answer.answered() {
+				ex.Note("event stream ended after its JSON-RPC response: " + rerr.Error())
+				return
+			}
 			ex.rec.ClientResult = ClientTruncated
 			ex.Note("upstream body failed: " + rerr.Error())
 			// End the connection (in finish) so the client cannot take the short body
@@ -411,6 +424,7 @@ func (ex *Exchange) finish(epoch *journalEpoch) {
 		ex.Note("handler ended without a response")
 	}
 	rec.Outcome = outcomeOf(rec.ClientResult, rec.ClientStatus)
+	ex.classify()
 	epoch.append(rec)
 	if p != nil {
 		panic(p)

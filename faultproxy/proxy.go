@@ -123,6 +123,7 @@ func (ex *Exchange) key() (string, bool) {
 			ex.Note(fmt.Sprintf("request body over buffer limit (%d bytes): key field not read", ex.p.cfg.BufferLimit))
 			return "", false
 		}
+		ex.jsonRPC()
 		return keyFromBody(ex.body.buf, f)
 	}
 	vv, ok := ex.r.Header[ex.p.cfg.KeyHeader]

@@ -8,9 +8,11 @@
 // the client could not see whole (timeout, reset, truncated body) is never classified —
 // the transport reports it as Info, Jepsen's "the outcome is unknown".
 //
-// Statuses is the classifier of a profile without outcome rules: today's status rules.
-// Rule-based classifiers (status plus predicates on the JSON body) implement the same
-// interface.
+// Statuses is the classifier of a profile without outcome rules: the status rules.
+// Rules is the rule-based classifier of a profile's `outcomes:` (a status, predicates on
+// the JSON body at gjson paths, a regexp on the body; all of a rule's predicates must
+// hold, any rule of a class may match, classes in the profile's order of precedence),
+// with Statuses as its fallback for the classes it does not cover.
 package outcome
 
 import "net/http"

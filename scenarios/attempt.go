@@ -2,75 +2,49 @@ package scenarios
 
 import (
 	"context"
-	"errors"
-	"io"
-	"net"
 	"net/http"
-	"syscall"
 	"time"
 
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/transport"
 )
 
-// maxResponseBody bounds what the runner reads of one response.
-const maxResponseBody = 4 << 20
-
-// newAttemptClient returns the runner's HTTP client. Every attempt gets a fresh
-// connection: Go's transport may silently resend a request carrying an Idempotency-Key on
-// a broken keep-alive connection, and a hidden attempt would corrupt every count the
-// checkers make. Compression is off so bodies are compared byte for byte as sent.
-func newAttemptClient() *http.Client {
-	return &http.Client{
-		Transport: &http.Transport{
-			Proxy:              nil,
-			DialContext:        (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
-			DisableKeepAlives:  true,
-			DisableCompression: true,
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+// sendAttempt performs one attempt through the target's transport and returns its
+// completion event, typed by its outcome class: ok for a success, fail for a refusal or
+// a business error, info for anything whose outcome the client cannot know (a server
+// error, reset, closed, truncated, timed out, an event stream cut before the answer). An
+// error means the attempt could not be made at all (an MCP session could not be set up).
+func (t *target) sendAttempt(ctx context.Context, s transport.Sender, req *transport.Request, timeout time.Duration) (Op, error) {
+	a, err := s.Send(ctx, req, timeout)
+	if err != nil {
+		return Op{Type: OpInfo, Error: "not sent: " + err.Error(), Class: outcome.Info}, err
 	}
+	return answerOp(a, t.keepHeaders()), nil
 }
 
-// send performs one attempt and returns its completion event: ok for a complete 2xx,
-// fail for a complete 4xx, info for anything whose outcome the client cannot know (5xx,
-// reset, closed, truncated, timed out).
+// send performs one plain HTTP attempt on the given client — for steps that must choose
+// the client themselves (connection reuse) — and returns its completion event, typed as
+// sendAttempt types it.
 func send(ctx context.Context, c *http.Client, req *http.Request, timeout time.Duration, keep []string, cl outcome.Classifier) Op {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	resp, err := c.Do(req.WithContext(ctx))
-	if err != nil {
-		return Op{Type: OpInfo, Error: transportError(ctx, err), Class: outcome.Info}
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
-	op := Op{Status: resp.StatusCode, Body: body, Headers: pickHeaders(resp.Header, keep)}
-	if err == nil {
-		op.Class = cl.Classify(outcome.Answer{Status: resp.StatusCode, Header: resp.Header, Body: body})
-	}
+	return answerOp(transport.Do(ctx, c, req, timeout, cl, nil), keep)
+}
+
+// answerOp is the completion event of an answer.
+func answerOp(a transport.Answer, keep []string) Op {
+	op := Op{Status: a.Status, Body: a.Body, Headers: pickHeaders(a.Header, keep), Error: a.Err, Class: a.Class,
+		RPCID: a.RPCID, RPCMethod: a.RPCMethod, RequestSHA256: a.RequestSHA256}
 	switch {
-	case err != nil:
-		op.Type, op.Error, op.Class = OpInfo, "truncated: "+transportError(ctx, err), outcome.Info
-	case is2xx(resp.StatusCode):
-		op.Type = OpOK
-	case is4xx(resp.StatusCode):
-		op.Type = OpFail
-	default:
+	case !a.Class.Determinate(), a.Class == outcome.ServerError:
 		op.Type = OpInfo
+	case a.Class == outcome.Success:
+		op.Type = OpOK
+	case a.Status >= 300 && a.Status <= 399:
+		// A redirect (not followed) is no result of the operation the checkers can use.
+		op.Type = OpInfo
+	default:
+		op.Type = OpFail
 	}
 	return op
-}
-
-// transportError names what happened in the words of the proxy's client results.
-func transportError(ctx context.Context, err error) string {
-	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
-		return "timed-out"
-	case errors.Is(err, syscall.ECONNRESET):
-		return "reset"
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		return "closed"
-	}
-	return err.Error()
 }
 
 func pickHeaders(h http.Header, keep []string) map[string]string {

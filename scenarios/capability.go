@@ -29,6 +29,9 @@ const (
 	CapValidation       Capability = "validation_error" // validation_error
 	CapKeyedMethods     Capability = "keyed_methods"    // keyed_methods, with the ledger's method not among them
 	CapDownstream       Capability = "downstream"       // downstream: a vendor the target calls, observed by a sink
+	// CapInFlightRefusal: a repeat during the original is refused (expect.in_flight is a
+	// status, not wait), so the refusal's headers can be judged.
+	CapInFlightRefusal Capability = "in_flight_status"
 )
 
 // MaxWaitedWindow is the longest retention or lock timeout the runner waits out; a target
@@ -37,6 +40,9 @@ const MaxWaitedWindow = 30 * time.Second
 
 // Missing returns why the profile lacks c, or "" when it has it.
 func (p *Profile) Missing(c Capability) string {
+	if m, ok := p.missingOverTransport(c); ok {
+		return m
+	}
 	switch c {
 	case CapKeyHeader:
 		if p.KeyHeader == "" {
@@ -95,7 +101,11 @@ func (p *Profile) Missing(c Capability) string {
 		}
 	case CapPrincipals:
 		if len(p.Principals) < 2 {
-			return "fewer than two principals declared"
+			return fmt.Sprintf("two principals; the profile declares %d", len(p.Principals))
+		}
+	case CapInFlightRefusal:
+		if p.Expect.InFlightWait {
+			return "an in-flight refusal; the profile declares in_flight: wait (a repeat waits and is never refused, so there is no refusal to carry Retry-After)"
 		}
 	case CapOther:
 		if p.Other == nil {

@@ -21,7 +21,7 @@ func errorScenarios() []Scenario {
 		Source:      and(srcDraftErrors, srcRFC9457),
 		Level:       LevelShould,
 		Labels:      []string{"group:errors", "fault:before-upstream", "level:should"},
-		Needs:       []Capability{CapSlow, CapAlteredBody},
+		Needs:       []Capability{CapSlow, CapAlteredBody, CapHTTPRefusals},
 		// The repeat is delayed by the proxy for a quarter of the slow hook, so it arrives
 		// while the original is executing (as in race/in-flight-409).
 		Faults: []FaultOn{{Step: "repeat", Fault: faultproxy.FaultSpec{Type: faultproxy.FaultBeforeDelay}, DurationOf: QuarterSlow}},

@@ -34,14 +34,18 @@ func executedAnew(r Record, p *Profile) (Verdict, string, Evidence) {
 	var f finding
 	a, _ := r.answer("original")
 	b, _ := r.answer("repeat")
-	if a.Type != OpOK {
+	if !isSuccess(a) {
 		return f.result(Unknown, "the original did not succeed (%s)", describe(a))
 	}
 	n := r.Ledger[LedgerOperation]
 	switch {
-	case b.Type != OpOK:
+	case unseen(b):
+		return f.result(Unknown, "the repeat's answer was not seen (%s): whether it executed anew cannot be told", describe(b))
+	case !isSuccess(b):
+		f.blame(b, "a fresh success (a new execution)")
 		return f.result(Fail, "the repeat after the window got %s, want a fresh 2xx", describe(b))
 	case n == 1:
+		f.blameAgainst(b, "a new execution, not the replay", &a)
 		return f.result(Fail, "still replayed after the declared %s retention (one side effect)", p.Retention)
 	case n > 2:
 		f.count(CatDuplicated, n-2)

@@ -1,5 +1,7 @@
 package scenarios
 
+import "github.com/idemproof/idemproof/outcome"
+
 func fingerprintScenarios() []Scenario {
 	return []Scenario{
 		{
@@ -38,7 +40,7 @@ func fingerprintScenarios() []Scenario {
 		variantScenario("fingerprint/json-key-order", "the same JSON with its keys in reverse order", VariantKeyOrder, CapJSONBody),
 		variantScenario("fingerprint/json-whitespace", "the same JSON with other whitespace", VariantWhitespace, CapJSONBody),
 		variantScenario("fingerprint/number-spelling", "the same JSON with integers written as 4900.0", VariantNumberSpelling, CapIntegerBody),
-		variantScenario("fingerprint/query-string", "the same request with an added query parameter", VariantQueryString, ""),
+		variantScenario("fingerprint/query-string", "the same request with an added query parameter", VariantQueryString, CapQueryString),
 		variantScenario("fingerprint/unrelated-header", "the same request with an unrelated header added", VariantUnrelatedHeader, ""),
 	}
 }
@@ -67,23 +69,29 @@ func mismatchAt(step string) Checker {
 		}
 		var f finding
 		orig, _ := r.answer("original")
-		if orig.Type != OpOK {
+		if !isSuccess(orig) {
 			return f.result(Unknown, "the original did not succeed (%s)", describe(orig))
 		}
 		a, _ := r.answer(step)
 		if n := r.Ledger[LedgerOperation]; n > 1 {
 			f.count(CatDuplicated, n-1)
 			f.example("%s got %s", step, describe(a))
+			f.blame(a, wantText(p.Expect.Mismatch, outcome.Mismatch)+", no execution")
 			return f.result(Fail, "another payload executed under the same key: %d side effects", n)
 		}
-		if a.Status == p.Expect.Mismatch {
+		if a.Class == outcome.Mismatch {
 			return f.result(Pass, "%s got %d; one side effect", step, a.Status)
 		}
-		if a.Type == OpOK {
+		if unseen(a) {
+			return f.result(Unknown, "%s was not seen (%s): whether it was refused cannot be told", step, describe(a))
+		}
+		if isSuccess(a) {
 			f.count(CatLeaked, 1)
 			f.example("%s got %d %s", step, a.Status, clip(a.Body))
+			f.blameAgainst(a, wantText(p.Expect.Mismatch, outcome.Mismatch), &orig)
 			return f.result(Fail, "another payload was answered %d with the original's response, want %d", a.Status, p.Expect.Mismatch)
 		}
+		f.blame(a, wantText(p.Expect.Mismatch, outcome.Mismatch))
 		return f.result(Fail, "%s got %s, want %d", step, describe(a), p.Expect.Mismatch)
 	}
 }
@@ -96,22 +104,26 @@ func variantPolicy(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	var f finding
 	orig, _ := r.answer("original")
-	if orig.Type != OpOK {
+	if !isSuccess(orig) {
 		return f.result(Unknown, "the original did not succeed (%s)", describe(orig))
 	}
 	v, _ := r.answer("variant")
 	if n := r.Ledger[LedgerOperation]; n > 1 {
 		f.count(CatDuplicated, n-1)
+		f.blame(v, "the original's replay or a mismatch refusal, no second execution")
 		return f.result(Fail, "executed again under the same key: %d side effects (variant got %s)", n, describe(v))
 	}
 	switch {
-	case v.Type == OpOK && v.Status == orig.Status && sameBody(v.Body, orig.Body):
+	case isSuccess(v) && sameResponse(v, orig):
 		return f.result(Info, "same request: the original response was replayed")
-	case v.Status == p.Expect.Mismatch:
+	case v.Class == outcome.Mismatch:
 		return f.result(Info, "different request: refused with %d", v.Status)
-	case v.Type == OpOK:
+	case isSuccess(v):
 		f.count(CatDiverged, 1)
-		return f.result(Fail, "answered %d with a body that differs from the original, yet nothing executed", v.Status)
+		f.blameAgainst(v, "the original's "+itoa(orig.Status)+" replayed, byte for byte", &orig)
+		return f.result(Fail, "answered %d with a body that differs from the original, yet nothing executed%s", v.Status, uniqueNote(p, orig, v))
+	case unseen(v):
+		return f.result(Unknown, "the variant's answer was not seen (%s): its treatment cannot be told", describe(v))
 	}
 	return f.result(Info, "answered %s", describe(v))
 }

@@ -18,6 +18,7 @@ func keepAliveScenarios() []Scenario {
 		Source:      and(srcDraftUniqueness, srcSeed),
 		Level:       LevelSafety,
 		Labels:      []string{"group:race", "fault:none", "level:safety"},
+		Needs:       []Capability{CapHTTPConnections},
 		Steps: []Step{
 			{Name: "proxied", Copies: keepAliveKeys, KeySet: "p", KeepAlive: true, Twice: true},
 			{Name: "direct", Copies: keepAliveKeys, KeySet: "d", KeepAlive: true, Twice: true, Direct: true},
@@ -67,6 +68,8 @@ func keepAliveManyKeys(r Record, p *Profile) (Verdict, string, Evidence) {
 	var f finding
 	seen, maybe, infos, keys := 0, 0, 0, 0
 	var serverErrs, aliased []string
+	// The answers a FAIL blames.
+	var serverOps, aliasedOps, divergedOps, firstOps []Op
 	bodies := map[string]string{} // first success body -> key, across both routes
 	for _, route := range []string{"proxied", "direct"} {
 		pairs := keyPairs(r, route)
@@ -78,8 +81,10 @@ func keepAliveManyKeys(r Record, p *Profile) (Verdict, string, Evidence) {
 					infos++
 				case op.Class == outcome.ServerError:
 					serverErrs = append(serverErrs, route+" "+describe(op))
+					serverOps = append(serverOps, op)
 				case keyRefusal(op.Class):
 					aliased = append(aliased, fmt.Sprintf("%s key %s got %s (%s)", route, key, describe(op), op.Class))
+					aliasedOps = append(aliasedOps, op)
 				}
 			}
 			firstOK, againOK := kp.first.Class == outcome.Success, kp.again.Class == outcome.Success
@@ -102,6 +107,7 @@ func keepAliveManyKeys(r Record, p *Profile) (Verdict, string, Evidence) {
 			}
 			if firstOK && againOK && (kp.again.Status != kp.first.Status || !sameBody(kp.again.Body, kp.first.Body)) {
 				f.count(CatDiverged, 1)
+				divergedOps, firstOps = append(divergedOps, kp.again), append(firstOps, kp.first)
 				f.example("%s key %s: first %d %s, repeat %d %s", route, key, kp.first.Status, clip(kp.first.Body), kp.again.Status, clip(kp.again.Body))
 			}
 		}
@@ -124,11 +130,20 @@ func keepAliveManyKeys(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	switch {
 	case len(serverErrs) > 0:
+		for _, op := range serverOps {
+			f.blame(op, "a success of its own key")
+		}
 		return f.result(Fail, "%d answers were a 5xx from the target (%s)", len(serverErrs), serverErrs[0])
 	case len(aliased) > 0:
 		f.count(CatLeaked, len(aliased))
+		for _, op := range aliasedOps {
+			f.blame(op, "a success of its own: a fresh key")
+		}
 		return f.result(Fail, "%d fresh keys were refused as if another key's: %s", len(aliased), aliased[0])
 	case f.ev.Categories[CatDiverged] > 0:
+		for i, op := range divergedOps {
+			f.blameAgainst(op, "its own key's first response replayed", &firstOps[i])
+		}
 		return f.result(Fail, "%d repeats did not replay their own key's response", f.ev.Categories[CatDiverged])
 	case n < seen:
 		f.count(CatLost, seen-n)

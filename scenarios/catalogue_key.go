@@ -1,6 +1,10 @@
 package scenarios
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/idemproof/idemproof/outcome"
+)
 
 func keyScenarios() []Scenario {
 	return []Scenario{
@@ -87,16 +91,25 @@ func missingKey(r Record, p *Profile) (Verdict, string, Evidence) {
 	a, _ := r.answer("unkeyed")
 	n := r.Ledger[LedgerOperation]
 	if p.Expect.MissingKey == "optional" {
-		if a.Type == OpOK && n == 1 {
+		if isSuccess(a) && n == 1 {
 			return f.result(Pass, "executed without a key (declared optional): %d, one side effect", a.Status)
 		}
+		if unseen(a) && n <= 1 {
+			return f.result(Unknown, "the unkeyed request was not seen (%s): cannot tell", describe(a))
+		}
+		f.blame(a, "a success with one side effect (missing_key: optional)")
 		return f.result(Fail, "declared optional, but got %s with %d side effects", describe(a), n)
 	}
 	want, _ := strconv.Atoi(p.Expect.MissingKey)
 	if n > 0 {
+		f.blame(a, wantText(want, outcome.MissingKey)+", no execution")
 		return f.result(Fail, "executed without a key (%d side effects, got %s); declared %d", n, describe(a), want)
 	}
-	if a.Status != want {
+	if unseen(a) {
+		return f.result(Unknown, "the unkeyed request was not seen (%s): whether it was refused cannot be told", describe(a))
+	}
+	if a.Class != outcome.MissingKey {
+		f.blame(a, wantText(want, outcome.MissingKey))
 		return f.result(Fail, "got %s, want %d", describe(a), want)
 	}
 	return f.result(Pass, "refused with %d; nothing executed", a.Status)
@@ -111,9 +124,14 @@ func refusedKey(step string) Checker {
 		var f finding
 		a, _ := r.answer(step)
 		n := r.Ledger[LedgerOperation]
+		// The malformed key is refused by any refusal other than "in flight": where
+		// statuses coincide, a 400 may be classed as the missing key or a mismatch.
+		refused := a.Class.Refusal() && a.Class != outcome.InFlight
 		switch {
-		case a.Status == 400 && n == 0:
-			return f.result(Pass, "refused with 400; nothing executed")
+		case refused && n == 0:
+			return f.result(Pass, "refused with %s; nothing executed", describe(a))
+		case unseen(a) && n <= 1:
+			return f.result(Unknown, "the answer was not seen (%s): whether the key was refused cannot be told", describe(a))
 		case n > 1:
 			// Not counted as duplicated: a target that ignores a malformed key executes
 			// each request as unkeyed, which is what it chose, not a broken key.
@@ -131,7 +149,10 @@ func longKey(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	var f finding
 	a, _ := r.answer("original")
-	if a.Type != OpOK {
+	if unseen(a) {
+		return f.result(Unknown, "the answer was not seen (%s): whether the 255-character key was accepted cannot be told", describe(a))
+	}
+	if !isSuccess(a) {
 		return f.result(NonStrict, "a 255-character key was refused: %s", describe(a))
 	}
 	return identicalReplay("original", "repeat")(r, p)
@@ -146,9 +167,11 @@ func sfString(r Record, p *Profile) (Verdict, string, Evidence) {
 	b, _ := r.answer("bare")
 	n := r.Ledger[LedgerOperation]
 	switch {
-	case q.Type != OpOK:
+	case unseen(q) || unseen(b):
+		return f.result(Unknown, "quoted %s, bare %s: an answer was not seen, cannot tell", describe(q), describe(b))
+	case !isSuccess(q):
 		return f.result(Info, "the quoted form was refused: %s", describe(q))
-	case n == 1 && b.Type == OpOK && sameBody(q.Body, b.Body):
+	case n == 1 && isSuccess(b) && sameBody(q.Body, b.Body):
 		return f.result(Info, "the quoted and bare forms are the same key (replayed)")
 	case n == 2:
 		return f.result(Info, "the quoted and bare forms are different keys (both executed)")

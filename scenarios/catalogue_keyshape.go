@@ -87,9 +87,11 @@ func distinctKeysSameBody(r Record, p *Profile) (Verdict, string, Evidence) {
 			succ++
 		case op.Class == outcome.ServerError:
 			f.example("%s answered %s", op.Step, describe(op))
+			f.blame(op, "a success of its own")
 			return f.result(Fail, "the %s key got %s from the target, want a 2xx", op.Step, describe(op))
 		case keyRefusal(op.Class):
 			f.example("%s answered %s", op.Step, describe(op))
+			f.blame(op, "a success of its own")
 			return f.result(Fail, "the %s key was refused with %s (%s): a different key is a different operation", op.Step, describe(op), op.Class)
 		case op.Class.Determinate():
 			return f.result(Unknown, "the %s key got %s (%s), not a success: nothing to judge", op.Step, describe(op), op.Class)
@@ -104,6 +106,7 @@ func distinctKeysSameBody(r Record, p *Profile) (Verdict, string, Evidence) {
 		if a.Class == outcome.Success && b.Class == outcome.Success && a.Status == b.Status && sameBody(a.Body, b.Body) {
 			f.example("first: %d %s", a.Status, clip(a.Body))
 			f.example("second: %d %s", b.Status, clip(b.Body))
+			f.blame(b, "an execution of its own, not the first key's response")
 			return f.result(Fail, "two keys with the same payload: %d side effect(s), and the second key was answered the first key's response", n)
 		}
 		return f.result(Fail, "two keys with the same payload: %d successes but %d side effect(s)", succ, n)
@@ -123,6 +126,7 @@ func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	var f finding
 	var serverErrs, refused, diverged []string
+	var serverOps, divergedOps, firstOps []Op // the answers a FAIL blames
 	accepted, acceptedOneChar, maybe := 0, 0, 0
 	for _, shape := range validShapes {
 		first, ok1 := r.answer(string(shape))
@@ -133,7 +137,8 @@ func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
 		for _, op := range []Op{first, again} {
 			if op.Class == outcome.ServerError {
 				serverErrs = append(serverErrs, fmt.Sprintf("%s (%d characters): %s", shape, len(op.Key), describe(op)))
-				f.example("%s key %s got %s", op.Step, clip([]byte(op.Key)), describe(op))
+				serverOps = append(serverOps, op)
+				f.example("%s key %s got %s", op.Step, quoteKey(op.Key), describe(op))
 				break
 			}
 		}
@@ -146,6 +151,7 @@ func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
 			}
 			if again.Class == outcome.Success && (again.Status != first.Status || !sameBody(again.Body, first.Body)) {
 				diverged = append(diverged, string(shape))
+				divergedOps, firstOps = append(divergedOps, again), append(firstOps, first)
 				f.example("%s: first %d %s, repeat %d %s", shape, first.Status, clip(first.Body), again.Status, clip(again.Body))
 			}
 		case !first.Class.Determinate():
@@ -156,7 +162,7 @@ func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
 				maybe++
 			}
 		case first.Class != outcome.ServerError:
-			refused = append(refused, fmt.Sprintf("%s (%s)", shape, describe(first)))
+			refused = append(refused, fmt.Sprintf("%s: %s", shape, describe(first)))
 		}
 	}
 	n := r.Ledger[LedgerOperation]
@@ -166,9 +172,15 @@ func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	switch {
 	case len(serverErrs) > 0:
+		for _, op := range serverOps {
+			f.blame(op, "a success: the key is valid")
+		}
 		return f.result(Fail, "valid keys got a 5xx: %s", strings.Join(serverErrs, "; "))
 	case len(diverged) > 0:
 		f.count(CatDiverged, len(diverged))
+		for i, op := range divergedOps {
+			f.blameAgainst(op, "the first response replayed", &firstOps[i])
+		}
 		return f.result(Fail, "the repeat differs from the first response for the %s key(s)", strings.Join(diverged, ", "))
 	case n > accepted+acceptedOneChar+maybe:
 		f.count(CatDuplicated, n-accepted-acceptedOneChar-maybe)

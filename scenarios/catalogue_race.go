@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/outcome"
 )
 
 // inFlight is the shared setup of the in-flight scenarios: the original runs slowly in
@@ -27,6 +28,7 @@ func burst(id string, n int, level Level) Scenario {
 		Level:       level,
 		Labels:      []string{"group:race", "fault:none", "level:safety"},
 		Steps:       []Step{{Name: "burst", Copies: n}},
+		Settle:      &Settle{},
 		Check:       oneWinner("burst"),
 	}
 	if n >= 1000 {
@@ -48,6 +50,7 @@ func raceScenarios() []Scenario {
 			Labels:      []string{"group:race", "fault:none", "level:safety"},
 			Needs:       []Capability{CapSlow},
 			Steps:       []Step{{Name: "burst", Copies: 2, Hook: HookSlow}},
+			Settle:      &Settle{},
 			Check:       oneWinner("burst"),
 		},
 		burst("race/burst-50", 50, LevelSafety),
@@ -61,6 +64,7 @@ func raceScenarios() []Scenario {
 			Labels:      []string{"group:race", "fault:duplicate", "level:safety"},
 			Faults:      []FaultOn{{Attempts: firstAttempt, Fault: faultproxy.FaultSpec{Type: faultproxy.FaultDuplicate, Mode: "sequential"}}},
 			Steps:       []Step{{Name: "original"}, {Name: "retry"}},
+			Settle:      &Settle{},
 			Check:       exactlyOnce("retry"),
 		},
 		{
@@ -72,18 +76,20 @@ func raceScenarios() []Scenario {
 			Labels:      []string{"group:race", "fault:duplicate", "level:safety"},
 			Faults:      []FaultOn{{Attempts: firstAttempt, Fault: faultproxy.FaultSpec{Type: faultproxy.FaultDuplicate, Mode: "concurrent"}}},
 			Steps:       []Step{{Name: "original"}, {Name: "retry"}},
+			Settle:      &Settle{},
 			Check:       exactlyOnce("retry"),
 		},
 		{
 			ID:          "race/in-flight-409",
-			Description: "a repeat while the original executes gets the declared in-flight status",
-			Requirement: "a concurrent repeat is refused with expect.in_flight (409), a retryable answer",
+			Description: "a repeat while the original executes gets the declared in-flight answer",
+			Requirement: "a concurrent repeat is refused with expect.in_flight (409), a retryable answer; under in_flight: wait it waits and gets the committed response",
 			Source:      and(srcDraftErrors, srcStripe),
 			Level:       LevelMust,
 			Labels:      []string{"group:race", "fault:before-upstream", "level:must"},
 			Needs:       []Capability{CapSlow},
 			Faults:      fo,
 			Steps:       steps,
+			Settle:      &Settle{},
 			Check:       inFlightStatus,
 		},
 		{
@@ -96,6 +102,7 @@ func raceScenarios() []Scenario {
 			Needs:       []Capability{CapSlow},
 			Faults:      fo,
 			Steps:       steps,
+			Settle:      &Settle{},
 			Check:       inFlightNotFabricated,
 		},
 		{
@@ -105,9 +112,10 @@ func raceScenarios() []Scenario {
 			Source:      srcStripe + " (retry with backoff); RFC 9110 §10.2.3 (Retry-After)",
 			Level:       LevelShould,
 			Labels:      []string{"group:race", "fault:before-upstream", "level:should"},
-			Needs:       []Capability{CapSlow},
+			Needs:       []Capability{CapSlow, CapInFlightRefusal},
 			Faults:      fo,
 			Steps:       steps,
+			Settle:      &Settle{},
 			Check:       inFlightRetryAfter,
 		},
 		{
@@ -120,13 +128,16 @@ func raceScenarios() []Scenario {
 			Needs:       []Capability{CapSlow, CapAlteredBody},
 			Faults:      foOther,
 			Steps:       stepsOther,
+			Settle:      &Settle{},
 			Check:       inFlightOtherPayload,
 		},
 	}
 }
 
-// oneWinner: one side effect; every 2xx answer is the identical response; every other
-// answer is the in-flight status.
+// oneWinner: one side effect; every success is the identical response; every other
+// answer is the in-flight refusal (under in_flight: wait there is none: every repeat
+// waits and gets the replay). Attempts nobody saw the outcome of (Jepsen info) neither
+// fail nor stop a pass; when no answer showed the result, the settle step does.
 func oneWinner(step string) Checker {
 	return func(r Record, p *Profile) (Verdict, string, Evidence) {
 		if r.LedgerErr != "" {
@@ -138,81 +149,249 @@ func oneWinner(step string) Checker {
 		// at most n committed responses to replay (n > 1 only when the burst outlasted
 		// the retention and a later attempt legitimately executed anew).
 		distinct := map[string]Op{}
-		ok, refused, other := 0, 0, 0
+		var wants []Op
+		ok, refused, lost, other := 0, 0, 0, 0
+		refusedStatus := 0
+		var extra, others []Op // successes with another response than the first; wrong answers
 		for _, a := range answers {
 			switch {
-			case a.Type == OpOK:
+			case isSuccess(a):
 				ok++
 				k := itoa(a.Status) + " " + string(a.Body)
 				if _, seen := distinct[k]; !seen {
 					distinct[k] = a
+					wants = append(wants, a)
 					if len(distinct) > 1 {
 						f.example("attempt %d got %d %s", a.Client, a.Status, clip(a.Body))
+						extra = append(extra, a)
 					}
 				}
-			case a.Status == p.Expect.InFlight:
+			case unseen(a):
+				lost++
+			case a.Class == outcome.InFlight && !p.Expect.InFlightWait:
 				refused++
+				refusedStatus = a.Status
 			default:
 				other++
 				f.example("attempt %d got %s", a.Client, describe(a))
+				others = append(others, a)
 			}
 		}
+		unseenText := describeUnseen(answers)
 		n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
 		switch {
 		case n > allowed:
 			f.count(CatDuplicated, n-allowed)
+			for _, a := range extra {
+				f.blameAgainst(a, "the first success replayed, no second execution", &wants[0])
+			}
 			return f.result(Fail, "%d side effects from %d concurrent attempts with one key", n, len(answers))
 		case len(distinct) > max(n, 1):
 			f.count(CatDiverged, len(distinct)-max(n, 1))
+			for _, a := range extra {
+				f.blameAgainst(a, "the first success replayed, byte for byte", &wants[0])
+			}
 			return f.result(Fail, "%d successes carry %d different responses for %d side effect(s)", ok, len(distinct), n)
 		case ok > 0 && n == 0:
 			f.count(CatFabricated, ok)
 			return f.result(Fail, "%d successes but the ledger shows no side effect", ok)
+		case other > 0 && p.Expect.InFlightWait:
+			for _, a := range others {
+				f.blame(a, "the replay after a wait")
+			}
+			return f.result(Fail, "%d attempts got neither the replay nor a wait (the profile declares in_flight: wait)", other)
 		case other > 0:
-			return f.result(Fail, "%d attempts got neither %d nor the replay", other, p.Expect.InFlight)
-		case ok == 0:
+			for _, a := range others {
+				f.blame(a, wantText(p.Expect.InFlight, outcome.InFlight)+" or the replay")
+			}
+			return f.result(Fail, "%d attempts got neither the in-flight refusal (%d) nor the replay", other, p.Expect.InFlight)
+		case ok == 0 && lost == 0:
 			f.count(CatStuck, 1)
-			return f.result(Fail, "no attempt succeeded: %d refused with %d", refused, p.Expect.InFlight)
+			return f.result(Fail, "no attempt succeeded: %d refused with %d", refused, refusedStatus)
+		}
+		settle, v, msg, failed := judgeSettle(r, p, &f, wants, true)
+		if failed {
+			return v, msg, f.ev
+		}
+		tail := ""
+		if unseenText != "" {
+			tail = "; " + unseenText
+		}
+		if ok == 0 {
+			// Only the settle step can show the one result nobody saw.
+			switch {
+			case !settle.ran:
+				return f.result(Unknown, "no answer showed the result: %d refused, %s", refused, unseenText)
+			case !isSuccess(settle.last):
+				return f.result(Fail, "no attempt was seen to succeed and the settle retry got %s", describe(settle.last))
+			case n == 0:
+				f.count(CatFabricated, 1)
+				return f.result(Fail, "the settle retry got %d but the ledger shows no side effect", settle.last.Status)
+			}
+			return f.result(Pass, "one side effect from %d attempts: none seen to succeed (%d refused%s); the settle retry got %d",
+				len(answers), refused, tail, settle.last.Status)
+		}
+		refusals := ""
+		if !p.Expect.InFlightWait {
+			refusals = fmtRefused(refused, refusedStatus)
 		}
 		if n > 1 {
-			return f.result(Pass, "%d side effects from %d attempts spanning %d retention windows (%s); %d successes carry %d responses, %d refused with %d",
-				n, len(answers), allowed, p.Retention, ok, len(distinct), refused, p.Expect.InFlight)
+			return f.result(Pass, "%d side effects from %d attempts spanning %d retention windows (%s); %d successes carry %d responses%s%s",
+				n, len(answers), allowed, p.Retention, ok, len(distinct), refusals, tail)
 		}
-		return f.result(Pass, "one side effect from %d attempts: %d identical successes, %d refused with %d", len(answers), ok, refused, p.Expect.InFlight)
+		return f.result(Pass, "one side effect from %d attempts: %d identical successes%s%s", len(answers), ok, refusals, tail)
 	}
 }
 
-// overlap reports whether the repeat reached the target while the original still ran.
-// The repeat's arrival is its answer time minus the upstream time the proxy journaled for
-// it (the proxy delayed it before forwarding); a server that makes the repeat wait for
-// the original still counts as overlapping. Without that journal record, the answer
-// times are compared.
-func overlap(r Record) (repeat Op, original Op, ok bool) {
+func fmtRefused(n, status int) string {
+	if n == 0 {
+		return ", none refused"
+	}
+	return ", " + itoa(n) + " refused with " + itoa(status)
+}
+
+// overlap reports whether the repeat provably reached the target before the original
+// could have committed. The repeat's upstream start is at most its answer time minus the
+// upstream time the proxy journaled for it (the proxy delayed it before forwarding; a
+// server that makes the repeat wait keeps it upstream). The original cannot commit
+// before the proxy received it plus the declared slow_operation hold. A start before
+// that is an overlap however late a loaded machine delivered the answers; otherwise the
+// repeat may have met a committed key, and a replay is then what it should get. Without
+// the journal records, the client's answer times are compared.
+func overlap(r Record, p *Profile) (repeat Op, original Op, ok bool) {
 	repeat, okR := r.answer("repeat")
 	original, okO := r.answer("original")
 	if !okR || !okO {
 		return repeat, original, false
 	}
-	arrival := repeat.Time
+	arrival, commit := repeat.Time, original.Time
 	for _, j := range r.Journal {
 		if j.Fault == faultproxy.FaultBeforeDelay && j.ReachedUpstream {
-			arrival = repeat.Time.Add(-time.Duration(j.UpstreamMillis * float64(time.Millisecond)))
+			arrival = repeat.Time.Add(-millisDuration(j.UpstreamMillis))
 		}
 	}
-	return repeat, original, arrival.Before(original.Time)
+	if first, ok := originalRecord(r); ok && slowHold(p) > 0 {
+		commit = first.Time.Add(slowHold(p))
+	}
+	return repeat, original, arrival.Before(commit)
 }
 
-func inFlightStatus(r Record, p *Profile) (Verdict, string, Evidence) {
-	var f finding
-	repeat, original, during := overlap(r)
-	if repeat.Status == p.Expect.InFlight {
-		return f.result(Pass, "the repeat during the original got %d", repeat.Status)
+// slowHold is the declared slow_operation hold (0 when not declared).
+func slowHold(p *Profile) time.Duration {
+	if p.Slow == nil {
+		return 0
 	}
-	if !during {
+	d, err := parseDuration(p.Slow.Value)
+	if err != nil {
+		return 0
+	}
+	return d.Std()
+}
+
+func millisDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
+// repeatWentFirst reports whether the repeat, although sent later and delayed by the
+// proxy, reached the target first and became the original (a loaded machine): the
+// original was then refused as in flight or as a mismatch, marked as the replay while
+// the repeat was not, or answered faster than its declared hold, so it never executed.
+// The order the in-flight scenarios need did not happen, so they have nothing to judge.
+func repeatWentFirst(r Record, p *Profile, original Op) bool {
+	if original.Class == outcome.InFlight || original.Class == outcome.Mismatch {
+		return true
+	}
+	if repeat, ok := r.answer("repeat"); ok && replayMarked(original, p) && isSuccess(repeat) && !replayMarked(repeat, p) {
+		return true
+	}
+	hold := slowHold(p)
+	if j, ok := originalRecord(r); ok && hold > 0 && !unseen(original) && millisDuration(j.UpstreamMillis) < hold {
+		return true
+	}
+	return false
+}
+
+// originalRecord is the journal record of the in-flight scenarios' original: the first
+// record without a fault (the original ends before the steps after it start).
+func originalRecord(r Record) (faultproxy.Record, bool) {
+	var first *faultproxy.Record
+	for i, j := range r.Journal {
+		if j.Fault == "" && j.ReachedUpstream && (first == nil || j.Seq < first.Seq) {
+			first = &r.Journal[i]
+		}
+	}
+	if first == nil {
+		return faultproxy.Record{}, false
+	}
+	return *first, true
+}
+
+// inFlightStatus judges the repeat during the original against the declared school:
+// refused with expect.in_flight, or (in_flight: wait) made to wait and given the
+// original's committed response.
+func inFlightStatus(r Record, p *Profile) (Verdict, string, Evidence) {
+	if r.LedgerErr != "" {
+		return unknownLedger(r)
+	}
+	var f finding
+	if n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p); n > allowed {
+		f.count(CatDuplicated, n-allowed)
+		return f.result(Fail, "%d side effects for one key", n)
+	}
+	repeat, original, during := overlap(r, p)
+	if repeatWentFirst(r, p, original) {
+		return f.result(Unknown, "the repeat reached the target before the original (the original got %s): no repeat during the original to judge", describe(original))
+	}
+	if p.Expect.InFlightWait {
+		return inFlightWaited(r, p, &f, repeat, original, during)
+	}
+	var wants []Op
+	if isSuccess(original) {
+		wants = []Op{original}
+	}
+	if _, v, msg, failed := judgeSettle(r, p, &f, wants, true); failed {
+		return v, msg, f.ev
+	}
+	switch {
+	case repeat.Class == outcome.InFlight:
+		return f.result(Pass, "the repeat during the original got %d", repeat.Status)
+	case unseen(repeat):
+		return f.result(Unknown, "the repeat's answer was not seen (%s): whether it was refused cannot be told", describe(repeat))
+	case !during:
 		return f.result(Unknown, "no overlap: the original (%s) finished before the repeat (%s) was answered", describe(original), describe(repeat))
 	}
 	f.example("repeat got %s while the original ran", describe(repeat))
+	f.blame(repeat, wantText(p.Expect.InFlight, outcome.InFlight))
 	return f.result(Fail, "the repeat during the original got %s, want %d", describe(repeat), p.Expect.InFlight)
+}
+
+// inFlightWaited: under in_flight: wait, the repeat that met the original must get the
+// original's committed response, identical, and nothing else.
+func inFlightWaited(r Record, p *Profile, f *finding, repeat, original Op, during bool) (Verdict, string, Evidence) {
+	switch {
+	case unseen(original):
+		return f.result(Unknown, "the original's answer was not seen (%s): no committed response to compare", describe(original))
+	case !isSuccess(original):
+		return f.result(Unknown, "the original did not succeed (%s): no committed response to wait for", describe(original))
+	}
+	if _, v, msg, failed := judgeSettle(r, p, f, []Op{original}, true); failed {
+		return v, msg, f.ev
+	}
+	switch {
+	case unseen(repeat):
+		return f.result(Unknown, "the repeat's answer was not seen (%s): whether it waited for the replay cannot be told", describe(repeat))
+	case !isSuccess(repeat):
+		f.example("repeat got %s while the original ran", describe(repeat))
+		f.blame(repeat, "wait, then the committed "+itoa(original.Status))
+		return f.result(Fail, "the repeat during the original got %s; the profile declares in_flight: wait (wait, then the committed response)", describe(repeat))
+	case !sameResponse(repeat, original):
+		f.count(CatDiverged, 1)
+		f.example("original: %d %s", original.Status, clip(original.Body))
+		f.example("repeat:   %d %s", repeat.Status, clip(repeat.Body))
+		f.blameAgainst(repeat, "the committed "+itoa(original.Status)+", byte for byte", &original)
+		return f.result(Fail, "the repeat that waited got %d with another body than the original's committed response%s", repeat.Status, uniqueNote(p, original, repeat))
+	case !during:
+		return f.result(Unknown, "no overlap: the original (%s) finished before the repeat reached the target, so it had nothing to wait for", describe(original))
+	}
+	return f.result(Pass, "the repeat during the original waited and got the committed %d (%d identical body bytes), as in_flight: wait declares", repeat.Status, len(repeat.Body))
 }
 
 func inFlightNotFabricated(r Record, p *Profile) (Verdict, string, Evidence) {
@@ -220,21 +399,49 @@ func inFlightNotFabricated(r Record, p *Profile) (Verdict, string, Evidence) {
 		return unknownLedger(r)
 	}
 	var f finding
-	if n := r.Ledger[LedgerOperation]; n > 1 {
-		f.count(CatDuplicated, n-1)
+	if n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p); n > allowed {
+		f.count(CatDuplicated, n-allowed)
 		return f.result(Fail, "%d side effects for one key", n)
 	}
-	// A 2xx for the repeat that is the original's exact response is a replay, even when
-	// it reached the client a moment before the original's own answer (a server that
-	// makes the repeat wait releases both at once); anything else delivered first was
-	// made up.
+	// A success for the repeat that is the original's exact response is a replay, even
+	// when it reached the client a moment before the original's own answer (a server
+	// that makes the repeat wait releases both at once); anything else delivered first
+	// was made up.
 	repeat, _ := r.answer("repeat")
 	original, _ := r.answer("original")
-	replay := original.Type == OpOK && repeat.Status == original.Status && sameBody(repeat.Body, original.Body)
-	if repeat.Type == OpOK && repeat.Time.Before(original.Time) && !replay {
+	if repeatWentFirst(r, p, original) {
+		return f.result(Unknown, "the repeat reached the target before the original (the original got %s): no repeat during the original to judge", describe(original))
+	}
+	if unseen(original) && isSuccess(repeat) {
+		// When the original finished is unknown; the repeat's success is no fabrication
+		// when it is the committed response, which the settle step replays.
+		settle := r.settled(p)
+		switch {
+		case r.Ledger[LedgerOperation] == 0:
+			f.count(CatFabricated, 1)
+			f.blame(repeat, "no success without an execution")
+			return f.result(Fail, "the repeat got %d but nothing executed: the ledger is empty", repeat.Status)
+		case settle.ran && isSuccess(settle.last) && sameResponse(settle.last, repeat):
+			return f.result(Pass, "the repeat got %d, the committed response (the settle retry replays it identically); the original's answer was not seen (%s)", repeat.Status, describe(original))
+		}
+		return f.result(Unknown, "the original's answer was not seen (%s): whether the repeat's %d came before it finished cannot be told", describe(original), repeat.Status)
+	}
+	replay := isSuccess(original) && sameResponse(repeat, original)
+	if isSuccess(repeat) && repeat.Time.Before(original.Time) && !replay {
 		f.count(CatFabricated, 1)
 		f.example("repeat got %d %s before the original answered", repeat.Status, clip(repeat.Body))
+		f.blame(repeat, wantText(p.Expect.InFlight, outcome.InFlight)+" or the committed response")
 		return f.result(Fail, "a %d was delivered for the repeat while the original was still running", repeat.Status)
+	}
+	var wants []Op
+	if isSuccess(original) {
+		wants = []Op{original}
+	}
+	if _, v, msg, failed := judgeSettle(r, p, &f, wants, true); failed {
+		return v, msg, f.ev
+	}
+	if unseen(repeat) {
+		return f.result(Pass, "the repeat's answer was not seen (%s); nothing was delivered before the original finished, one side effect", describe(repeat))
 	}
 	return f.result(Pass, "the repeat got %s; nothing was fabricated", describe(repeat))
 }
@@ -242,8 +449,11 @@ func inFlightNotFabricated(r Record, p *Profile) (Verdict, string, Evidence) {
 func inFlightRetryAfter(r Record, p *Profile) (Verdict, string, Evidence) {
 	var f finding
 	repeat, _ := r.answer("repeat")
-	if repeat.Status != p.Expect.InFlight {
+	if repeat.Class != outcome.InFlight {
 		return f.result(Unknown, "the repeat got %s, not %d: no in-flight answer to inspect", describe(repeat), p.Expect.InFlight)
+	}
+	if _, v, msg, failed := judgeSettle(r, p, &f, nil, true); failed {
+		return v, msg, f.ev
 	}
 	if v := repeat.Headers["Retry-After"]; v != "" {
 		if why := retryAfterSyntax(v); why != "" {
@@ -259,15 +469,27 @@ func inFlightOtherPayload(r Record, p *Profile) (Verdict, string, Evidence) {
 		return unknownLedger(r)
 	}
 	var f finding
-	if n := r.Ledger[LedgerOperation]; n > 1 {
-		f.count(CatDuplicated, n-1)
+	if n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p); n > allowed {
+		f.count(CatDuplicated, n-allowed)
 		return f.result(Fail, "another payload executed during the original: %d side effects", n)
 	}
 	repeat, _ := r.answer("repeat")
-	if repeat.Type == OpOK {
+	original, _ := r.answer("original")
+	if repeatWentFirst(r, p, original) {
+		return f.result(Unknown, "the other payload reached the target before the original (the original got %s): no repeat during the original to judge", describe(original))
+	}
+	if isSuccess(repeat) {
 		f.count(CatLeaked, 1)
 		f.example("other payload got %d %s", repeat.Status, clip(repeat.Body))
+		f.blame(repeat, wantText(p.Expect.Mismatch, outcome.Mismatch)+" or "+wantText(p.Expect.InFlight, outcome.InFlight))
 		return f.result(Fail, "another payload was answered %d", repeat.Status)
+	}
+	var wants []Op
+	if isSuccess(original) {
+		wants = []Op{original}
+	}
+	if _, v, msg, failed := judgeSettle(r, p, &f, wants, true); failed {
+		return v, msg, f.ev
 	}
 	return f.result(Pass, "another payload during the original got %s and did not execute", describe(repeat))
 }

@@ -1,5 +1,7 @@
 package scenarios
 
+import "github.com/idemproof/idemproof/outcome"
+
 func recoveryScenarios() []Scenario {
 	return []Scenario{
 		{
@@ -11,6 +13,7 @@ func recoveryScenarios() []Scenario {
 			Labels:      []string{"group:recovery", "fault:crash", "level:must", "speed:slow"},
 			Needs:       []Capability{CapCrashAfterKey, CapLockTimeout},
 			Steps:       []Step{{Name: "original", Hook: HookCrashAfterKey}, {Name: "retry", Wait: WaitPastLock}},
+			Settle:      &Settle{},
 			Check:       exactlyOnce("retry"),
 		},
 		{
@@ -22,6 +25,7 @@ func recoveryScenarios() []Scenario {
 			Labels:      []string{"group:recovery", "fault:crash", "level:safety"},
 			Needs:       []Capability{CapCrashAfterCommit},
 			Steps:       []Step{{Name: "original", Hook: HookCrashAfterCommit}, {Name: "retry"}},
+			Settle:      &Settle{},
 			Check:       exactlyOnce("retry"),
 		},
 		{
@@ -32,41 +36,62 @@ func recoveryScenarios() []Scenario {
 			Level:       LevelSafety,
 			Labels:      []string{"group:recovery", "fault:none", "level:safety", "speed:slow"},
 			Needs:       []Capability{CapSlow, CapLockTimeout},
-			// No request after the original ends: the ledger is read once both finished,
-			// and a later request could legitimately open a new retention window.
+			// The settle step comes once both finished; the ledger is read after it, and
+			// effects are counted per retention window, as a late request may open one.
 			Steps: []Step{
 				{Name: "original", Hook: HookSlowPastLock, Background: true},
 				{Name: "takeover", Wait: WaitPastLock},
 			},
-			Check: atMostOnce,
+			Settle: &Settle{},
+			Check:  atMostOnce,
 		},
 	}
 }
 
-// atMostOnce: the takeover race may legitimately end with either side answering 2xx,
-// but once both finished the ledger must show exactly one effect.
+// atMostOnce: the takeover race may legitimately end with either side succeeding, but
+// once both finished the ledger must show exactly one effect, and the settle step must
+// get the response of the one that committed.
 func atMostOnce(r Record, p *Profile) (Verdict, string, Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
 	var f finding
-	n := r.Ledger[LedgerOperation]
+	n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
 	orig, _ := r.answer("original")
 	take, _ := r.answer("takeover")
+	var wants []Op
+	for _, op := range []Op{take, orig} {
+		if isSuccess(op) {
+			wants = append(wants, op)
+		}
+	}
 	switch {
-	case n > 1:
-		f.count(CatDuplicated, n-1)
+	case n > allowed:
+		f.count(CatDuplicated, n-allowed)
 		f.example("original %s, takeover %s", describe(orig), describe(take))
+		f.blame(orig, "no commit once the lock went stale (fenced by the takeover)")
 		return f.result(Fail, "the stale original and the takeover both committed: %d side effects", n)
-	case n == 0 && (orig.Type == OpOK || take.Type == OpOK):
+	case n == 0 && len(wants) > 0:
 		f.count(CatLost, 1)
 		return f.result(Fail, "a success was delivered but the ledger shows no side effect")
-	case take.Status == p.Expect.InFlight && orig.Type != OpOK:
+	}
+	settle, v, msg, failed := judgeSettle(r, p, &f, wants, true)
+	if failed {
+		return v, msg, f.ev
+	}
+	switch {
+	case take.Class == outcome.InFlight && !isSuccess(orig):
 		// The takeover met a live lock: on a loaded machine the original reached the
 		// target late, so the takeover came too early to be one.
-		return f.result(Unknown, "the takeover got %d (the lock was still live) and the original %s: no takeover to judge", take.Status, describe(orig))
-	case orig.Type != OpOK && take.Type != OpOK:
+		return f.result(Unknown, "the takeover got %s (the lock was still live) and the original %s: no takeover to judge", describe(take), describe(orig))
+	case len(wants) == 0 && (unseen(orig) || unseen(take)):
+		if settle.ran && isSuccess(settle.last) && n >= 1 {
+			return f.result(Pass, "one side effect: original %s, takeover %s; the settle retry got %d", describe(orig), describe(take), settle.last.Status)
+		}
+		return f.result(Unknown, "neither answer showed the result: original %s, takeover %s", describe(orig), describe(take))
+	case len(wants) == 0:
 		f.count(CatStuck, 1)
+		f.blame(take, "the takeover's success once the lock went stale")
 		return f.result(Fail, "neither the original (%s) nor the takeover (%s) succeeded", describe(orig), describe(take))
 	}
 	return f.result(Pass, "one side effect: original %s, takeover %s", describe(orig), describe(take))

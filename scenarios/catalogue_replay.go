@@ -130,13 +130,19 @@ func fidelityBody(r Record, p *Profile) (Verdict, string, Evidence) {
 	f := finding{ev: ev}
 	retry, _ := r.answer("retry")
 	repeat, ok := r.answer("repeat")
-	if !ok || repeat.Status != retry.Status || !sameBody(retry.Body, repeat.Body) {
+	if ok && unseen(repeat) {
+		return f.result(Unknown, "the second replay was not seen (%s): the replays cannot be compared", describe(repeat))
+	}
+	if !ok || !sameResponse(retry, repeat) {
 		f.count(CatDiverged, 1)
 		f.example("retry:  %d %s", retry.Status, clip(retry.Body))
 		f.example("repeat: %d %s", repeat.Status, clip(repeat.Body))
+		if ok {
+			f.blameAgainst(repeat, "the retry's "+itoa(retry.Status)+" replayed, byte for byte", &retry)
+		}
 		return f.result(Fail, "two replays of one key differ")
 	}
-	if _, _, buffered := r.committedBody(); !buffered {
+	if _, _, buffered := r.committedBody(p); !buffered {
 		return f.result(Pass, "replays agree (%d, %d bytes); the committed body was not buffered by the proxy, so it was compared only between replays", retry.Status, len(retry.Body))
 	}
 	return f.result(Pass, "committed response and both replays are identical (%d, %d bytes)", retry.Status, len(retry.Body))
@@ -146,7 +152,7 @@ func fidelityHeaders(r Record, p *Profile) (Verdict, string, Evidence) {
 	var f finding
 	a, okA := r.answer("original")
 	b, okB := r.answer("repeat")
-	if !okA || !okB || a.Type != OpOK || b.Type != OpOK {
+	if !okA || !okB || !isSuccess(a) || !isSuccess(b) {
 		return f.result(Unknown, "original %s, repeat %s: no successful pair to compare", describe(a), describe(b))
 	}
 	var diff []string
@@ -167,7 +173,7 @@ func replayMarker(r Record, p *Profile) (Verdict, string, Evidence) {
 	var f finding
 	a, okA := r.answer("original")
 	b, okB := r.answer("repeat")
-	if !okA || !okB || a.Type != OpOK || b.Type != OpOK {
+	if !okA || !okB || !isSuccess(a) || !isSuccess(b) {
 		return f.result(Unknown, "original %s, repeat %s: no successful pair to compare", describe(a), describe(b))
 	}
 	h := p.Expect.ReplayHeader

@@ -34,16 +34,21 @@ func independent(ledger string) Checker {
 		var f finding
 		orig, _ := r.answer("original")
 		other, _ := r.answer("other")
-		if orig.Type != OpOK {
+		if !isSuccess(orig) {
 			return f.result(Unknown, "the original did not succeed (%s)", describe(orig))
 		}
-		if other.Type == OpOK && (sameBody(other.Body, orig.Body) || replayMarked(other, p)) {
+		if isSuccess(other) && (sameBody(other.Body, orig.Body) || replayMarked(other, p) || sameUnique(p, orig, other)) {
 			f.count(CatLeaked, 1)
 			f.example("original: %d %s", orig.Status, clip(orig.Body))
 			f.example("other:    %d %s", other.Status, clip(other.Body))
+			f.blame(other, "its own execution, not the original's response")
 			return f.result(Fail, "the other request received the original's stored response")
 		}
-		if other.Type != OpOK {
+		if unseen(other) {
+			return f.result(Unknown, "the other request's answer was not seen (%s): whether it executed on its own cannot be told", describe(other))
+		}
+		if !isSuccess(other) {
+			f.blame(other, "a success of its own")
 			return f.result(Fail, "the other request got %s: the key is not scoped independently", describe(other))
 		}
 		if ledger != "" {

@@ -1,127 +1,259 @@
 package scenarios
 
+import "github.com/idemproof/idemproof/outcome"
+
 func storageScenarios() []Scenario {
 	return []Scenario{
 		{
 			ID:          "storage/business-4xx",
 			Description: "a business error for a key: replayed, or executed again",
-			Requirement: "the observed policy matches expect.stores_business_errors when declared; reported otherwise",
+			Requirement: "the observed policy matches expect.stores_business_errors when declared; reported otherwise; a business error is never replayed as a success",
 			Source:      and(srcStripe, srcBrandur),
 			Level:       LevelPolicy,
 			Labels:      []string{"group:storage", "fault:none", "level:policy"},
 			Needs:       []Capability{CapBusiness},
 			Steps:       []Step{{Name: "business", Payload: PayloadBusiness}, {Name: "repeat", Payload: PayloadBusiness}},
+			Settle:      &Settle{Payload: PayloadBusiness},
 			Check:       businessStored,
 		},
 		{
 			ID:          "storage/5xx-not-pinned",
-			Description: "work failing with 5xx is not stored: the retry executes and succeeds",
-			Requirement: "a 5xx is not replayed: the retry re-executes, one side effect",
+			Description: "work failing with 5xx is not stored: the retry executes and succeeds (unless expect.stores_5xx declares it stored)",
+			Requirement: "a 5xx is not replayed: the retry re-executes, one side effect; with expect.stores_5xx: true the retry gets the stored 5xx",
 			Source:      and(srcBrandur, srcStripe),
 			Level:       LevelMust,
 			Labels:      []string{"group:storage", "fault:none", "level:must"},
 			Needs:       []Capability{CapFail},
 			Steps:       []Step{{Name: "failing", Hook: HookFail}, {Name: "retry"}},
+			Settle:      &Settle{},
 			Check:       notPinned,
 		},
 		{
 			ID:          "storage/validation-not-stored",
-			Description: "a validation error is not stored: the corrected request with the same key executes",
-			Requirement: "a request refused before execution leaves the key unused",
+			Description: "a validation error, then the corrected request with the same key: executed, or the stored error replayed",
+			Requirement: "the observed policy matches expect.stores_validation_errors when declared (Stripe: not stored, the corrected request executes once); reported otherwise",
 			Source:      srcStripe,
-			Level:       LevelMust,
-			Labels:      []string{"group:storage", "fault:none", "level:must"},
+			Level:       LevelPolicy,
+			Labels:      []string{"group:storage", "fault:none", "level:policy"},
 			Needs:       []Capability{CapValidation},
 			Steps:       []Step{{Name: "invalid", Payload: PayloadValidation}, {Name: "retry"}},
+			Settle:      &Settle{},
 			Check:       validationNotStored,
 		},
 	}
 }
 
+// businessStored reports (or judges against expect.stores_business_errors) whether a
+// business error was stored and replayed or executed again. A business error that comes
+// back as a success is fabricated whatever the policy.
 func businessStored(r Record, p *Profile) (Verdict, string, Evidence) {
 	var f finding
 	a, _ := r.answer("business")
 	b, _ := r.answer("repeat")
-	if a.Status != p.Business.Status {
-		return f.result(Unknown, "business_error got %s, declared %d: cannot judge", describe(a), p.Business.Status)
+	if unseen(b) {
+		// The settle step repeats the same request: it stands in for a repeat nobody saw.
+		if s := r.settled(p); s.ran && !unseen(s.last) {
+			b = s.last
+		}
 	}
-	// A replay is told from a re-execution by the declared marker; without one, only a
-	// body that differs proves a re-execution (error bodies are often deterministic).
+	switch {
+	case unseen(a) || a.Class != outcome.BusinessError:
+		return f.result(Unknown, "business_error got %s, declared %d: cannot judge", describe(a), p.Business.Status)
+	case unseen(b):
+		return f.result(Unknown, "the repeat's answer was not seen (%s): replay or re-execution cannot be told", describe(b))
+	case isSuccess(b):
+		f.count(CatFabricated, 1)
+		f.example("business: %d %s", a.Status, clip(a.Body))
+		f.example("repeat:   %d %s", b.Status, clip(b.Body))
+		f.blameAgainst(b, "the business "+itoa(a.Status)+" again (replayed or executed anew), never a success", &a)
+		return f.result(Fail, "a business %d was answered %d on the repeat (%d body bytes): an error turned into a success", a.Status, b.Status, len(b.Body))
+	case b.Class == outcome.InFlight:
+		f.count(CatStuck, 1)
+		f.blame(b, "the business "+itoa(a.Status)+" again")
+		return f.result(Fail, "the key is stuck: the repeat after the business %d got %s", a.Status, describe(b))
+	case b.Class != a.Class || b.Status != a.Status:
+		f.count(CatDiverged, 1)
+		f.example("business: %d %s", a.Status, clip(a.Body))
+		f.example("repeat:   %d %s", b.Status, clip(b.Body))
+		f.blameAgainst(b, "the business "+itoa(a.Status)+" again", &a)
+		return f.result(Fail, "the repeat of a business %d got %s", a.Status, describe(b))
+	}
+	// A replay is told from a re-execution by the declared per-execution field, else by
+	// the declared marker; without either, only a body that differs proves a
+	// re-execution (error bodies are often deterministic).
+	ua, okA := uniqueValue(p, a.Body)
+	ub, okB := uniqueValue(p, b.Body)
 	var stored bool
 	switch {
-	case b.Status != a.Status:
-		stored = false
+	case okA && okB:
+		stored = ua == ub
+		if stored && !sameBody(a.Body, b.Body) {
+			f.count(CatDiverged, 1)
+			f.example("business: %s", clip(a.Body))
+			f.example("repeat:   %s", clip(b.Body))
+			f.blameAgainst(b, "the stored "+itoa(a.Status)+", byte for byte", &a)
+			return f.result(Fail, "the replay of the business %d (same %s %s) differs from the stored body", a.Status, p.Expect.UniqueField, ua)
+		}
 	case replayMarked(b, p):
 		stored = true
+		if !sameBody(a.Body, b.Body) {
+			f.count(CatDiverged, 1)
+			f.example("business: %s", clip(a.Body))
+			f.example("repeat:   %s", clip(b.Body))
+			f.blameAgainst(b, "the stored "+itoa(a.Status)+", byte for byte", &a)
+			return f.result(Fail, "the marked replay of the business %d differs from the stored body", a.Status)
+		}
 	case !sameBody(a.Body, b.Body):
 		stored = false
+	case p.Expect.UniqueField != "":
+		return f.result(Info, "repeat got the same %d and body, without a replay marker and without %s in the body: replayed or re-executed deterministically, cannot tell", b.Status, p.Expect.UniqueField)
 	default:
-		return f.result(Info, "repeat got the same %d and body without a replay marker: replayed or re-executed deterministically, cannot tell", b.Status)
+		return f.result(Info, "repeat got the same %d and body without a replay marker or a declared unique_field: replayed or re-executed deterministically, cannot tell", b.Status)
+	}
+	if _, v, msg, failed := judgeSettle(r, p, &f, []Op{a}, stored); failed {
+		return v, msg, f.ev
 	}
 	observed := map[bool]string{true: "stored and replayed", false: "executed again"}[stored]
 	if d := p.Expect.StoresBusinessErrors; d != nil {
 		if *d != stored {
-			return f.result(Fail, "business %d %s, declared %s", a.Status, observed, observed2(*d))
+			f.blame(b, "the business "+itoa(a.Status)+" "+storedWord(*d)+" (expect.stores_business_errors)")
+			return f.result(Fail, "business %d %s, declared %s", a.Status, observed, storedWord(*d))
 		}
 		return f.result(Pass, "business %d %s, as declared", a.Status, observed)
 	}
 	return f.result(Info, "business %d %s", a.Status, observed)
 }
 
-func observed2(stored bool) string {
+func storedWord(stored bool) string {
 	if stored {
 		return "stored"
 	}
 	return "not stored"
 }
 
+// notPinned: a 5xx from work that failed is not stored (the retry executes once), unless
+// the profile declares expect.stores_5xx: true (the retry gets the stored 5xx).
 func notPinned(r Record, p *Profile) (Verdict, string, Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
 	var f finding
 	a, _ := r.answer("failing")
-	if a.Status < 500 {
+	if a.Class != outcome.ServerError {
 		return f.result(Unknown, "fail_operation did not make the work fail: got %s", describe(a))
 	}
 	b, _ := r.answer("retry")
+	settle := r.settled(p)
+	if (unseen(b) || b.Class == outcome.InFlight) && settle.ran {
+		// The settle step asks again once every attempt ended: a retry refused while
+		// the failing request still ran, or never answered, is not the last word.
+		if _, v, msg, failed := judgeSettle(r, p, &f, nil, true); failed {
+			if b.Class == outcome.InFlight {
+				f.example("retry after the %d got %s", a.Status, describe(b))
+			}
+			return v, msg, f.ev
+		}
+		b = settle.last
+	}
 	n := r.Ledger[LedgerOperation]
-	switch {
-	case n > 1:
+	if n > 1 {
 		f.count(CatDuplicated, n-1)
 		return f.result(Fail, "%d side effects for one key", n)
-	case b.Status == a.Status:
+	}
+	if d := p.Expect.Stores5xx; d != nil && *d {
+		switch {
+		case unseen(b):
+			return f.result(Unknown, "the retry's answer was not seen (%s): whether the %d was replayed cannot be told", describe(b), a.Status)
+		case sameResponse(a, b):
+			if _, v, msg, failed := judgeSettle(r, p, &f, []Op{a}, true); failed {
+				return v, msg, f.ev
+			}
+			return f.result(Pass, "the %d was stored and replayed to the retry, as expect.stores_5xx declares", a.Status)
+		}
+		f.blameAgainst(b, "the stored "+itoa(a.Status)+" replayed (expect.stores_5xx)", &a)
+		return f.result(Fail, "the retry got %s; expect.stores_5xx declares the %d stored and replayed", describe(b), a.Status)
+	}
+	switch {
+	case unseen(b):
+		return f.result(Unknown, "the retry's answer was not seen (%s): whether the %d was stored cannot be told", describe(b), a.Status)
+	case b.Class == outcome.InFlight:
 		f.count(CatStuck, 1)
+		f.blame(b, "a success (the "+itoa(a.Status)+" not stored)")
+		return f.result(Fail, "the key is stuck: the retry after the %d got %s", a.Status, describe(b))
+	case sameResponse(a, b) || (b.Class == a.Class && b.Status == a.Status):
+		f.count(CatStuck, 1)
+		f.blame(b, "a success (the "+itoa(a.Status)+" not stored)")
 		return f.result(Fail, "the %d was stored and replayed to the retry", a.Status)
-	case b.Type != OpOK:
-		return f.result(Fail, "the retry got %s, want a 2xx", describe(b))
+	case !isSuccess(b):
+		f.blame(b, "a success")
+		return f.result(Fail, "the retry got %s, want a success", describe(b))
 	case n == 0:
 		f.count(CatLost, 1)
 		return f.result(Fail, "the retry got %d but the ledger shows no side effect", b.Status)
 	}
+	if _, v, msg, failed := judgeSettle(r, p, &f, []Op{b}, true); failed {
+		return v, msg, f.ev
+	}
 	return f.result(Pass, "the %d was not stored: the retry executed (%d), one side effect", a.Status, b.Status)
 }
 
+// validationNotStored reports (or judges against expect.stores_validation_errors)
+// whether a request refused before execution was stored under its key: the corrected
+// request with the same key then gets the stored refusal instead of executing.
 func validationNotStored(r Record, p *Profile) (Verdict, string, Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
 	var f finding
 	a, _ := r.answer("invalid")
-	if a.Status != p.Validation.Status {
+	// Where statuses coincide (400 for a missing key and a validation error) the class
+	// may be the other refusal: any refusal answers the invalid request.
+	if !a.Class.Refusal() || a.Class == outcome.InFlight {
 		return f.result(Unknown, "validation_error got %s, declared %d: cannot judge", describe(a), p.Validation.Status)
 	}
 	b, _ := r.answer("retry")
+	if settle := r.settled(p); (unseen(b) || b.Class == outcome.InFlight) && settle.ran {
+		if _, v, msg, failed := judgeSettle(r, p, &f, nil, true); failed {
+			return v, msg, f.ev
+		}
+		b = settle.last
+	}
 	n := r.Ledger[LedgerOperation]
+	var stored bool
 	switch {
 	case n > 1:
 		f.count(CatDuplicated, n-1)
 		return f.result(Fail, "%d side effects for one key", n)
-	case b.Type != OpOK:
-		return f.result(Fail, "the corrected request got %s: the validation error was stored", describe(b))
-	case n == 0:
+	case unseen(b):
+		return f.result(Unknown, "the corrected request's answer was not seen (%s): cannot tell", describe(b))
+	case b.Class == outcome.InFlight:
+		f.count(CatStuck, 1)
+		f.blame(b, "a success or the stored "+itoa(a.Status))
+		return f.result(Fail, "the key is stuck: the corrected request after the %d got %s", a.Status, describe(b))
+	case isSuccess(b) && n == 0:
 		f.count(CatLost, 1)
 		return f.result(Fail, "the corrected request got %d but the ledger shows no side effect", b.Status)
+	case isSuccess(b):
+		stored = false
+	case b.Class == a.Class && b.Status == a.Status && n == 0:
+		stored = true
+	default:
+		f.blame(b, "a success, or the stored "+itoa(a.Status))
+		return f.result(Fail, "the corrected request got %s (the invalid one got %d)", describe(b), a.Status)
 	}
-	return f.result(Pass, "not stored: the corrected request executed (%d), one side effect", b.Status)
+	if _, v, msg, failed := judgeSettle(r, p, &f, []Op{b}, true); failed {
+		return v, msg, f.ev
+	}
+	observed := "not stored: the corrected request executed (" + itoa(b.Status) + "), one side effect"
+	if stored {
+		observed = "stored: the corrected request got the stored " + itoa(b.Status) + " and did not execute"
+	}
+	if d := p.Expect.StoresValidationErrors; d != nil {
+		if *d != stored {
+			f.blame(b, "the validation "+itoa(a.Status)+" "+storedWord(*d)+" (expect.stores_validation_errors)")
+			return f.result(Fail, "validation %d %s; declared %s", a.Status, observed, storedWord(*d))
+		}
+		return f.result(Pass, "validation %d %s, as declared", a.Status, observed)
+	}
+	return f.result(Info, "validation %d %s", a.Status, observed)
 }

@@ -1,8 +1,12 @@
 package scenarios
 
+import "github.com/idemproof/idemproof/outcome"
+
 // exactlyOnce is the checker of every "the retry gets the committed result" scenario:
-// one side effect (window-aware), the final step answered 2xx, and — when the proxy
-// buffered what the upstream committed — the same status and body bytes.
+// one side effect (window-aware), the final step answered with a success, and — when the
+// proxy buffered what the upstream committed — the same status and body bytes. A final
+// answer nobody saw (a timeout) proves nothing: the settle step decides where the
+// scenario has one, else the result is UNKNOWN.
 func exactlyOnce(final string) Checker {
 	return func(r Record, p *Profile) (Verdict, string, Evidence) {
 		if r.LedgerErr != "" {
@@ -13,52 +17,97 @@ func exactlyOnce(final string) Checker {
 		if n > allowed {
 			f.count(CatDuplicated, n-allowed)
 			f.example("ledger shows %d side effects for one key (allowed %d)", n, allowed)
-			return f.result(Fail, "%d side effects for one key, want %d", n, allowed)
+			if ans, ok := r.answer(final); ok {
+				f.blame(ans, "the committed response, no second execution")
+			}
+			return f.result(Fail, "%s%d side effects for one key, want %d", keyIgnored(r, n), n, allowed)
 		}
 		ans, ok := r.answer(final)
 		if !ok {
 			return f.result(Unknown, "step %q never answered", final)
 		}
-		if ans.Type != OpOK {
-			if ans.Status == p.Expect.InFlight {
-				f.count(CatStuck, 1)
-				f.example("%s still answered %d after the original finished", final, ans.Status)
-				return f.result(Fail, "the key is stuck: %s got %d", final, ans.Status)
+		witness := final
+		settle := r.settled(p)
+		// A timed-out final attempt, or one refused while a duplicate delivery may still
+		// have been running, is not the last word when the settle step asked again.
+		if (unseen(ans) || ans.Class == outcome.InFlight) && settle.ran {
+			ans, witness = settle.last, "the settle retry"
+		}
+		if witness != final && (unseen(ans) || ans.Class == outcome.InFlight) {
+			_, v, msg, _ := judgeSettle(r, p, &f, nil, true)
+			return v, msg, f.ev
+		}
+		switch {
+		case unseen(ans):
+			return f.result(Unknown, "%s was not seen (%s): whether it got the committed response cannot be told", final, describe(ans))
+		case ans.Class == outcome.InFlight:
+			f.count(CatStuck, 1)
+			f.example("%s still answered %d after the original finished", final, ans.Status)
+			f.blame(ans, "the committed success")
+			return f.result(Fail, "the key is stuck: %s got %s after the original finished", witness, describe(ans))
+		case !isSuccess(ans):
+			f.example("%s answered %s", witness, describe(ans))
+			f.blame(ans, "the committed success")
+			if n > 0 {
+				// Something committed: the answer that should replay it is another class.
+				f.count(CatDiverged, 1)
 			}
-			f.example("%s answered %s", final, describe(ans))
-			return f.result(Fail, "%s got %s, want the committed 2xx", final, describe(ans))
+			return f.result(Fail, "%s got %s, want the committed success", witness, describe(ans))
 		}
 		if n == 0 {
 			if r.upstreamCalls() == 0 {
 				f.count(CatFabricated, 1)
-				return f.result(Fail, "%s got %d but nothing reached the target and the ledger is empty", final, ans.Status)
+				f.blame(ans, "no success without an execution")
+				return f.result(Fail, "%s got %d but nothing reached the target and the ledger is empty", witness, ans.Status)
 			}
 			f.count(CatLost, 1)
-			return f.result(Fail, "%s got %d but the ledger shows no side effect", final, ans.Status)
+			f.blame(ans, "a success with its side effect")
+			return f.result(Fail, "%s got %d but the ledger shows no side effect", witness, ans.Status)
 		}
-		if body, status, ok := r.committedBody(); ok {
-			if (ans.Status != status || !sameBody(ans.Body, body)) && allowed > 1 {
-				return f.result(Unknown, "%s may have reached the target after the declared %s retention, where a new execution is allowed: nothing to judge", final, p.Retention)
+		body, status, buffered := r.committedBody(p)
+		if buffered && (ans.Status != status || !sameBody(ans.Body, body)) {
+			if allowed > 1 {
+				return f.result(Unknown, "%s may have reached the target after the declared %s retention, where a new execution is allowed: nothing to judge", witness, p.Retention)
 			}
-			if ans.Status != status || !sameBody(ans.Body, body) {
-				f.count(CatDiverged, 1)
-				f.example("committed %d %s", status, clip(body))
-				f.example("%s got %d %s", final, ans.Status, clip(ans.Body))
-				return f.result(Fail, "%s differs from the committed response", final)
+			committed := Op{Status: status, Body: body}
+			f.count(CatDiverged, 1)
+			f.example("committed %d %s", status, clip(body))
+			f.example("%s got %d %s", witness, ans.Status, clip(ans.Body))
+			f.blameAgainst(ans, "the committed "+itoa(status)+", byte for byte", &committed)
+			return f.result(Fail, "%s differs from the committed response%s", witness, uniqueNote(p, committed, ans))
+		}
+		if witness == final {
+			if _, v, msg, failed := judgeSettle(r, p, &f, []Op{ans}, true); failed {
+				return v, msg, f.ev
 			}
 		}
-		lost := 0
-		for _, op := range r.History {
-			if op.Type == OpInfo {
-				lost++
-			}
-		}
-		f.count(CatRecovered, lost)
-		if lost > 0 {
-			return f.result(Pass, "one side effect; %d lost response(s) recovered, %s got %d with the committed body", lost, final, ans.Status)
-		}
-		return f.result(Pass, "one side effect; %s got %d", final, ans.Status)
+		return f.result(Pass, "%s", onceMessage(r, &f, final, witness, ans, buffered))
 	}
+}
+
+// onceMessage says what the passing run showed, in words true for how it went: a lost
+// response recovered with the committed body (only where the proxy saw that body), a
+// request stopped before the target and executed by the retry, or attempts that ended
+// without an answer.
+func onceMessage(r Record, f *finding, final, witness string, ans Op, buffered bool) string {
+	lost := 0
+	for _, op := range r.History {
+		counted := op.Step != SettleStep && (op.Step != final || witness != final)
+		if op.Type != OpInvoke && counted && (unseen(op) || op.Class == outcome.ServerError) {
+			lost++
+		}
+	}
+	stopped := min(r.stoppedBefore(), lost)
+	f.count(CatRecovered, lost-stopped)
+	switch {
+	case lost == 0:
+		return "one side effect; " + witness + " got " + itoa(ans.Status)
+	case buffered:
+		return "one side effect; " + itoa(lost) + " lost response(s) recovered: " + witness + " got " + itoa(ans.Status) + " with the committed body"
+	case stopped == lost:
+		return "one side effect; the request was stopped before the target (" + itoa(stopped) + " attempt(s)) and " + witness + " executed it once (" + itoa(ans.Status) + ")"
+	}
+	return "one side effect; " + itoa(lost) + " attempt(s) ended without an answer, " + witness + " got " + itoa(ans.Status)
 }
 
 // identicalReplay checks a plain repeat: one effect, and the repeat's status and body
@@ -71,22 +120,43 @@ func identicalReplay(first, repeat string) Checker {
 		var f finding
 		a, okA := r.answer(first)
 		b, okB := r.answer(repeat)
-		if !okA || !okB || a.Type != OpOK {
+		switch {
+		case !okA || unseen(a):
+			return f.result(Unknown, "the original's answer was not seen (%s): nothing to replay", describe(a))
+		case !isSuccess(a):
 			return f.result(Unknown, "the original did not succeed (%s), nothing to replay", describe(a))
 		}
 		n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
 		if n > allowed {
 			f.count(CatDuplicated, n-allowed)
-			return f.result(Fail, "%d side effects for one key, want %d", n, allowed)
+			if okB {
+				f.blame(b, "the replay, no second execution")
+			}
+			return f.result(Fail, "%s%d side effects for one key, want %d", keyIgnored(r, n), n, allowed)
 		}
-		if (b.Status != a.Status || !sameBody(a.Body, b.Body)) && allowed > 1 {
+		if n == 0 {
+			f.count(CatLost, 1)
+			f.blame(a, "a success with its side effect")
+			return f.result(Fail, "%s got %d but the ledger shows no side effect", first, a.Status)
+		}
+		switch {
+		case !okB || unseen(b):
+			return f.result(Unknown, "the repeat's answer was not seen (%s): whether it replayed cannot be told", describe(b))
+		case !sameResponse(a, b) && allowed > 1:
 			return f.result(Unknown, "the repeat may have reached the target after the declared %s retention, where a new execution is allowed: nothing to judge", p.Retention)
-		}
-		if b.Status != a.Status || !sameBody(a.Body, b.Body) {
+		case b.Class == outcome.InFlight:
+			f.count(CatStuck, 1)
+			f.blame(b, "the replay of the "+itoa(a.Status))
+			return f.result(Fail, "the key is stuck: the repeat after the original's %d got %s", a.Status, describe(b))
+		case !sameResponse(a, b):
 			f.count(CatDiverged, 1)
 			f.example("%s: %d %s", first, a.Status, clip(a.Body))
 			f.example("%s: %d %s", repeat, b.Status, clip(b.Body))
-			return f.result(Fail, "the replay differs from the first response")
+			f.blameAgainst(b, "the first "+itoa(a.Status)+" replayed, byte for byte", &a)
+			if !isSuccess(b) {
+				return f.result(Fail, "the replay of a %d got %s", a.Status, describe(b))
+			}
+			return f.result(Fail, "the replay differs from the first response%s", uniqueNote(p, a, b))
 		}
 		return f.result(Pass, "one side effect; the replay has the same status %d and %d body bytes", b.Status, len(b.Body))
 	}

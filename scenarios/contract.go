@@ -22,7 +22,7 @@ const (
 	LevelPolicy Level = "POLICY" // the spec is silent: the observed policy is reported (INFO)
 )
 
-// Verdict is a scenario's result against one target (DESIGN.md, "Verdicts").
+// Verdict is a scenario's result against one target (README, "Verdicts").
 type Verdict string
 
 const (
@@ -71,6 +71,13 @@ type Op struct {
 	// Class is what the answer means, by the profile's outcome rules; "info" when the
 	// client could not see the outcome. Set on completion events only.
 	Class outcome.Class `json:"class,omitempty"`
+	// RPCID and RPCMethod are the JSON-RPC request's id and method of the attempt (MCP
+	// transport), on completion events.
+	RPCID     string `json:"rpc_id,omitempty"`
+	RPCMethod string `json:"rpc_method,omitempty"`
+	// RequestSHA256 is the hex SHA-256 of the request body as sent, when it is unique to
+	// the attempt (a JSON-RPC request with its own id): the proxy journal's body_sha256.
+	RequestSHA256 string `json:"request_sha256,omitempty"`
 }
 
 // Record is everything observed in one scenario run: the checker's only input.
@@ -95,6 +102,27 @@ type Evidence struct {
 	Categories map[string]int `json:"categories,omitempty"`
 	Examples   []string       `json:"examples,omitempty"`
 	Record     *Record        `json:"record,omitempty"`
+	// Blame names the attempts that broke the rule (a FAIL's offending answers), for the
+	// reports to mark in the timeline with what was expected instead.
+	Blame []Blame `json:"blame,omitempty"`
+}
+
+// Blame is one attempt a checker holds responsible for a FAIL.
+type Blame struct {
+	// Index is the Op.Index of the attempt's completion event in Record.History.
+	Index int `json:"index"`
+	// Want is the answer the rule expected instead, for people: "422 (mismatch)", "the
+	// committed 201", "no second execution".
+	Want string `json:"want"`
+	// Committed is the response the attempt should have replayed, where the rule compares
+	// the two (a diverged or fabricated replay): reports show the difference.
+	Committed *Response `json:"committed,omitempty"`
+}
+
+// Response is a status and a body, as evidence.
+type Response struct {
+	Status int    `json:"status"`
+	Body   []byte `json:"body,omitempty"`
 }
 
 // Result is one scenario against one target.
@@ -111,6 +139,10 @@ type Result struct {
 	Evidence    Evidence      `json:"evidence"`
 	Duration    time.Duration `json:"-"`
 	DurationMS  float64       `json:"duration_ms"`
+	// KnownFailure marks a failing result the run's baseline already had failing (with
+	// BaselineVerdict, its verdict there): listed in every report, not failing the run.
+	KnownFailure    bool    `json:"known_failure,omitempty"`
+	BaselineVerdict Verdict `json:"baseline_verdict,omitempty"`
 }
 
 // ReportSchemaVersion is the version of the JSON report's schema; bumped on any change
@@ -137,6 +169,14 @@ type Report struct {
 	Interrupted string   `json:"interrupted,omitempty"`
 	NotRun      []NotRun `json:"not_run,omitempty"`
 	Results     []Result `json:"results"`
+	// Baseline is the report the run was compared with (--baseline), as given.
+	Baseline string `json:"baseline,omitempty"`
+	// Skipped is the scenario IDs a team decided not to run (--skip), sorted.
+	Skipped []string `json:"skipped,omitempty"`
+	// Shard is "i/n" when the run is one shard of the catalogue (--shard); Shards lists
+	// them after `idemproof report merge`.
+	Shard  string   `json:"shard,omitempty"`
+	Shards []string `json:"shards,omitempty"`
 }
 
 // Incomplete reports whether the run stopped before every selected scenario was judged:

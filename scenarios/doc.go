@@ -29,6 +29,11 @@
 //   - a run stopped early (ctx cancelled) returns promptly with what finished, the rest
 //     listed as not run and Report.Complete false; Findings counts it as a finding.
 //
+// How an attempt goes on the wire is the transport's business (package transport: plain
+// HTTP, or MCP Streamable HTTP with its sessions and event-stream answers); what an answer
+// means is the outcome classifier's (package outcome: the profile's statuses and
+// `outcomes:` rules). The runner and the checkers see only attempts and classified answers.
+//
 // What is not: a PASS is evidence about the attempts that were made, not a proof for every
 // interleaving; timing-dependent scenarios (races, expiry, recovery) rely on the profile's
 // declared hooks and windows being honest.

@@ -19,8 +19,10 @@ func TestDocumentedExampleProfilesLoad(t *testing.T) {
 	require.Equal(t, "http://127.0.0.1:8090", fiber.BaseURL)
 	require.Equal(t, 422, fiber.Expect.Mismatch, "from the ietf-draft-07 preset")
 	require.Equal(t, "optional", fiber.Expect.MissingKey, "the profile overrides the preset")
+	require.True(t, fiber.Expect.InFlightWait, "in_flight: wait over the preset's 409")
+	require.Zero(t, fiber.Expect.InFlight)
 	require.Equal(t, 2*time.Second, fiber.Retention.Std())
-	require.Contains(t, fiber.Missing(scenarios.CapPrincipals), "fewer than two")
+	require.Equal(t, "two principals; the profile declares 0", fiber.Missing(scenarios.CapPrincipals))
 
 	t.Setenv("TOOLS_TOKEN", "secret")
 	tool, err := scenarios.LoadProfile(filepath.Join("testdata", "refund-tool.yaml"))

@@ -3,12 +3,12 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/transport"
 )
 
 // execution is one scenario run against one target: its keys, entity and history.
@@ -19,6 +19,8 @@ type execution struct {
 	entity  string
 	burst   int
 	rec     recorder
+	sender  transport.Sender // the transport's attempts of this run (MCP: its sessions)
+	sendErr error            // the first attempt that could not be made at all
 	bg      sync.WaitGroup
 	marked  map[string]bool // steps whose attempts carry StepHeader
 	used    map[string]bool // keys sent, for the journal
@@ -33,6 +35,10 @@ type execution struct {
 // execute runs the scenario's steps and gathers the Record its checker judges.
 func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, entity string, seed int64, burst int) (*Record, error) {
 	e := &execution{t: t, sc: sc, keys: keys, entity: entity, burst: burst, marked: map[string]bool{}, used: map[string]bool{}}
+	// Every attempt of the run goes through one sender (MCP: its sessions), closed when
+	// the run is over.
+	e.sender = t.tr.Open()
+	defer e.sender.Close()
 	rules, err := e.installFaults(ctx)
 	defer func() {
 		// A fresh context: the scenario's may have ended, and a leftover rule would
@@ -56,8 +62,14 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 	base, baseErr := t.readBaseline(ctx, e.uses(PayloadOther))
 	runErr := e.runSteps(ctx)
 	e.bg.Wait()
+	if runErr == nil {
+		runErr = e.settle(ctx)
+	}
 	if runErr != nil {
 		return nil, runErr
+	}
+	if err := e.stepErr(ctx); err != nil {
+		return nil, err // a background step's attempt could not be made
 	}
 	rec := &Record{History: e.rec.history(), Ledger: map[string]int{}, Seed: seed, Entity: entity}
 	if watchVendor {
@@ -86,6 +98,13 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 	rec.Journal, err = t.journalFor(ctx, keysUsed, sent)
 	if err != nil {
 		return nil, err
+	}
+	// What the upstream committed, in the form the attempts' answers have (MCP: the
+	// JSON-RPC response without its id), so checkers compare like with like.
+	for i := range rec.Journal {
+		if b := rec.Journal[i].UpstreamBody; len(b) > 0 {
+			rec.Journal[i].UpstreamBody = t.tr.Comparable(b)
+		}
 	}
 	return rec, nil
 }
@@ -195,13 +214,7 @@ func (e *execution) sendCopies(ctx context.Context, st Step, attempt int, starte
 		invoked.Add(-n)
 		return fmt.Errorf("step %s: %w", st.Name, err)
 	}
-	reqs := make([]*http.Request, n)
-	for i := range reqs {
-		if reqs[i], err = spec.newRequest(); err != nil {
-			invoked.Add(-n)
-			return fmt.Errorf("step %s: %w", st.Name, err)
-		}
-	}
+	req := spec.request(e.t.p)
 	key := spec.key
 	e.mu.Lock()
 	if key != "" {
@@ -216,9 +229,12 @@ func (e *execution) sendCopies(ctx context.Context, st Step, attempt int, starte
 		}
 		e.rec.invoke(client, attempt, key, st.Name)
 		invoked.Done()
-		op := send(ctx, e.t.client, reqs[i], timeout, e.t.keepHeaders(), e.t.classifier)
+		op, err := e.t.sendAttempt(ctx, e.sender, req, timeout)
 		done := e.rec.complete(client, attempt, key, st.Name, op)
 		e.mu.Lock()
+		if err != nil && e.sendErr == nil {
+			e.sendErr = fmt.Errorf("step %s: %w", st.Name, err)
+		}
 		if e.firstAnswer.IsZero() {
 			e.firstAnswer = done
 		}
@@ -226,7 +242,7 @@ func (e *execution) sendCopies(ctx context.Context, st Step, attempt int, starte
 	}
 	if n == 1 {
 		one(0)
-		return ctx.Err()
+		return e.stepErr(ctx)
 	}
 	start := make(chan struct{})
 	work := make(chan int)
@@ -247,7 +263,18 @@ func (e *execution) sendCopies(ctx context.Context, st Step, attempt int, starte
 	}
 	close(work)
 	wg.Wait()
-	return ctx.Err()
+	return e.stepErr(ctx)
+}
+
+// stepErr is why the run cannot go on after a step: the context ended, or an attempt
+// could not be made at all (an MCP session could not be set up).
+func (e *execution) stepErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.sendErr
 }
 
 // journalKeys lists the keys to read the journal for (a quoted key also under its bare

@@ -22,6 +22,16 @@ import (
 type fakeRefunds struct {
 	broken   bool
 	keyField func(body map[string]any) (string, bool) // nil: the Idempotency-Key header
+	// wedge: once a key was refused as in flight, it stays refused for good (the flaw
+	// of a lock released only by an uncontended request).
+	wedge bool
+	// waits: a repeat while the original runs waits for it and gets the replay (the
+	// block-and-replay school) instead of a 409.
+	waits bool
+	// errorAsSuccess: a stored 4xx is replayed as an empty 200 (a false success).
+	errorAsSuccess bool
+	// hold keeps every execution in flight this long, so concurrent attempts meet.
+	hold time.Duration
 
 	mu     sync.Mutex
 	seen   []seenRequest // every POST as received, for tests of what the runner sends
@@ -31,10 +41,12 @@ type fakeRefunds struct {
 }
 
 type fakeEntry struct {
-	fp     [32]byte
-	done   bool
-	status int
-	body   []byte
+	fp      [32]byte
+	done    bool
+	status  int
+	body    []byte
+	wedged  bool
+	settled chan struct{} // closed when done
 }
 
 func startFake(t testing.TB, f *fakeRefunds) string {
@@ -94,26 +106,37 @@ func (f *fakeRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 		writeJSON(w, 422, map[string]any{"error": "mismatch"})
 		return
-	case seen && !e.done:
+	case seen && !e.done && f.waits:
+		f.mu.Unlock()
+		<-e.settled
+		f.mu.Lock()
+		fallthrough
+	case seen && e.done && !e.wedged:
+		status, stored := e.status, e.body
+		f.mu.Unlock()
+		if f.errorAsSuccess && status >= 400 {
+			status, stored = 200, nil
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Idempotent-Replayed", "true")
+		w.WriteHeader(status)
+		_, _ = w.Write(stored)
+		return
+	case seen:
+		e.wedged = f.wedge
 		f.mu.Unlock()
 		w.Header().Set("Retry-After", "1")
 		writeJSON(w, 409, map[string]any{"error": "in flight"})
 		return
-	case seen:
-		f.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Idempotent-Replayed", "true")
-		w.WriteHeader(e.status)
-		_, _ = w.Write(e.body)
-		return
 	}
-	e = &fakeEntry{fp: fp}
+	e = &fakeEntry{fp: fp, settled: make(chan struct{})}
 	f.keys[scope] = e
 	f.mu.Unlock()
 	rec := httptest.NewRecorder()
 	f.execute(rec, r, body)
 	f.mu.Lock()
 	e.done, e.status, e.body = true, rec.Code, rec.Body.Bytes()
+	close(e.settled)
 	f.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(rec.Code)
@@ -123,6 +146,11 @@ func (f *fakeRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (f *fakeRefunds) execute(w http.ResponseWriter, r *http.Request, body map[string]any) {
 	if d, err := time.ParseDuration(r.Header.Get("X-Test-Delay")); err == nil {
 		time.Sleep(d) // the slow hook: hold the work in flight, as the profile declares
+	}
+	time.Sleep(f.hold)
+	if amount, _ := body["amount"].(float64); amount > 1000000 {
+		writeJSON(w, 402, map[string]any{"error": "refund limit exceeded"}) // executed, refused, no effect
+		return
 	}
 	order := fmt.Sprint(body["order_id"])
 	if params, _ := body["params"].(map[string]any); params != nil {

@@ -4,7 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/scenarios/bodytext"
 )
 
 // Ledger names in Record.Ledger.
@@ -43,25 +49,28 @@ func (r Record) invokedAt(step string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// firstSuccess is the first 2xx any step got: the committed response as the client saw it.
-func (r Record) firstSuccess() (Op, bool) {
-	for _, op := range r.History {
-		if op.Type == OpOK {
-			return op, true
-		}
-	}
-	return Op{}, false
-}
-
 // committedBody is the body the upstream produced when it committed, from the journal
-// (the proxy buffers it when an after-upstream fault hid it from the client).
-func (r Record) committedBody() ([]byte, int, bool) {
+// (the proxy buffers it when an after-upstream fault hid it from the client), when the
+// profile's rules call that answer a success.
+func (r Record) committedBody(p *Profile) ([]byte, int, bool) {
+	cl := p.Classifier()
 	for _, j := range r.Journal {
-		if j.ReachedUpstream && is2xx(j.UpstreamStatus) && len(j.UpstreamBody) > 0 {
+		if j.ReachedUpstream && len(j.UpstreamBody) > 0 && cl.Classify(outcome.Answer{Status: j.UpstreamStatus, Body: j.UpstreamBody}) == outcome.Success {
 			return j.UpstreamBody, j.UpstreamStatus, true
 		}
 	}
 	return nil, 0, false
+}
+
+// stoppedBefore counts the attempts a proxy fault stopped before the target.
+func (r Record) stoppedBefore() int {
+	n := 0
+	for _, j := range r.Journal {
+		if j.Fault != "" && !j.ReachedUpstream {
+			n++
+		}
+	}
+	return n
 }
 
 // upstreamCalls counts the requests the upstream received, per the journal.
@@ -114,8 +123,73 @@ func allowedEffects(r Record, p *Profile) int {
 
 func is2xx(s int) bool { return s >= 200 && s <= 299 }
 
+// isSuccess reports whether the client saw the answer whole and it is the operation's
+// result (executed or replayed).
+func isSuccess(op Op) bool { return op.Class == outcome.Success }
+
+// unseen reports whether the client could not see the outcome (Jepsen info): the attempt
+// may or may not have taken effect, so it proves nothing either way.
+func unseen(op Op) bool { return !op.Class.Determinate() }
+
+// sameResponse reports whether two answers are the same response: same status and the
+// same body bytes.
+func sameResponse(a, b Op) bool { return a.Status == b.Status && sameBody(a.Body, b.Body) }
+
+// describeUnseen names the attempts nobody saw the outcome of, for evidence: "37 attempts
+// timed out (info)", or with the causes when they differ.
+func describeUnseen(ops []Op) string {
+	causes := map[string]int{}
+	var order []string
+	n := 0
+	for _, op := range ops {
+		if !unseen(op) {
+			continue
+		}
+		n++
+		c := op.Error
+		if c == "" {
+			c = "no answer"
+		}
+		if causes[c] == 0 {
+			order = append(order, c)
+		}
+		causes[c]++
+	}
+	if n == 0 {
+		return ""
+	}
+	noun := "attempts"
+	if n == 1 {
+		noun = "attempt"
+	}
+	if len(order) == 1 && order[0] == "timed-out" {
+		return fmt.Sprintf("%d %s timed out (info)", n, noun)
+	}
+	parts := make([]string, len(order))
+	for i, c := range order {
+		parts[i] = fmt.Sprintf("%d %s", causes[c], c)
+	}
+	return fmt.Sprintf("%d %s unseen (info: %s)", n, noun, strings.Join(parts, ", "))
+}
+
+// uniqueValue reads the profile's expect.unique_field from a body ("" when not declared
+// or absent): a value minted per execution.
+func uniqueValue(p *Profile, body []byte) (string, bool) {
+	if p.Expect.UniqueField == "" {
+		return "", false
+	}
+	v := gjson.GetBytes(body, p.Expect.UniqueField)
+	if !v.Exists() {
+		return "", false
+	}
+	return v.Raw, true
+}
+
 func describe(op Op) string {
 	if op.Status != 0 {
+		if op.Class != "" && op.Class != outcome.Success {
+			return strconv.Itoa(op.Status) + " (" + string(op.Class) + ")"
+		}
 		return strconv.Itoa(op.Status)
 	}
 	if op.Error != "" {
@@ -134,12 +208,34 @@ func replayMarked(op Op, p *Profile) bool {
 	return ok
 }
 
-func clip(b []byte) string {
-	const max = 120
-	if len(b) > max {
-		return fmt.Sprintf("%q…", b[:max])
+// clip shows a body in an example line: JSON as compact JSON text, anything else as
+// text, never Go-quoted; cut after 160 bytes.
+func clip(b []byte) string { return bodytext.Line(b, 160) }
+
+// quoteKey shows a key Go-quoted (keys are sent with control characters on purpose),
+// cut after 60 bytes.
+func quoteKey(k string) string {
+	if len(k) > 60 {
+		return fmt.Sprintf("%q…", k[:60])
 	}
-	return fmt.Sprintf("%q", b)
+	return fmt.Sprintf("%q", k)
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// sameUnique reports whether the profile's per-execution field is present and equal in
+// both bodies: the same execution's response.
+func sameUnique(p *Profile, a, b Op) bool {
+	ua, okA := uniqueValue(p, a.Body)
+	ub, okB := uniqueValue(p, b.Body)
+	return okA && okB && ua == ub
+}
+
+// wantText names an expected answer for a blamed attempt: "422 (mismatch)", or the
+// class alone when no status is declared.
+func wantText(status int, c outcome.Class) string {
+	if status == 0 {
+		return string(c)
+	}
+	return itoa(status) + " (" + string(c) + ")"
+}

@@ -114,7 +114,7 @@ func TestValidKeysNever5xx(t *testing.T) {
 	}
 	v, msg, _ = judgeWith(t, "key/valid-never-5xx", build(4, refuseLong), p)
 	require.Equal(t, scenarios.Pass, v, "a refusal is not a 5xx: %s", msg)
-	require.Contains(t, msg, "refused, not a 5xx: len-255 (400)")
+	require.Contains(t, msg, "refused, not a 5xx: len-255: 400 (missing_key)")
 
 	v, _, ev = judgeWith(t, "key/valid-never-5xx", build(10, ok), p)
 	require.Equal(t, scenarios.Fail, v)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/transport"
 )
 
 // PreflightError is a target that is not what its profile says, found before any
@@ -72,11 +73,12 @@ func newPreflight(p *Profile) *preflight {
 	ledger := &lastAnswer{}
 	t := &target{
 		p:          p,
-		client:     newAttemptClient(),
-		probe:      &http.Client{Timeout: p.ClientTimeout.Std(), Transport: &clipTransport{base: newAttemptClient().Transport, last: ledger}},
+		client:     transport.NewAttemptClient(),
+		probe:      &http.Client{Timeout: p.ClientTimeout.Std(), Transport: &clipTransport{base: transport.NewAttemptClient().Transport, last: ledger}},
 		classifier: p.Classifier(),
 		proxyURL:   p.BaseURL,
 	}
+	t.tr = p.newTransport(t.classifier, t.probe)
 	if p.Proxy != nil && p.Proxy.URL != "" {
 		t.proxyURL = p.Proxy.URL
 	}
@@ -132,12 +134,15 @@ func (pf *preflight) send(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", pf.fail("operation", "build the operation: %v: fix operation", err)
 	}
-	req, err := spec.newRequest()
-	if err != nil {
-		return "", pf.fail(field, "build the operation: %v: fix %s and operation.path", err, field)
-	}
+	// Through the profile's transport, as a scenario's attempt goes (over MCP: a session
+	// opened first, closed after).
 	timeout := p.ClientTimeout.Std()
-	op := send(ctx, pf.t.client, req, timeout, []string{"Content-Type"}, pf.t.classifier)
+	snd := pf.t.tr.Open()
+	defer snd.Close()
+	op, err := pf.t.sendAttempt(ctx, snd, spec.request(p), timeout)
+	if err != nil {
+		return "", pf.fail(field, "could not send the operation: %v: fix %s (and mcp:, operation.path)", err, field)
+	}
 	what := spec.method + " " + spec.url
 	switch {
 	case op.Status == 0 && op.Error == "timed-out":
@@ -254,7 +259,7 @@ func (c *clipTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, transport.MaxResponseBody))
 	resp.Body.Close()
 	if err != nil {
 		return nil, err

@@ -180,7 +180,7 @@ func TestPreflightNamesALedgerCountTypo(t *testing.T) {
 	p.SideEffects.Count = "cuont"
 	pe := preflightErr(t, p)
 	require.Equal(t, "side_effects.count", pe.Field)
-	require.Contains(t, pe.Error(), `no field "cuont" in the ledger response`)
+	require.Contains(t, pe.Error(), `count cuont: nothing at that path in the ledger response`)
 	require.Contains(t, pe.Error(), `the ledger answered (application/json) "{\"count\":0}"`)
 	require.Contains(t, pe.Error(), "fix side_effects.count")
 }

@@ -2,12 +2,19 @@ package scenarios
 
 import "time"
 
-// Profile describes one target API to the harness (DESIGN.md, "Target profile"). Nothing
+// Profile describes one target API to the harness (docs/profiles.md). Nothing
 // else about a target is hard-coded. Parsing, validation (errors that name the field and
 // line) and ${ENV} expansion live beside it.
 type Profile struct {
 	Name    string `yaml:"name" json:"name"`
 	BaseURL string `yaml:"base_url" json:"base_url"`
+	// Transport is how attempts are spoken: "http" (default) or "mcp" (MCP Streamable
+	// HTTP: sessions, JSON-RPC tools/call; docs/mcp.md). MCP tunes the MCP transport.
+	Transport string      `yaml:"transport,omitempty" json:"transport,omitempty"`
+	MCP       *MCPOptions `yaml:"mcp,omitempty" json:"mcp,omitempty"`
+	// Outcomes are the rules that classify answers (status and predicates on the body),
+	// class by class in order of precedence; nil: the statuses of expect and the examples.
+	Outcomes *Outcomes `yaml:"outcomes,omitempty" json:"outcomes,omitempty"`
 	// The key travels in a header (KeyHeader) or in a JSON body field (KeyField, a dotted
 	// path such as params.arguments.idempotency_key). Exactly one is set.
 	KeyHeader   string              `yaml:"key_header,omitempty" json:"key_header,omitempty"`
@@ -48,6 +55,7 @@ type Profile struct {
 // Operation is the keyed, side-effecting call. Body templates see {{.Entity}}.
 type Operation struct {
 	Method      string            `yaml:"method" json:"method"`
+	Tool        string            `yaml:"tool,omitempty" json:"tool,omitempty"` // transport mcp: the tools/call name; body is its arguments
 	Path        string            `yaml:"path" json:"path"`
 	Headers     map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
 	Body        string            `yaml:"body" json:"body"`
@@ -62,6 +70,11 @@ type OtherOperation struct {
 
 // Probe reads the ledger: how many times did the operation happen for the entity?
 type Probe struct {
+	// Tool (transport mcp) reads the ledger with a tools/call of this tool with Arguments
+	// (a JSON object template) instead of an HTTP GET; Path defaults to operation.path.
+	Tool      string `yaml:"tool,omitempty" json:"tool,omitempty"`
+	Arguments string `yaml:"arguments,omitempty" json:"arguments,omitempty"`
+
 	Method  string            `yaml:"method" json:"method"`
 	Path    string            `yaml:"path" json:"path"`
 	Headers map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
@@ -71,9 +84,16 @@ type Probe struct {
 	Scope string `yaml:"scope,omitempty" json:"scope,omitempty"`
 }
 
-// Expect declares the target's choices where the references disagree.
+// Expect declares the target's choices where the references disagree (docs/profiles.md,
+// "Declared policies").
 type Expect struct {
-	InFlight     int    `yaml:"in_flight" json:"in_flight"`                             // 409
+	// InFlight is the status of a repeat refused while the original runs (409). In YAML,
+	// `in_flight: wait` declares the block-and-replay school instead: InFlight is then 0
+	// and InFlightWait true.
+	InFlight int `yaml:"in_flight" json:"in_flight"`
+	// InFlightWait: a repeat during the original waits for it and receives its committed
+	// response; never a refusal, never a second effect.
+	InFlightWait bool   `yaml:"-" json:"in_flight_wait,omitempty"`
 	Mismatch     int    `yaml:"mismatch" json:"mismatch"`                               // 422 (Stripe-style: 400)
 	MissingKey   string `yaml:"missing_key" json:"missing_key"`                         // "400" or "optional"
 	ReplayHeader string `yaml:"replay_header,omitempty" json:"replay_header,omitempty"` // e.g. Idempotent-Replayed; "" = none declared
@@ -81,6 +101,16 @@ type Expect struct {
 	ReplayHeaders []string `yaml:"replay_headers,omitempty" json:"replay_headers,omitempty"`
 	// StoresBusinessErrors: a business 4xx is replayed (true) or re-executed (false); nil = not declared.
 	StoresBusinessErrors *bool `yaml:"stores_business_errors,omitempty" json:"stores_business_errors,omitempty"`
+	// StoresValidationErrors: a request refused before execution is stored under its key
+	// and replayed (true) or leaves the key unused (false, Stripe); nil = not declared.
+	StoresValidationErrors *bool `yaml:"stores_validation_errors,omitempty" json:"stores_validation_errors,omitempty"`
+	// Stores5xx: a 5xx produced after the work began is stored and replayed (true, Stripe
+	// v1) or the retry executes again (false); nil = not declared (not storing is required).
+	Stores5xx *bool `yaml:"stores_5xx,omitempty" json:"stores_5xx,omitempty"`
+	// UniqueField is a JSON path (gjson syntax) into a response body to a value minted per
+	// execution (a refund id, a decline id): equal values prove a replay, different ones
+	// a new execution. "" = not declared (replays are told by their bytes and the ledger).
+	UniqueField string `yaml:"unique_field,omitempty" json:"unique_field,omitempty"`
 }
 
 // TestHook is how a request switches a test hook of the target on: a request header

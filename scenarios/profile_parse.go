@@ -94,7 +94,13 @@ func parseTree(name, dir string, data []byte, depth int) (*yaml.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mergeMappings(base, root), nil
+	// The key travels in one place: a profile that names its own placement replaces the
+	// preset's, whichever of the two the preset used.
+	if findKey(root, "key_header") != nil || findKey(root, "key_field") != nil {
+		takeKey(base, "key_header")
+		takeKey(base, "key_field")
+	}
+	return mergeOutcomes(mergeMappings(base, root), base, root), nil
 }
 
 // loadBase reads what `extends:` names: a built-in preset, or a profile file.
@@ -131,6 +137,16 @@ func takeKey(m *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
+// findKey returns the value node of key in a mapping node (nil when absent).
+func findKey(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
 // mergeMappings lays over on top of base: mappings merge key by key, anything else
 // (scalars, lists) in over replaces base's value.
 func mergeMappings(base, over *yaml.Node) *yaml.Node {
@@ -161,7 +177,8 @@ func mergeMappings(base, over *yaml.Node) *yaml.Node {
 // decodeProfile decodes the tree; the field errors are those found on the way (unknown
 // fields, bad scalars), reported together with the validation's.
 func decodeProfile(name string, root *yaml.Node) (*Profile, []fieldError, error) {
-	errs := checkFields(root, profileType, "")
+	wait, errs := takeInFlightWait(root)
+	errs = append(errs, checkFields(root, profileType, "")...)
 	var p Profile
 	if err := root.Decode(&p); err != nil {
 		var le *lineError
@@ -170,6 +187,7 @@ func decodeProfile(name string, root *yaml.Node) (*Profile, []fieldError, error)
 		}
 		return nil, nil, fmt.Errorf("profile %s: %s", name, strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n  "))
 	}
+	p.Expect.InFlightWait = wait
 	p.applyDefaults()
 	return &p, errs, nil
 }
@@ -180,6 +198,9 @@ func (p *Profile) applyDefaults() {
 	}
 	if p.ClientTimeout == 0 {
 		p.ClientTimeout = DefaultClientTimeout
+	}
+	if p.Transport == TransportMCP {
+		p.applyMCPDefaults()
 	}
 	if p.Operation.Method == "" && p.Operation.Path != "" {
 		p.Operation.Method = "POST"

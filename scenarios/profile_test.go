@@ -3,6 +3,7 @@ package scenarios_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,7 +47,7 @@ func TestReferenceProfileIsCompleteAndValid(t *testing.T) {
 	require.Equal(t, 402, p.Business.Status)
 	require.Equal(t, "/v1/invoices", p.Other.Path)
 	require.Equal(t, "count", p.Other.SideEffects.Count)
-	require.Equal(t, []string{"ietf-draft-07", "reference", "stripe"}, scenarios.BuiltinProfiles())
+	require.Equal(t, []string{"acp", "ietf-draft-07", "mcp-sep-3182", "reference", "stripe"}, scenarios.BuiltinProfiles())
 }
 
 func TestReferenceProfileBaseURLFromEnvironment(t *testing.T) {
@@ -142,7 +143,7 @@ func TestExtendsFileRelativeToProfile(t *testing.T) {
 
 func TestExtendsUnknownPreset(t *testing.T) {
 	_, err := scenarios.ParseProfile("x.yaml", []byte("extends: paypal\n"))
-	require.EqualError(t, err, `profile x.yaml: line 1: extends: unknown built-in profile "paypal" (have ietf-draft-07, reference, stripe; or give a file path)`)
+	require.EqualError(t, err, `profile x.yaml: line 1: extends: unknown built-in profile "paypal" (have acp, ietf-draft-07, mcp-sep-3182, reference, stripe; or give a file path)`)
 }
 
 func TestKeyFieldProfileNeedsJSONBody(t *testing.T) {
@@ -161,7 +162,7 @@ func TestValidateWithoutLines(t *testing.T) {
 	p, err := scenarios.ParseProfile("x.yaml", []byte(minimalProfile))
 	require.NoError(t, err)
 	p.Expect.InFlight = 200
-	require.EqualError(t, p.Validate(), "expect.in_flight: must be a 4xx status (409 in draft-07 and Stripe), got 200")
+	require.EqualError(t, p.Validate(), `expect.in_flight: must be a 4xx status (409 in draft-07 and Stripe) or "wait", got 200`)
 }
 
 func TestMissingCapabilitiesMakeScenariosNA(t *testing.T) {
@@ -178,11 +179,60 @@ func TestParseProfileReportsBadScalarsWithEverythingElse(t *testing.T) {
 	_, err := scenarios.ParseProfile("x.yaml", []byte(doc))
 	require.EqualError(t, err, `profile x.yaml: line 13: expect.mismatch: must be an integer (an HTTP status), got "often"
 profile x.yaml: line 15: lock_timeout: must be a duration such as "2s" or "400ms", got "1 second"
-profile x.yaml: line 16: colour: unknown field (known: base_url, business_error, client_timeout, crash, downstream, entity, expect, fail_operation, key_field, key_header, keyed_methods, lock_timeout, name, operation, other_operation, principals, proxy, retention, side_effects, slow_operation, validation_error)`)
+profile x.yaml: line 16: colour: unknown field (known: base_url, business_error, client_timeout, crash, downstream, entity, expect, fail_operation, key_field, key_header, keyed_methods, lock_timeout, mcp, name, operation, other_operation, outcomes, principals, proxy, retention, side_effects, slow_operation, transport, validation_error)`)
 }
 
 func TestLockTimeoutThatOutlivesTheRetentionIsNA(t *testing.T) {
 	p, err := scenarios.ParseProfile("x.yaml", []byte(minimalProfile+"retention: 1s\nlock_timeout: 1s\n"))
 	require.NoError(t, err)
 	require.Equal(t, "retention 1s does not outlast lock_timeout 1s plus the takeover margin: a wedged key would expire before it could be seen", p.Missing(scenarios.CapLockTimeout))
+}
+
+func TestInFlightAcceptsAStatusOrWait(t *testing.T) {
+	wait := strings.Replace(minimalProfile, "in_flight: 409", "in_flight: wait", 1)
+	p, err := scenarios.ParseProfile("x.yaml", []byte(wait))
+	require.NoError(t, err)
+	require.True(t, p.Expect.InFlightWait)
+	require.Zero(t, p.Expect.InFlight)
+	require.NoError(t, p.Validate())
+
+	_, err = scenarios.ParseProfile("x.yaml", []byte(strings.Replace(minimalProfile, "in_flight: 409", "in_flight: soon", 1)))
+	require.EqualError(t, err, `profile x.yaml: line 12: expect.in_flight: must be a 4xx status (409 in draft-07 and Stripe) or "wait" (a repeat waits and gets the committed response), got "soon"`)
+
+	p.Expect.InFlight = 409
+	require.EqualError(t, p.Validate(), `expect.in_flight: declares both a status (409) and "wait": a repeat is either refused or made to wait`)
+}
+
+func TestDeclaredStoragePoliciesParse(t *testing.T) {
+	doc := strings.Replace(minimalProfile, "  missing_key: \"400\"\n", "  missing_key: \"400\"\n  stores_validation_errors: false\n  stores_5xx: true\n  unique_field: data.id\n", 1)
+	p, err := scenarios.ParseProfile("x.yaml", []byte(doc))
+	require.NoError(t, err)
+	require.NotNil(t, p.Expect.StoresValidationErrors)
+	require.False(t, *p.Expect.StoresValidationErrors)
+	require.NotNil(t, p.Expect.Stores5xx)
+	require.True(t, *p.Expect.Stores5xx)
+	require.Equal(t, "data.id", p.Expect.UniqueField)
+
+	_, err = scenarios.ParseProfile("x.yaml", []byte(strings.Replace(doc, "unique_field: data.id", "unique_field: data..id", 1)))
+	require.EqualError(t, err, `profile x.yaml: line 17: expect.unique_field: must be a JSON path to a value minted per execution, such as id or data.decline_id, got "data..id"`)
+
+	_, err = scenarios.ParseProfile("x.yaml", []byte(strings.Replace(doc, "stores_5xx: true", "stores_5xx: sometimes", 1)))
+	require.EqualError(t, err, `profile x.yaml: line 16: expect.stores_5xx: must be true or false, got "sometimes"`)
+}
+
+func TestPresetsDeclareTheirPolicies(t *testing.T) {
+	t.Setenv("IDEMPROOF_BASE_URL", "")
+	ref, err := scenarios.BuiltinProfile("reference")
+	require.NoError(t, err)
+	require.False(t, *ref.Expect.StoresValidationErrors)
+	require.False(t, *ref.Expect.Stores5xx)
+	require.Equal(t, "id", ref.Expect.UniqueField)
+	stripe, err := scenarios.BuiltinProfile("stripe")
+	require.NoError(t, err)
+	require.False(t, *stripe.Expect.StoresValidationErrors, "Stripe saves no result when validation fails")
+	require.True(t, *stripe.Expect.Stores5xx, "Stripe v1 replays 500s once execution began")
+	draft, err := scenarios.BuiltinProfile("ietf-draft-07")
+	require.NoError(t, err)
+	require.Nil(t, draft.Expect.StoresValidationErrors, "the draft is silent")
+	require.Nil(t, draft.Expect.Stores5xx)
 }

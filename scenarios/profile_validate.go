@@ -38,16 +38,22 @@ func (p *Profile) fieldErrors() []fieldError {
 	if p.KeyField != "" && !validFieldPath(p.KeyField) {
 		add("key_field", "must be a dotted JSON path such as params.arguments.idempotency_key, got %q", p.KeyField)
 	}
-	errs = append(errs, checkOperation("operation", p.Operation, p.KeyField != "")...)
+	errs = append(errs, checkOperation("operation", p.Operation, p.KeyField != "" || p.isMCP())...)
 	errs = append(errs, checkProbe("side_effects", p.SideEffects)...)
 	errs = append(errs, checkEntity(p.Entity, p.Operation)...)
 	errs = append(errs, checkDownstream(p.Downstream)...)
 	if p.Other != nil {
-		errs = append(errs, checkOperation("other_operation", p.Other.Operation, p.KeyField != "")...)
+		errs = append(errs, checkOperation("other_operation", p.Other.Operation, p.KeyField != "" || p.isMCP())...)
 		errs = append(errs, checkProbe("other_operation.side_effects", p.Other.SideEffects)...)
 	}
-	if !is4xx(p.Expect.InFlight) {
-		add("expect.in_flight", "must be a 4xx status (409 in draft-07 and Stripe), got %d", p.Expect.InFlight)
+	switch {
+	case p.Expect.InFlightWait && p.Expect.InFlight != 0:
+		add("expect.in_flight", "declares both a status (%d) and %q: a repeat is either refused or made to wait", p.Expect.InFlight, InFlightWaitValue)
+	case !p.Expect.InFlightWait && !is4xx(p.Expect.InFlight):
+		add("expect.in_flight", "must be a 4xx status (409 in draft-07 and Stripe) or %q, got %d", InFlightWaitValue, p.Expect.InFlight)
+	}
+	if f := p.Expect.UniqueField; f != "" && (!validFieldPath(f) || strings.ContainsAny(f, " \t\r\n")) {
+		add("expect.unique_field", "must be a JSON path to a value minted per execution, such as id or data.decline_id, got %q", f)
 	}
 	if !is4xx(p.Expect.Mismatch) {
 		add("expect.mismatch", "must be a 4xx status (422 in draft-07, 400 at Stripe), got %d", p.Expect.Mismatch)
@@ -104,7 +110,7 @@ func (p *Profile) fieldErrors() []fieldError {
 			add("proxy.admin", "%s", msg)
 		}
 	}
-	return errs
+	return p.transportFieldErrors(errs)
 }
 
 func checkOperation(path string, op Operation, bodyIsJSON bool) []fieldError {
@@ -131,6 +137,9 @@ func checkOperation(path string, op Operation, bodyIsJSON bool) []fieldError {
 }
 
 func checkProbe(path string, pr Probe) []fieldError {
+	if pr.Tool != "" {
+		return checkToolProbe(path, pr)
+	}
 	var errs []fieldError
 	if !strings.HasPrefix(pr.Path, "/") {
 		errs = append(errs, fieldError{Path: path + ".path", Msg: fmt.Sprintf("must start with / (the ledger read, e.g. /v1/refunds?order_id={{.Entity}}), got %q", pr.Path)})
@@ -143,9 +152,7 @@ func checkProbe(path string, pr Probe) []fieldError {
 		errs = append(errs, fieldError{Path: path + ".scope", Msg: fmt.Sprintf("must be %q (the default: a count per entity) or %q (one count of every effect), got %q", ScopeEntity, ScopeGlobal, pr.Scope)})
 	}
 	if pr.Count == "" {
-		errs = append(errs, fieldError{Path: path + ".count", Msg: "required: a JSON path to the count, e.g. count or data.# (array length)"})
-	} else if !validFieldPath(pr.Count) {
-		errs = append(errs, fieldError{Path: path + ".count", Msg: fmt.Sprintf("must be a dotted JSON path such as data.#, got %q", pr.Count)})
+		errs = append(errs, fieldError{Path: path + ".count", Msg: "required: a gjson path to the count, e.g. count or data.# (array length)"})
 	}
 	return errs
 }

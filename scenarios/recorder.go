@@ -33,3 +33,13 @@ func (r *recorder) history() []Op {
 	defer r.mu.Unlock()
 	return append([]Op(nil), r.ops...)
 }
+
+// last returns the latest event of the history.
+func (r *recorder) last() Op {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.ops) == 0 {
+		return Op{}
+	}
+	return r.ops[len(r.ops)-1]
+}

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/idemproof/idemproof/transport"
 )
 
 // scenarioKeys are the keys one scenario run uses, all minted from the run nonce.
@@ -41,15 +44,17 @@ func (k scenarioKeys) keyFor(f KeyForm) (string, bool) {
 	return k.main, true
 }
 
-// requestSpec is a step's request, built once and turned into one *http.Request per
-// attempt (a burst of 1,000 renders its templates once).
+// requestSpec is a step's request, built once and sent as every attempt of the step (a
+// burst of 1,000 renders its templates once).
 type requestSpec struct {
 	method, url string
 	header      http.Header
 	body        []byte
 	key         string // "" when the step sends no key
+	principal   int
 }
 
+// newRequest is the spec as one plain HTTP request (steps that choose their own client).
 func (s requestSpec) newRequest() (*http.Request, error) {
 	req, err := http.NewRequest(s.method, s.url, bytes.NewReader(s.body))
 	if err != nil {
@@ -57,6 +62,12 @@ func (s requestSpec) newRequest() (*http.Request, error) {
 	}
 	req.Header = s.header.Clone()
 	return req, nil
+}
+
+// request is the spec as the transport takes it.
+func (s requestSpec) request(p *Profile) *transport.Request {
+	return &transport.Request{URL: s.url, Method: s.method, Header: s.header, Body: s.body,
+		Session: strconv.Itoa(s.principal), SessionHeader: p.sessionHeader(s.principal)}
 }
 
 // stepRequest builds the request of one step against base (the proxy).
@@ -86,8 +97,12 @@ func (t *target) stepRequest(base, entity string, keys scenarioKeys, st Step, ma
 	if err != nil {
 		return requestSpec{}, fmt.Errorf("render body: %w", err)
 	}
+	framed, err := t.tr.Frame(op.Tool, []byte(rendered))
+	if err != nil {
+		return requestSpec{}, err
+	}
 	key, hasKey := keys.keyFor(st.Key)
-	payload, isJSON, err := shapeBody(rendered, p.KeyField, key, hasKey, st.Variant)
+	payload, isJSON, err := shapeBody(string(framed), p.KeyField, key, hasKey, st.Variant)
 	if err != nil {
 		return requestSpec{}, err
 	}
@@ -105,7 +120,7 @@ func (t *target) stepRequest(base, entity string, keys scenarioKeys, st Step, ma
 		}
 		path += sep + "idemproof=1"
 	}
-	req := requestSpec{method: op.Method, url: strings.TrimSuffix(base, "/") + path, header: http.Header{}, body: payload}
+	req := requestSpec{method: op.Method, url: strings.TrimSuffix(base, "/") + path, header: http.Header{}, body: payload, principal: st.Principal}
 	if isJSON {
 		req.header.Set("Content-Type", "application/json")
 	}

@@ -18,6 +18,11 @@ type Scenario struct {
 	Needs       []Capability `json:"needs,omitempty"`
 	Faults      []FaultOn    `json:"faults,omitempty"`
 	Steps       []Step       `json:"steps"`
+	// Settle, when set, ends the scenario with the settle step (SettleStep): once every
+	// attempt of Steps has ended, sequential retries with the settle payload must get the
+	// committed response. A key still refused as in flight, or never answered, after the
+	// declared lock timeout (or the client timeout) is stuck.
+	Settle *Settle `json:"settle,omitempty"`
 	// Vendor are faults the downstream sink injects on the target's calls to its vendor
 	// for this scenario's entity (scenarios that need downstream).
 	Vendor []VendorFault `json:"vendor,omitempty"`
@@ -29,6 +34,15 @@ type Scenario struct {
 type VendorFault struct {
 	Nth   int              `json:"nth"`
 	Fault downstream.Fault `json:"fault"`
+}
+
+// SettleStep names the attempts of the settle step in the history.
+const SettleStep = "settle"
+
+// Settle is what the settle step sends: the scenario's key, the default principal, and
+// the payload whose committed response it must get.
+type Settle struct {
+	Payload Payload `json:"payload,omitempty"` // default the operation's body
 }
 
 // Checker judges one scenario run. It is a pure function: no network, no clock.

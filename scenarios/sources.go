@@ -1,7 +1,8 @@
 package scenarios
 
-// Sources cited by the catalogue. The draft's wording is SHOULD throughout; DESIGN.md
-// lifts the safety invariants (one effect, faithful replay, no leak) above any profile.
+// Sources cited by the catalogue. The draft's wording is SHOULD throughout; idemproof
+// lifts the safety invariants (one effect, faithful replay, no leak) above any profile,
+// as the README's "Verdicts" paragraph and docs/scenarios.md state.
 const (
 	srcDraft            = "draft-07" // draft-ietf-httpapi-idempotency-key-header-07
 	srcDraftSyntax      = srcDraft + " §2.1 (Syntax: an RFC 8941 sf-string)"
@@ -13,7 +14,7 @@ const (
 	srcStripe           = "Stripe, Idempotent requests"
 	srcBrandur          = "brandur, Stripe-like idempotency keys in Postgres"
 	srcRFC9110          = "RFC 9110 §5.1 (field names are case-insensitive)"
-	srcSeed             = "idemproof safety invariants (DESIGN.md)"
+	srcSeed             = "idemproof safety invariants (README, Verdicts)"
 )
 
 // and joins sources.

@@ -13,6 +13,7 @@ import (
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/faultproxy/client"
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/transport"
 )
 
 // target is one profile made runnable: where attempts go (through a fault proxy), the
@@ -21,11 +22,13 @@ type target struct {
 	p        *Profile
 	proxyURL string
 	ctl      faultproxy.Controller
-	client   *http.Client
+	client   *http.Client // plain HTTP attempts of steps that choose their client (send)
 	probe    *http.Client
 	closeFn  func() error
 	// classifier turns complete answers into outcome classes (the profile's rules).
 	classifier outcome.Classifier
+	// tr frames, sends and reads the ledger: plain HTTP or MCP (transport/).
+	tr transport.Transport
 	// sink records the target's calls to its vendor (profile downstream:); nil without.
 	sink downstream.Recorder
 }
@@ -33,7 +36,8 @@ type target struct {
 // openTarget starts an in-process fault proxy in front of the profile's base URL, or
 // connects to the running proxy the profile names.
 func openTarget(ctx context.Context, p *Profile, seed int64) (*target, error) {
-	t := &target{p: p, client: newAttemptClient(), probe: &http.Client{Timeout: 10 * time.Second}, classifier: p.Classifier()}
+	t := &target{p: p, client: transport.NewAttemptClient(), probe: &http.Client{Timeout: 10 * time.Second}, classifier: p.Classifier()}
+	t.tr = p.newTransport(t.classifier, t.probe)
 	if p.Proxy != nil {
 		// The remote proxy must read the key where the profile puts it (its own
 		// --key-header / --key-field); the runner cannot reconfigure it.
@@ -43,7 +47,16 @@ func openTarget(ctx context.Context, p *Profile, seed int64) (*target, error) {
 		}
 		return t, nil
 	}
-	srv, err := faultproxy.Start(ctx, faultproxy.Config{Upstream: p.BaseURL, KeyHeader: p.KeyHeader, KeyField: p.KeyField, Seed: seed})
+	// The journal names each answer's outcome class too, so the timeline and client-check
+	// read the same classes the checkers judge. Its own classifier instance: the run's
+	// rule-match counts (reported by the preflight) stay the runner's alone.
+	journalClass := p.Classifier()
+	srv, err := faultproxy.Start(ctx, faultproxy.Config{
+		Upstream: p.BaseURL, KeyHeader: p.KeyHeader, KeyField: p.KeyField, Seed: seed,
+		Classify: func(status int, h http.Header, body []byte) string {
+			return string(journalClass.Classify(outcome.Answer{Status: status, Header: h, Body: body}))
+		},
+	})
 	if err != nil {
 		return nil, fmt.Errorf("open target %s: start proxy: %w", p.Name, err)
 	}

@@ -23,6 +23,33 @@ func (f *finding) example(format string, args ...any) {
 	}
 }
 
+// blame marks op (a completion event) as an attempt that broke the rule, want saying
+// what it should have got.
+func (f *finding) blame(op Op, want string) {
+	f.blameAgainst(op, want, nil)
+}
+
+// blameAgainst is blame for an answer that should have equalled a committed response.
+func (f *finding) blameAgainst(op Op, want string, committed *Op) {
+	if op.Type == OpInvoke || len(f.ev.Blame) >= maxBlame {
+		return
+	}
+	for _, b := range f.ev.Blame {
+		if b.Index == op.Index {
+			return
+		}
+	}
+	b := Blame{Index: op.Index, Want: want}
+	if committed != nil {
+		b.Committed = &Response{Status: committed.Status, Body: committed.Body}
+	}
+	f.ev.Blame = append(f.ev.Blame, b)
+}
+
+// maxBlame bounds the blamed attempts of one result: a burst of 1,000 wrong answers is
+// shown by its first ones.
+const maxBlame = 8
+
 func (f *finding) result(v Verdict, format string, args ...any) (Verdict, string, Evidence) {
 	return v, fmt.Sprintf(format, args...), f.ev
 }

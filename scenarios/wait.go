@@ -67,5 +67,8 @@ func (t *target) declaredWaits(sc Scenario) time.Duration {
 	for _, fo := range sc.Faults {
 		d += t.resolve(fo.DurationOf)
 	}
+	if sc.Settle != nil {
+		d += t.settleBudget()
+	}
 	return d
 }

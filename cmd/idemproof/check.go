@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -27,6 +26,7 @@ type checkOptions struct {
 	timeout     time.Duration
 	// allowUnknown is how many UNKNOWN results still let the run exit 0.
 	allowUnknown int
+	extras       checkExtras // check_extras.go: report files, baseline, skip, shard
 }
 
 func checkFlags(stderr io.Writer) (*flag.FlagSet, *checkOptions) {
@@ -37,13 +37,14 @@ func checkFlags(stderr io.Writer) (*flag.FlagSet, *checkOptions) {
 	fs.BoolVar(&o.strict, "strict", false, "fail on NON-STRICT (a SHOULD missed) and UNKNOWN too")
 	fs.Var(&o.only, "only", "scenario IDs or globs (replay/*), comma list or repeated")
 	fs.Var(&o.labels, "label", "run only scenarios carrying these labels (all of them), comma list or repeated")
-	fs.StringVar(&o.reportDir, "report-dir", "", "write report.json, junit.xml and report.html into this folder (created if missing)")
+	fs.StringVar(&o.reportDir, "report-dir", "", "write report.json, junit.xml, report.html and report.md into this folder (created if missing)")
 	fs.Int64Var(&o.seed, "seed", 0, "seed of the proxy's probabilistic fault choices (default: time-based, printed); keys and entities are fresh on every run")
 	fs.Var(&o.flaws, "flaw", "run the embedded reference with this known flaw (idemproof scenarios --flaws lists them); repeatable")
 	fs.StringVar(&o.store, "store", "", "store of the embedded reference: memory (default) or a postgres:// DSN")
 	fs.IntVar(&o.concurrency, "concurrency", 0, "scenarios run at once (default: the runner's)")
 	fs.DurationVar(&o.timeout, "timeout", 0, "time limit per scenario, e.g. 30s (default: the runner's)")
 	fs.IntVar(&o.allowUnknown, "allow-unknown", 0, "UNKNOWN results tolerated before the run counts as incomplete (exit 3)")
+	o.extras.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: idemproof check [flags]")
 		fmt.Fprintln(stderr)
@@ -72,6 +73,10 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q: targets are given with --profile", fs.Arg(0))
 	}
+	stdout, err := o.extras.prepare(stdout, stderr)
+	if err != nil {
+		return err
+	}
 	if o.concurrency < 0 {
 		return fmt.Errorf("--concurrency %d: must be 1 or more (0 = default)", o.concurrency)
 	}
@@ -87,6 +92,14 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	selected, err := scenarios.Select(o.only, o.labels)
 	if err != nil {
 		return fmt.Errorf("--only/--label: %w", err)
+	}
+	selected, narrowedOnly, err := o.extras.narrow(selected)
+	if err != nil {
+		return err
+	}
+	only := o.only
+	if narrowedOnly != nil {
+		only = narrowedOnly
 	}
 	seedSet := false
 	fs.Visit(func(f *flag.Flag) { seedSet = seedSet || f.Name == "seed" })
@@ -113,13 +126,13 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	rep, err := scenarios.Run(ctx, scenarios.RunConfig{
 		Profiles:        targets.profiles,
-		Only:            o.only,
+		Only:            only,
 		Labels:          o.labels,
 		Seed:            o.seed,
 		Strict:          o.strict,
 		Concurrency:     o.concurrency,
 		ScenarioTimeout: o.timeout,
-		Progress:        report.Progress(stdout),
+		Progress:        liveProgress(stdout, len(selected)*len(names)),
 		Notice:          func(msg string) { fmt.Fprintln(stdout, msg) },
 		Tool:            "idemproof " + version(),
 		NoPreflight:     true, // done above, before the header
@@ -127,6 +140,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
+	o.extras.finish(rep)
 	fmt.Fprintln(stdout)
 	report.WriteSummary(stdout, rep)
 	if o.reportDir != "" {
@@ -136,13 +150,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		fmt.Fprintf(stdout, "\nreports: %s\n", strings.Join(paths, " "))
 	}
-	return exitStatus(stdout, rep, o.allowUnknown)
-}
-
-// version is the module version the binary was built from, or "dev".
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	if err := o.extras.write(stdout, rep); err != nil {
+		return fmt.Errorf("write reports: %w", err)
 	}
-	return "dev"
+	return exitStatus(stdout, rep, o.allowUnknown)
 }

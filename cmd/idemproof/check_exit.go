@@ -54,9 +54,9 @@ func exitStatus(stdout io.Writer, rep *scenarios.Report, allowUnknown int) error
 	unknown := 0
 	for _, r := range rep.Results {
 		switch {
-		case r.Verdict == scenarios.Unknown:
+		case r.Verdict == scenarios.Unknown && !r.KnownFailure:
 			unknown++
-		case report.Failing(r.Verdict, rep.Strict):
+		case report.FailsRun(rep, r):
 			return errExitFailure
 		}
 	}

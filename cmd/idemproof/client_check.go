@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os/exec"
@@ -16,29 +15,24 @@ import (
 // runClientCheck runs a client command against the reference server behind the fault
 // proxy and checks its retry policy: exit 0 clean, 1 on findings, 2 on usage errors.
 func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("client-check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("client-check", "[--profile my-api.yaml] [flags] -- <command> [args...]", fmt.Sprintf(
+		"Runs the command against the profile's target (default: the embedded reference refund server)\n"+
+			"behind the fault proxy, then checks each logical operation (the profile's entity): one side\n"+
+			"effect, one key re-sent on every retry, no mismatch (422) retried unchanged, in-flight answers\n"+
+			"(409) retried after Retry-After, lost responses resolved or reported unknown.\n"+
+			"The command gets %s (the proxy), %s, %s, %s or %s, %s, %s, %s and %s.",
+		clientcheck.EnvBaseURL, clientcheck.EnvOperationURL, clientcheck.EnvOperationBody, clientcheck.EnvKeyHeader,
+		clientcheck.EnvKeyField, clientcheck.EnvEntity, clientcheck.EnvOutcomeFile, clientcheck.EnvAdminURL, clientcheck.EnvMCPEndpoint), stderr)
 	profilePath := fs.String("profile", "", "the target the client calls, as a profile file (default: the embedded reference refund server)")
 	faults := fs.String("faults", clientcheck.DefaultFaultSpec,
 		"fault kinds dealt over the operations, on each key's first attempt: hold[=DUR],reset[=P],close[=P],409[=SECS],422,503|502|504,restart, none, or @FILE (JSON rules)")
 	seed := fs.Int64("seed", 1, "seed of the fault probabilities (same seed, same request order: same faults)")
-	reportDir := fs.String("report-dir", "", "write report.json, junit.xml and report.html into this folder")
+	reportDir := fs.String("report-dir", "", "write report.json, junit.xml, report.html and report.md into this folder")
 	outcomes := fs.String("outcomes", "", "outcome file the client writes (default: a temporary file); exported as "+clientcheck.EnvOutcomeFile)
 	timeout := fs.Duration("timeout", clientcheck.DefaultTimeout, "kill the client command after this long")
 	format := fs.String("format", "console", "console | json (the report on stdout)")
 	restart := fs.Bool("restart", false, "kill the command (its whole process group) right after every attempt whose response the proxy lost, and start it again with the same environment and "+clientcheck.EnvStateDir+" (once per operation)")
 	stateDir := fs.String("state-dir", "", "the state folder exported as "+clientcheck.EnvStateDir+" (default: a temporary folder, removed after the run)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: idemproof client-check [--profile my-api.yaml] [flags] -- <command> [args...]")
-		fmt.Fprintln(stderr, "Runs the command against the profile's target (default: the embedded reference refund server)")
-		fmt.Fprintln(stderr, "behind the fault proxy, then checks each logical operation (the profile's entity): one side")
-		fmt.Fprintln(stderr, "effect, one key re-sent on every retry, no mismatch (422) retried unchanged, in-flight answers")
-		fmt.Fprintln(stderr, "(409) retried after Retry-After, lost responses resolved or reported unknown.")
-		fmt.Fprintf(stderr, "The command gets %s (the proxy), %s, %s, %s or %s, %s, %s, %s and %s.\n",
-			clientcheck.EnvBaseURL, clientcheck.EnvOperationURL, clientcheck.EnvOperationBody, clientcheck.EnvKeyHeader,
-			clientcheck.EnvKeyField, clientcheck.EnvEntity, clientcheck.EnvOutcomeFile, clientcheck.EnvAdminURL, clientcheck.EnvMCPEndpoint)
-		fs.PrintDefaults()
-	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -6,6 +6,10 @@
 //	idemproof serve         run the reference keyed refund server
 //	idemproof scenarios     list the scenario catalogue
 //	idemproof client-check  run a client's command against faults and check its retries
+//	idemproof init          write a starter profile (from an OpenAPI operation, or a template)
+//	idemproof report merge  merge the report.json of several shards or runs
+//	idemproof diff          print the verdict changes between two runs' report.json
+//	idemproof version       print the version, commit and Go version of this binary
 package main
 
 import (
@@ -35,6 +39,10 @@ func commands() []command {
 		{"serve", "run the reference keyed refund server", runServe},
 		{"scenarios", "list the scenario catalogue (table or JSON)", runScenarios},
 		{"client-check", "run a client command against faults and check its retry policy", runClientCheck},
+		{"init", "write a starter profile, from an OpenAPI operation or as a template", runInit},
+		{"report", "merge the report.json of several shards or runs (report merge)", runReport},
+		{"diff", "print the verdict changes between two report.json files", runDiff},
+		{"version", "print the version, commit and Go version of this binary", runVersion},
 		{"vendor", "run a recording vendor (the downstream sink) for a target to call", runVendor},
 	}
 }
@@ -58,6 +66,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return err
 	}
+	suggestFlag(fs, err, fs.Output())
 	return errUsageReported
 }
 
@@ -95,6 +104,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return 0
 	}
+	if args[0] == "--version" || args[0] == "-version" {
+		fmt.Fprintf(stdout, "idemproof %s\n", version())
+		return 0
+	}
 	for _, c := range commands() {
 		if c.name != args[0] {
 			continue
@@ -116,7 +129,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	fmt.Fprintf(stderr, "idemproof: unknown command %q\n\n", args[0])
+	names := make([]string, 0, len(commands()))
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	fmt.Fprintf(stderr, "idemproof: unknown command %q%s\n\n", args[0], suggestion(args[0], names))
 	usage(stderr)
 	return 2
 }

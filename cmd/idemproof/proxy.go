@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -25,8 +24,7 @@ const proxyShutdownGrace = 10 * time.Second
 // runProxy runs the fault proxy and its admin API until ctx ends, then shuts down
 // gracefully.
 func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("proxy", "--upstream URL [flags]", "Runs the fault-injecting HTTP proxy; rules are added with --rules or the admin API (POST /rules).", stderr)
 	listen := fs.String("listen", "127.0.0.1:8081", "address for client traffic (port 0 picks a free port)")
 	var upstreams upstreamFlags
 	fs.Var(&upstreams, "upstream", "upstream base URL, http:// or https:// (required; repeat for round-robin replicas)")
@@ -39,11 +37,6 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	keyHeader := fs.String("key-header", faultproxy.DefaultKeyHeader, "header carrying the idempotency key")
 	keyField := fs.String("key-field", "", "dotted JSON path of the key in the request body, used instead of the header (e.g. params.arguments.idempotency_key)")
 	insecure := fs.Bool("insecure-upstream", false, "accept any TLS certificate from an https upstream (self-signed test servers)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: idemproof proxy --upstream URL [flags]")
-		fmt.Fprintln(stderr, "Runs the fault-injecting HTTP proxy; rules are added with --rules or the admin API (POST /rules).")
-		fs.PrintDefaults()
-	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

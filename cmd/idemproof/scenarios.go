@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -17,8 +16,7 @@ import (
 // optionally narrowed like `check` (--only, --label); --flaws lists the reference
 // server's flaws and the scenario that catches each.
 func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("idemproof scenarios", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("scenarios", "[flags]", "Lists the scenario catalogue (a table, --json or --markdown), or the reference server's flaws (--flaws).", stderr)
 	asJSON := fs.Bool("json", false, "print the catalogue as JSON")
 	asMarkdown := fs.Bool("markdown", false, "print the catalogue as a Markdown table (README)")
 	flaws := fs.Bool("flaws", false, "list the reference server's flaws and the scenario that catches each")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -28,8 +27,7 @@ func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 // runServe runs the reference keyed refund server until ctx ends (SIGINT/SIGTERM), then
 // shuts it down gracefully.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("serve", "[flags]", "Runs the reference keyed refund server (POST /v1/refunds, POST /v1/invoices, GET ledgers, GET /healthz)\nuntil interrupted.", stderr)
 	listen := fs.String("listen", "127.0.0.1:8080", "address to listen on (port 0 picks a free port)")
 	storeSpec := fs.String("store", "memory", "memory | postgres://user:pass@host:port/db")
 	retention := fs.Duration("retention", idempotency.DefaultRetention, "how long a key lives, from its first record")
@@ -42,11 +40,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	crashExits := fs.Bool("crash-exits", false, fmt.Sprintf("make X-Test-Crash exit the process (status %d) instead of abandoning the request", reference.CrashExitCode))
 	listFlaws := fs.Bool("list-flaws", false, "print the flaw catalogue and exit")
 	vendorURL := fs.String("vendor-url", os.Getenv("VENDOR_URL"), "notify this vendor of every refund (POST /v1/notifications, keyed, from a job committed with the refund; default $VENDOR_URL)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: idemproof serve [flags]")
-		fmt.Fprintln(stderr, "Runs the reference keyed refund server (POST /v1/refunds, POST /v1/invoices, GET ledgers, GET /healthz).")
-		fs.PrintDefaults()
-	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

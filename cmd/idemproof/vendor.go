@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -16,18 +15,13 @@ import (
 // runVendor runs the recording downstream sink as a process (a container a target under
 // test is pointed at as its vendor), with its admin API on a second listener.
 func runVendor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("vendor", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("vendor", "[flags]", "Runs a recording vendor (the downstream sink) for a target to call: it records every call,\n"+
+		"deduplicates keyed calls, and injects the faults its admin API is given.", stderr)
 	listen := fs.String("listen", "127.0.0.1:9090", "where the target calls its vendor")
 	adminListen := fs.String("admin-listen", "127.0.0.1:9091", "the sink's own API: GET /calls?entity=E, POST /rules, DELETE /rules?entity=E")
 	keyHeader := fs.String("key-header", "Idempotency-Key", "the header carrying the downstream key")
 	keyField := fs.String("key-field", "", "a JSON path into the call's body carrying the key instead")
 	entity := fs.String("entity", "order_id", "a JSON path into the call's body naming the operation's entity")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: idemproof vendor [flags]")
-		fmt.Fprintln(stderr, "Runs a recording vendor: it records every call, deduplicates keyed calls, and injects the faults its admin API is given.")
-		fs.PrintDefaults()
-	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -93,7 +93,7 @@ func (e *Env) Post(t testing.TB, path, key, body string, headers ...string) Repl
 
 // PostFresh is Post on a connection of its own that is never reused: Go's transport
 // silently resends a keyed request whose reused connection died, which would hide the
-// very attempt a crash test abandons (DESIGN.md, "Pitfalls").
+// very attempt a crash test abandons.
 func (e *Env) PostFresh(t testing.TB, path, key, body string, headers ...string) Reply {
 	t.Helper()
 	saved := e.Client

@@ -39,7 +39,8 @@ func oneLine(s string) string {
 
 // WriteSummary prints the counts per verdict per target, then, for every failing result
 // (FAIL; UNKNOWN and NON-STRICT too under strict), its evidence categories, examples,
-// aligned timeline and the seed with the command that repeats it. An incomplete run says
+// the attempts its checker blamed with what they should have got (and how their body
+// differs from the committed one), the aligned timeline and the seed with the command that repeats it. An incomplete run says
 // so first, and lists what never ran.
 func WriteSummary(w io.Writer, rep *scenarios.Report) {
 	if banner := IncompleteBanner(rep); banner != "" {
@@ -85,6 +86,15 @@ func WriteSummary(w io.Writer, rep *scenarios.Report) {
 			}
 		}
 	}
+	if known := KnownFailures(rep); len(known) > 0 {
+		fmt.Fprintf(w, "\n%d known failure(s), failing in the baseline %s too, not failing this run:\n", len(known), rep.Baseline)
+		for _, r := range known {
+			fmt.Fprintf(w, "  %s %s @ %s (%s): %s\n", r.Verdict, r.ScenarioID, r.Target, knownLabel(r), oneLine(r.Message))
+		}
+	}
+	if len(rep.Skipped) > 0 {
+		fmt.Fprintf(w, "\n%d scenario(s) skipped (--skip): %s\n", len(rep.Skipped), strings.Join(rep.Skipped, ", "))
+	}
 	if len(failing) == 0 {
 		if rep.Incomplete() {
 			fmt.Fprintf(w, "\nno failures among the results, but the run is INCOMPLETE (seed %d, strict=%t)\n", rep.Seed, rep.Strict)
@@ -103,8 +113,11 @@ func WriteSummary(w io.Writer, rep *scenarios.Report) {
 		for _, ex := range r.Evidence.Examples {
 			fmt.Fprintf(w, "  - %s\n", oneLine(ex))
 		}
+		for _, l := range blameLines(r.Evidence) {
+			fmt.Fprintf(w, "  %s\n", printable(l))
+		}
 		if r.Evidence.Record != nil {
-			io.WriteString(w, Timeline(r.Evidence.Record))
+			io.WriteString(w, ResultTimeline(r))
 		}
 		fmt.Fprintf(w, "  repeat: %s\n", RepeatCommand(rep, r))
 	}
@@ -172,11 +185,12 @@ func notRunText(list []scenarios.NotRun) string {
 	return s
 }
 
-// failingResults is every result that fails the run, in report order.
+// failingResults is every result that fails the run, in report order: known failures
+// of the baseline are not among them.
 func failingResults(rep *scenarios.Report) []scenarios.Result {
 	var out []scenarios.Result
 	for _, r := range rep.Results {
-		if Failing(r.Verdict, rep.Strict) {
+		if FailsRun(rep, r) {
 			out = append(out, r)
 		}
 	}

@@ -17,7 +17,18 @@ const (
 	HTMLFile  = "report.html"
 )
 
-// WriteDir writes report.json, junit.xml and report.html into dir, creating it if
+// FileWriters is each file WriteDir writes and the function that renders it, in order.
+var FileWriters = []struct {
+	Name  string
+	Write func(io.Writer, *scenarios.Report) error
+}{
+	{JSONFile, WriteJSON},
+	{JUnitFile, WriteJUnit},
+	{HTMLFile, WriteHTML},
+	{MarkdownFile, WriteMarkdown},
+}
+
+// WriteDir writes report.json, junit.xml, report.html and report.md into dir, creating it if
 // missing. Each file is rendered in memory, written to a temporary file in dir and
 // renamed over the final name, so a reader sees the old file or the new one, never half
 // of one. It returns the paths written.
@@ -25,27 +36,28 @@ func WriteDir(dir string, rep *scenarios.Report) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create report dir: %w", err)
 	}
-	writers := []struct {
-		name  string
-		write func(io.Writer, *scenarios.Report) error
-	}{
-		{JSONFile, WriteJSON},
-		{JUnitFile, WriteJUnit},
-		{HTMLFile, WriteHTML},
-	}
 	var paths []string
-	for _, w := range writers {
-		var buf bytes.Buffer
-		if err := w.write(&buf, rep); err != nil {
+	for _, w := range FileWriters {
+		path := filepath.Join(dir, w.Name)
+		if err := WriteFile(path, w.Write, rep); err != nil {
 			return paths, err
-		}
-		path := filepath.Join(dir, w.name)
-		if err := writeFileAtomic(path, buf.Bytes()); err != nil {
-			return paths, fmt.Errorf("write %s: %w", path, err)
 		}
 		paths = append(paths, path)
 	}
 	return paths, nil
+}
+
+// WriteFile renders rep with write into memory, then writes it to path atomically (a
+// temporary file beside it, renamed over it).
+func WriteFile(path string, write func(io.Writer, *scenarios.Report) error, rep *scenarios.Report) error {
+	var buf bytes.Buffer
+	if err := write(&buf, rep); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(path, buf.Bytes()); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }
 
 // writeFileAtomic writes data to a temporary file beside path, syncs it and renames it

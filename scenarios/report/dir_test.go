@@ -16,10 +16,11 @@ func TestWriteDirCreatesTheFolderAndLeavesNoTemporaries(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{
 		filepath.Join(dir, report.JSONFile), filepath.Join(dir, report.JUnitFile), filepath.Join(dir, report.HTMLFile),
+		filepath.Join(dir, report.MarkdownFile),
 	}, paths)
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
-	require.Len(t, entries, 3, "no temporary file may remain")
+	require.Len(t, entries, 4, "no temporary file may remain")
 	for _, p := range paths {
 		fi, err := os.Stat(p)
 		require.NoError(t, err)
@@ -30,7 +31,7 @@ func TestWriteDirCreatesTheFolderAndLeavesNoTemporaries(t *testing.T) {
 	require.NoError(t, err)
 	entries, err = os.ReadDir(dir)
 	require.NoError(t, err)
-	require.Len(t, entries, 3)
+	require.Len(t, entries, 4)
 }
 
 func TestWriteDirRejectsAFileInTheWay(t *testing.T) {

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/scenarios/bodytext"
 )
 
 //go:embed report.html.tmpl
@@ -33,15 +35,18 @@ type htmlPage struct {
 	Groups   []htmlGroup
 	Failing  int
 	Failures []htmlFailure // failing results, linked, above the matrix
-	Columns  int           // matrix columns: scenario, level, description, one per target
+	Known    []htmlFailure // the baseline's known failures, listed apart
+	Baseline string
+	Skipped  []string
+	Columns  int // matrix columns: scenario, level, description, one per target
 	// Incomplete is the banner of a run stopped early (IncompleteBanner), NotRun the
 	// scenarios it never started; both "" for a complete run.
 	Incomplete, NotRun string
 }
 
 type htmlFailure struct {
-	Anchor, ScenarioID, Target, Message string
-	Verdict                             scenarios.Verdict
+	Anchor, ScenarioID, Target, Message, Label string
+	Verdict                                    scenarios.Verdict
 }
 
 type htmlCountRow struct {
@@ -83,8 +88,22 @@ type htmlCell struct {
 	Open       bool // failing results are expanded
 	Categories []htmlCategory
 	Examples   []string
+	Blames     []htmlBlame
 	SVG        template.HTML
 	Repeat     string
+	Known      bool
+}
+
+// htmlBlame is one attempt the checker blamed: what it got, what was wanted, its body as
+// indented JSON, and the committed body with the differences where the rule compared
+// them.
+type htmlBlame struct {
+	Attempt, Got, Want string
+	Body, Committed    string
+	Status             int // of this answer
+	CommittedStatus    int
+	Diff               []bodytext.Change
+	Identical          bool // compared with the committed response and equal to it
 }
 
 type htmlCategory struct {
@@ -131,6 +150,13 @@ func buildPage(rep *scenarios.Report) htmlPage {
 			Message: oneLine(r.Message), Verdict: r.Verdict,
 		})
 	}
+	for _, r := range KnownFailures(rep) {
+		p.Known = append(p.Known, htmlFailure{
+			Anchor: anchor("r", r.ScenarioID+"@"+r.Target), ScenarioID: r.ScenarioID, Target: r.Target,
+			Message: oneLine(r.Message), Verdict: r.Verdict, Label: knownLabel(r),
+		})
+	}
+	p.Baseline, p.Skipped = rep.Baseline, rep.Skipped
 	counts := CountByTarget(rep)
 	for _, t := range ts {
 		row := htmlCountRow{Target: t, Total: counts[t].Total()}
@@ -173,9 +199,11 @@ func buildPage(rep *scenarios.Report) htmlPage {
 				for _, ex := range r.Evidence.Examples {
 					cell.Examples = append(cell.Examples, printable(ex))
 				}
-				// The SVG is built by SequenceSVG, which escapes every text it places.
-				cell.SVG = template.HTML(SequenceSVG(cell.Anchor, r.Evidence.Record))
+				cell.Blames = htmlBlames(r.Evidence)
+				// The SVG is built by ResultSVG, which escapes every text it places.
+				cell.SVG = template.HTML(ResultSVG(cell.Anchor, r))
 				cell.Repeat = RepeatCommand(rep, r)
+				cell.Known = r.KnownFailure
 			}
 			sc.Cells = append(sc.Cells, cell)
 		}
@@ -189,6 +217,55 @@ func buildPage(rep *scenarios.Report) htmlPage {
 		p.Groups[i].Scenarios = append(p.Groups[i].Scenarios, sc)
 	}
 	return p
+}
+
+// htmlBlames renders the blamed attempts of a result for the HTML page.
+func htmlBlames(ev scenarios.Evidence) []htmlBlame {
+	if ev.Record == nil {
+		return nil
+	}
+	ops := map[int]scenarios.Op{}
+	for _, op := range ev.Record.History {
+		ops[op.Index] = op
+	}
+	keys := newKeyLabels(ev.Record)
+	var out []htmlBlame
+	for _, bl := range ev.Blame {
+		op, ok := ops[bl.Index]
+		if !ok {
+			continue
+		}
+		h := htmlBlame{
+			Attempt: fmt.Sprintf("#%d %s", op.Index, printable(attemptName(op, keys))),
+			Got:     describeAnswer(op), Want: printable(bl.Want),
+			Body: bodytext.Pretty(op.Body, bodyBlockBytes), Status: op.Status,
+		}
+		if bl.Committed != nil {
+			h.Committed = bodytext.Pretty(bl.Committed.Body, bodyBlockBytes)
+			h.CommittedStatus = bl.Committed.Status
+			h.Diff = bodytext.Diff(bl.Committed.Body, op.Body)
+			if bl.Committed.Status != op.Status {
+				h.Diff = append([]bodytext.Change{{Path: "status", From: fmt.Sprint(bl.Committed.Status), To: fmt.Sprint(op.Status)}}, h.Diff...)
+			}
+			h.Identical = len(h.Diff) == 0
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// describeAnswer is an answer's status and class, or how it was lost: "201", "409
+// (in_flight)", "info (timed-out)".
+func describeAnswer(op scenarios.Op) string {
+	switch {
+	case op.Status != 0 && op.Class != "" && op.Class != outcome.Success:
+		return fmt.Sprintf("%d (%s)", op.Status, op.Class)
+	case op.Status != 0:
+		return fmt.Sprint(op.Status)
+	case op.Error != "":
+		return string(op.Type) + " (" + op.Error + ")"
+	}
+	return string(op.Type)
 }
 
 // anchor turns a scenario ID (and target) into an HTML id: "s-replay-after-503".

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -64,4 +65,101 @@ func requestNotes(j faultproxy.Record, payloads payloadLabels) string {
 		}
 	}
 	return strings.Join(notes, " ")
+}
+
+// payloadSource names where a step's request body comes from in the profile:
+// "operation.body", "operation.altered_body", "operation.body respelled (json-key-order)".
+func payloadSource(st scenarios.Step) string {
+	var s string
+	switch st.Payload {
+	case scenarios.PayloadOriginal:
+		s = "operation.body"
+	case scenarios.PayloadAltered:
+		s = "operation.altered_body"
+	case scenarios.PayloadOther:
+		s = "other_operation.body"
+	case scenarios.PayloadBusiness:
+		s = "business_error.body"
+	case scenarios.PayloadValidation:
+		s = "validation_error.body"
+	case scenarios.PayloadLedgerRead:
+		s = "side_effects request (no body)"
+	default:
+		s = string(st.Payload)
+	}
+	if st.Variant != scenarios.VariantNone {
+		s += " respelled (" + string(st.Variant) + ")"
+	}
+	return s
+}
+
+// payloadLegend explains the payload labels of a timeline: "P1=operation.body (step
+// original, sha256 3f2a91c0…)". The step of a journal record is the client attempt it
+// served (marks) or its step header; the scenario (when known by scenarioID) says which
+// profile field the step sends. One entry per payload; none when the record has fewer
+// than two payloads.
+func payloadLegend(journal []faultproxy.Record, payloads payloadLabels, m marks, scenarioID string) []string {
+	if len(payloads) == 0 {
+		return nil
+	}
+	sc, known := scenarios.Lookup(scenarioID)
+	stepsOf := map[string][]string{} // sha → steps, in first-use order
+	var order []string
+	for _, j := range journal {
+		sha := j.BodySHA256
+		if _, ok := stepsOf[sha]; !ok {
+			order = append(order, sha)
+			stepsOf[sha] = nil
+		}
+		step := j.Headers[scenarios.StepHeader]
+		if op, ok := m.opOf[j.Seq]; ok && op.Step != "" {
+			step = op.Step
+		}
+		if step != "" && !slices.Contains(stepsOf[sha], step) {
+			stepsOf[sha] = append(stepsOf[sha], step)
+		}
+	}
+	parts := make([]string, 0, len(order))
+	for _, sha := range order {
+		var sources []string
+		for _, step := range stepsOf[sha] {
+			if src := stepSource(sc, known, step); src != "" && !slices.Contains(sources, src) {
+				sources = append(sources, src)
+			}
+		}
+		desc := strings.Join(sources, " / ")
+		var notes []string
+		if steps := stepsOf[sha]; len(steps) > 0 {
+			notes = append(notes, "step "+strings.Join(steps, ", "))
+		}
+		if sha != "" {
+			notes = append(notes, "sha256 "+shorten(sha, 9))
+		} else {
+			notes = append(notes, "no body")
+		}
+		if desc == "" {
+			desc = strings.Join(notes, ", ")
+		} else {
+			desc += " (" + strings.Join(notes, ", ") + ")"
+		}
+		parts = append(parts, payloads[sha]+"="+desc)
+	}
+	return parts
+}
+
+// stepSource is the profile field a step of the scenario sends; the settle step sends
+// the scenario's settle payload.
+func stepSource(sc scenarios.Scenario, known bool, step string) string {
+	if !known {
+		return ""
+	}
+	if step == scenarios.SettleStep && sc.Settle != nil {
+		return payloadSource(scenarios.Step{Payload: sc.Settle.Payload})
+	}
+	for _, st := range sc.Steps {
+		if st.Name == step || step == st.Name+"-again" {
+			return payloadSource(st)
+		}
+	}
+	return ""
 }

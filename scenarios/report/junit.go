@@ -58,10 +58,11 @@ type (
 
 // WriteJUnit writes one testsuite per target and one testcase per scenario: FAIL is a
 // <failure> carrying the evidence and timeline, UNKNOWN an <error>, N/A <skipped>,
-// NON-STRICT a <failure> only under strict. Every testcase carries its verdict and level
-// as properties, so PASS and INFO stay distinguishable. An incomplete run opens with an
-// XML comment saying so, every suite carries complete=false, and each scenario that never
-// started is a testcase with an <error> ("not run"), so no CI reads it as passed.
+// NON-STRICT a <failure> only under strict, a known failure of the baseline <skipped>.
+// Every testcase carries its verdict and level as properties, so PASS and INFO stay
+// distinguishable. An incomplete run opens with an XML comment saying so, every suite
+// carries complete=false, and each scenario that never started is a testcase with an
+// <error> ("not run"), so no CI reads it as passed.
 func WriteJUnit(w io.Writer, rep *scenarios.Report) error {
 	doc := JUnitSuites{Name: "idemproof"}
 	var totalSeconds float64
@@ -100,6 +101,10 @@ func WriteJUnit(w io.Writer, rep *scenarios.Report) error {
 		}
 		s.Tests++
 		switch {
+		case r.KnownFailure:
+			// The baseline failed it already: shown, but not red, as the exit status says.
+			c.Skipped = &JUnitSkipped{Message: knownLabel(r) + ": " + r.Message}
+			s.Skipped++
 		case r.Verdict == scenarios.NA:
 			c.Skipped = &JUnitSkipped{Message: "N/A: " + r.Message}
 			s.Skipped++
@@ -154,7 +159,7 @@ func WriteJUnit(w io.Writer, rep *scenarios.Report) error {
 }
 
 // evidenceText is the body of a failure or error element: requirement, categories,
-// examples, the aligned timeline and the command that repeats the run.
+// examples, the blamed attempts, the aligned timeline and the command that repeats the run.
 func evidenceText(rep *scenarios.Report, r scenarios.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", r.Verdict, r.Message)
@@ -165,8 +170,11 @@ func evidenceText(rep *scenarios.Report, r scenarios.Result) string {
 	for _, ex := range r.Evidence.Examples {
 		fmt.Fprintf(&b, "- %s\n", printable(ex))
 	}
+	for _, l := range blameLines(r.Evidence) {
+		fmt.Fprintf(&b, "%s\n", printable(l))
+	}
 	if r.Evidence.Record != nil {
-		b.WriteString(Timeline(r.Evidence.Record))
+		b.WriteString(ResultTimeline(r))
 	}
 	fmt.Fprintf(&b, "repeat: %s\n", RepeatCommand(rep, r))
 	return xmlSafe(b.String())

@@ -32,6 +32,7 @@ const (
 	colServer  = "#c62828" // 5xx
 	colLost    = "#c62828"
 	colFault   = "#6a1b9a"
+	colBlame   = "#d50000" // the attempt the checker blamed: it broke the rule
 )
 
 // svgBuilder accumulates the elements of one diagram; y grows as arrows are added.
@@ -48,16 +49,28 @@ type svgBuilder struct {
 // the ledger counts at the bottom. id must be unique within the page. The proxy journal is
 // the ground truth; without one, the client history is drawn instead.
 func SequenceSVG(id string, rec *scenarios.Record) string {
+	return sequenceSVG(id, rec, nil, "")
+}
+
+// ResultSVG is SequenceSVG for a result: the answer arrow of every attempt its checker
+// blamed is red, with the expected answer below it ("✗ want 422 (mismatch)"), and the
+// payload legend names the profile field each payload comes from.
+func ResultSVG(id string, r scenarios.Result) string {
+	return sequenceSVG(id, r.Evidence.Record, r.Evidence.Blame, r.ScenarioID)
+}
+
+func sequenceSVG(id string, rec *scenarios.Record, blames []scenarios.Blame, scenarioID string) string {
 	b := &svgBuilder{id: id, y: svgTop, vendor: rec != nil && len(rec.Downstream) > 0}
+	m := newMarks(rec, blames)
 	switch {
 	case rec == nil || (len(rec.Journal) == 0 && len(rec.History) == 0):
 		b.y += 10
 		b.note(laneProxy, "no attempts recorded")
 		b.y += arrowStep
 	case len(rec.Journal) > 0:
-		b.drawJournal(rec)
+		b.drawJournal(rec, m, scenarioID)
 	default:
-		b.drawHistory(rec)
+		b.drawHistory(rec, m)
 	}
 	if b.vendor {
 		b.drawVendor(rec, firstTime(rec))
@@ -74,10 +87,11 @@ func SequenceSVG(id string, rec *scenarios.Record) string {
 	return b.finish()
 }
 
-func (b *svgBuilder) drawJournal(rec *scenarios.Record) {
+func (b *svgBuilder) drawJournal(rec *scenarios.Record, m marks, scenarioID string) {
 	keys := newKeyLabels(rec)
 	journal := arrivalOrder(rec)
 	payloads := newPayloadLabels(journal)
+	rpc := newRPCAttempts(rec)
 	var start time.Time
 	for _, j := range journal {
 		if !j.Time.IsZero() {
@@ -90,9 +104,17 @@ func (b *svgBuilder) drawJournal(rec *scenarios.Record) {
 			b.y += 6
 			b.note(laneProxy, summariseRest(journal[i:]))
 			b.y += arrowStep
+			// The blamed attempts are drawn even past the limit: they are the point.
+			for _, late := range journal[i:] {
+				if bl, blamed := m.byJournal[late.Seq]; blamed {
+					b.attempt(keys, payloads, rpc, late, start, bl, true)
+					b.y += attemptGap
+				}
+			}
 			break
 		}
-		b.attempt(keys, payloads, j, start)
+		bl, blamed := m.byJournal[j.Seq]
+		b.attempt(keys, payloads, rpc, j, start, bl, blamed)
 		b.y += attemptGap
 		if i < len(journal)-1 && i < MaxTimelineRows-1 {
 			b.body.WriteString(fmt.Sprintf(`<line x1="20" x2="%d" y1="%d" y2="%d" class="sep"/>`, svgWidth-20, b.y-attemptGap/2, b.y-attemptGap/2))
@@ -103,18 +125,26 @@ func (b *svgBuilder) drawJournal(rec *scenarios.Record) {
 		b.text(20, b.y+12, "start", "legend", "keys: "+keys.legend())
 		b.y += 20
 	}
+	for i, entry := range payloadLegend(journal, payloads, m, scenarioID) {
+		head := "payloads: "
+		if i > 0 {
+			head = strings.Repeat(" ", len(head))
+		}
+		b.text(20, b.y+12, "start", "legend", head+shorten(entry, 110))
+		b.y += 16
+	}
 }
 
 // attempt draws one journal record: request in, the hops to the upstream if it was
 // reached, the fault at the proxy, and what came back to the client.
-func (b *svgBuilder) attempt(keys *keyLabels, payloads payloadLabels, j faultproxy.Record, start time.Time) {
+func (b *svgBuilder) attempt(keys *keyLabels, payloads payloadLabels, rpc rpcAttempts, j faultproxy.Record, start time.Time, bl scenarios.Blame, blamed bool) {
 	b.y += arrowStep
 	// Arrival time relative to the first attempt: attempts drawn one below the other may
 	// still have overlapped (a concurrent pair, a burst).
 	if !j.Time.IsZero() && !start.IsZero() {
 		b.text(12, b.y+4, "start", "time", fmt.Sprintf("+%dms", j.Time.Sub(start).Milliseconds()))
 	}
-	req := fmt.Sprintf("#%d %s try %s  %s %s", j.Seq, keys.label(j.Key, j.HasKey), attemptText(j.Attempt), j.Method, shorten(j.Path, 34))
+	req := fmt.Sprintf("#%d %s try %s  %s %s%s", j.Seq, keys.label(j.Key, j.HasKey), attemptText(j.Attempt), j.Method, shorten(j.Path, 34), rpc.request(j))
 	b.arrow(laneClient, laneProxy, req, colRequest, false)
 	if notes := requestNotes(j, payloads); notes != "" {
 		b.text((laneClient+laneProxy)/2, b.y+13, "middle", "notes", notes)
@@ -156,13 +186,20 @@ func (b *svgBuilder) attempt(keys *keyLabels, payloads payloadLabels, j faultpro
 		b.faultBox(j.Fault)
 	}
 	b.y += arrowStep
-	back := clientText(j) + "  → " + j.Outcome
+	back := clientText(j) + "  → " + j.Outcome + classText(rpc.class(j))
 	lost := j.ClientResult != "" && j.ClientResult != faultproxy.ClientDelivered
 	colour := statusColour(j.ClientStatus)
 	if lost {
 		colour = colLost
 	}
+	if blamed {
+		colour = colBlame
+		b.blamedBand(laneClient, laneProxy)
+	}
 	b.arrow(laneProxy, laneClient, back, colour, lost)
+	if blamed {
+		b.wantNote(bl)
+	}
 	if j.Note != "" {
 		b.y += 16
 		b.text(laneProxy, b.y, "middle", "muted", shorten(j.Note, 80))
@@ -171,7 +208,7 @@ func (b *svgBuilder) attempt(keys *keyLabels, payloads payloadLabels, j faultpro
 
 // drawHistory is the fallback without a proxy journal: the client's own view, one
 // request arrow and one outcome arrow per completed attempt.
-func (b *svgBuilder) drawHistory(rec *scenarios.Record) {
+func (b *svgBuilder) drawHistory(rec *scenarios.Record, m marks) {
 	keys := newKeyLabels(rec)
 	b.y += 6
 	b.note(laneProxy, "no proxy journal: the client's view only")
@@ -188,10 +225,19 @@ func (b *svgBuilder) drawHistory(rec *scenarios.Record) {
 		}
 		shown++
 		b.y += arrowStep
-		b.arrow(laneClient, laneTarget, fmt.Sprintf("%s %s attempt %d", orDash(op.Step), keys.label(op.Key, op.Key != ""), op.Attempt), colRequest, false)
+		b.arrow(laneClient, laneTarget, fmt.Sprintf("%s %s attempt %d%s", orDash(op.Step), keys.label(op.Key, op.Key != ""), op.Attempt, rpcText(op.RPCMethod, op.RPCID)), colRequest, false)
 		b.y += arrowStep
 		res := opResult(op)
-		b.arrow(laneTarget, laneClient, shorten(string(op.Type)+"  "+res, 60), opColour(op), op.Type == scenarios.OpInfo && op.Status == 0)
+		colour := opColour(op)
+		bl, blamed := m.byOp[op.Index]
+		if blamed {
+			colour = colBlame
+			b.blamedBand(laneClient, laneTarget)
+		}
+		b.arrow(laneTarget, laneClient, shorten(string(op.Type)+classText(string(op.Class))+"  "+res, 72), colour, op.Type == scenarios.OpInfo && op.Status == 0)
+		if blamed {
+			b.wantNote(bl)
+		}
 		b.y += attemptGap
 	}
 	b.y += arrowStep
@@ -246,6 +292,20 @@ func (b *svgBuilder) arrow(x1, x2 int, label, colour string, lost bool) {
 		mid, b.y-labelOffset, colour, html.EscapeString(printable(label)))
 }
 
+// wantNote writes, below a blamed answer's arrow, what the rule expected instead.
+func (b *svgBuilder) wantNote(bl scenarios.Blame) {
+	b.y += 16
+	// Anchored at the client's lane and running right, across the proxy's: a long
+	// expectation ("the committed 201, byte for byte") has room there.
+	b.text(laneClient+8, b.y, "start", "want", shorten(wantMark(bl), 100))
+}
+
+// blamedBand tints the row of a blamed answer's arrow, from x1 to x2, so it stands out
+// from the answers that kept the rule.
+func (b *svgBuilder) blamedBand(x1, x2 int) {
+	fmt.Fprintf(&b.body, `<rect x="%d" y="%d" width="%d" height="22" rx="3" class="blamed"/>`, x1-10, b.y-17, x2-x1+20)
+}
+
 // faultBox marks the fault the proxy applied, on the proxy's lifeline.
 func (b *svgBuilder) faultBox(label string) {
 	w := 8*len([]rune(label)) + 16
@@ -287,7 +347,7 @@ func (b *svgBuilder) finish() string {
 	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" class="seq" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="attempt timeline">`,
 		width, h, width, h)
 	s.WriteString("<defs>")
-	for _, c := range []string{colRequest, colOK, colClient, colServer, colFault} {
+	for _, c := range []string{colRequest, colOK, colClient, colServer, colFault, colBlame} {
 		fmt.Fprintf(&s, `<marker id="%s-head-%s" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0 L10 5 L0 10 z" fill="%s"/></marker>`,
 			b.id, strings.TrimPrefix(c, "#"), c)
 	}

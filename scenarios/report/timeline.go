@@ -8,6 +8,7 @@ import (
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/scenarios/bodytext"
 )
 
 // MaxTimelineRows bounds the rows a timeline shows (text and SVG); a burst of 1,000
@@ -61,28 +62,52 @@ func (k *keyLabels) legend() string {
 }
 
 // Timeline renders a record as aligned text: the proxy journal (what really reached the
-// target and what the client got back), the client's history, and the ledger counts.
-// Suites print it in failure messages; the console prints it for failing results.
+// target and what the client got back), the client's history, the key and payload
+// legends, and the ledger counts. Suites print it in failure messages.
 func Timeline(rec *scenarios.Record) string {
+	return timeline(rec, nil, "")
+}
+
+// ResultTimeline is Timeline for a result: the attempts its checker blamed are marked
+// "✗ want …" on their journal row and history event, and the payloads are named by the
+// profile field the scenario's steps send (P1=operation.body, P2=operation.altered_body).
+// The console and JUnit reports print it for failing results.
+func ResultTimeline(r scenarios.Result) string {
+	return timeline(r.Evidence.Record, r.Evidence.Blame, r.ScenarioID)
+}
+
+func timeline(rec *scenarios.Record, blames []scenarios.Blame, scenarioID string) string {
 	if rec == nil {
 		return "  (no record)\n"
 	}
 	var b strings.Builder
 	keys := newKeyLabels(rec)
+	m := newMarks(rec, blames)
+	var legend []string
 	if len(rec.Journal) > 0 {
 		b.WriteString("  proxy journal (ground truth, in arrival order):\n")
 		journal := arrivalOrder(rec)
 		payloads := newPayloadLabels(journal)
+		legend = payloadLegend(journal, payloads, m, scenarioID)
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "    seq\tkey\ttry\tmethod path\trequest\tfault\tupstream\tclient\toutcome\t")
+		row := func(j faultproxy.Record) {
+			fmt.Fprintf(tw, "    %d\t%s\t%s\t%s %s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				j.Seq, keys.label(j.Key, j.HasKey), attemptText(j.Attempt), j.Method, shorten(j.Path, 40),
+				orDash(requestNotes(j, payloads)), orDash(faultText(j)), upstreamText(j), clientText(j), j.Outcome, journalMark(m, j))
+		}
 		for i, j := range journal {
 			if i == MaxTimelineRows {
 				fmt.Fprintf(tw, "    …\t\t\t%s\t\t\t\t\t\t\n", summariseRest(journal[i:]))
+				// The blamed attempts are shown even past the limit: they are the point.
+				for _, late := range journal[i:] {
+					if _, ok := m.byJournal[late.Seq]; ok {
+						row(late)
+					}
+				}
 				break
 			}
-			fmt.Fprintf(tw, "    %d\t%s\t%s\t%s %s\t%s\t%s\t%s\t%s\t%s\t\n",
-				j.Seq, keys.label(j.Key, j.HasKey), attemptText(j.Attempt), j.Method, shorten(j.Path, 40),
-				orDash(requestNotes(j, payloads)), orDash(faultText(j)), upstreamText(j), clientText(j), j.Outcome)
+			row(j)
 		}
 		tw.Flush()
 	}
@@ -90,22 +115,49 @@ func Timeline(rec *scenarios.Record) string {
 		b.WriteString("  client history:\n")
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "    #\tclient\tstep\tattempt\ttype\tkey\tresult\t")
+		row := func(op scenarios.Op) {
+			fmt.Fprintf(tw, "    %d\t%d\t%s\t%d\t%s\t%s\t%s\t%s\n",
+				op.Index, op.Client, orDash(op.Step), op.Attempt, op.Type, keys.label(op.Key, op.Key != ""), opResult(op), opMark(m, op))
+		}
 		for i, op := range rec.History {
 			if i == 2*MaxTimelineRows {
 				fmt.Fprintf(tw, "    …\t\t%d more events\t\t\t\t\t\n", len(rec.History)-i)
+				for _, late := range rec.History[i:] {
+					if opMark(m, late) != "" {
+						row(late)
+					}
+				}
 				break
 			}
-			fmt.Fprintf(tw, "    %d\t%d\t%s\t%d\t%s\t%s\t%s\t\n",
-				op.Index, op.Client, orDash(op.Step), op.Attempt, op.Type, keys.label(op.Key, op.Key != ""), opResult(op))
+			row(op)
 		}
 		tw.Flush()
 	}
 	if len(keys.order) > 0 {
 		fmt.Fprintf(&b, "  keys: %s\n", keys.legend())
 	}
+	if len(legend) > 0 {
+		fmt.Fprintf(&b, "  payloads: %s\n", strings.Join(legend, "  "))
+	}
 	writeVendorTimeline(&b, rec)
 	fmt.Fprintf(&b, "  ledger: %s\n", ledgerText(rec))
 	return b.String()
+}
+
+// journalMark is the last cell of a journal row: the blame of the attempt, if any.
+func journalMark(m marks, j faultproxy.Record) string {
+	if bl, ok := m.byJournal[j.Seq]; ok {
+		return "  " + wantMark(bl)
+	}
+	return ""
+}
+
+// opMark is the last cell of a history row: the blame of the event, if any.
+func opMark(m marks, op scenarios.Op) string {
+	if bl, ok := m.byOp[op.Index]; ok && op.Type != scenarios.OpInvoke {
+		return "  " + wantMark(bl)
+	}
+	return ""
 }
 
 // summariseRest folds the journal records past the row limit into counts per
@@ -177,7 +229,7 @@ func opResult(op scenarios.Op) string {
 	case op.Status != 0 && op.Error != "":
 		return fmt.Sprintf("%d %s", op.Status, shorten(op.Error, 50))
 	case op.Status != 0:
-		return fmt.Sprintf("%d %s", op.Status, shorten(printable(string(op.Body)), 50))
+		return fmt.Sprintf("%d %s", op.Status, shorten(bodytext.Line(op.Body, bodyLineBytes), 50))
 	}
 	return shorten(op.Error, 60)
 }

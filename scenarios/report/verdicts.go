@@ -26,6 +26,23 @@ func Failing(v scenarios.Verdict, strict bool) bool {
 	return false
 }
 
+// FailsRun reports whether one result of rep makes the run fail: a failing verdict
+// (Failing) that the run's baseline did not already have (Result.KnownFailure).
+func FailsRun(rep *scenarios.Report, r scenarios.Result) bool {
+	return Failing(r.Verdict, rep.Strict) && !r.KnownFailure
+}
+
+// KnownFailures is every result the baseline already had failing, in report order.
+func KnownFailures(rep *scenarios.Report) []scenarios.Result {
+	var out []scenarios.Result
+	for _, r := range rep.Results {
+		if r.KnownFailure {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // Counts is the number of results per verdict.
 type Counts map[scenarios.Verdict]int
 

@@ -28,9 +28,9 @@ var _ = Describe("the whole catalogue on containers", Ordered, ContinueOnFailure
 	BeforeAll(func(ctx SpecContext) {
 		p, err := scenarios.BuiltinProfile("reference")
 		Expect(err).NotTo(HaveOccurred())
-		// The built-in 1s retention is tuned for in-process runs. Here every attempt
+		// The built-in 3s retention is tuned for in-process runs. Here every attempt
 		// crosses Docker's port forwarder and a busy 2-core engine: the 1,000-attempt burst
-		// outlasts 1s (later attempts then rightly execute anew) and "just inside the
+		// can outlast it (later attempts then rightly execute anew) and "just inside the
 		// window" (retention - 250ms) can land outside it. The declared window and the
 		// server's are widened together, so the expiry scenarios still test the truth.
 		p.Retention = scenarios.Duration(catalogueRetention)

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/idemproof/idemproof/scenarios/baseline"
+)
+
+// runDiff is `idemproof diff OLD.json NEW.json`: the verdict changes per target and
+// scenario, exit 1 when something got worse.
+func runDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("diff", "OLD/report.json NEW/report.json",
+		"Prints every verdict that changed between two runs, per target and scenario.\n"+
+			"Exit status: 0 nothing got worse, 1 a verdict got worse (or a new scenario is not PASS), 2 a usage error.", stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 {
+		fs.Usage()
+		return errUsageReported
+	}
+	a, err := readReport(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	b, err := readReport(fs.Arg(1))
+	if err != nil {
+		return err
+	}
+	changes := baseline.Diff(a, b)
+	worse, better := 0, 0
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	if len(changes) > 0 {
+		fmt.Fprintln(tw, "change\ttarget\tscenario\tbefore\tafter\t")
+	}
+	for _, c := range changes {
+		word := "better"
+		switch {
+		case c.Worse():
+			word = "WORSE"
+			worse++
+		case c.After == "":
+			word = "gone"
+		case c.Before == "":
+			word = "new"
+		default:
+			better++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", word, c.Target, c.Scenario, orDash(string(c.Before)), orDash(string(c.After)))
+	}
+	tw.Flush()
+	fmt.Fprintf(stdout, "%d changed (%d worse, %d better) between %s and %s\n", len(changes), worse, better, fs.Arg(0), fs.Arg(1))
+	if worse > 0 {
+		return errExitFailure
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

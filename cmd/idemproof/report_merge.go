@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/scenarios/shard"
+)
+
+// runReport is `idemproof report SUBCOMMAND`; merge is its only one.
+func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintln(stderr, "usage: idemproof report merge [flags] A/report.json B/report.json …")
+		fmt.Fprintln(stderr)
+		fmt.Fprintln(stderr, "Merges the report.json of several shards or runs into one report set.")
+		if len(args) == 0 {
+			return errUsageReported
+		}
+		return nil
+	}
+	if args[0] != "merge" {
+		return fmt.Errorf("unknown subcommand %q: want merge%s", args[0], suggestion(args[0], []string{"merge"}))
+	}
+	return runReportMerge(ctx, args[1:], stdout, stderr)
+}
+
+func runReportMerge(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("report merge", "[flags] A/report.json B/report.json …",
+		"Merges the report.json of several shards (check --shard I/N) or runs into one report set, and\n"+
+			"prints the summary. Exit status: 0 no failing result, 1 a failing result, 2 a usage error or\n"+
+			"reports that do not belong together (another build, strictness, a scenario twice).", stderr)
+	var extras checkExtras
+	reportDir := fs.String("report-dir", "", "write report.json, junit.xml, report.html and report.md of the merged run into this folder")
+	fs.StringVar(&extras.markdown, "markdown", "", "write the merged Markdown summary to this file, or - for stdout")
+	fs.StringVar(&extras.json, "json", "", "write the merged JSON report to this file, or - for stdout")
+	fs.StringVar(&extras.junit, "junit", "", "write the merged JUnit XML report to this file")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return errors.New("give the report.json files to merge")
+	}
+	console, err := extras.prepare(stdout, stderr)
+	if err != nil {
+		return err
+	}
+	reps := make([]*scenarios.Report, 0, fs.NArg())
+	for _, path := range fs.Args() {
+		rep, err := readReport(path)
+		if err != nil {
+			return err
+		}
+		reps = append(reps, rep)
+	}
+	merged, err := shard.Merge(reps...)
+	if err != nil {
+		return err
+	}
+	report.WriteSummary(console, merged)
+	if *reportDir != "" {
+		paths, err := report.WriteDir(*reportDir, merged)
+		if err != nil {
+			return fmt.Errorf("write reports: %w", err)
+		}
+		fmt.Fprintf(console, "\nreports: %s\n", strings.Join(paths, " "))
+	}
+	if err := extras.write(console, merged); err != nil {
+		return fmt.Errorf("write reports: %w", err)
+	}
+	for _, r := range merged.Results {
+		if report.FailsRun(merged, r) {
+			return errExitFailure
+		}
+	}
+	return nil
+}

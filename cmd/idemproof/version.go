@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/idemproof/idemproof/internal/buildinfo"
+)
+
+// version is the one-line description of this binary that `idemproof version`,
+// `idemproof --version` and every report (Report.Tool, after "idemproof ") carry.
+func version() string { return buildinfo.Read().String() }
+
+// runVersion is `idemproof version`: the one line, then the build's parts one per line.
+func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("version", "", "Prints the version, VCS commit and Go version this binary was built from.", stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	info := buildinfo.Read()
+	fmt.Fprintf(stdout, "idemproof %s\n", info)
+	fmt.Fprintf(stdout, "  version  %s\n", info.Version)
+	if info.Commit != "" {
+		modified := ""
+		if info.Modified {
+			modified = " (modified)"
+		}
+		fmt.Fprintf(stdout, "  commit   %s%s\n", info.Commit, modified)
+	}
+	if info.Time != "" {
+		fmt.Fprintf(stdout, "  time     %s\n", info.Time)
+	}
+	fmt.Fprintf(stdout, "  go       %s\n", info.GoVersion)
+	return nil
+}
+
+// newFlagSet is a subcommand's flag set with the usage every subcommand prints:
+//
+//	usage: idemproof NAME ARGS
+//
+//	ABOUT
+//
+//	  -flag ...
+func newFlagSet(name, args, about string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("idemproof "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		line := "usage: idemproof " + name
+		if args != "" {
+			line += " " + args
+		}
+		fmt.Fprintln(stderr, line)
+		fmt.Fprintln(stderr)
+		fmt.Fprintln(stderr, about)
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprintln(stderr)
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}

@@ -1,0 +1,38 @@
+package main_test
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/scenarios/report"
+)
+
+func TestVersionPrintsTheBuildInfo(t *testing.T) {
+	out, errOut, code := runCLI(t, "version")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "idemproof devel (", "a checkout build is devel")
+	require.Contains(t, out, "  version  devel\n")
+	require.Contains(t, out, "  go       "+runtime.Version()+"\n")
+
+	line, _, code := runCLI(t, "--version")
+	require.Equal(t, 0, code)
+	require.Equal(t, strings.SplitN(out, "\n", 2)[0]+"\n", line, "--version prints the first line of version")
+}
+
+func TestReportsCarryTheVersionLine(t *testing.T) {
+	line, _, _ := runCLI(t, "--version")
+	dir := t.TempDir()
+	out, errOut, code := runCLI(t, "check", "--only", "replay/sequential", "--report-dir", dir)
+	require.Equal(t, 0, code, "%s\n%s", out, errOut)
+	f, err := os.Open(filepath.Join(dir, report.JSONFile))
+	require.NoError(t, err)
+	defer f.Close()
+	rep, err := report.ReadJSON(f)
+	require.NoError(t, err)
+	require.Equal(t, strings.TrimSpace(line), rep.Tool)
+}

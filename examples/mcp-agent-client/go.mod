@@ -1,0 +1,28 @@
+module github.com/idemproof/idemproof/examples/mcp-agent-client
+
+go 1.26.8
+
+require (
+	github.com/idemproof/idemproof v0.0.0
+	github.com/idemproof/idemproof/examples/mcp-gosdk-refunds v0.0.0
+	github.com/modelcontextprotocol/go-sdk v1.8.0
+	github.com/stretchr/testify v1.12.1
+)
+
+require (
+	github.com/google/jsonschema-go v0.4.3 // indirect
+	github.com/segmentio/asm v1.1.3 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/oauth2 v0.35.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
+)
+
+// The example is tested against the harness and the refund server in this checkout.
+replace (
+	github.com/idemproof/idemproof => ../..
+	github.com/idemproof/idemproof/examples/mcp-gosdk-refunds => ../mcp-gosdk-refunds
+)

@@ -1,0 +1,247 @@
+// Package refunds is the mcp-gosdk-refunds server: an MCP tool server on the official Go SDK
+// (github.com/modelcontextprotocol/go-sdk) whose `refund` tool is deduplicated by an
+// idempotency key the client sends in the request's `_meta` — correctly:
+//
+//   - the key is recorded with a fingerprint of the arguments BEFORE the work starts;
+//   - a repeat while the original still runs is refused with JSON-RPC error -32010
+//     ("in progress", retry later), never answered with a made-up result;
+//   - the same key with other arguments is refused with JSON-RPC error -32011;
+//   - a repeat after the work replays the stored result, byte for byte;
+//   - a key lives for the retention window (-retention, default 3s) after its work
+//     completed; after that a repeat executes anew.
+//
+// Refusals that happen before any work are JSON-RPC errors too: no key -32012, a key that
+// is empty, over 255 characters or holds a control character -32013, invalid arguments
+// -32602 (none of them stored). A declined refund (an amount over 1,000,000) is a tool
+// result with isError, stored and replayed like any result. Each refund takes 300–500 ms.
+//
+// Ledgers: the `list_refunds` tool (structuredContent.count) and GET /v1/refunds?order_id=.
+// Test hooks on the tools/call HTTP request: X-Test-Delay (extra work time, e.g. 400ms),
+// X-Test-Fail (the work fails with JSON-RPC -32603 after the key insert; nothing stored).
+// The command in the directory above serves it (go run . -addr 127.0.0.1:8091); other
+// example modules start it in-process with NewApp.
+package refunds
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// JSON-RPC error codes of the server's refusals (the -32000 to -32099 range is the
+// implementation's own).
+const (
+	CodeInFlight   = -32010
+	CodeMismatch   = -32011
+	CodeMissingKey = -32012
+	CodeInvalidKey = -32013
+)
+
+// MetaKey is the `_meta` field that carries the idempotency key.
+const MetaKey = "idempotency_key"
+
+const (
+	maxKeyLength   = 255
+	declineAbove   = 1_000_000
+	maxTestDelay   = 10 * time.Second
+	defaultWorkMin = 300 * time.Millisecond
+	defaultWorkMax = 500 * time.Millisecond
+)
+
+// RefundArgs are the refund tool's arguments.
+type RefundArgs struct {
+	OrderID string  `json:"order_id" jsonschema:"the order to refund"`
+	Amount  float64 `json:"amount" jsonschema:"the amount in whole cents"`
+}
+
+// Refund is one executed refund: the tool's structured result and a ledger row.
+type Refund struct {
+	RefundID string `json:"refund_id"`
+	OrderID  string `json:"order_id"`
+	Amount   int    `json:"amount"`
+	Status   string `json:"status"`
+}
+
+// LedgerArgs select the refunds of one order.
+type LedgerArgs struct {
+	OrderID string `json:"order_id" jsonschema:"the order whose refunds to list"`
+}
+
+// Ledger lists the refunds of one order.
+type Ledger struct {
+	OrderID string   `json:"order_id"`
+	Count   int      `json:"count"`
+	Refunds []Refund `json:"refunds"`
+}
+
+// Config sets the server's retention window and how long one refund's work takes.
+type Config struct {
+	Retention        time.Duration
+	WorkMin, WorkMax time.Duration
+	// Now is the clock of the retention window (nil: time.Now).
+	Now func() time.Time
+	// beforeWork, when set, runs after the key insert and before the work (tests hold
+	// the work with it).
+	beforeWork func()
+}
+
+// App is the refund server: the deduplicating key store and the ledger.
+type App struct {
+	cfg  Config
+	keys *keyStore
+
+	mu      sync.Mutex
+	refunds map[string][]Refund // by order id
+	next    int
+}
+
+// NewApp returns the server with cfg's zero fields at their defaults (3s retention,
+// 300–500 ms of work).
+func NewApp(cfg Config) *App {
+	if cfg.Retention == 0 {
+		cfg.Retention = 3 * time.Second
+	}
+	if cfg.WorkMin == 0 && cfg.WorkMax == 0 {
+		cfg.WorkMin, cfg.WorkMax = defaultWorkMin, defaultWorkMax
+	}
+	cfg.WorkMax = max(cfg.WorkMax, cfg.WorkMin)
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &App{cfg: cfg, keys: newKeyStore(cfg.Retention, cfg.Now), refunds: map[string][]Refund{}}
+}
+
+// Handler serves the MCP endpoint at /mcp, the HTTP ledger at GET /v1/refunds and
+// GET /healthz.
+func (a *App) Handler() http.Handler {
+	server := mcp.NewServer(&mcp.Implementation{Name: "mcp-gosdk-refunds", Version: "1.0.0"}, nil)
+	mcp.AddTool(server, &mcp.Tool{
+		Name:        "refund",
+		Description: "Refund an order. Send an idempotency key in _meta." + MetaKey + "; a retry with the same key never refunds twice.",
+	}, a.refund)
+	mcp.AddTool(server, &mcp.Tool{Name: "list_refunds", Description: "The refunds of an order."}, a.listRefunds)
+
+	mux := http.NewServeMux()
+	// A session the client abandoned (a harness opens one per scenario) is closed after a
+	// while, so the server's memory follows its live sessions.
+	opts := &mcp.StreamableHTTPOptions{SessionTimeout: 5 * time.Minute}
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, opts))
+	mux.HandleFunc("GET /v1/refunds", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(a.ledger(r.URL.Query().Get("order_id")))
+	})
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	return mux
+}
+
+func (a *App) refund(ctx context.Context, req *mcp.CallToolRequest, in RefundArgs) (*mcp.CallToolResult, Refund, error) {
+	if in.OrderID == "" || in.Amount <= 0 || in.Amount != math.Trunc(in.Amount) || in.Amount > math.MaxInt32 {
+		return nil, Refund{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "order_id is required and amount must be a positive whole number of cents"}
+	}
+	key, err := idempotencyKey(req.Params.Meta)
+	if err != nil {
+		return nil, Refund{}, err
+	}
+	e, state := a.keys.begin(key, fingerprint(in))
+	switch state {
+	case stateMismatch:
+		return nil, Refund{}, &jsonrpc.Error{Code: CodeMismatch, Message: "idempotency key reused with other arguments"}
+	case stateInFlight:
+		return nil, Refund{}, &jsonrpc.Error{Code: CodeInFlight, Message: "a request with this idempotency key is in progress; retry later",
+			Data: json.RawMessage(`{"retry_after_ms":500}`)}
+	case stateReplay:
+		return e.replay()
+	}
+
+	var header http.Header
+	if req.Extra != nil {
+		header = req.Extra.Header
+	}
+	if header.Get("X-Test-Fail") != "" {
+		a.keys.abandon(key, e)
+		return nil, Refund{}, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "injected failure (X-Test-Fail): nothing was refunded"}
+	}
+	if a.cfg.beforeWork != nil {
+		a.cfg.beforeWork()
+	}
+	// The work is not cancelled with the request: a refund that started is a refund made,
+	// whether or not its client is still there to hear about it.
+	time.Sleep(a.workTime(header))
+	if in.Amount > declineAbove {
+		e.finish(a.keys, Refund{}, fmt.Sprintf("refund declined: %d exceeds the order total", int(in.Amount)))
+	} else {
+		e.finish(a.keys, a.record(in), "")
+	}
+	return e.replay()
+}
+
+func (a *App) workTime(h http.Header) time.Duration {
+	d := a.cfg.WorkMin
+	if span := a.cfg.WorkMax - a.cfg.WorkMin; span > 0 {
+		d += rand.N(span)
+	}
+	if extra, err := time.ParseDuration(h.Get("X-Test-Delay")); err == nil && extra > 0 {
+		d += min(extra, maxTestDelay)
+	}
+	return d
+}
+
+func (a *App) record(in RefundArgs) Refund {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.next++
+	r := Refund{RefundID: fmt.Sprintf("re_%06d", a.next), OrderID: in.OrderID, Amount: int(in.Amount), Status: "succeeded"}
+	a.refunds[in.OrderID] = append(a.refunds[in.OrderID], r)
+	return r
+}
+
+func (a *App) ledger(orderID string) Ledger {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	rs := append([]Refund{}, a.refunds[orderID]...)
+	return Ledger{OrderID: orderID, Count: len(rs), Refunds: rs}
+}
+
+func (a *App) listRefunds(_ context.Context, _ *mcp.CallToolRequest, in LedgerArgs) (*mcp.CallToolResult, Ledger, error) {
+	return nil, a.ledger(in.OrderID), nil
+}
+
+// idempotencyKey reads and checks the key in _meta.
+func idempotencyKey(meta mcp.Meta) (string, error) {
+	raw, ok := meta[MetaKey]
+	if !ok {
+		return "", &jsonrpc.Error{Code: CodeMissingKey, Message: "an idempotency key is required in _meta." + MetaKey}
+	}
+	key, ok := raw.(string)
+	switch {
+	case !ok:
+		return "", &jsonrpc.Error{Code: CodeInvalidKey, Message: "the idempotency key must be a string"}
+	case key == "":
+		return "", &jsonrpc.Error{Code: CodeInvalidKey, Message: "the idempotency key is empty"}
+	case len(key) > maxKeyLength:
+		return "", &jsonrpc.Error{Code: CodeInvalidKey, Message: fmt.Sprintf("the idempotency key is longer than %d characters", maxKeyLength)}
+	case strings.ContainsFunc(key, unicode.IsControl):
+		return "", &jsonrpc.Error{Code: CodeInvalidKey, Message: "the idempotency key holds a control character"}
+	}
+	return key, nil
+}
+
+// fingerprint identifies the request by its decoded arguments, so key order, whitespace
+// and 4900 against 4900.0 are the same request.
+func fingerprint(in RefundArgs) string {
+	b, _ := json.Marshal(in)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}

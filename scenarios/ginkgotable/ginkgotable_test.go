@@ -1,0 +1,45 @@
+package ginkgotable_test
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/idemproof/idemproof/reference"
+	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/scenarios/ginkgotable"
+	"github.com/idemproof/idemproof/scenarios/scenariotest"
+)
+
+var selection = []scenarios.CheckOption{scenarios.Only("replay/sequential", "replay/after-503", "fingerprint/*", "recovery/crash-after-key")}
+
+var _ = Describe("the catalogue as a Ginkgo table", Ordered, func() {
+	var profile *scenarios.Profile
+	BeforeAll(func() {
+		p, err := scenarios.BuiltinProfile("reference")
+		Expect(err).NotTo(HaveOccurred())
+		srv, err := reference.New(reference.WithTestHooks(true),
+			reference.WithRetention(time.Duration(p.Retention)), reference.WithLockTimeout(time.Duration(p.LockTimeout)))
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(srv.Close)
+		var stop func()
+		profile, stop = scenariotest.HandlerTarget(srv, p)
+		DeferCleanup(stop)
+	})
+
+	ginkgotable.DescribeCatalogue(func() *scenarios.Profile { return profile }, selection...)
+})
+
+var _ = Describe("Entries", func() {
+	It("has one entry per selected scenario, named by its ID", func() {
+		want, err := scenarios.Select([]string{"replay/sequential", "replay/after-503", "fingerprint/*", "recovery/crash-after-key"}, nil)
+		Expect(err).NotTo(HaveOccurred())
+		entries := ginkgotable.Entries(selection...)
+		Expect(entries).To(HaveLen(len(want)))
+	})
+
+	It("refuses a selection that matches nothing", func() {
+		Expect(func() { ginkgotable.Entries(scenarios.Only("no/such")) }).To(PanicWith(ContainSubstring(`"no/such": no scenario matches`)))
+	})
+})

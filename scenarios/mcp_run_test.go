@@ -1,0 +1,227 @@
+package scenarios_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// mcpRefunds is a tiny MCP refund server on the official go-sdk, in process: the key in
+// params._meta.idempotency_key, recorded before the work, scoped by Authorization;
+// in-flight (-32010), mismatch (-32011) and missing key (-32012) as JSON-RPC errors; the
+// stored result replayed; a list_refunds ledger tool. ignoreKey makes it read the key
+// where its SDK never puts it (it drops an unknown params field): every call executes.
+type mcpRefunds struct {
+	ignoreKey bool
+
+	mu     sync.Mutex
+	keys   map[string]*mcpEntry
+	ledger map[string]int
+	seq    int
+}
+
+type mcpEntry struct {
+	args   string
+	done   bool
+	result *sdk.CallToolResult
+}
+
+func startMCP(t *testing.T, s *mcpRefunds) string {
+	t.Helper()
+	s.keys, s.ledger = map[string]*mcpEntry{}, map[string]int{}
+	srv := sdk.NewServer(&sdk.Implementation{Name: "refunds", Version: "1"}, nil)
+	type refundIn struct {
+		OrderID string `json:"order_id"`
+		Amount  int    `json:"amount"`
+	}
+	sdk.AddTool(srv, &sdk.Tool{Name: "refund"}, func(ctx context.Context, req *sdk.CallToolRequest, in refundIn) (*sdk.CallToolResult, any, error) {
+		key, _ := req.Params.Meta["idempotency_key"].(string)
+		if s.ignoreKey {
+			key = "" // an SDK that drops params.idempotencyKey leaves the server nothing to read
+		}
+		var e *mcpEntry
+		if !s.ignoreKey {
+			if key == "" {
+				return nil, nil, &jsonrpc.Error{Code: -32012, Message: "idempotency key required"}
+			}
+			scope := req.Extra.Header.Get("Authorization") + " " + key
+			s.mu.Lock()
+			old, seen := s.keys[scope]
+			switch {
+			case seen && old.args != string(req.Params.Arguments):
+				s.mu.Unlock()
+				return nil, nil, &jsonrpc.Error{Code: -32011, Message: "key reused with other arguments"}
+			case seen && !old.done:
+				s.mu.Unlock()
+				return nil, nil, &jsonrpc.Error{Code: -32010, Message: "in progress, retry later"}
+			case seen:
+				s.mu.Unlock()
+				return old.result, nil, nil
+			}
+			e = &mcpEntry{args: string(req.Params.Arguments)}
+			s.keys[scope] = e
+			s.mu.Unlock()
+		}
+		if d, err := time.ParseDuration(req.Extra.Header.Get("X-Test-Delay")); err == nil {
+			time.Sleep(d) // the slow hook: hold the work in flight, as the profile declares
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.ledger[in.OrderID]++
+		s.seq++
+		res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("refund rf_%d for %s", s.seq, in.OrderID)}}}
+		if e != nil {
+			e.done, e.result = true, res
+		}
+		return res, nil, nil
+	})
+	type listIn struct {
+		OrderID string `json:"order_id"`
+	}
+	type listOut struct {
+		Count int `json:"count"`
+	}
+	sdk.AddTool(srv, &sdk.Tool{Name: "list_refunds"}, func(ctx context.Context, req *sdk.CallToolRequest, in listIn) (*sdk.CallToolResult, listOut, error) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return nil, listOut{Count: s.ledger[in.OrderID]}, nil
+	})
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+func mcpRunProfile(t *testing.T, base, keyField string) *scenarios.Profile {
+	t.Helper()
+	p, err := scenarios.ParseProfile("mcp-sdk.yaml", []byte(`name: mcp-sdk
+transport: mcp
+base_url: `+base+`
+key_field: `+keyField+`
+operation:
+  tool: refund
+  headers: {Authorization: "Bearer a"}
+  body: '{"order_id": "{{.Entity}}", "amount": 4900}'
+  altered_body: '{"order_id": "{{.Entity}}", "amount": 5000}'
+side_effects:
+  tool: list_refunds
+  arguments: '{"order_id": "{{.Entity}}"}'
+  count: result.structuredContent.count
+outcomes:
+  in_flight: {json: {path: error.code, equals: -32010}}
+  mismatch: {json: {path: error.code, equals: -32011}}
+  missing_key: {json: {path: error.code, equals: -32012}}
+slow_operation: {header: X-Test-Delay, value: 300ms}
+client_timeout: 5s   # generous: a loaded machine must not turn an answer into a timeout
+`))
+	require.NoError(t, err)
+	return p
+}
+
+// The catalogue over MCP, unchanged: everything the in-test server's profile can run.
+var mcpSet = []string{"replay/*", "before/*", "race/*", "fingerprint/*", "key/*", "errors/*"}
+
+func TestCatalogueOverMCPAgainstTheSDKServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	p := mcpRunProfile(t, startMCP(t, &mcpRefunds{}), "params._meta.idempotency_key")
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: mcpSet, Seed: 3})
+	require.NoError(t, err)
+	// The in-test server replays and refuses correctly; it fingerprints the arguments as
+	// written, validates no key shape and sends no Retry-After.
+	other := map[string]scenarios.Verdict{
+		"fingerprint/json-key-order": scenarios.Info, "fingerprint/json-whitespace": scenarios.Info,
+		"fingerprint/number-spelling": scenarios.Info, "fingerprint/unrelated-header": scenarios.Info,
+		"key/control-chars": scenarios.NonStrict, "key/over-length": scenarios.NonStrict, "race/in-flight-retry-after": scenarios.NonStrict,
+		"fingerprint/query-string": scenarios.NA, "race/keepalive-many-keys": scenarios.NA,
+		"key/header-case": scenarios.NA, "key/sf-string": scenarios.NA, "key/empty-quoted": scenarios.NA, "key/get-ignored": scenarios.NA,
+		"replay/marker": scenarios.NA, "replay/fidelity-headers": scenarios.NA, "errors/problem-json": scenarios.NA,
+	}
+	require.GreaterOrEqual(t, len(rep.Results), 40)
+	for _, r := range rep.Results {
+		want, ok := other[r.ScenarioID]
+		if !ok {
+			want = scenarios.Pass
+		}
+		require.Equal(t, want, r.Verdict, "%s: %s", r.ScenarioID, r.Message)
+	}
+	require.Contains(t, result(t, rep, "fingerprint/query-string").Message, "transport mcp sends tools/call to one endpoint")
+	require.Contains(t, result(t, rep, "race/keepalive-many-keys").Message, "transport mcp sends each attempt inside its sessions")
+	require.Contains(t, result(t, rep, "errors/problem-json").Message, "a refusal is a JSON-RPC error object")
+	require.Contains(t, result(t, rep, "race/in-flight-409").Message, "got 200", "the in-flight refusal is the JSON-RPC error inside a 200")
+	rec := result(t, rep, "replay/after-503").Evidence.Record
+	require.Equal(t, 1, rec.Ledger[scenarios.LedgerOperation], "the ledger read by tool call")
+	require.Len(t, rec.Journal, 2, "initialize and notifications carry no key: only the two tools/call attempts are journaled")
+	require.True(t, rec.Journal[0].HasKey, "the proxy found the key in params._meta")
+	var answers []scenarios.Op
+	for _, op := range rec.History {
+		if op.Type != scenarios.OpInvoke {
+			answers = append(answers, op)
+		}
+	}
+	require.Len(t, answers, 2)
+	require.Equal(t, "tools/call", answers[1].RPCMethod)
+	require.NotEmpty(t, answers[1].RPCID)
+	require.Equal(t, "success", string(answers[1].Class))
+	require.True(t, strings.HasPrefix(string(answers[1].Body), `{"result":{"content":[{"type":"text","text":"refund rf_`), string(answers[1].Body))
+	body, _, ok := journaledCommit(rec)
+	require.True(t, ok, "the proxy buffered what the upstream committed")
+	require.Equal(t, string(answers[1].Body), string(body), "the committed event stream and the replay compare as the same response")
+
+	for id, want := range map[string]string{"race/in-flight-not-fabricated": "in_flight", "race/in-flight-other-payload": "mismatch"} {
+		var got []string
+		for _, op := range result(t, rep, id).Evidence.Record.History {
+			if op.Step == "repeat" && op.Type != scenarios.OpInvoke {
+				require.Equal(t, 200, op.Status)
+				require.Equal(t, scenarios.OpFail, op.Type, "a JSON-RPC error inside a 200 is a refusal")
+				got = append(got, string(op.Class))
+			}
+		}
+		require.Equal(t, []string{want}, got, id)
+	}
+}
+
+func journaledCommit(rec *scenarios.Record) ([]byte, int, bool) {
+	for _, j := range rec.Journal {
+		if j.ReachedUpstream && len(j.UpstreamBody) > 0 {
+			return j.UpstreamBody, j.UpstreamStatus, true
+		}
+	}
+	return nil, 0, false
+}
+
+func TestCatalogueOverMCPSaysTheKeyWasIgnored(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	// SEP-3182's placement, on a server whose SDK does not know the field.
+	p := mcpRunProfile(t, startMCP(t, &mcpRefunds{ignoreKey: true}), "params.idempotencyKey")
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/after-503", "replay/sequential", "before/503"}})
+	require.NoError(t, err)
+	for _, id := range []string{"replay/after-503", "replay/sequential"} {
+		r := result(t, rep, id)
+		require.Equal(t, scenarios.Fail, r.Verdict, id)
+		require.Contains(t, r.Message, "the key was ignored: every repeat executed", id)
+	}
+	require.Equal(t, scenarios.Pass, result(t, rep, "before/503").Verdict, "the request that never arrived executes once even without a key")
+}
+
+func TestMCPCapabilityRequiredIsCheckedByThePreflight(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	p := mcpRunProfile(t, startMCP(t, &mcpRefunds{}), "params.idempotencyKey")
+	p.MCP = &scenarios.MCPOptions{RequireIdempotencyCapability: true}
+	_, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/sequential"}})
+	var pe *scenarios.PreflightError
+	require.ErrorAs(t, err, &pe, "the target is not what the profile says: nothing runs")
+	require.Contains(t, pe.Error(), "does not advertise capabilities.tools.idempotency")
+}

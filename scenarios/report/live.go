@@ -1,0 +1,57 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// LiveOptions shape the live line per finished scenario.
+type LiveOptions struct {
+	// Total, when > 0 with Counter, prefixes each line with "[12/49]".
+	Total   int
+	Counter bool
+	// Color paints the verdict (green PASS, red FAIL, yellow NON-STRICT and UNKNOWN).
+	// Callers turn it on only for a terminal and never when NO_COLOR is set.
+	Color bool
+}
+
+// ProgressWith is Progress with a counter and colours, for a terminal. With the zero
+// LiveOptions its lines are exactly Progress's.
+func ProgressWith(w io.Writer, o LiveOptions) func(scenarios.Result) {
+	var mu sync.Mutex
+	done := 0
+	return func(r scenarios.Result) {
+		mu.Lock()
+		defer mu.Unlock()
+		done++
+		if o.Counter && o.Total > 0 {
+			width := len(fmt.Sprint(o.Total))
+			fmt.Fprintf(w, "[%*d/%d] ", width, done, o.Total)
+		}
+		if !o.Color {
+			WriteLine(w, r)
+			return
+		}
+		verdict := fmt.Sprintf("%-10s", r.Verdict)
+		if c := verdictColor(r.Verdict); c != "" {
+			verdict = c + verdict + "\x1b[0m"
+		}
+		fmt.Fprintf(w, "%s  %-32s  %-12s  %7s  %s\n",
+			verdict, r.ScenarioID, r.Target, roundDuration(duration(r)), oneLine(r.Message))
+	}
+}
+
+func verdictColor(v scenarios.Verdict) string {
+	switch v {
+	case scenarios.Pass:
+		return "\x1b[32m"
+	case scenarios.Fail:
+		return "\x1b[1;31m"
+	case scenarios.NonStrict, scenarios.Unknown:
+		return "\x1b[33m"
+	}
+	return ""
+}

@@ -1,0 +1,201 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// MarkdownFile is the name WriteDir gives the Markdown summary.
+const MarkdownFile = "report.md"
+
+// MaxMarkdownResults bounds the results the Markdown summary details (failing first, then
+// unknown, then known failures); the rest are counted and left to report.html. It keeps
+// the summary far below a pull request comment's size limit.
+const MaxMarkdownResults = 40
+
+// WriteMarkdown writes a summary small enough for a pull request comment or
+// $GITHUB_STEP_SUMMARY: the verdict counts per target, every failing result with its
+// one-line evidence, its first blamed attempt and the command that repeats it, the UNKNOWN results (never a pass),
+// the baseline's known failures and the skipped scenarios, and with several targets the
+// scenarios × targets matrix of the scenarios whose verdicts differ between targets or
+// are not PASS. Text from targets is escaped so a response body cannot break the page.
+func WriteMarkdown(w io.Writer, rep *scenarios.Report) error {
+	var b strings.Builder
+	ts := targets(rep)
+	failing := failingResults(rep)
+	status := "no failures"
+	if len(failing) > 0 {
+		status = fmt.Sprintf("%d failing", len(failing))
+	}
+	fmt.Fprintf(&b, "## idemproof: %s\n\n", status)
+	fmt.Fprintf(&b, "%s · seed %d · strict=%t", mdText(rep.Tool), rep.Seed, rep.Strict)
+	if rep.Shard != "" {
+		fmt.Fprintf(&b, " · shard %s", mdText(rep.Shard))
+	}
+	if len(rep.Shards) > 0 {
+		fmt.Fprintf(&b, " · merged from shards %s", mdText(strings.Join(rep.Shards, ", ")))
+	}
+	if rep.Baseline != "" {
+		fmt.Fprintf(&b, " · baseline `%s`", mdCode(rep.Baseline))
+	}
+	b.WriteString("\n\n")
+
+	counts := CountByTarget(rep)
+	b.WriteString("| target |")
+	for _, v := range verdictOrder {
+		fmt.Fprintf(&b, " %s |", v)
+	}
+	b.WriteString(" known | total |\n|---|")
+	for range verdictOrder {
+		b.WriteString("--:|")
+	}
+	b.WriteString("--:|--:|\n")
+	known := map[string]int{}
+	for _, r := range KnownFailures(rep) {
+		known[r.Target]++
+	}
+	for _, t := range ts {
+		fmt.Fprintf(&b, "| %s |", mdText(t))
+		for _, v := range verdictOrder {
+			fmt.Fprintf(&b, " %d |", counts[t][v])
+		}
+		fmt.Fprintf(&b, " %d | %d |\n", known[t], counts[t].Total())
+	}
+
+	shown := 0
+	section := func(title string, list []scenarios.Result) {
+		if len(list) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "\n### %s (%d)\n\n", title, len(list))
+		for i, r := range list {
+			if shown == MaxMarkdownResults {
+				fmt.Fprintf(&b, "- … %d more in report.html\n", len(list)-i)
+				return
+			}
+			shown++
+			fmt.Fprintf(&b, "- **%s** `%s` @ %s: %s", r.Verdict, mdCode(r.ScenarioID), mdText(r.Target), mdText(oneLine(r.Message)))
+			if c := categoriesText(r.Evidence.Categories); c != "" {
+				fmt.Fprintf(&b, " (%s)", mdText(c))
+			}
+			if r.KnownFailure {
+				fmt.Fprintf(&b, " — %s", knownLabel(r))
+			}
+			if bl := blameSummary(r.Evidence); bl != "" {
+				fmt.Fprintf(&b, "\n  ✗ %s", mdText(bl))
+			}
+			fmt.Fprintf(&b, "\n  `%s`\n", mdCode(RepeatCommand(rep, r)))
+		}
+	}
+	section("Failing", failing)
+	var unknown []scenarios.Result
+	for _, r := range rep.Results {
+		if r.Verdict == scenarios.Unknown && !FailsRun(rep, r) && !r.KnownFailure {
+			unknown = append(unknown, r)
+		}
+	}
+	section("Unknown (the outcome could not be seen; not a pass)", unknown)
+	section("Known failures (failing in the baseline too; not failing this run)", KnownFailures(rep))
+	if len(rep.Skipped) > 0 {
+		fmt.Fprintf(&b, "\n### Skipped (%d, --skip)\n\n", len(rep.Skipped))
+		for i, id := range rep.Skipped {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "`%s`", mdCode(id))
+		}
+		b.WriteString("\n")
+	}
+	if len(ts) > 1 {
+		writeMarkdownMatrix(&b, rep, ts)
+	}
+	_, err := io.WriteString(w, b.String())
+	if err != nil {
+		return fmt.Errorf("write markdown report: %w", err)
+	}
+	return nil
+}
+
+// writeMarkdownMatrix writes the scenarios × targets table, keeping only the scenarios
+// worth a reader's eye: those not PASS everywhere.
+func writeMarkdownMatrix(b *strings.Builder, rep *scenarios.Report, ts []string) {
+	byKey := map[[2]string]scenarios.Result{}
+	for _, r := range rep.Results {
+		byKey[[2]string{r.ScenarioID, r.Target}] = r
+	}
+	var rows []string
+	allPass := 0
+	for _, id := range scenarioOrder(rep) {
+		cells := make([]string, len(ts))
+		clean := true
+		for i, t := range ts {
+			r, ok := byKey[[2]string{id, t}]
+			switch {
+			case !ok:
+				cells[i], clean = "–", false
+			case r.KnownFailure:
+				cells[i], clean = string(r.Verdict)+" (known)", false
+			default:
+				cells[i] = string(r.Verdict)
+				clean = clean && r.Verdict == scenarios.Pass
+			}
+		}
+		if clean {
+			allPass++
+			continue
+		}
+		rows = append(rows, fmt.Sprintf("| `%s` | %s |", mdCode(id), strings.Join(cells, " | ")))
+	}
+	fmt.Fprintf(b, "\n### Matrix (%d scenarios; %d PASS on every target not shown)\n\n", len(rows)+allPass, allPass)
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("| scenario |")
+	for _, t := range ts {
+		fmt.Fprintf(b, " %s |", mdText(t))
+	}
+	b.WriteString("\n|---|")
+	for range ts {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for i, row := range rows {
+		if i == MaxMarkdownResults {
+			fmt.Fprintf(b, "\n… %d more rows in report.html\n", len(rows)-i)
+			return
+		}
+		b.WriteString(row + "\n")
+	}
+}
+
+// knownLabel says why a result does not fail the run: "known failure (baseline: FAIL)".
+func knownLabel(r scenarios.Result) string {
+	if r.BaselineVerdict != "" {
+		return "known failure (baseline: " + string(r.BaselineVerdict) + ")"
+	}
+	return "known failure"
+}
+
+// mdText escapes the characters Markdown or the HTML GitHub allows in it would
+// interpret, and keeps the text on one line.
+func mdText(s string) string {
+	s = oneLine(s)
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '\\', '`', '*', '_', '[', ']', '|', '<', '>', '#', '~', '!', '&':
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// mdCode makes s safe inside a single-backtick code span: no backtick, no line break,
+// no pipe (which would split a table cell even inside a code span).
+func mdCode(s string) string {
+	return strings.NewReplacer("`", "'", "|", "¦", "\n", " ", "\r", " ").Replace(printable(s))
+}

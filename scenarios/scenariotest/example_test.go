@@ -1,0 +1,44 @@
+package scenariotest_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/idemproof/idemproof/reference"
+	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/scenarios/scenariotest"
+)
+
+// A Go team checks its own handler in-process: the reference server stands in for it
+// here. The profile describes the API (operation, ledger, declared choices); HandlerTarget
+// points it at a loopback test server.
+func ExampleHandlerTarget() {
+	p, _ := scenarios.BuiltinProfile("reference")
+	var handler http.Handler
+	srv, _ := reference.New(reference.WithTestHooks(true), reference.WithRetention(time.Duration(p.Retention)))
+	defer srv.Close()
+	handler = srv
+
+	profile, stop := scenariotest.HandlerTarget(handler, p)
+	defer stop()
+	err := scenarios.Check(context.Background(), profile, scenarios.Only("replay/*"))
+	fmt.Println("replay scenarios clean:", err == nil)
+	// Output:
+	// replay scenarios clean: true
+}
+
+// In a test: one subtest per scenario, named by its ID (go test -run 'TestRefunds/replay').
+func ExampleRunT() {
+	testRefunds := func(t *testing.T) {
+		p, _ := scenarios.BuiltinProfile("reference")
+		srv, _ := reference.New(reference.WithTestHooks(true))
+		defer srv.Close()
+		profile, stop := scenariotest.HandlerTarget(srv, p)
+		defer stop()
+		scenariotest.RunT(t, profile, scenarios.Only("replay/*", "race/*"))
+	}
+	_ = testRefunds // func TestRefunds(t *testing.T) { … } in your _test.go file
+}

@@ -1,0 +1,111 @@
+package scenariotest_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/reference"
+	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/scenarios/scenariotest"
+)
+
+// referenceHandler is the reference server with the given flaws, configured as its
+// built-in profile declares, and that profile.
+func referenceHandler(t *testing.T, flaws ...string) (*reference.Server, *scenarios.Profile) {
+	t.Helper()
+	p, err := scenarios.BuiltinProfile("reference")
+	require.NoError(t, err)
+	opts := []reference.Option{reference.WithTestHooks(true),
+		reference.WithRetention(time.Duration(p.Retention)), reference.WithLockTimeout(time.Duration(p.LockTimeout))}
+	if len(flaws) > 0 {
+		opts = append(opts, reference.WithFlaws(flaws...))
+	}
+	srv, err := reference.New(opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { srv.Close() })
+	return srv, p
+}
+
+// childEnv marks the test binary run by TestRunT... as the child that runs RunT against
+// a flawed handler; in the normal run TestRunTAgainstAFlawedHandler skips.
+const childEnv = "IDEMPROOF_SCENARIOTEST_CHILD"
+
+// TestRunTAgainstAFlawedHandler is what a team's test looks like; it runs only inside
+// the child process, where its failing subtests are the point.
+func TestRunTAgainstAFlawedHandler(t *testing.T) {
+	if os.Getenv(childEnv) == "" {
+		t.Skip("run by TestRunTOneSubtestPerScenario in a child process")
+	}
+	srv, p := referenceHandler(t, "no-fingerprint")
+	profile, stop := scenariotest.HandlerTarget(srv, p)
+	defer stop()
+	scenariotest.RunT(t, profile, scenarios.Only("fingerprint/*", "replay/sequential", "recovery/crash-after-key"))
+}
+
+// child runs the flawed test in a child process with extra -test flags.
+func child(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestRunTAgainstAFlawedHandler$", "-test.v", "-test.count=1"}, args...)...)
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if exit, ok := err.(*exec.ExitError); ok {
+		return out.String(), exit.ExitCode()
+	}
+	require.NoError(t, err)
+	return out.String(), 0
+}
+
+var subtestResult = regexp.MustCompile(`(?m)^\s*--- (PASS|FAIL|SKIP): TestRunTAgainstAFlawedHandler/(\S+)`)
+
+func TestRunTOneSubtestPerScenario(t *testing.T) {
+	out, code := child(t)
+	require.Equal(t, 1, code, out)
+	got := map[string]string{}
+	for _, m := range subtestResult.FindAllStringSubmatch(out, -1) {
+		got[m[2]] = m[1]
+	}
+	want, err := scenarios.Select([]string{"fingerprint/*", "replay/sequential", "recovery/crash-after-key"}, nil)
+	require.NoError(t, err)
+	require.Len(t, got, len(want), "one subtest per scenario:\n%s", out)
+	for _, s := range want {
+		require.Contains(t, got, s.ID, "subtest named by the scenario ID")
+	}
+	require.Equal(t, "FAIL", got["fingerprint/mismatch"], "the flaw's scenario fails")
+	require.Equal(t, "PASS", got["replay/sequential"])
+	require.Equal(t, "PASS", got["recovery/crash-after-key"])
+
+	// The failure message carries the evidence, the timeline and the repeat command.
+	require.Contains(t, out, "FAIL fingerprint/mismatch @ reference: ")
+	require.Contains(t, out, "requirement: ")
+	require.Contains(t, out, "proxy journal (ground truth, in arrival order):")
+	require.Contains(t, out, "repeat: idemproof check --seed ")
+}
+
+func TestRunTFiltersByScenarioIDWithRun(t *testing.T) {
+	out, code := child(t, "-test.run=^TestRunTAgainstAFlawedHandler$/^replay$/^sequential$")
+	require.Equal(t, 0, code, out)
+	matches := subtestResult.FindAllStringSubmatch(out, -1)
+	require.Len(t, matches, 1, out)
+	require.Equal(t, []string{"PASS", "replay/sequential"}, matches[0][1:])
+	require.False(t, strings.Contains(out, "fingerprint/"), "the other scenarios did not run")
+}
+
+func TestHandlerTargetServesTheHandler(t *testing.T) {
+	srv, p := referenceHandler(t)
+	profile, stop := scenariotest.HandlerTarget(srv, p)
+	require.NotEqual(t, p.BaseURL, profile.BaseURL, "a copy, pointing at the test server")
+	require.Regexp(t, `^http://127\.0\.0\.1:\d+$`, profile.BaseURL)
+	err := scenarios.Check(t.Context(), profile, scenarios.Only("replay/after-503", "key/missing"))
+	require.NoError(t, err)
+	stop()
+	require.Error(t, scenarios.Check(t.Context(), profile, scenarios.Only("replay/sequential")), "stopped: nothing answers")
+}

@@ -1,0 +1,114 @@
+package scenarios
+
+import (
+	"time"
+
+	"github.com/idemproof/idemproof/outcome"
+)
+
+// settleResult is what the settle step showed, for the checkers.
+type settleResult struct {
+	ran   bool // the record has a settle step
+	last  Op   // its last answer
+	tries int
+	// pastWindow: the settle step may have reached the target after the declared
+	// retention since the first attempt (it was still unanswered when the window ran
+	// out), where a new execution (another response) is allowed.
+	pastWindow bool
+	spent      time.Duration // from its first invoke to its last answer
+}
+
+// settled reads the settle step of the record.
+func (r Record) settled(p *Profile) settleResult {
+	answers := r.answers(SettleStep)
+	if len(answers) == 0 {
+		return settleResult{}
+	}
+	s := settleResult{ran: true, last: answers[len(answers)-1], tries: len(answers)}
+	first, _ := r.invokedAt(SettleStep)
+	s.spent = s.last.Time.Sub(first)
+	if start, ok := r.firstInvoke(); ok && p.Retention > 0 {
+		s.pastWindow = s.last.Time.After(start.Add(p.Retention.Std()))
+	}
+	return s
+}
+
+// firstInvoke is when the scenario's first attempt was invoked.
+func (r Record) firstInvoke() (time.Time, bool) {
+	for _, op := range r.History {
+		if op.Type == OpInvoke {
+			return op.Time, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// judgeSettle judges the settle step against the committed responses the scenario saw
+// (wants; empty when no attempt saw one, and then any success is accepted here and the
+// caller judges it against the ledger). exact compares status and body bytes; otherwise
+// only the class and the status. It returns decided=true with the verdict when the settle
+// step decides the scenario: the key still refused as in flight after every attempt
+// ended and the settle window passed (FAIL, stuck); a success where only refusals were
+// committed (FAIL, fabricated); another answer than the committed one (FAIL, diverged);
+// no answer seen at all (UNKNOWN: a hanging key and a loaded machine look alike).
+func judgeSettle(r Record, p *Profile, f *finding, wants []Op, exact bool) (s settleResult, v Verdict, msg string, decided bool) {
+	s = r.settled(p)
+	if !s.ran {
+		return s, "", "", false
+	}
+	got := s.last
+	fail := func(cat, format string, args ...any) (settleResult, Verdict, string, bool) {
+		f.count(cat, 1)
+		v, m, _ := f.result(Fail, format, args...)
+		return s, v, m, true
+	}
+	switch {
+	case got.Class == outcome.InFlight && !anyClass(wants, outcome.InFlight):
+		f.example("settle: %d tries over %s, the last got %s", s.tries, s.spent.Round(time.Millisecond), describe(got))
+		f.blame(got, "the committed response")
+		return fail(CatStuck, "the key is stuck: the settle retry got %s after every attempt ended (%d tries over %s)", describe(got), s.tries, s.spent.Round(time.Millisecond))
+	case unseen(got):
+		// A key that hangs and a machine too loaded to answer look the same from here:
+		// an unseen answer is never a FAIL by itself, and never a pass.
+		v, m, _ := f.result(Unknown, "the settle retry got no answer after every attempt ended (%s): the key may hang, or the target is too slow to tell", describeUnseen(r.answers(SettleStep)))
+		return s, v, m, true
+	case len(wants) == 0 || s.pastWindow:
+		return s, "", "", false
+	}
+	for _, w := range wants {
+		if got.Class == w.Class && got.Status == w.Status && (!exact || sameBody(got.Body, w.Body)) {
+			return s, "", "", false
+		}
+	}
+	w := wants[0]
+	f.example("committed: %d %s", w.Status, clip(w.Body))
+	f.example("settle:    %d %s", got.Status, clip(got.Body))
+	f.blameAgainst(got, "the committed "+describe(w), &w)
+	if isSuccess(got) && !anyClass(wants, outcome.Success) {
+		return fail(CatFabricated, "the settle retry got %d, a success, where the committed answer is %s", got.Status, describe(w))
+	}
+	return fail(CatDiverged, "the settle retry got %s%s, which differs from the committed %s", describe(got), uniqueNote(p, w, got), describe(w))
+}
+
+// uniqueNote says, when the profile declares a per-execution field, whether two bodies
+// carry the same one.
+func uniqueNote(p *Profile, a, b Op) string {
+	ua, okA := uniqueValue(p, a.Body)
+	ub, okB := uniqueValue(p, b.Body)
+	switch {
+	case !okA || !okB:
+		return ""
+	case ua == ub:
+		return " (same " + p.Expect.UniqueField + " " + ua + ": the replay was altered)"
+	}
+	return " (" + p.Expect.UniqueField + " " + ub + ", committed " + ua + ": not the committed execution's body)"
+}
+
+func anyClass(ops []Op, c outcome.Class) bool {
+	for _, op := range ops {
+		if op.Class == c {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,77 @@
+package scenarios
+
+import (
+	"context"
+	"time"
+
+	"github.com/idemproof/idemproof/outcome"
+)
+
+// The settle step's bounds: how often it asks again, and how many unseen answers
+// (timeouts, resets) it takes before the key counts as hanging rather than the machine
+// as slow.
+const (
+	settleMaxTries   = 8
+	settleMaxUnseen  = 3
+	settleFirstDelay = 50 * time.Millisecond
+)
+
+// settle sends the settle step once every attempt of the scenario has ended: sequential
+// retries with the scenario's key and the settle payload. It asks again while the key is
+// still refused as in flight (the target may still be finishing an attempt whose client
+// gave up) until the settle window has passed, and after an unseen answer up to
+// settleMaxUnseen times; the checkers judge the last answer.
+func (e *execution) settle(ctx context.Context) error {
+	if e.sc.Settle == nil {
+		return nil
+	}
+	st := Step{Name: SettleStep, Payload: e.sc.Settle.Payload}
+	deadline := time.Now().Add(e.t.settleWindow())
+	delay, unseen := settleFirstDelay, 0
+	for try := 1; try <= settleMaxTries; try++ {
+		e.attempt++
+		if err := e.sendCopies(ctx, st, e.attempt, nil); err != nil {
+			return err
+		}
+		switch last := e.rec.last(); {
+		case !last.Class.Determinate():
+			if unseen++; unseen >= settleMaxUnseen {
+				return nil
+			}
+		case last.Class != outcome.InFlight:
+			return nil
+		case !time.Now().Before(deadline):
+			return nil
+		}
+		d := delay
+		if left := time.Until(deadline); left > 0 && left < d {
+			d = left
+		}
+		delay *= 2
+		timer := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		case <-timer.C:
+		}
+	}
+	return nil
+}
+
+// settleWindow is how long a key may still be refused as in flight after every attempt
+// ended: the declared lock timeout (a crashed or abandoned attempt's lock goes stale by
+// then), else the client timeout (the longest an attempt the client gave up on can have
+// been running when it did).
+func (t *target) settleWindow() time.Duration {
+	if l := t.p.LockTimeout.Std(); l > 0 {
+		return pastLock(l)
+	}
+	return t.p.ClientTimeout.Std()
+}
+
+// settleBudget is the longest the settle step can take: the window, then the unseen
+// answers it tolerates, each a whole client timeout.
+func (t *target) settleBudget() time.Duration {
+	return t.settleWindow() + settleMaxUnseen*t.p.ClientTimeout.Std()
+}

@@ -1,0 +1,99 @@
+package scenarios_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// The settle step end to end, against fakes with known flaws: the runner sends it after
+// every attempt ended, and the named scenarios catch what only it can see.
+
+func runFake(t *testing.T, p *scenarios.Profile, only ...string) *scenarios.Report {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: only})
+	require.NoError(t, err)
+	return rep
+}
+
+func TestSettleStepRunsAfterEveryAttempt(t *testing.T) {
+	rep := runFake(t, fakeProfile(t, startFake(t, &fakeRefunds{})), "race/burst-50", "race/in-flight-409", "storage/5xx-not-pinned")
+	for _, r := range rep.Results {
+		if r.ScenarioID == "storage/5xx-not-pinned" {
+			require.Equal(t, scenarios.NA, r.Verdict, "the fake profile declares no fail hook")
+			continue
+		}
+		require.Equal(t, scenarios.Pass, r.Verdict, "%s: %s", r.ScenarioID, r.Message)
+		h := r.Evidence.Record.History
+		last := h[len(h)-1]
+		require.Equal(t, scenarios.SettleStep, last.Step, "%s ends with the settle step", r.ScenarioID)
+		require.Equal(t, scenarios.OpOK, last.Type)
+		var lastOther time.Time
+		for _, op := range h {
+			if op.Step != scenarios.SettleStep && op.Type != scenarios.OpInvoke {
+				lastOther = op.Time
+			}
+		}
+		invoked := h[len(h)-2]
+		require.Equal(t, scenarios.OpInvoke, invoked.Type)
+		require.False(t, invoked.Time.Before(lastOther), "%s: the settle step starts after every other attempt answered", r.ScenarioID)
+	}
+}
+
+// A key that stays at 409 after one contended burst is caught by the bursts and the
+// in-flight scenario, as stuck.
+func TestWedgedKeyIsCaughtAsStuck(t *testing.T) {
+	p := fakeProfile(t, startFake(t, &fakeRefunds{wedge: true, hold: 50 * time.Millisecond}))
+	rep := runFake(t, p, "race/burst-50", "race/concurrent-pair", "race/in-flight-409")
+	require.Len(t, rep.Results, 3)
+	for _, r := range rep.Results {
+		require.Equal(t, scenarios.Fail, r.Verdict, "%s: %s", r.ScenarioID, r.Message)
+		require.True(t, strings.HasPrefix(r.Message, "the key is stuck: the settle retry got 409 (in_flight) after every attempt ended"), "%s: %s", r.ScenarioID, r.Message)
+		require.Equal(t, 1, r.Evidence.Categories["stuck"], r.ScenarioID)
+	}
+}
+
+// A stored business error replayed as an empty 200 is a fabricated success.
+func TestBusinessErrorReplayedAsSuccessIsCaught(t *testing.T) {
+	p := fakeProfile(t, startFake(t, &fakeRefunds{errorAsSuccess: true}))
+	p.Business = &scenarios.Example{Body: `{"order_id": "{{.Entity}}", "amount": 2000000}`, Status: 402}
+	yes := true
+	p.Expect.StoresBusinessErrors = &yes
+	rep := runFake(t, p, "storage/business-4xx")
+	r := rep.Results[0]
+	require.Equal(t, scenarios.Fail, r.Verdict, r.Message)
+	require.Equal(t, "a business 402 was answered 200 on the repeat (0 body bytes): an error turned into a success", r.Message)
+	require.Equal(t, 1, r.Evidence.Categories["fabricated"])
+
+	correct := fakeProfile(t, startFake(t, &fakeRefunds{}))
+	correct.Business, correct.Expect.StoresBusinessErrors = p.Business, &yes
+	r = runFake(t, correct, "storage/business-4xx").Results[0]
+	require.Equal(t, scenarios.Pass, r.Verdict, r.Message)
+}
+
+// The block-and-replay school, declared: repeats wait and get the replay.
+func TestInFlightWaitDeclaredEndToEnd(t *testing.T) {
+	p := fakeProfile(t, startFake(t, &fakeRefunds{waits: true}))
+	p.Expect.InFlight, p.Expect.InFlightWait = 0, true
+	rep := runFake(t, p, "race/in-flight-409", "race/concurrent-pair", "race/burst-50", "race/in-flight-retry-after", "race/in-flight-not-fabricated")
+	got := verdicts(rep)
+	require.Equal(t, map[string]scenarios.Verdict{
+		"race/in-flight-409":            scenarios.Pass,
+		"race/concurrent-pair":          scenarios.Pass,
+		"race/burst-50":                 scenarios.Pass,
+		"race/in-flight-retry-after":    scenarios.NA,
+		"race/in-flight-not-fabricated": scenarios.Pass,
+	}, got, "%v", rep.Results)
+
+	refusing := fakeProfile(t, startFake(t, &fakeRefunds{}))
+	refusing.Expect.InFlight, refusing.Expect.InFlightWait = 0, true
+	r := runFake(t, refusing, "race/in-flight-409").Results[0]
+	require.Equal(t, scenarios.Fail, r.Verdict, "a 409 where the profile declares wait: %s", r.Message)
+}

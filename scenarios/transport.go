@@ -1,0 +1,226 @@
+package scenarios
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/transport"
+	"github.com/idemproof/idemproof/transport/mcp"
+)
+
+// MCPOptions tune the MCP transport.
+type MCPOptions struct {
+	// RequireIdempotencyCapability: the server must advertise capabilities.tools.idempotency
+	// (SEP-3182) in its initialize result; the preflight and every session check it.
+	RequireIdempotencyCapability bool `yaml:"require_idempotency_capability,omitempty" json:"require_idempotency_capability,omitempty"`
+	// Session is "scenario" (default: one session per principal and scenario run, shared
+	// by its attempts) or "attempt" (a new session for every attempt).
+	Session string `yaml:"session,omitempty" json:"session,omitempty"`
+	// ProtocolVersion asked for in initialize (default 2025-11-25).
+	ProtocolVersion string `yaml:"protocol_version,omitempty" json:"protocol_version,omitempty"`
+}
+
+// Transports a profile can name.
+const (
+	TransportHTTP = "http"
+	TransportMCP  = "mcp"
+)
+
+// Session modes of the MCP transport (mcp.session).
+const (
+	SessionPerScenario = "scenario"
+	SessionPerAttempt  = "attempt"
+)
+
+// Capabilities that depend on the transport.
+const (
+	// CapQueryString: the operation is a plain HTTP request, whose query string is part
+	// of what the target may fingerprint.
+	CapQueryString Capability = "query_string"
+	// CapHTTPConnections: the runner chooses the connections plain HTTP requests travel
+	// on (keep-alive steps).
+	CapHTTPConnections Capability = "http_connections"
+	// CapHTTPRefusals: a refusal is an HTTP response of its own (its status and content
+	// type are the refusal), not an error object inside a protocol's answer.
+	CapHTTPRefusals Capability = "http_refusals"
+)
+
+// missingOverTransport answers Missing for the capabilities that depend on the transport
+// (ok false: not one of them).
+func (p *Profile) missingOverTransport(c Capability) (string, bool) {
+	switch c {
+	case CapQueryString:
+		if p.isMCP() {
+			return "a query string that belongs to the request; transport mcp sends tools/call to one endpoint, whose query string is no part of the call", true
+		}
+		return "", true
+	case CapHTTPRefusals:
+		if p.isMCP() {
+			return "refusals that are HTTP responses of their own; over transport mcp a refusal is a JSON-RPC error object, which RFC 9457 does not describe", true
+		}
+		return "", true
+	case CapHTTPConnections:
+		if p.isMCP() {
+			return "plain HTTP requests on connections the runner reuses; transport mcp sends each attempt inside its sessions", true
+		}
+		return "", true
+	}
+	return "", false
+}
+
+// DefaultMCPPath is the Streamable HTTP endpoint when operation.path is not given.
+const DefaultMCPPath = "/mcp"
+
+func (p *Profile) isMCP() bool { return p.Transport == TransportMCP }
+
+func (p *Profile) applyMCPDefaults() {
+	if p.Operation.Path == "" {
+		p.Operation.Path = DefaultMCPPath
+	}
+	if p.SideEffects.Tool != "" && p.SideEffects.Path == "" {
+		p.SideEffects.Path = p.Operation.Path
+	}
+	if p.Other != nil {
+		if p.Other.Path == "" {
+			p.Other.Path = p.Operation.Path
+		}
+		if p.Other.SideEffects.Tool != "" && p.Other.SideEffects.Path == "" {
+			p.Other.SideEffects.Path = p.Operation.Path
+		}
+	}
+}
+
+// transportFieldErrors completes the validation's errors: a status the outcome rules make
+// unnecessary is not required (a JSON-RPC server refuses inside a 200), the rules' own
+// problems are reported, and transport:, mcp: and the tool fields are checked.
+func (p *Profile) transportFieldErrors(found []fieldError) []fieldError {
+	var errs []fieldError
+	for _, e := range found {
+		recognised, unset := p.statusRecognisedByRules(e.Path)
+		if recognised {
+			continue
+		}
+		if unset {
+			e.Msg += " (or recognise " + strings.TrimPrefix(strings.TrimSuffix(e.Path, ".status"), "expect.") + " with outcomes:)"
+		}
+		errs = append(errs, e)
+	}
+	if p.Outcomes != nil {
+		errs = append(errs, p.Outcomes.problems...)
+	}
+	add := func(path, format string, args ...any) {
+		errs = append(errs, fieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
+	}
+	switch p.Transport {
+	case "", TransportHTTP:
+		if p.MCP != nil {
+			add("mcp", "only with transport: mcp")
+		}
+		if p.Operation.Tool != "" {
+			add("operation.tool", "only with transport: mcp (a plain HTTP operation has a method and a path)")
+		}
+		if p.SideEffects.Tool != "" {
+			add("side_effects.tool", "only with transport: mcp")
+		}
+		return errs
+	case TransportMCP:
+	default:
+		add("transport", "must be http or mcp, got %q", p.Transport)
+		return errs
+	}
+	if p.Operation.Tool == "" {
+		add("operation.tool", "required with transport: mcp: the tool's name for tools/call (operation.body is its arguments)")
+	}
+	if p.Other != nil && p.Other.Tool == "" {
+		add("other_operation.tool", "required with transport: mcp")
+	}
+	if p.MCP != nil {
+		switch p.MCP.Session {
+		case "", SessionPerScenario, SessionPerAttempt:
+		default:
+			add("mcp.session", "must be scenario or attempt, got %q", p.MCP.Session)
+		}
+	}
+	return errs
+}
+
+// statusRecognisedByRules reports whether a status field left out (zero or empty) is
+// needed no longer because the outcome rules recognise its class, and whether it was
+// left out at all.
+func (p *Profile) statusRecognisedByRules(path string) (recognised, unset bool) {
+	var class outcome.Class
+	switch path {
+	case "expect.in_flight":
+		class, unset = outcome.InFlight, p.Expect.InFlight == 0
+	case "expect.mismatch":
+		class, unset = outcome.Mismatch, p.Expect.Mismatch == 0
+	case "expect.missing_key":
+		class, unset = outcome.MissingKey, p.Expect.MissingKey == ""
+	case "business_error.status":
+		class, unset = outcome.BusinessError, p.Business != nil && p.Business.Status == 0
+	case "validation_error.status":
+		class, unset = outcome.ValidationError, p.Validation != nil && p.Validation.Status == 0
+	default:
+		return false, false
+	}
+	return unset && p.Outcomes.Covers(class), unset
+}
+
+// checkToolProbe checks a ledger read by tool call (transport mcp).
+func checkToolProbe(path string, pr Probe) []fieldError {
+	var errs []fieldError
+	if !strings.HasPrefix(pr.Path, "/") {
+		errs = append(errs, fieldError{Path: path + ".path", Msg: fmt.Sprintf("must start with / (the MCP endpoint), got %q", pr.Path)})
+	}
+	if msg := checkTemplate(pr.Arguments, true); msg != "" {
+		errs = append(errs, fieldError{Path: path + ".arguments", Msg: "must be a JSON object of the ledger tool's arguments: " + msg})
+	} else if !strings.Contains(pr.Arguments, "{{") {
+		errs = append(errs, fieldError{Path: path + ".arguments", Msg: "must contain {{.Entity}}: the ledger is read per fresh entity"})
+	}
+	if pr.Count == "" {
+		errs = append(errs, fieldError{Path: path + ".count", Msg: "required: a gjson path to the count in the JSON-RPC response, e.g. result.structuredContent.count"})
+	}
+	return errs
+}
+
+// newTransport builds the profile's transport around the classifier.
+func (p *Profile) newTransport(cl outcome.Classifier, probe *http.Client) transport.Transport {
+	if !p.isMCP() {
+		return &transport.HTTP{Client: transport.NewAttemptClient(), Probe: probe, Classifier: cl}
+	}
+	t := &mcp.Transport{Tool: p.Operation.Tool, Client: transport.NewAttemptClient(), Probe: probe, Classifier: cl}
+	if o := p.MCP; o != nil {
+		t.ProtocolVersion = o.ProtocolVersion
+		t.SessionPerAttempt = o.Session == SessionPerAttempt
+		t.RequireIdempotency = o.RequireIdempotencyCapability
+	}
+	return t
+}
+
+// NewMCPTransport returns the MCP transport the runner uses for the profile (nil for a
+// profile of another transport): the preflight opens a session with it
+// (Initialize, Session.AdvertisesIdempotency).
+func (p *Profile) NewMCPTransport() *mcp.Transport {
+	if !p.isMCP() {
+		return nil
+	}
+	t, _ := p.newTransport(p.Classifier(), nil).(*mcp.Transport)
+	return t
+}
+
+// sessionHeader is what an MCP session's set-up requests carry: the operation's headers
+// and the principal's, never a test hook, a step marker or the key.
+func (p *Profile) sessionHeader(principal int) http.Header {
+	h := http.Header{}
+	for k, v := range p.Operation.Headers {
+		h.Set(k, v)
+	}
+	if len(p.Principals) > principal {
+		for k, v := range p.Principals[principal] {
+			h.Set(k, v)
+		}
+	}
+	return h
+}

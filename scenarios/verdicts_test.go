@@ -1,0 +1,420 @@
+package scenarios_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// Hand-written histories for the verdicts CI gates on: attempts nobody saw (Jepsen info)
+// never fail a scenario by themselves, the settle step finds wedged keys, and replays
+// that differ from what was committed fail.
+
+const settle = scenarios.SettleStep
+
+// burstOf is a burst of one success, refused attempts and timed-out ones.
+func burstOf(refused, timedOut int) *history {
+	h := newHistory().at(0, "burst", scenarios.OpOK, 201, committed, nil)
+	for i := 0; i < refused; i++ {
+		h.at(1, "burst", scenarios.OpFail, 409, "busy", nil)
+	}
+	for i := 0; i < timedOut; i++ {
+		h.timeout(2, "burst")
+	}
+	return h
+}
+
+func TestBurstWithTimedOutAttemptsPasses(t *testing.T) {
+	for _, id := range []string{"race/burst-50", "race/burst-1000"} {
+		h := burstOf(10, 37).at(3000, settle, scenarios.OpOK, 201, committed, nil)
+		v, msg, ev := checker(t, id)(h.record(1), refProfile(t))
+		require.Equal(t, scenarios.Pass, v, "%s: %s", id, msg)
+		require.Equal(t, "one side effect from 48 attempts: 1 identical successes, 10 refused with 409; 37 attempts timed out (info)", msg)
+		require.Empty(t, ev.Categories, "nothing wrong was seen")
+	}
+}
+
+func TestBurstWithoutASeenSuccess(t *testing.T) {
+	h := newHistory()
+	for i := 0; i < 3; i++ {
+		h.at(1, "burst", scenarios.OpFail, 409, "busy", nil)
+	}
+	h.timeout(2, "burst")
+	v, msg, _ := checker(t, "race/burst-50")(h.record(1), refProfile(t))
+	require.Equal(t, scenarios.Unknown, v, "only the unseen attempt could show the result, and nothing asked again")
+	require.Contains(t, msg, "no answer showed the result")
+
+	settled := *h
+	settled.ops = append([]scenarios.Op(nil), h.ops...)
+	settled.at(3000, settle, scenarios.OpOK, 201, committed, nil)
+	v, msg, _ = checker(t, "race/burst-50")(settled.record(1), refProfile(t))
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, "one side effect from 4 attempts: none seen to succeed (3 refused; 1 attempt timed out (info)); the settle retry got 201", msg)
+
+	v, _, ev := checker(t, "race/burst-50")(settled.record(0), refProfile(t))
+	require.Equal(t, scenarios.Fail, v, "a success with no effect anywhere")
+	require.Equal(t, 1, ev.Categories["fabricated"])
+}
+
+func TestBurstWithAServerErrorFails(t *testing.T) {
+	h := burstOf(2, 5).at(4, "burst", scenarios.OpInfo, 500, "boom", nil)
+	v, msg, _ := checker(t, "race/burst-50")(h.record(1), refProfile(t))
+	require.Equal(t, scenarios.Fail, v, "a 5xx from the target is a definite wrong answer")
+	require.Equal(t, "1 attempts got neither the in-flight refusal (409) nor the replay", msg)
+}
+
+// A key that stays at 409 after one contended burst is wedged: the settle step's
+// retries after every attempt ended all got 409.
+func TestWedgedKeyFailsAsStuck(t *testing.T) {
+	wedge := func(h *history) scenarios.Record {
+		for i := 0; i < 4; i++ {
+			h.at(2000+i*100, settle, scenarios.OpFail, 409, "busy", nil)
+		}
+		return h.record(1)
+	}
+	for _, id := range []string{"race/burst-50", "race/burst-1000", "race/concurrent-pair"} {
+		v, msg, ev := checker(t, id)(wedge(burstOf(3, 0)), refProfile(t))
+		require.Equal(t, scenarios.Fail, v, id)
+		require.True(t, strings.HasPrefix(msg, "the key is stuck: the settle retry got 409 (in_flight) after every attempt ended (4 tries over"), msg)
+		require.Equal(t, 1, ev.Categories["stuck"], id)
+	}
+	inFlight := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
+		span(5, 110, "repeat", scenarios.OpFail, 409, "busy", map[string]string{"Retry-After": "1"})
+	for _, id := range []string{"race/in-flight-409", "race/in-flight-not-fabricated", "race/in-flight-retry-after", "race/in-flight-other-payload"} {
+		h := *inFlight
+		h.ops = append([]scenarios.Op(nil), inFlight.ops...)
+		v, msg, _ := checker(t, id)(wedge(&h), refProfile(t))
+		require.Equal(t, scenarios.Fail, v, "%s: %s", id, msg)
+		require.Contains(t, msg, "the key is stuck", id)
+	}
+}
+
+// A settle step that never gets an answer cannot tell a hanging key from a machine too
+// loaded to answer: UNKNOWN, never a pass and never a FAIL by itself.
+func TestSettleThatNeverAnswersIsUnknown(t *testing.T) {
+	h := burstOf(3, 0).timeout(2000, settle).timeout(4000, settle).timeout(6000, settle)
+	v, msg, ev := checker(t, "race/burst-50")(h.record(1), refProfile(t))
+	require.Equal(t, scenarios.Unknown, v)
+	require.Equal(t, "the settle retry got no answer after every attempt ended (3 attempts timed out (info)): the key may hang, or the target is too slow to tell", msg)
+	require.Empty(t, ev.Categories)
+
+	v, _, _ = checker(t, "storage/5xx-not-pinned")(newHistory().at(0, "failing", scenarios.OpInfo, 503, "x", nil).
+		timeout(5, "retry").timeout(2000, settle).timeout(4000, settle).timeout(6000, settle).record(0), refProfile(t))
+	require.Equal(t, scenarios.Unknown, v)
+}
+
+func TestSettleThatDiffersFromTheCommittedResponseFails(t *testing.T) {
+	h := burstOf(3, 0).at(500, settle, scenarios.OpOK, 201, `{"id":"re_9","amount":4900}`, nil)
+	v, msg, ev := checker(t, "race/burst-50")(h.record(1), refProfile(t))
+	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, `the settle retry got 201 (id "re_9", committed "re_1": not the committed execution's body), which differs from the committed 201`, msg)
+	require.Equal(t, 1, ev.Categories["diverged"])
+
+	past := burstOf(3, 0).at(1500, settle, scenarios.OpOK, 201, `{"id":"re_9","amount":4900}`, nil)
+	v, msg, _ = checker(t, "race/burst-50")(past.record(2), refProfile(t))
+	require.Equal(t, scenarios.Pass, v, "sent after the 1s retention: a new execution is allowed: %s", msg)
+}
+
+// A final retry that timed out proves nothing; the settle step asks again.
+func TestTimedOutFinalRetryIsDecidedByTheSettleStep(t *testing.T) {
+	p := refProfile(t)
+	h := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).timeout(10, "retry")
+	v, msg, _ := checker(t, "race/duplicate-sequential")(h.record(1), p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+
+	h.at(2100, settle, scenarios.OpOK, 201, committed, nil)
+	v, msg, _ = checker(t, "race/duplicate-sequential")(h.record(1), p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, "one side effect; 1 attempt(s) ended without an answer, the settle retry got 201", msg)
+}
+
+// The wording of a pass says what happened: nothing was committed when the proxy
+// stopped the request before the target, or when the original crashed after the key.
+func TestPassWordingSaysWhatHappened(t *testing.T) {
+	p := refProfile(t)
+	before := newHistory().at(0, "original", scenarios.OpInfo, 503, "proxy", nil).at(10, "retry", scenarios.OpOK, 201, committed, nil).record(1)
+	before.Journal = []faultproxy.Record{{Seq: 1, Fault: faultproxy.FaultBeforeStatus}, {Seq: 2, ReachedUpstream: true, UpstreamCalls: 1, UpstreamStatus: 201}}
+	v, msg, ev := checker(t, "before/503")(before, p)
+	require.Equal(t, scenarios.Pass, v)
+	require.Equal(t, "one side effect; the request was stopped before the target (1 attempt(s)) and retry executed it once (201)", msg)
+	require.NotContains(t, msg, "committed")
+	require.Zero(t, ev.Categories["recovered"], "no response was lost: nothing to recover")
+
+	crashed := newHistory().timeout(0, "original").at(800, "retry", scenarios.OpOK, 201, committed, nil).
+		at(810, settle, scenarios.OpOK, 201, committed, nil).record(1)
+	crashed.Journal = []faultproxy.Record{{Seq: 1, ReachedUpstream: true, UpstreamCalls: 1}, {Seq: 2, ReachedUpstream: true, UpstreamCalls: 1, UpstreamStatus: 201}}
+	v, msg, _ = checker(t, "recovery/crash-after-key")(crashed, p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.NotContains(t, msg, "committed body")
+}
+
+// A stored business error replayed as a success is fabricated, whatever the policy.
+func TestBusinessErrorReplayedAsSuccessIsFabricated(t *testing.T) {
+	p := refProfile(t)
+	h := newHistory().at(0, "business", scenarios.OpFail, 402, `{"title":"Refund limit exceeded"}`, nil).
+		at(5, "repeat", scenarios.OpOK, 200, "", nil).record(0)
+	v, msg, ev := checker(t, "storage/business-4xx")(h, p)
+	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, "a business 402 was answered 200 on the repeat (0 body bytes): an error turned into a success", msg)
+	require.Equal(t, 1, ev.Categories["fabricated"])
+
+	undeclared := *p
+	undeclared.Expect.StoresBusinessErrors = nil
+	v, _, _ = checker(t, "storage/business-4xx")(h, &undeclared)
+	require.Equal(t, scenarios.Fail, v, "a fabricated success is no policy")
+}
+
+func TestBusinessErrorReplayToldByTheUniqueField(t *testing.T) {
+	p := refProfile(t)
+	p.Expect.UniqueField = "decline_id"
+	p.Expect.ReplayHeader = ""
+	same := newHistory().at(0, "business", scenarios.OpFail, 402, `{"decline_id":"d1"}`, nil).
+		at(5, "repeat", scenarios.OpFail, 402, `{"decline_id":"d1"}`, nil).record(0)
+	v, msg, _ := checker(t, "storage/business-4xx")(same, p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, "business 402 stored and replayed, as declared", msg)
+
+	again := newHistory().at(0, "business", scenarios.OpFail, 402, `{"decline_id":"d1"}`, nil).
+		at(5, "repeat", scenarios.OpFail, 402, `{"decline_id":"d2"}`, nil).record(0)
+	v, msg, _ = checker(t, "storage/business-4xx")(again, p)
+	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, "business 402 executed again, declared stored", msg)
+
+	p.Expect.UniqueField = ""
+	v, _, _ = checker(t, "storage/business-4xx")(same, p)
+	require.Equal(t, scenarios.Info, v, "without a marker or a unique field identical bodies cannot be told apart")
+}
+
+func TestMarkedBusinessReplayWithAnotherBodyDiverges(t *testing.T) {
+	h := newHistory().at(0, "business", scenarios.OpFail, 402, `{"instance":"a"}`, nil).
+		at(5, "repeat", scenarios.OpFail, 402, `{"instance":"b"}`, map[string]string{"Idempotent-Replayed": "true"}).record(0)
+	v, _, ev := checker(t, "storage/business-4xx")(h, refProfile(t))
+	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, 1, ev.Categories["diverged"])
+}
+
+// A key that answers 409 for the whole retention after a 5xx is stuck.
+func TestFiveHundredThenInFlightForeverIsStuck(t *testing.T) {
+	h := newHistory().at(0, "failing", scenarios.OpInfo, 503, "failed", nil).at(5, "retry", scenarios.OpFail, 409, "busy", nil)
+	for i := 0; i < 4; i++ {
+		h.at(100+i*100, settle, scenarios.OpFail, 409, "busy", nil)
+	}
+	v, msg, ev := checker(t, "storage/5xx-not-pinned")(h.record(0), refProfile(t))
+	require.Equal(t, scenarios.Fail, v)
+	require.True(t, strings.HasPrefix(msg, "the key is stuck: the settle retry got 409 (in_flight) after every attempt ended"), msg)
+	require.Equal(t, 1, ev.Categories["stuck"])
+
+	noSettle := newHistory().at(0, "failing", scenarios.OpInfo, 503, "failed", nil).at(5, "retry", scenarios.OpFail, 409, "busy", nil).record(0)
+	v, msg, ev = checker(t, "storage/5xx-not-pinned")(noSettle, refProfile(t))
+	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, "the key is stuck: the retry after the 503 got 409 (in_flight)", msg)
+	require.Equal(t, 1, ev.Categories["stuck"])
+}
+
+func TestStores5xxDeclared(t *testing.T) {
+	p := refProfile(t)
+	yes := true
+	p.Expect.Stores5xx = &yes
+	replayed := newHistory().at(0, "failing", scenarios.OpInfo, 500, `{"error":"x"}`, nil).
+		at(5, "retry", scenarios.OpInfo, 500, `{"error":"x"}`, nil).
+		at(10, settle, scenarios.OpInfo, 500, `{"error":"x"}`, nil).record(0)
+	v, msg, _ := checker(t, "storage/5xx-not-pinned")(replayed, p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, "the 500 was stored and replayed to the retry, as expect.stores_5xx declares", msg)
+
+	executed := newHistory().at(0, "failing", scenarios.OpInfo, 500, `{"error":"x"}`, nil).
+		at(5, "retry", scenarios.OpOK, 201, committed, nil).record(1)
+	v, msg, _ = checker(t, "storage/5xx-not-pinned")(executed, p)
+	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, "the retry got 201; expect.stores_5xx declares the 500 stored and replayed", msg)
+
+	v, _, _ = checker(t, "storage/5xx-not-pinned")(replayed, refProfile(t))
+	require.Equal(t, scenarios.Fail, v, "the reference declares stores_5xx: false")
+}
+
+func TestValidationStoragePolicy(t *testing.T) {
+	notStored := newHistory().at(0, "invalid", scenarios.OpFail, 400, `{"title":"Invalid"}`, nil).
+		at(5, "retry", scenarios.OpOK, 201, committed, nil).
+		at(10, settle, scenarios.OpOK, 201, committed, nil).record(1)
+	stored := newHistory().at(0, "invalid", scenarios.OpFail, 400, `{"title":"Invalid"}`, nil).
+		at(5, "retry", scenarios.OpFail, 400, `{"title":"Invalid"}`, nil).record(0)
+
+	p := refProfile(t) // stores_validation_errors: false
+	v, msg, _ := checker(t, "storage/validation-not-stored")(notStored, p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, "validation 400 not stored: the corrected request executed (201), one side effect, as declared", msg)
+	v, msg, _ = checker(t, "storage/validation-not-stored")(stored, p)
+	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, "validation 400 stored: the corrected request got the stored 400 and did not execute; declared not stored", msg)
+
+	silent := *p
+	silent.Expect.StoresValidationErrors = nil
+	v, msg, _ = checker(t, "storage/validation-not-stored")(stored, &silent)
+	require.Equal(t, scenarios.Info, v, "the draft is silent: the observed policy is reported")
+	require.Equal(t, "validation 400 stored: the corrected request got the stored 400 and did not execute", msg)
+
+	v, _, ev := checker(t, "storage/validation-not-stored")(newHistory().at(0, "invalid", scenarios.OpFail, 400, "x", nil).
+		at(5, "retry", scenarios.OpOK, 201, committed, nil).record(2), &silent)
+	require.Equal(t, scenarios.Fail, v, "two effects are a duplicate whatever the policy")
+	require.Equal(t, 1, ev.Categories["duplicated"])
+}
+
+// in_flight: wait, the block-and-replay school: the repeat waits and gets the committed
+// response.
+func TestInFlightWaitSchool(t *testing.T) {
+	p := refProfile(t)
+	p.Expect.InFlight, p.Expect.InFlightWait = 0, true
+	journal := []faultproxy.Record{{Seq: 2, Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 296}}
+
+	waited := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
+		span(5, 401, "repeat", scenarios.OpOK, 201, committed, nil).
+		at(500, settle, scenarios.OpOK, 201, committed, nil).record(1)
+	waited.Journal = journal
+	v, msg, _ := checker(t, "race/in-flight-409")(classedBy(waited, p), p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, "the repeat during the original waited and got the committed 201 (27 identical body bytes), as in_flight: wait declares", msg)
+
+	refused := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
+		span(5, 110, "repeat", scenarios.OpFail, 409, "busy", nil).record(1)
+	refused.Journal = journal
+	v, msg, _ = checker(t, "race/in-flight-409")(classedBy(refused, p), p)
+	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, "the repeat during the original got 409 (client_error); the profile declares in_flight: wait (wait, then the committed response)", msg)
+
+	other := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
+		span(5, 401, "repeat", scenarios.OpOK, 200, `{"status":"processing"}`, nil).record(1)
+	other.Journal = journal
+	v, _, ev := checker(t, "race/in-flight-409")(classedBy(other, p), p)
+	require.Equal(t, scenarios.Fail, v, "a made-up answer is never a wait")
+	require.Equal(t, 1, ev.Categories["diverged"])
+
+	twice := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
+		span(5, 401, "repeat", scenarios.OpOK, 201, committed, nil).record(2)
+	twice.Journal = journal
+	v, _, ev = checker(t, "race/in-flight-409")(classedBy(twice, p), p)
+	require.Equal(t, scenarios.Fail, v, "waiting and executing again is a duplicate")
+	require.Equal(t, 1, ev.Categories["duplicated"])
+
+	h := newHistory()
+	for i := 0; i < 5; i++ {
+		h.at(i, "burst", scenarios.OpOK, 201, committed, nil)
+	}
+	v, msg, _ = checker(t, "race/burst-50")(classedBy(h.record(1), p), p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, "one side effect from 5 attempts: 5 identical successes", msg)
+
+	require.Equal(t, "an in-flight refusal; the profile declares in_flight: wait (a repeat waits and is never refused, so there is no refusal to carry Retry-After)",
+		p.Missing(scenarios.CapInFlightRefusal))
+	require.Empty(t, refProfile(t).Missing(scenarios.CapInFlightRefusal))
+}
+
+func TestPrincipalsNotDeclaredSaysWhatIsNeeded(t *testing.T) {
+	p := refProfile(t)
+	p.Principals = p.Principals[:1]
+	require.Equal(t, "two principals; the profile declares 1", p.Missing(scenarios.CapPrincipals))
+}
+
+// A replay whose class differs from the committed success diverged, whether a refusal or
+// a server error.
+func TestReplayOfAnotherClassDiverges(t *testing.T) {
+	p := refProfile(t)
+	for _, status := range []int{400, 500} {
+		typ := scenarios.OpFail
+		if status >= 500 {
+			typ = scenarios.OpInfo
+		}
+		after := newHistory().at(0, "original", scenarios.OpInfo, 503, "", nil).at(10, "retry", typ, status, "nope", nil).record(1)
+		v, _, ev := checker(t, "replay/after-503")(after, p)
+		require.Equal(t, scenarios.Fail, v, status)
+		require.Equal(t, 1, ev.Categories["diverged"], status)
+
+		seq := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).at(10, "repeat", typ, status, "nope", nil).record(1)
+		v, msg, ev := checker(t, "replay/sequential")(seq, p)
+		require.Equal(t, scenarios.Fail, v, status)
+		require.Equal(t, 1, ev.Categories["diverged"], status)
+		require.Contains(t, msg, "the replay of a 201 got "+itoa(status))
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// On a loaded machine the original's answer reaches the client late: a repeat answered
+// with the replay after the original finished at the target is no overlap, and the
+// 409 school is not failed for it.
+func TestInFlightOverlapIsJudgedAtTheTarget(t *testing.T) {
+	p := refProfile(t)
+	h := newHistory().span(0, 600, "original", scenarios.OpOK, 201, committed, nil).
+		span(5, 350, "repeat", scenarios.OpOK, 201, committed, nil)
+	late := h.record(1)
+	// The reference profile holds the original 300ms: it committed no earlier than 300ms;
+	// the repeat was sent upstream no later than 349ms.
+	late.Journal = []faultproxy.Record{
+		{Seq: 1, Time: h.t0, ReachedUpstream: true, UpstreamMillis: 310},
+		{Seq: 2, Time: h.t0, Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 1},
+	}
+	v, msg, _ := checker(t, "race/in-flight-409")(late, p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Contains(t, msg, "no overlap")
+
+	waited := h.record(1)
+	waited.Journal = []faultproxy.Record{
+		{Seq: 1, Time: h.t0, ReachedUpstream: true, UpstreamMillis: 310},
+		{Seq: 2, Time: h.t0, Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 270},
+	}
+	v, msg, _ = checker(t, "race/in-flight-409")(waited, p)
+	require.Equal(t, scenarios.Fail, v, "the target held the repeat for the original: it waited, and the profile declares 409: %s", msg)
+}
+
+// On a loaded machine the repeat can reach the target first and execute; the original,
+// arriving later, gets the replay without its hold. Nothing to judge, not a FAIL.
+func TestRepeatThatReachedTheTargetFirstIsUnknown(t *testing.T) {
+	p := refProfile(t)
+	h := newHistory().span(0, 600, "original", scenarios.OpOK, 201, committed, nil).
+		span(5, 350, "repeat", scenarios.OpOK, 201, committed, nil)
+	rec := h.record(1)
+	rec.Journal = []faultproxy.Record{
+		{Seq: 2, Time: h.t0.Add(200 * time.Millisecond), ReachedUpstream: true, UpstreamMillis: 4},
+		{Seq: 1, Time: h.t0, Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 2},
+	}
+	for _, id := range []string{"race/in-flight-409", "race/in-flight-not-fabricated", "race/in-flight-other-payload"} {
+		v, msg, _ := checker(t, id)(rec, p)
+		require.Equal(t, scenarios.Unknown, v, "%s: %s", id, msg)
+		require.Contains(t, msg, "reached the target before the original", id)
+	}
+}
+
+func TestRepeatThatExecutedWhileTheOriginalGotTheReplayIsUnknown(t *testing.T) {
+	p := refProfile(t)
+	marked := map[string]string{"Idempotent-Replayed": "true"}
+	h := newHistory().span(0, 660, "original", scenarios.OpOK, 201, committed, marked).
+		span(1, 658, "repeat", scenarios.OpOK, 201, committed, nil)
+	rec := h.record(1)
+	rec.Journal = []faultproxy.Record{
+		{Seq: 1, Time: h.t0.Add(21 * time.Millisecond), Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 407},
+		{Seq: 2, Time: h.t0.Add(21 * time.Millisecond), ReachedUpstream: true, UpstreamMillis: 497},
+	}
+	v, msg, _ := checker(t, "race/in-flight-409")(rec, p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Contains(t, msg, "reached the target before the original")
+}
+
+func TestNotFabricatedWhenTheOriginalWasNotSeen(t *testing.T) {
+	p := refProfile(t)
+	h := newHistory().timeout(0, "original").span(5, 100, "repeat", scenarios.OpOK, 201, committed, nil)
+	v, msg, _ := checker(t, "race/in-flight-not-fabricated")(h.record(1), p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+
+	v, _, ev := checker(t, "race/in-flight-not-fabricated")(h.record(0), p)
+	require.Equal(t, scenarios.Fail, v, "a success with nothing executed is made up whenever the original ended")
+	require.Equal(t, 1, ev.Categories["fabricated"])
+
+	h.at(3000, settle, scenarios.OpOK, 201, committed, nil)
+	v, msg, _ = checker(t, "race/in-flight-not-fabricated")(h.record(1), p)
+	require.Equal(t, scenarios.Pass, v, msg)
+}

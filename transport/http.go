@@ -1,0 +1,143 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/idemproof/idemproof/outcome"
+	"github.com/tidwall/gjson"
+)
+
+// HTTP is the plain HTTP transport: one request per attempt, the body as the profile
+// writes it, the ledger read with a GET.
+type HTTP struct {
+	Client     *http.Client       // attempts; nil: NewAttemptClient()
+	Probe      *http.Client       // ledger reads; nil: a client with a 10 s timeout
+	Classifier outcome.Classifier // nil: outcome.Statuses{}
+}
+
+// Frame implements Transport: the body is sent as it is.
+func (h *HTTP) Frame(_ string, body []byte) ([]byte, error) { return body, nil }
+
+// Comparable implements Transport: the body as it is.
+func (h *HTTP) Comparable(body []byte) []byte { return body }
+
+// Open implements Transport; plain HTTP has nothing to share between attempts.
+func (h *HTTP) Open() Sender { return httpSender{h} }
+
+type httpSender struct{ h *HTTP }
+
+func (s httpSender) Send(ctx context.Context, req *Request, timeout time.Duration) (Answer, error) {
+	hreq, err := http.NewRequest(req.Method, req.URL, bytes.NewReader(req.Body))
+	if err != nil {
+		return Answer{}, fmt.Errorf("build request: %w", err)
+	}
+	hreq.Header = req.Header.Clone()
+	return Do(ctx, s.h.client(), hreq, timeout, s.h.classifier(), nil), nil
+}
+
+func (httpSender) Close() {}
+
+func (h *HTTP) client() *http.Client {
+	if h.Client == nil {
+		h.Client = NewAttemptClient()
+	}
+	return h.Client
+}
+
+func (h *HTTP) classifier() outcome.Classifier {
+	if h.Classifier == nil {
+		return outcome.Statuses{}
+	}
+	return h.Classifier
+}
+
+// Do performs one HTTP attempt and classifies its complete answer. read, when set,
+// turns the response into the comparable body instead of reading it whole (MCP reads
+// its JSON-RPC response out of an event stream); an error from it makes the answer Info.
+func Do(ctx context.Context, c *http.Client, req *http.Request, timeout time.Duration, cl outcome.Classifier,
+	read func(resp *http.Response) ([]byte, error)) Answer {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	resp, err := c.Do(req.WithContext(ctx))
+	if err != nil {
+		return Answer{Class: outcome.Info, Err: ErrorName(ctx, err)}
+	}
+	defer resp.Body.Close()
+	if read == nil {
+		read = func(resp *http.Response) ([]byte, error) {
+			return io.ReadAll(io.LimitReader(resp.Body, MaxResponseBody))
+		}
+	}
+	body, err := read(resp)
+	a := Answer{Status: resp.StatusCode, Header: resp.Header, Body: body}
+	if err != nil {
+		a.Class, a.Err = outcome.Info, "truncated: "+ErrorName(ctx, err)
+		return a
+	}
+	a.Class = cl.Classify(outcome.Answer{Status: resp.StatusCode, Header: resp.Header, Body: body})
+	return a
+}
+
+// Count implements Transport: a GET of the ledger and the count at its path.
+func (h *HTTP) Count(ctx context.Context, l Ledger) (int, error) {
+	method := l.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	req, err := http.NewRequestWithContext(ctx, method, l.URL, nil)
+	if err != nil {
+		return 0, fmt.Errorf("build ledger request: %w", err)
+	}
+	req.Header = l.Header.Clone()
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	probe := h.Probe
+	if probe == nil {
+		probe = &http.Client{Timeout: 10 * time.Second}
+	}
+	resp, err := probe.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("read ledger: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBody))
+	if err != nil {
+		return 0, fmt.Errorf("read ledger: %w", err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return 0, fmt.Errorf("read ledger: %s %s answered %d", method, req.URL.RequestURI(), resp.StatusCode)
+	}
+	return Count(body, l.Count)
+}
+
+// Count reads a count at a gjson path (github.com/tidwall/gjson syntax) of a JSON
+// document: an integer, or the length of an array ("data.#", or "data" itself).
+func Count(body []byte, path string) (int, error) {
+	if !gjson.ValidBytes(body) {
+		return 0, fmt.Errorf("ledger response is not JSON: %s", clip(body))
+	}
+	v := gjson.GetBytes(body, path)
+	switch {
+	case !v.Exists():
+		return 0, fmt.Errorf("count %s: nothing at that path in the ledger response %s", path, clip(body))
+	case v.IsArray():
+		return len(v.Array()), nil
+	case v.Type == gjson.Number && v.Num >= 0 && v.Num == float64(int(v.Num)):
+		return int(v.Num), nil
+	}
+	return 0, fmt.Errorf("count %s: %s is not a count (a non-negative integer or an array)", path, v.Raw)
+}
+
+func clip(b []byte) string {
+	b = bytes.TrimSpace(b)
+	if len(b) > 120 {
+		return fmt.Sprintf("%q…", b[:120])
+	}
+	return fmt.Sprintf("%q", b)
+}

@@ -1,0 +1,346 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/transport"
+	"github.com/idemproof/idemproof/transport/mcp"
+)
+
+// seen records the requests a server got: method (JSON-RPC or HTTP), session header,
+// protocol version header.
+type seen struct {
+	mu   sync.Mutex
+	reqs []string
+}
+
+func (s *seen) add(r string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reqs = append(s.reqs, r)
+}
+
+func (s *seen) list() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.reqs...)
+}
+
+// recording wraps a handler: every request is recorded as "METHOD rpc-method session=S
+// version=V".
+func recording(s *seen, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(strings.NewReader(string(body)))
+		sess := "-"
+		if v := r.Header.Get(mcp.HeaderSessionID); v != "" {
+			sess = "yes"
+		}
+		s.add(fmt.Sprintf("%s %s session=%s version=%s auth=%s", r.Method, gjson.GetBytes(body, "method").Str, sess,
+			r.Header.Get(mcp.HeaderProtocolVersion), r.Header.Get("Authorization")))
+		h.ServeHTTP(w, r)
+	})
+}
+
+type refundIn struct {
+	OrderID string `json:"order_id"`
+	Amount  int    `json:"amount"`
+}
+
+// sdkServer is a real MCP server on the official go-sdk: a refund tool that counts its
+// executions per order (and sends a progress notification first when asked for one), and
+// a list_refunds ledger tool.
+func sdkServer(t *testing.T, jsonResponse bool) (*httptest.Server, *seen) {
+	t.Helper()
+	var mu sync.Mutex
+	refunds := map[string]int{}
+	srv := sdk.NewServer(&sdk.Implementation{Name: "refunds", Version: "1"}, nil)
+	sdk.AddTool(srv, &sdk.Tool{Name: "refund"}, func(ctx context.Context, req *sdk.CallToolRequest, in refundIn) (*sdk.CallToolResult, any, error) {
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: tok, Progress: 0.5, Message: "working"})
+		}
+		if in.Amount <= 0 {
+			res := &sdk.CallToolResult{}
+			res.SetError(fmt.Errorf("amount must be positive"))
+			return res, nil, nil
+		}
+		mu.Lock()
+		refunds[in.OrderID]++
+		mu.Unlock()
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "refunded " + in.OrderID}}}, nil, nil
+	})
+	type listIn struct {
+		OrderID string `json:"order_id"`
+	}
+	type listOut struct {
+		Count int `json:"count"`
+	}
+	sdk.AddTool(srv, &sdk.Tool{Name: "list_refunds"}, func(ctx context.Context, req *sdk.CallToolRequest, in listIn) (*sdk.CallToolResult, listOut, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return nil, listOut{Count: refunds[in.OrderID]}, nil
+	})
+	s := &seen{}
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{JSONResponse: jsonResponse})
+	ts := httptest.NewServer(recording(s, h))
+	t.Cleanup(ts.Close)
+	return ts, s
+}
+
+func request(t *testing.T, tr *mcp.Transport, url, args, principal string) *transport.Request {
+	t.Helper()
+	body, err := tr.Frame("", []byte(args))
+	require.NoError(t, err)
+	h := http.Header{"Authorization": {principal}}
+	return &transport.Request{URL: url, Header: h.Clone(), Body: body, Session: principal, SessionHeader: h}
+}
+
+func TestSessionLifecycleAgainstTheSDKServer(t *testing.T) {
+	for _, jsonResponse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("json-response=%v", jsonResponse), func(t *testing.T) {
+			ts, s := sdkServer(t, jsonResponse)
+			tr := &mcp.Transport{Tool: "refund"}
+			snd := tr.Open()
+			ctx := t.Context()
+			a1, err := snd.Send(ctx, request(t, tr, ts.URL, `{"order_id":"o1","amount":4900}`, "Bearer A"), 5*time.Second)
+			require.NoError(t, err)
+			a2, err := snd.Send(ctx, request(t, tr, ts.URL, `{"order_id":"o1","amount":4900}`, "Bearer A"), 5*time.Second)
+			require.NoError(t, err)
+			a3, err := snd.Send(ctx, request(t, tr, ts.URL, `{"order_id":"o1","amount":-1}`, "Bearer B"), 5*time.Second)
+			require.NoError(t, err)
+			snd.Close()
+
+			require.Equal(t, 200, a1.Status)
+			require.Equal(t, outcome.Success, a1.Class)
+			require.Equal(t, `{"result":{"content":[{"type":"text","text":"refunded o1"}]}}`, string(a1.Body), "the response without its id")
+			require.Equal(t, a1.Body, a2.Body, "two results compare equal although their ids differ")
+			require.NotEqual(t, a1.RPCID, a2.RPCID)
+			require.Equal(t, "tools/call", a1.RPCMethod)
+			require.Equal(t, outcome.BusinessError, a3.Class, "isError true: the tool ran and refused")
+
+			v := mcp.DefaultProtocolVersion
+			require.Equal(t, []string{
+				"POST initialize session=- version= auth=Bearer A",
+				"POST notifications/initialized session=yes version=" + v + " auth=Bearer A",
+				"POST tools/call session=yes version=" + v + " auth=Bearer A",
+				"POST tools/call session=yes version=" + v + " auth=Bearer A",
+				"POST initialize session=- version= auth=Bearer B",
+				"POST notifications/initialized session=yes version=" + v + " auth=Bearer B",
+				"POST tools/call session=yes version=" + v + " auth=Bearer B",
+			}, s.list()[:7], "one session per principal, headers on every request after initialize")
+			require.ElementsMatch(t, []string{
+				"DELETE  session=yes version=" + v + " auth=Bearer A",
+				"DELETE  session=yes version=" + v + " auth=Bearer B",
+			}, s.list()[7:], "Close ends both sessions")
+
+			n, err := tr.Count(ctx, transport.Ledger{URL: ts.URL, Tool: "list_refunds", Arguments: []byte(`{"order_id":"o1"}`), Count: "result.structuredContent.count"})
+			require.NoError(t, err)
+			require.Equal(t, 2, n)
+		})
+	}
+}
+
+func TestSessionPerAttempt(t *testing.T) {
+	ts, s := sdkServer(t, false)
+	tr := &mcp.Transport{Tool: "refund", SessionPerAttempt: true}
+	snd := tr.Open()
+	defer snd.Close()
+	for range 2 {
+		a, err := snd.Send(t.Context(), request(t, tr, ts.URL, `{"order_id":"o2","amount":1}`, "Bearer A"), 5*time.Second)
+		require.NoError(t, err)
+		require.Equal(t, outcome.Success, a.Class)
+	}
+	n := 0
+	for _, r := range s.list() {
+		if strings.HasPrefix(r, "POST initialize") {
+			n++
+		}
+	}
+	require.Equal(t, 2, n)
+}
+
+func TestProgressBeforeTheResponseIsSkipped(t *testing.T) {
+	ts, _ := sdkServer(t, false)
+	tr := &mcp.Transport{Tool: "refund"}
+	req := request(t, tr, ts.URL, `{"order_id":"o3","amount":1}`, "Bearer A")
+	req.Body = []byte(strings.Replace(string(req.Body), `"params":{`, `"params":{"_meta":{"progressToken":"p1"},`, 1))
+	snd := tr.Open()
+	defer snd.Close()
+	a, err := snd.Send(t.Context(), req, 5*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, outcome.Success, a.Class, "the progress notification is not the answer")
+	require.Contains(t, string(a.Body), "refunded o3")
+}
+
+// fakeServer answers initialize (with the given capabilities) and notifications by hand,
+// and tools/call with answer.
+func fakeServer(t *testing.T, capabilities string, answer func(w http.ResponseWriter, id string)) *httptest.Server {
+	t.Helper()
+	ts, _ := fakeServerSeen(t, capabilities, answer)
+	return ts
+}
+
+func fakeServerSeen(t *testing.T, capabilities string, answer func(w http.ResponseWriter, id string)) (*httptest.Server, *seen) {
+	t.Helper()
+	s := &seen{}
+	ts := httptest.NewServer(recording(s, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		id := gjson.GetBytes(body, "id").Raw
+		switch gjson.GetBytes(body, "method").Str {
+		case "initialize":
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set(mcp.HeaderSessionID, "s-1")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":%s,"serverInfo":{"name":"fake","version":"1"}}}`, id, capabilities)
+		case "notifications/initialized":
+			w.WriteHeader(http.StatusAccepted)
+		case "tools/call":
+			answer(w, id)
+		default:
+			w.WriteHeader(http.StatusOK)
+		}
+	})))
+	t.Cleanup(ts.Close)
+	return ts, s
+}
+
+func TestAGoneSessionIsReplacedForTheNextAttempt(t *testing.T) {
+	var mu sync.Mutex
+	calls := 0
+	ts, s := fakeServerSeen(t, `{"tools":{}}`, func(w http.ResponseWriter, id string) {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		if n == 1 {
+			http.Error(w, "session not found", http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, id)
+	})
+	tr := &mcp.Transport{Tool: "refund"}
+	snd := tr.Open()
+	defer snd.Close()
+	gone, err := snd.Send(t.Context(), request(t, tr, ts.URL, `{}`, "Bearer A"), 5*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, 404, gone.Status)
+	require.Equal(t, outcome.ClientError, gone.Class, "the attempt's own answer stands: one Send is one attempt")
+	next, err := snd.Send(t.Context(), request(t, tr, ts.URL, `{}`, "Bearer A"), 5*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, outcome.Success, next.Class)
+	n := 0
+	for _, r := range s.list() {
+		if strings.HasPrefix(r, "POST initialize") {
+			n++
+		}
+	}
+	require.Equal(t, 2, n, "a new session after the 404")
+}
+
+func send(t *testing.T, tr *mcp.Transport, url string) (transport.Answer, error) {
+	t.Helper()
+	snd := tr.Open()
+	defer snd.Close()
+	return snd.Send(t.Context(), request(t, tr, url, `{"order_id":"o"}`, "Bearer A"), 5*time.Second)
+}
+
+func TestEventStreamAnswers(t *testing.T) {
+	stream := func(events string) func(http.ResponseWriter, string) {
+		return func(w http.ResponseWriter, id string) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, strings.ReplaceAll(events, "ID", id))
+		}
+	}
+	cases := []struct {
+		name, events string
+		class        outcome.Class
+		err          string
+	}{
+		{"another id first, then ours", ": hi\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":999999,\"result\":{\"x\":1}}\n\n" +
+			"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n" +
+			"data: {\"jsonrpc\":\"2.0\",\ndata: \"id\":ID,\"result\":{\"content\":[]}}\n\n", outcome.Success, ""},
+		{"cut mid-event", "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":ID,\"res", outcome.Info, "truncated: event stream cut mid-event"},
+		{"ended without the response", "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n", outcome.Info, "ended without the response"},
+		{"a JSON-RPC error inside a 200", "data: {\"jsonrpc\":\"2.0\",\"id\":ID,\"error\":{\"code\":-32010,\"message\":\"in progress\"}}\n\n", outcome.ClientError, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ts := fakeServer(t, `{"tools":{}}`, stream(c.events))
+			a, err := send(t, &mcp.Transport{Tool: "refund"}, ts.URL)
+			require.NoError(t, err)
+			require.Equal(t, c.class, a.Class)
+			require.Contains(t, a.Err, c.err)
+		})
+	}
+}
+
+func TestOutcomeRulesSeeTheResponse(t *testing.T) {
+	ts := fakeServer(t, `{"tools":{}}`, func(w http.ResponseWriter, id string) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32010,"message":"in progress"}}`, id)
+	})
+	inFlight, errs := outcome.Compile(outcome.RuleSpec{JSON: []outcome.JSONSpec{{Path: "error.code", Equals: -32010, HasEquals: true}}})
+	require.Empty(t, errs)
+	covered := map[outcome.Class]bool{outcome.InFlight: true}
+	cl := outcome.NewRules(append([]outcome.ClassRules{{Class: outcome.InFlight, Rules: []outcome.Rule{inFlight}}}, mcp.DefaultOutcomes(covered)...), outcome.Statuses{})
+	a, err := send(t, &mcp.Transport{Tool: "refund", Classifier: cl}, ts.URL)
+	require.NoError(t, err)
+	require.Equal(t, outcome.InFlight, a.Class)
+	require.Equal(t, `{"error":{"code":-32010,"message":"in progress"}}`, string(a.Body))
+}
+
+func TestIdempotencyCapability(t *testing.T) {
+	ok := func(w http.ResponseWriter, id string) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, id)
+	}
+	with := fakeServer(t, `{"tools":{"idempotency":{}}}`, ok)
+	without := fakeServer(t, `{"tools":{}}`, ok)
+
+	tr := &mcp.Transport{Tool: "refund", RequireIdempotency: true}
+	s, err := tr.Initialize(t.Context(), with.URL, nil)
+	require.NoError(t, err)
+	require.True(t, s.AdvertisesIdempotency())
+	require.Equal(t, "s-1", s.ID)
+	require.Equal(t, "2025-06-18", s.ProtocolVersion, "the server's version is used from then on")
+	a, err := send(t, tr, with.URL)
+	require.NoError(t, err)
+	require.Equal(t, outcome.Success, a.Class)
+
+	_, err = send(t, tr, without.URL)
+	require.ErrorContains(t, err, "does not advertise capabilities.tools.idempotency")
+	_, err = send(t, &mcp.Transport{Tool: "refund"}, without.URL)
+	require.NoError(t, err, "not required: no capability needed")
+}
+
+func TestFrameAndComparable(t *testing.T) {
+	tr := &mcp.Transport{Tool: "refund"}
+	b, err := tr.Frame("", []byte(`{"order_id": "o", "amount": 1}`))
+	require.NoError(t, err)
+	var env map[string]any
+	require.NoError(t, json.Unmarshal(b, &env))
+	require.Equal(t, "2.0", env["jsonrpc"])
+	require.Equal(t, "tools/call", env["method"])
+	require.Equal(t, map[string]any{"name": "refund", "arguments": map[string]any{"order_id": "o", "amount": float64(1)}}, env["params"])
+	_, err = tr.Frame("", []byte(`[1]`))
+	require.ErrorContains(t, err, "must be a JSON object")
+
+	stream := []byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"a\":1}}\n\n")
+	require.Equal(t, `{"result":{"a":1}}`, string(tr.Comparable(stream)))
+	require.Equal(t, `{"error":{"code":1}}`, string(tr.Comparable([]byte(`{"jsonrpc":"2.0","id":4,"error":{"code":1}}`))))
+	require.Equal(t, "plain", string(tr.Comparable([]byte("plain"))))
+}
