@@ -120,6 +120,9 @@ func WithTokens(tokens ...string) Option {
 			if t == "" {
 				return errors.New("WithTokens: a token is empty")
 			}
+			if t == Anonymous {
+				return fmt.Errorf("WithTokens: %q is reserved for requests without credentials; choose another token", Anonymous)
+			}
 			if c.tokens == nil {
 				c.tokens = map[string]bool{}
 			}

@@ -155,7 +155,13 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if m.cfg.Flaws.EndpointBlind {
 		scope.Endpoint, fpPath = "", ""
 	}
-	fp := Fingerprint(r.Method, fpPath, fpPrincipal, body)
+	fp, err := Fingerprint(r.Method, fpPath, fpPrincipal, body)
+	var refused *BodyError
+	if errors.As(err, &refused) {
+		// Before Acquire: a body whose fingerprint cannot be trusted records no key.
+		WriteProblem(w, refused.Status, refused.Slug, refused.Title, refused.Detail)
+		return
+	}
 	if m.cfg.Flaws.FingerprintInKey {
 		scope.Key = key + "#" + fp
 	}
