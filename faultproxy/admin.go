@@ -1,6 +1,7 @@
 package faultproxy
 
 import (
+	"bytes"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -37,8 +38,10 @@ type AdminError struct {
 //
 // With a non-empty token every request needs "Authorization: Bearer <token>". Requests a
 // browser made (an Origin or Sec-Fetch-Site header) are refused with 403 so that a web
-// page cannot drive a proxy on localhost.
+// page cannot drive a proxy on localhost, and so is a Host the admin API does not answer
+// to (see allowedHost: a DNS-rebinding page names its own host there).
 func (p *Proxy) AdminHandler(token string) http.Handler {
+	hosts := p.adminHosts()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /rules", p.adminListRules)
 	mux.HandleFunc("POST /rules", p.adminAddRules)
@@ -57,6 +60,10 @@ func (p *Proxy) AdminHandler(token string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Origin") != "" || r.Header.Get("Sec-Fetch-Site") != "" {
 			writeError(w, http.StatusForbidden, "browser-originated requests are refused by the admin API", "")
+			return
+		}
+		if !hosts.allowed(r.Host) {
+			writeError(w, http.StatusForbidden, fmt.Sprintf("the admin API does not answer to Host %q: use a loopback name or address, the admin listen address, or allow the name with --admin-allow-host (Config.AdminAllowHosts)", r.Host), "")
 			return
 		}
 		if token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+token)) != 1 {
@@ -104,21 +111,20 @@ func (p *Proxy) adminAddRules(w http.ResponseWriter, r *http.Request) {
 		writeRuleError(w, err)
 		return
 	}
-	for i, rule := range rules {
-		idx := -1
-		if len(rules) > 1 {
-			idx = i
-		}
-		if err := p.addRule(rule, idx); err != nil {
-			writeRuleError(w, err)
-			return
-		}
+	if err := p.AddRules(rules...); err != nil { // all or none
+		writeRuleError(w, err)
+		return
 	}
-	if len(rules) == 1 {
+	if len(rules) == 1 && !isArray(b) {
 		writeJSON(w, http.StatusCreated, rules[0])
 		return
 	}
 	writeJSON(w, http.StatusCreated, rules)
+}
+
+func isArray(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && b[0] == '['
 }
 
 // writeRuleError maps a rule error to its status: a name in use is a conflict, anything

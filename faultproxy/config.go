@@ -55,6 +55,10 @@ type Config struct {
 	ListenAddr string
 	AdminAddr  string
 	AdminToken string
+	// AdminAllowHosts are host names the admin API answers to besides loopback names, IP
+	// literals and the host of AdminAddr (a container's network alias, say); "*" allows
+	// any. Other Host values get 403, which keeps DNS-rebinding pages out.
+	AdminAllowHosts []string
 }
 
 func (c Config) withDefaults() Config {

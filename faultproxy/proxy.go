@@ -53,8 +53,8 @@ func New(cfg Config) (*Proxy, error) {
 		p.direct = newDirectClient(ups)
 	}
 	p.bufs.New = func() any { b := make([]byte, 32<<10); return &b }
-	for i, r := range cfg.Rules {
-		if err := p.addRule(r, i); err != nil {
+	if len(cfg.Rules) > 0 {
+		if err := p.AddRules(cfg.Rules...); err != nil {
 			return nil, fmt.Errorf("new proxy: %w", err)
 		}
 	}
@@ -135,21 +135,26 @@ func (ex *Exchange) key() (string, bool) {
 	return vv[0], true
 }
 
-// AddRule validates r and appends it; the error is a *RuleError naming the bad field.
-func (p *Proxy) AddRule(_ context.Context, r Rule) error { return p.addRule(r, -1) }
+// AddRule validates r and appends it; the error is a *RuleError naming the bad field
+// (ErrRuleExists for a name in use, ErrTooManyRules past MaxRules).
+func (p *Proxy) AddRule(_ context.Context, r Rule) error { return p.AddRules(r) }
 
-func (p *Proxy) addRule(r Rule, index int) error {
-	ar, err := compileRule(p.cfg.Faults, r, index)
-	if err != nil {
-		return err
-	}
-	if err := p.rules.add(ar); err != nil {
-		if re, ok := err.(*RuleError); ok {
-			re.Index = index
+// AddRules validates the rules and appends them in order, all or none: when one is bad
+// (its *RuleError has its Index, -1 for a single rule) no rule is added.
+func (p *Proxy) AddRules(rules ...Rule) error {
+	batch := make([]*activeRule, len(rules))
+	for i, r := range rules {
+		idx := i
+		if len(rules) == 1 {
+			idx = -1
 		}
-		return err
+		ar, err := compileRule(p.cfg.Faults, r, idx)
+		if err != nil {
+			return err
+		}
+		batch[i] = ar
 	}
-	return nil
+	return p.rules.add(batch...)
 }
 
 // DeleteRule removes the named rule; ErrRuleNotFound when there is none.
