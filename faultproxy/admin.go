@@ -14,11 +14,20 @@ import (
 // maxAdminBody bounds an admin request body; a rule list is far smaller.
 const maxAdminBody = 1 << 20
 
-// JournalPage is the body of GET /journal.
+// JournalPage is the body of GET /journal: at most the query's limit of records, More
+// when further ones match (ask again with since = the last record's seq), and the
+// journal's totals.
 type JournalPage struct {
 	Records []Record `json:"records"`
+	More    bool     `json:"more"`
 	JournalStats
 }
+
+// Journal page sizes of GET /journal.
+const (
+	DefaultJournalPage = 1000
+	MaxJournalPage     = 100_000
+)
 
 // AdminError is the body of every admin error response.
 type AdminError struct {
@@ -156,7 +165,7 @@ func (p *Proxy) adminReset(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Proxy) adminJournal(w http.ResponseWriter, r *http.Request) {
-	q := JournalQuery{Key: r.URL.Query().Get("key")}
+	q := JournalQuery{Key: r.URL.Query().Get("key"), Limit: DefaultJournalPage}
 	if s := r.URL.Query().Get("since"); s != "" {
 		n, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
@@ -165,6 +174,42 @@ func (p *Proxy) adminJournal(w http.ResponseWriter, r *http.Request) {
 		}
 		q.Since = n
 	}
-	recs, _ := p.Journal(r.Context(), q)
-	writeJSON(w, http.StatusOK, JournalPage{Records: recs, JournalStats: p.JournalStats()})
+	if s := r.URL.Query().Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > MaxJournalPage {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("limit must be 1 to %d records, got %q", MaxJournalPage, s), "limit")
+			return
+		}
+		q.Limit = n
+	}
+	recs, more := p.journal.query(q)
+	writeJournalPage(w, recs, more, p.JournalStats())
+}
+
+// writeJournalPage streams a JournalPage: one record encoded at a time, so a page costs
+// the records' copies (shallow) and one record's JSON, not the whole answer in memory.
+// It is the one answer that does not go through writeJSON, for that reason.
+func writeJournalPage(w http.ResponseWriter, recs []Record, more bool, st JournalStats) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	io.WriteString(w, `{"records":[`)
+	for i := range recs {
+		b, err := json.Marshal(&recs[i])
+		if err != nil {
+			// Mid-answer: cut the connection rather than end a body that looks whole.
+			panic(http.ErrAbortHandler)
+		}
+		if i > 0 {
+			io.WriteString(w, ",")
+		}
+		w.Write(b)
+	}
+	tail, _ := json.Marshal(struct {
+		More bool `json:"more"`
+		JournalStats
+	}{more, st})
+	io.WriteString(w, "],")
+	w.Write(tail[1:]) // the object's members after its opening brace
+	io.WriteString(w, "\n")
 }
