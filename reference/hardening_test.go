@@ -1,12 +1,16 @@
 package reference_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idemproof/idemproof/reference"
 	"github.com/idemproof/idemproof/reference/idempotency"
@@ -189,3 +193,21 @@ var errTooDeep = errTooDeepT{}
 type errTooDeepT struct{}
 
 func (errTooDeepT) Error() string { return "too deep" }
+
+// A client that stalls mid-body is answered 408 once the body timeout passes, and the
+// key it sent stays free.
+func TestStalledBodyIsTimedOut(t *testing.T) {
+	e := servertest.Start(t, memstore.New(), reference.WithBodyTimeout(300*time.Millisecond))
+	order, key := servertest.Fresh("order"), servertest.Fresh("key")
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.URL, "http://"))
+	require.NoError(t, err)
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(30 * time.Second)) // bounds a broken test only
+	fmt.Fprintf(conn, "POST /v1/refunds HTTP/1.1\r\nHost: x\r\nIdempotency-Key: %s\r\nContent-Length: 100\r\n\r\n{\"order_id\":", key)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusRequestTimeout, resp.StatusCode)
+	ok := e.Post(t, refunds, key, body(order, 4900))
+	require.Equal(t, http.StatusCreated, ok.Status, "%s", ok.Body)
+}

@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 )
@@ -124,6 +126,11 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		WriteProblem(w, http.StatusRequestEntityTooLarge, "body-too-large", "Request body too large",
 			fmt.Sprintf("send a body of at most %d bytes", m.cfg.MaxBody))
 		return
+	case isTimeout(err):
+		w.Header().Set("Connection", "close")
+		WriteProblem(w, http.StatusRequestTimeout, "body-timeout", "Request body timed out",
+			"the request body did not arrive in time; nothing was executed: resend the request")
+		return
 	case err != nil:
 		WriteProblem(w, http.StatusBadRequest, "body-unreadable", "Request body unreadable",
 			"the request body could not be read completely; nothing was executed: resend the request")
@@ -228,6 +235,12 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h(r)
 	}
 	rec.flush(w)
+}
+
+// isTimeout: a read that hit a deadline (the server's body timeout).
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
 
 // run executes the wrapped handler into a buffer.
