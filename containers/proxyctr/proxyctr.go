@@ -69,6 +69,7 @@ func Run(ctx context.Context, img, upstream string, opts ...testcontainers.Conta
 		health = health.WithHeaders(map[string]string{"Authorization": "Bearer " + c.adminToken})
 	}
 	all := append([]testcontainers.ContainerCustomizer{
+		containers.WithRunLabel(),
 		testcontainers.WithCmd("proxy", "--listen", "0.0.0.0:8081", "--admin", "0.0.0.0:8082", "--upstream", upstream),
 		testcontainers.WithExposedPorts(ProxyPort, AdminPort),
 		containers.PublishOnLoopback(ProxyPort, AdminPort),

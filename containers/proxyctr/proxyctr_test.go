@@ -11,6 +11,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/network"
 
+	"github.com/idemproof/idemproof/containers"
 	"github.com/idemproof/idemproof/containers/proxyctr"
 	"github.com/idemproof/idemproof/containers/referencectr"
 	"github.com/idemproof/idemproof/faultproxy"
@@ -24,7 +25,7 @@ import (
 func TestRunInFrontOfAnotherContainer(t *testing.T) {
 	dockertest.Require(t, dockertest.AppImage())
 	ctx := context.Background()
-	nw, err := network.New(ctx)
+	nw, err := network.New(ctx, network.WithLabels(containers.RunLabels()))
 	testcontainers.CleanupNetwork(t, nw)
 	require.NoError(t, err)
 
