@@ -29,6 +29,14 @@
 //     duplicate) the response streams through unbuffered. Faults that act on the response
 //     buffer it up to Config.BufferLimit; beyond that the fault is not applied, the
 //     response is streamed as is, and Record.Note says so.
+//   - Memory is bounded by bytes whatever clients send: the journal by Config.JournalBytes
+//     (records clipped first, the oldest evicted and counted), the attempt counters by
+//     Config.AttemptKeyBytes, buffered bodies by Config.BufferLimit, rules by MaxRules.
+//   - A client's request body that stalls (Config.BodyTimeout) or is malformed never
+//     reaches the upstream as a complete request: a small or chunked one fails before the
+//     upstream call (408 / 400), a streaming one aborts the upstream call.
+//   - Rules are decoded strictly (case-sensitive names, no unknown or repeated field, no
+//     trailing data), the same way from JSON and YAML; a batch is added all or none.
 //
 // # What is not
 //

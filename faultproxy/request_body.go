@@ -30,8 +30,9 @@ type requestBody struct {
 	eof      bool
 	streamed bool  // the unbuffered rest was handed out for forwarding
 	err      error // the first read error other than EOF: the client's body failed
-	// clearDeadline lifts the body's read deadline once the body ended (limitTime).
-	clearDeadline func()
+	// deadline is the client connection whose read deadline limitTime set; it is lifted
+	// once the body ended.
+	deadline readDeadliner
 }
 
 func newRequestBody(src io.ReadCloser, length int64) *requestBody {
@@ -58,11 +59,11 @@ func (b *requestBody) Read(p []byte) (int, error) {
 	switch {
 	case err == io.EOF:
 		b.eof = true
-		if b.clearDeadline != nil {
+		if b.deadline != nil {
 			// Go's server starts its background read of the connection now; it must
 			// not inherit the body's deadline (it would end the request's context).
-			b.clearDeadline()
-			b.clearDeadline = nil
+			b.deadline.SetReadDeadline(time.Time{})
+			b.deadline = nil
 		}
 	case err != nil && b.err == nil:
 		b.err = err
@@ -74,11 +75,28 @@ func (b *requestBody) Read(p []byte) (int, error) {
 // fails with a timeout (recorded in err). Where the connection allows no deadline (a test
 // recorder), there is none.
 func (b *requestBody) limitTime(w http.ResponseWriter, d time.Duration) {
-	rc := http.NewResponseController(w)
-	if rc.SetReadDeadline(time.Now().Add(d)) != nil {
+	dl := readDeadlineOf(w)
+	if dl == nil || dl.SetReadDeadline(time.Now().Add(d)) != nil {
 		return
 	}
-	b.clearDeadline = func() { rc.SetReadDeadline(time.Time{}) }
+	b.deadline = dl
+}
+
+type readDeadliner interface{ SetReadDeadline(time.Time) error }
+
+// readDeadlineOf finds what sets the connection's read deadline behind w, unwrapping
+// like http.ResponseController does but without its allocation on every request.
+func readDeadlineOf(w http.ResponseWriter) readDeadliner {
+	for {
+		switch t := w.(type) {
+		case readDeadliner:
+			return t
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = t.Unwrap()
+		default:
+			return nil
+		}
+	}
 }
 
 // failure is the client's body error, if the body failed.

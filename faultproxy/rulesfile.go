@@ -1,7 +1,6 @@
 package faultproxy
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,7 +19,7 @@ func ParseRulesJSON(b []byte) ([]Rule, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rules, checkRules(rules, len(b) > 0 && bytes.TrimSpace(b)[0] == '[')
+	return rules, checkRules(rules, isArray(b))
 }
 
 // decodeRulesJSON reads one rule or a list strictly without checking the rules' values
