@@ -1,7 +1,15 @@
 package main_test
 
 import (
+	"bufio"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -30,4 +38,49 @@ func TestProxyAndServeRefuseBadNumbers(t *testing.T) {
 		require.Contains(t, stderr, c.want, c.args)
 		require.NotContains(t, stderr, "panic")
 	}
+}
+
+// startProxy runs `idemproof proxy` with extra environment until the test ends and
+// returns its admin URL, read from the one line it prints once it listens.
+func startProxy(t *testing.T, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(checkBinary(t), append([]string{"proxy", "--upstream", "http://127.0.0.1:1", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	require.NoError(t, err, "the proxy printed %q", line)
+	_, admin, ok := strings.Cut(strings.TrimSpace(line), ", admin ")
+	require.True(t, ok, line)
+	go io.Copy(io.Discard, stderr)
+	return admin
+}
+
+func adminStatus(t *testing.T, url, token string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url+"/healthz", nil)
+	require.NoError(t, err)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// The admin token need not be on the command line, where ps shows it: it also comes
+// from $IDEMPROOF_ADMIN_TOKEN or --admin-token-file.
+func TestProxyAdminTokenFromEnvironmentOrFile(t *testing.T) {
+	admin := startProxy(t, []string{"IDEMPROOF_ADMIN_TOKEN=from-env"})
+	require.Equal(t, http.StatusUnauthorized, adminStatus(t, admin, ""))
+	require.Equal(t, http.StatusOK, adminStatus(t, admin, "from-env"))
+
+	file := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(file, []byte("from-file\n"), 0o600))
+	admin = startProxy(t, nil, "--admin-token-file", file)
+	require.Equal(t, http.StatusUnauthorized, adminStatus(t, admin, "from-env"))
+	require.Equal(t, http.StatusOK, adminStatus(t, admin, "from-file"))
 }
