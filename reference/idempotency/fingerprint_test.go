@@ -2,6 +2,8 @@ package idempotency_test
 
 import (
 	"errors"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/idemproof/idemproof/reference/idempotency"
@@ -113,4 +115,23 @@ func TestCanonicalNumbers(t *testing.T) {
 	require.ErrorIs(t, err, idempotency.ErrNumberRange)
 	_, err = idempotency.CanonicalNumber([]byte("1x"))
 	require.ErrorIs(t, err, idempotency.ErrNotJSON)
+}
+
+// A 1 MB body of large numbers is fingerprinted in memory proportional to the body:
+// numbers are never expanded (a body of 1e300s used to cost hundreds of megabytes of
+// big-number arithmetic, and 1e400s 300 MB).
+func TestFingerprintOfHugeNumbersStaysBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"order_id":"o","n":[`)
+	for b.Len() < 1<<20 {
+		b.WriteString(`1.5e300,123456789012345678901234567890e-40,`)
+	}
+	b.WriteString(`0]}`)
+	body := []byte(b.String())
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := idempotency.Fingerprint("POST", "/v1/refunds", "p", body)
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(8*len(body)), "allocated while fingerprinting a %d-byte body", len(body))
 }
