@@ -410,11 +410,12 @@ func (c *canonicalizer) number(out []byte) ([]byte, bool) {
 	if d.plain && len(raw) <= maxPositional && string(raw) != "-0" {
 		return append(out, raw...), true // already canonical
 	}
-	if !d.finite(raw) {
+	digits, exp := d.significant()
+	if !finite(digits, exp, raw) {
 		c.err = numberOutOfRange(raw)
 		return out, false
 	}
-	return d.append(out), true
+	return appendDecimal(out, d.neg, digits, exp), true
 }
 
 // CanonicalNumber is the canonical spelling of one JSON number (4900.0 and 4.9e3 are
@@ -426,10 +427,11 @@ func CanonicalNumber(raw []byte) (string, error) {
 	if !ok || n != len(raw) {
 		return "", ErrNotJSON
 	}
-	if !d.finite(raw) {
+	digits, exp := d.significant()
+	if !finite(digits, exp, raw) {
 		return "", numberOutOfRange(raw)
 	}
-	return string(d.append(nil)), nil
+	return string(appendDecimal(nil, d.neg, digits, exp)), nil
 }
 
 // ErrNotJSON: the input is not what the JSON grammar allows there.
@@ -526,9 +528,9 @@ func (d decimal) significant() ([]byte, int64) {
 	return all[:trail], exp
 }
 
-// finite reports whether the number fits a float64 (what encoding/json decodes into any).
-func (d decimal) finite(raw []byte) bool {
-	digits, exp := d.significant()
+// finite reports whether the number (its significant digits and power of ten; raw as
+// written) fits a float64, what encoding/json decodes into any.
+func finite(digits []byte, exp int64, raw []byte) bool {
 	if len(digits) == 0 {
 		return true
 	}
@@ -540,14 +542,14 @@ func (d decimal) finite(raw []byte) bool {
 	return err == nil
 }
 
-// append writes the canonical spelling: "0" for zero; positionally when it takes at most
-// maxPositional digits (4900, 0.5, 0.001); otherwise d.ddde±N (1.5e300, 1e-40).
-func (d decimal) append(out []byte) []byte {
-	digits, exp := d.significant()
+// appendDecimal writes the canonical spelling of ±digits×10^exp (see significant): "0"
+// for zero; positionally when it takes at most maxPositional digits (4900, 0.5, 0.001);
+// otherwise d.ddde±N (1.5e300, 1e-40).
+func appendDecimal(out []byte, neg bool, digits []byte, exp int64) []byte {
 	if len(digits) == 0 {
 		return append(out, '0')
 	}
-	if d.neg {
+	if neg {
 		out = append(out, '-')
 	}
 	n := int64(len(digits))
