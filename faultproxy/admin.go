@@ -107,6 +107,10 @@ func (p *Proxy) adminListRules(w http.ResponseWriter, _ *http.Request) {
 
 func (p *Proxy) adminAddRules(w http.ResponseWriter, r *http.Request) {
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxAdminBody+1))
+	if isTimeout(err) {
+		writeError(w, http.StatusRequestTimeout, "the request body did not arrive in time: send it whole", "")
+		return
+	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "read body: "+err.Error(), "")
 		return

@@ -331,3 +331,11 @@ func TestKeyFieldScan(t *testing.T) {
 		require.Equal(t, c.key, recs[0].Key, field)
 	}
 }
+
+// The admin listener has the body timeout too.
+func TestAdminBodyIsTimedOut(t *testing.T) {
+	srv, _ := startStrict(t, faultproxy.Config{BodyTimeout: 300 * time.Millisecond})
+	status := rawRequest(t, strings.TrimPrefix(srv.AdminURL(), "http://"), "POST /rules HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{\"name\":")
+	require.Equal(t, http.StatusRequestTimeout, status)
+	require.Empty(t, srv.Proxy().Rules())
+}
