@@ -32,6 +32,9 @@ type Exchange struct {
 	body      *requestBody
 	outHeader http.Header
 	answered  bool
+	// headerBytes is the recorded headers' share of the journal's byte budget, counted
+	// once when they were recorded.
+	headerBytes int
 	// hijacked is a client connection taken over to damage the answer; finish closes it
 	// after journaling, so a client that retries as soon as it sees the close finds the
 	// attempt it retries already in the journal (seq follows what clients observed).
@@ -40,7 +43,7 @@ type Exchange struct {
 
 func (p *Proxy) newExchange(w http.ResponseWriter, r *http.Request) *Exchange {
 	removeHopHeaders(r.Header)
-	headers, clipped := p.recordHeaders(r.Header, p.cfg.JournalHeaderLimit)
+	headers, clipped, headerBytes := p.recordHeaders(r.Header, p.cfg.JournalHeaderLimit)
 	rec := &Record{Time: time.Now(), Method: r.Method, Path: r.URL.RequestURI(), Headers: headers, HeadersClipped: clipped}
 	if len(rec.Path) > maxPathRecorded {
 		rec.PathClipped = len(rec.Path) - maxPathRecorded
@@ -48,9 +51,10 @@ func (p *Proxy) newExchange(w http.ResponseWriter, r *http.Request) *Exchange {
 	}
 	return &Exchange{
 		p: p, w: w, r: r,
-		rec:       rec,
-		body:      newRequestBody(r.Body, r.ContentLength),
-		outHeader: r.Header,
+		rec:         rec,
+		headerBytes: headerBytes + len(headers)*headerEntryBytes,
+		body:        newRequestBody(r.Body, r.ContentLength),
+		outHeader:   r.Header,
 	}
 }
 
@@ -462,7 +466,7 @@ func (ex *Exchange) finish(epoch *journalEpoch) {
 		ex.Note("handler ended without a response")
 	}
 	rec.Outcome = outcomeOf(rec.ClientResult, rec.ClientStatus)
-	ex.p.journal.append(epoch, rec)
+	ex.p.journal.append(epoch, rec, ex.headerBytes)
 	if p != nil {
 		panic(p)
 	}

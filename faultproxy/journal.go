@@ -105,8 +105,9 @@ func (j *journal) nextAttempt(e *journalEpoch, key string) int {
 
 // append numbers rec and stores it, evicting the oldest records while the journal holds
 // more than its capacity or its byte budget (the newest record always stays).
-func (j *journal) append(e *journalEpoch, rec *Record) {
-	size := rec.size()
+// headerBytes is the headers' share of the record's size (recordHeaders counted it).
+func (j *journal) append(e *journalEpoch, rec *Record, headerBytes int) {
+	size := rec.sizeBesidesHeaders() + int64(headerBytes)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.seq++
@@ -193,12 +194,12 @@ func (j *journal) query(q JournalQuery) ([]Record, bool) {
 // the byte budget besides its strings and body.
 const recordOverhead = 400
 
-// size is what the record costs the journal's byte budget.
-func (r *Record) size() int64 {
-	n := recordOverhead + len(r.Method) + len(r.Path) + len(r.Key) + len(r.BodySHA256) + len(r.Rule) +
-		len(r.Fault) + len(r.UpstreamBody) + len(r.ClientResult) + len(r.Outcome) + len(r.Note)
-	for k, v := range r.Headers {
-		n += len(k) + len(v) + 32
-	}
-	return int64(n)
+// headerEntryBytes is what a recorded header costs besides its name and value.
+const headerEntryBytes = 32
+
+// sizeBesidesHeaders is what the record costs the journal's byte budget, but for its
+// headers (counted when they were recorded).
+func (r *Record) sizeBesidesHeaders() int64 {
+	return int64(recordOverhead + len(r.Method) + len(r.Path) + len(r.Key) + len(r.BodySHA256) + len(r.Rule) +
+		len(r.Fault) + len(r.UpstreamBody) + len(r.ClientResult) + len(r.Outcome) + len(r.Note))
 }

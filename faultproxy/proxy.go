@@ -235,7 +235,8 @@ func redactionSet(extra []string) map[string]bool {
 // recordHeaders snapshots the end-to-end request headers for the journal: redacted
 // names as "[redacted]", and at most limit bytes of names and values, the rest clipped
 // (in name order, so the same request is clipped the same way) and counted.
-func (p *Proxy) recordHeaders(h http.Header, limit int) (map[string]string, int) {
+// The third result is the bytes kept, names and values, for the journal's byte budget.
+func (p *Proxy) recordHeaders(h http.Header, limit int) (map[string]string, int, int) {
 	out := make(map[string]string, len(h))
 	total := 0
 	for k, vv := range h {
@@ -252,7 +253,7 @@ func (p *Proxy) recordHeaders(h http.Header, limit int) (map[string]string, int)
 		total += len(k) + len(v)
 	}
 	if total <= limit {
-		return out, 0
+		return out, 0, total
 	}
 	names := make([]string, 0, len(out))
 	for k := range out {
@@ -270,7 +271,7 @@ func (p *Proxy) recordHeaders(h http.Header, limit int) (map[string]string, int)
 		}
 		left -= len(k) + keep
 	}
-	return out, clipped
+	return out, clipped, total - clipped
 }
 
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
