@@ -339,3 +339,27 @@ func TestAdminBodyIsTimedOut(t *testing.T) {
 	require.Equal(t, http.StatusRequestTimeout, status)
 	require.Empty(t, srv.Proxy().Rules())
 }
+
+// --key-field scans the buffered body up to the key instead of decoding it: a 10 MB
+// body costs about its buffer, not the 400 MB a decode into any took.
+func TestKeyFieldScanMemory(t *testing.T) {
+	p, err := faultproxy.New(faultproxy.Config{Upstream: "http://127.0.0.1:1", KeyField: "params.arguments.idempotency_key",
+		BufferLimit: 16 << 20, Rules: []faultproxy.Rule{{Name: "stop", Fault: faultproxy.FaultSpec{Type: faultproxy.FaultBeforeStatus}}}})
+	require.NoError(t, err)
+	var b strings.Builder
+	b.WriteString(`{"jsonrpc":"2.0","params":{"arguments":{"idempotency_key":"big-1"},"data":[`)
+	for b.Len() < 10<<20 {
+		b.WriteString(`1,"x",{"a":[true,null]},`)
+	}
+	b.WriteString(`0]}}`)
+	body := b.String()
+	req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	p.ServeHTTP(httptest.NewRecorder(), req)
+	runtime.ReadMemStats(&after)
+	recs, _ := p.Journal(context.Background(), faultproxy.JournalQuery{})
+	require.Equal(t, "big-1", recs[0].Key)
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(5*len(body)), "allocated for a %d-byte body", len(body))
+}
