@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -166,18 +167,33 @@ func (ex *Exchange) readAvailable() bool {
 // with it (the upstream saw an incomplete body, never a complete request).
 func (ex *Exchange) bodyFailed() {
 	err := ex.body.failure()
+	where := "before the upstream call"
+	if ex.rec.ReachedUpstream {
+		where = "the upstream call was aborted, its body incomplete"
+	}
+	if clientWentAway(err) {
+		// Nobody is left to read an answer (or the client half-closed mid-body): end the
+		// connection without one rather than let the server send its default 200.
+		ex.rec.ClientResult = ClientTimedOut
+		ex.answered = true
+		ex.Note(fmt.Sprintf("client went away in the middle of the request body (%v): %s", err, where))
+		panic(http.ErrAbortHandler)
+	}
 	status := http.StatusBadRequest
 	msg := "faultproxy: the request body could not be read: " + err.Error() + "\n"
 	if isTimeout(err) {
 		status = http.StatusRequestTimeout
 		msg = fmt.Sprintf("faultproxy: the request body did not arrive within %v\n", ex.p.cfg.BodyTimeout)
 	}
-	where := "before the upstream call"
-	if ex.rec.ReachedUpstream {
-		where = "the upstream call was aborted, its body incomplete"
-	}
 	ex.Note(fmt.Sprintf("client request body failed (%v): %s", err, where))
 	ex.Respond(status, http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "Connection": {"close"}}, []byte(msg))
+}
+
+// clientWentAway: the body ended early because the connection did (the client closed or
+// reset it), not because of a timeout or a malformed encoding.
+func clientWentAway(err error) bool {
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 func isTimeout(err error) bool {

@@ -114,6 +114,8 @@ func (b *requestBody) bufferAll(limit int64) bool {
 	if b.streamed {
 		return false
 	}
+	// The buffer grows with the bytes that arrive, never with the length a client only
+	// announces (that would let idle clients reserve BufferLimit each).
 	var w bytes.Buffer
 	w.Write(b.buf)
 	_, err := io.Copy(&w, io.LimitReader(b, limit+1-int64(len(b.buf))))
