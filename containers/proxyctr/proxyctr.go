@@ -75,6 +75,7 @@ func Run(ctx context.Context, img, upstream string, opts ...testcontainers.Conta
 		containers.PublishOnLoopback(ProxyPort, AdminPort),
 		testcontainers.WithWaitStrategy(wait.ForLog("idemproof proxy: listening on").WithStartupTimeout(60*time.Second), health),
 	}, opts...)
+	all = append(all, allowAliases())
 	ctr, err := testcontainers.Run(ctx, img, all...)
 	if ctr != nil {
 		c.DockerContainer = ctr
@@ -85,6 +86,25 @@ func Run(ctx context.Context, img, upstream string, opts ...testcontainers.Conta
 		return c, fmt.Errorf("run proxy: %w", err)
 	}
 	return c, nil
+}
+
+// allowAliases lets the admin API answer to the container's network aliases (another
+// container reaching it as http://faultproxy:8082): it answers only to IP literals,
+// loopback names and the names it is given (faultproxy's DNS-rebinding guard). It runs
+// after the caller's options, which set the aliases.
+func allowAliases() testcontainers.CustomizeRequestOption {
+	return func(req *testcontainers.GenericContainerRequest) error {
+		var args []string
+		for _, aliases := range req.NetworkAliases {
+			for _, a := range aliases {
+				args = append(args, "--admin-allow-host", a)
+			}
+		}
+		if len(args) == 0 {
+			return nil
+		}
+		return testcontainers.WithCmdArgs(args...)(req)
+	}
 }
 
 // URL is the proxy's base URL as reached from the host: send the client's requests here.

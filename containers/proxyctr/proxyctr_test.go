@@ -38,6 +38,10 @@ func TestRunInFrontOfAnotherContainer(t *testing.T) {
 	testcontainers.CleanupContainer(t, px)
 	require.NoError(t, err)
 	require.Equal(t, "s3cret", px.AdminToken())
+	info, err := px.Inspect(ctx)
+	require.NoError(t, err)
+	require.Contains(t, strings.Join(info.Config.Cmd, " "), "--admin-allow-host faultproxy",
+		"the admin API answers to the container's network alias")
 	proxyURL, err := px.URL(ctx)
 	require.NoError(t, err)
 	adminURL, err := px.AdminURL(ctx)
