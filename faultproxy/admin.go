@@ -1,6 +1,7 @@
 package faultproxy
 
 import (
+	"bytes"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -13,11 +14,20 @@ import (
 // maxAdminBody bounds an admin request body; a rule list is far smaller.
 const maxAdminBody = 1 << 20
 
-// JournalPage is the body of GET /journal.
+// JournalPage is the body of GET /journal: at most the query's limit of records, More
+// when further ones match (ask again with since = the last record's seq), and the
+// journal's totals.
 type JournalPage struct {
 	Records []Record `json:"records"`
+	More    bool     `json:"more"`
 	JournalStats
 }
+
+// Journal page sizes of GET /journal.
+const (
+	DefaultJournalPage = 1000
+	MaxJournalPage     = 100_000
+)
 
 // AdminError is the body of every admin error response.
 type AdminError struct {
@@ -37,8 +47,10 @@ type AdminError struct {
 //
 // With a non-empty token every request needs "Authorization: Bearer <token>". Requests a
 // browser made (an Origin or Sec-Fetch-Site header) are refused with 403 so that a web
-// page cannot drive a proxy on localhost.
+// page cannot drive a proxy on localhost, and so is a Host the admin API does not answer
+// to (see allowedHost: a DNS-rebinding page names its own host there).
 func (p *Proxy) AdminHandler(token string) http.Handler {
+	hosts := p.adminHosts()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /rules", p.adminListRules)
 	mux.HandleFunc("POST /rules", p.adminAddRules)
@@ -57,6 +69,10 @@ func (p *Proxy) AdminHandler(token string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Origin") != "" || r.Header.Get("Sec-Fetch-Site") != "" {
 			writeError(w, http.StatusForbidden, "browser-originated requests are refused by the admin API", "")
+			return
+		}
+		if !hosts.allowed(r.Host) {
+			writeError(w, http.StatusForbidden, fmt.Sprintf("the admin API does not answer to Host %q: use a loopback name or address, the admin listen address, or allow the name with --admin-allow-host (Config.AdminAllowHosts)", r.Host), "")
 			return
 		}
 		if token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+token)) != 1 {
@@ -91,6 +107,10 @@ func (p *Proxy) adminListRules(w http.ResponseWriter, _ *http.Request) {
 
 func (p *Proxy) adminAddRules(w http.ResponseWriter, r *http.Request) {
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxAdminBody+1))
+	if isTimeout(err) {
+		writeError(w, http.StatusRequestTimeout, "the request body did not arrive in time: send it whole", "")
+		return
+	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "read body: "+err.Error(), "")
 		return
@@ -104,21 +124,20 @@ func (p *Proxy) adminAddRules(w http.ResponseWriter, r *http.Request) {
 		writeRuleError(w, err)
 		return
 	}
-	for i, rule := range rules {
-		idx := -1
-		if len(rules) > 1 {
-			idx = i
-		}
-		if err := p.addRule(rule, idx); err != nil {
-			writeRuleError(w, err)
-			return
-		}
+	if err := p.AddRules(rules...); err != nil { // all or none
+		writeRuleError(w, err)
+		return
 	}
-	if len(rules) == 1 {
+	if len(rules) == 1 && !isArray(b) {
 		writeJSON(w, http.StatusCreated, rules[0])
 		return
 	}
 	writeJSON(w, http.StatusCreated, rules)
+}
+
+func isArray(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && b[0] == '['
 }
 
 // writeRuleError maps a rule error to its status: a name in use is a conflict, anything
@@ -150,7 +169,7 @@ func (p *Proxy) adminReset(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Proxy) adminJournal(w http.ResponseWriter, r *http.Request) {
-	q := JournalQuery{Key: r.URL.Query().Get("key")}
+	q := JournalQuery{Key: r.URL.Query().Get("key"), Limit: DefaultJournalPage}
 	if s := r.URL.Query().Get("since"); s != "" {
 		n, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
@@ -159,6 +178,42 @@ func (p *Proxy) adminJournal(w http.ResponseWriter, r *http.Request) {
 		}
 		q.Since = n
 	}
-	recs, _ := p.Journal(r.Context(), q)
-	writeJSON(w, http.StatusOK, JournalPage{Records: recs, JournalStats: p.JournalStats()})
+	if s := r.URL.Query().Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > MaxJournalPage {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("limit must be 1 to %d records, got %q", MaxJournalPage, s), "limit")
+			return
+		}
+		q.Limit = n
+	}
+	recs, more := p.journal.query(q)
+	writeJournalPage(w, recs, more, p.JournalStats())
+}
+
+// writeJournalPage streams a JournalPage: one record encoded at a time, so a page costs
+// the records' copies (shallow) and one record's JSON, not the whole answer in memory.
+// It is the one answer that does not go through writeJSON, for that reason.
+func writeJournalPage(w http.ResponseWriter, recs []Record, more bool, st JournalStats) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	io.WriteString(w, `{"records":[`)
+	for i := range recs {
+		b, err := json.Marshal(&recs[i])
+		if err != nil {
+			// Mid-answer: cut the connection rather than end a body that looks whole.
+			panic(http.ErrAbortHandler)
+		}
+		if i > 0 {
+			io.WriteString(w, ",")
+		}
+		w.Write(b)
+	}
+	tail, _ := json.Marshal(struct {
+		More bool `json:"more"`
+		JournalStats
+	}{more, st})
+	io.WriteString(w, "],")
+	w.Write(tail[1:]) // the object's members after its opening brace
+	io.WriteString(w, "\n")
 }

@@ -16,7 +16,12 @@ import (
 func adminCall(t *testing.T, h http.Handler, method, path, body string, hdr map[string]string) (int, map[string]any, string) {
 	t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Host = "127.0.0.1:8474"
 	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	rec := httptest.NewRecorder()

@@ -15,7 +15,28 @@ const (
 	DefaultBufferLimit      = 10 << 20 // 10 MiB
 	DefaultJournalBodyLimit = 64 << 10 // 64 KiB of buffered upstream body kept per record
 	DefaultMaxIdlePerHost   = 1024
+
+	DefaultJournalBytes       = 64 << 20 // 64 MiB of records
+	DefaultJournalHeaderLimit = 16 << 10 // 16 KiB of request headers kept per record
+	DefaultAttemptKeyBytes    = 16 << 20 // 16 MiB of attempt counters
+
+	DefaultReadHeaderTimeout = 30 * time.Second
+	DefaultBodyTimeout       = 60 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+
+	// MaxJournalCapacity bounds Config.JournalCapacity (records).
+	MaxJournalCapacity = 10_000_000
+	// MaxBufferLimit bounds Config.BufferLimit.
+	MaxBufferLimit = 1 << 30
+	// maxPathRecorded is the longest request path (with query) a record keeps.
+	maxPathRecorded = 8 << 10
 )
+
+// DefaultRedactedHeaders are request headers the journal records as "[redacted]":
+// credentials never enter it. Config.Redact adds more.
+var DefaultRedactedHeaders = []string{
+	"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "X-Api-Key", "Api-Key", "X-Auth-Token",
+}
 
 // Config configures a Proxy. Zero values mean the documented default.
 type Config struct {
@@ -33,9 +54,22 @@ type Config struct {
 	KeyField string
 	// Seed seeds the one random source behind rule probabilities.
 	Seed int64
-	// JournalCapacity bounds the journal (default 10000 records); older records are
-	// dropped and counted.
+	// JournalCapacity bounds the journal (default 10000 records, at most
+	// MaxJournalCapacity); older records are dropped and counted.
 	JournalCapacity int
+	// JournalBytes bounds the memory the journal's records take (default 64 MiB, at
+	// least 64 KiB); the oldest records are dropped and counted to stay within it.
+	JournalBytes int64
+	// JournalHeaderLimit bounds the request header bytes a record keeps (default 16
+	// KiB); values past it are clipped and Record.HeadersClipped says by how much.
+	JournalHeaderLimit int
+	// AttemptKeyBytes bounds the memory of the per-key attempt counters (default 16
+	// MiB); the least recently used keys are forgotten (JournalStats.ForgottenKeys) and
+	// their next attempt counts as attempt 1 again.
+	AttemptKeyBytes int64
+	// Redact names request headers recorded as "[redacted]" besides
+	// DefaultRedactedHeaders.
+	Redact []string
 	// BufferLimit bounds what the proxy buffers of one body (default 10 MiB).
 	BufferLimit int64
 	// JournalBodyLimit bounds the buffered upstream body kept in a Record (default 64 KiB).
@@ -55,11 +89,23 @@ type Config struct {
 	// NewTransport(InsecureSkipVerify). It must not replay requests on its own.
 	Transport http.RoundTripper
 
+	// ReadHeaderTimeout, BodyTimeout and IdleTimeout bound the client side of Start's
+	// listeners (proxy and admin): the request headers, the request body (a client that
+	// stalls mid-body gets 408, and the journal says so), and an idle keep-alive
+	// connection. Defaults 30s, 60s, 2m; negative means none.
+	ReadHeaderTimeout time.Duration
+	BodyTimeout       time.Duration
+	IdleTimeout       time.Duration
+
 	// ListenAddr and AdminAddr are where Start listens (default 127.0.0.1:0 each);
 	// AdminToken, when set, is the bearer token the admin API requires.
 	ListenAddr string
 	AdminAddr  string
 	AdminToken string
+	// AdminAllowHosts are host names the admin API answers to besides loopback names, IP
+	// literals and the host of AdminAddr (a container's network alias, say); "*" allows
+	// any. Other Host values get 403, which keeps DNS-rebinding pages out.
+	AdminAllowHosts []string
 }
 
 func (c Config) withDefaults() Config {
@@ -76,6 +122,18 @@ func (c Config) withDefaults() Config {
 	if c.JournalBodyLimit == 0 {
 		c.JournalBodyLimit = DefaultJournalBodyLimit
 	}
+	if c.JournalBytes == 0 {
+		c.JournalBytes = DefaultJournalBytes
+	}
+	if c.JournalHeaderLimit == 0 {
+		c.JournalHeaderLimit = DefaultJournalHeaderLimit
+	}
+	if c.AttemptKeyBytes == 0 {
+		c.AttemptKeyBytes = DefaultAttemptKeyBytes
+	}
+	c.ReadHeaderTimeout = durationDefault(c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	c.BodyTimeout = durationDefault(c.BodyTimeout, DefaultBodyTimeout)
+	c.IdleTimeout = durationDefault(c.IdleTimeout, DefaultIdleTimeout)
 	if c.Faults == nil {
 		c.Faults = DefaultFaults()
 	}
@@ -119,15 +177,40 @@ func (c Config) upstreamURLs() ([]*url.URL, error) {
 	return out, nil
 }
 
+// durationDefault: 0 takes the default, a negative duration means none (0 for net/http).
+func durationDefault(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return -1
+	}
+	return d
+}
+
 func (c Config) check() error {
-	if c.JournalCapacity < 0 {
-		return fmt.Errorf("journal capacity must be positive, got %d", c.JournalCapacity)
+	if c.JournalCapacity < 1 || c.JournalCapacity > MaxJournalCapacity {
+		return fmt.Errorf("journal capacity must be 1 to %d records, got %d", MaxJournalCapacity, c.JournalCapacity)
 	}
-	if c.BufferLimit < 0 {
-		return fmt.Errorf("buffer limit must be positive, got %d", c.BufferLimit)
+	if c.JournalBytes < 64<<10 {
+		return fmt.Errorf("journal bytes must be at least 65536 (64 KiB), got %d", c.JournalBytes)
 	}
-	if c.JournalBodyLimit < 0 {
-		return fmt.Errorf("journal body limit must be positive, got %d", c.JournalBodyLimit)
+	if c.BufferLimit < 1 || c.BufferLimit > MaxBufferLimit {
+		return fmt.Errorf("buffer limit must be 1 to %d bytes, got %d", MaxBufferLimit, c.BufferLimit)
+	}
+	if c.JournalBodyLimit < 0 || c.JournalBodyLimit > 16<<20 {
+		return fmt.Errorf("journal body limit must be 0 to %d bytes, got %d", 16<<20, c.JournalBodyLimit)
+	}
+	if c.JournalHeaderLimit < 0 || c.JournalHeaderLimit > 1<<20 {
+		return fmt.Errorf("journal header limit must be 0 to %d bytes, got %d", 1<<20, c.JournalHeaderLimit)
+	}
+	if c.AttemptKeyBytes < 64<<10 {
+		return fmt.Errorf("attempt key bytes must be at least 65536 (64 KiB), got %d", c.AttemptKeyBytes)
+	}
+	for _, h := range c.Redact {
+		if !isToken(h) {
+			return fmt.Errorf("redact: %q must be a header name", h)
+		}
 	}
 	if strings.HasPrefix(c.KeyField, ".") || strings.HasSuffix(c.KeyField, ".") || strings.Contains(c.KeyField, "..") {
 		return fmt.Errorf("key field %q: want a dotted path such as params.arguments.idempotency_key", c.KeyField)

@@ -97,26 +97,29 @@ const (
 // Record is the journal entry of one attempt as the proxy saw it: the ground truth the
 // checkers count, independent of what the client believes it sent.
 type Record struct {
-	Seq             uint64            `json:"seq"`
-	Time            time.Time         `json:"time"`
-	Method          string            `json:"method"`
-	Path            string            `json:"path"` // URL path and query
-	Key             string            `json:"key,omitempty"`
-	HasKey          bool              `json:"has_key"`
-	Attempt         int               `json:"attempt,omitempty"` // ordinal of this attempt for its key, 1-based; 0 without key
-	BodySHA256      string            `json:"body_sha256"`       // hex SHA-256 of the request body as received
-	Headers         map[string]string `json:"headers,omitempty"` // selected request headers (Authorization redacted)
-	Rule            string            `json:"rule,omitempty"`
-	Fault           string            `json:"fault,omitempty"`
-	ReachedUpstream bool              `json:"reached_upstream"`
-	UpstreamCalls   int               `json:"upstream_calls"` // 2 for a duplicate delivery
-	UpstreamStatus  int               `json:"upstream_status,omitempty"`
-	UpstreamBody    []byte            `json:"upstream_body,omitempty"` // buffered upstream body when a fault buffered it (bounded)
-	UpstreamMillis  float64           `json:"upstream_ms"`
-	ClientStatus    int               `json:"client_status,omitempty"` // status the client got, when it got one
-	ClientResult    string            `json:"client_result"`           // Client* constants
-	Outcome         string            `json:"outcome"`                 // Outcome* constants
-	Note            string            `json:"note,omitempty"`          // e.g. "response over buffer limit: fault not applied"
+	Seq                 uint64            `json:"seq"`
+	Time                time.Time         `json:"time"`
+	Method              string            `json:"method"`
+	Path                string            `json:"path"`                   // URL path and query (at most 8 KiB)
+	PathClipped         int               `json:"path_clipped,omitempty"` // bytes of the path not kept
+	Key                 string            `json:"key,omitempty"`
+	HasKey              bool              `json:"has_key"`
+	Attempt             int               `json:"attempt,omitempty"`         // ordinal of this attempt for its key, 1-based; 0 without key
+	BodySHA256          string            `json:"body_sha256"`               // hex SHA-256 of the request body as received
+	Headers             map[string]string `json:"headers,omitempty"`         // end-to-end request headers, credentials redacted, clipped to Config.JournalHeaderLimit
+	HeadersClipped      int               `json:"headers_clipped,omitempty"` // bytes of header values not kept
+	Rule                string            `json:"rule,omitempty"`
+	Fault               string            `json:"fault,omitempty"`
+	ReachedUpstream     bool              `json:"reached_upstream"`
+	UpstreamCalls       int               `json:"upstream_calls"` // 2 for a duplicate delivery
+	UpstreamStatus      int               `json:"upstream_status,omitempty"`
+	UpstreamBody        []byte            `json:"upstream_body,omitempty"`         // buffered upstream body when a fault buffered it, at most Config.JournalBodyLimit
+	UpstreamBodyClipped int               `json:"upstream_body_clipped,omitempty"` // bytes of that body not kept
+	UpstreamMillis      float64           `json:"upstream_ms"`
+	ClientStatus        int               `json:"client_status,omitempty"` // status the client got, when it got one
+	ClientResult        string            `json:"client_result"`           // Client* constants
+	Outcome             string            `json:"outcome"`                 // Outcome* constants
+	Note                string            `json:"note,omitempty"`          // e.g. "response over buffer limit: fault not applied"
 	// The JSON-RPC request's id (as JSON: 7, "a1") and method ("tools/call"), when the
 	// proxy read the body as one: for a key field, or to find the response to it in an
 	// event stream.
@@ -131,6 +134,9 @@ type Record struct {
 type JournalQuery struct {
 	Key   string `json:"key,omitempty"`
 	Since uint64 `json:"since,omitempty"` // records with Seq > Since
+	// Limit is the most records one answer holds (0: all; GET /journal: 1000 unless
+	// ?limit= says otherwise); continue with Since set to the last Seq returned.
+	Limit int `json:"limit,omitempty"`
 }
 
 // Controller is what a test harness needs from a proxy, whether in-process (*Proxy) or

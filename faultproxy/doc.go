@@ -34,6 +34,14 @@
 //     response to the request's id has arrived (event_stream.go). JSON-RPC requests are
 //     journaled with their id and method, and with Config.Classify every attempt with
 //     the outcome class of what its client got (jsonrpc.go).
+//   - Memory is bounded by bytes whatever clients send: the journal by Config.JournalBytes
+//     (records clipped first, the oldest evicted and counted), the attempt counters by
+//     Config.AttemptKeyBytes, buffered bodies by Config.BufferLimit, rules by MaxRules.
+//   - A client's request body that stalls (Config.BodyTimeout) or is malformed never
+//     reaches the upstream as a complete request: a small or chunked one fails before the
+//     upstream call (408 / 400), a streaming one aborts the upstream call.
+//   - Rules are decoded strictly (case-sensitive names, no unknown or repeated field, no
+//     trailing data), the same way from JSON and YAML; a batch is added all or none.
 //
 // # What is not
 //

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 )
 
 // FieldError says which field of a rule is wrong and how to fix it. Field is a dotted
@@ -45,6 +46,10 @@ func (e *RuleError) Unwrap() error { return e.Err }
 // ErrRuleExists is returned (wrapped in a *RuleError) when a rule name is already in use.
 var ErrRuleExists = errors.New("a rule with this name exists; delete it first or choose another name")
 
+// ErrTooManyRules is returned (wrapped in a *RuleError) when adding would take the proxy
+// past MaxRules rules.
+var ErrTooManyRules = fmt.Errorf("a proxy holds at most %d rules; delete rules (DELETE /rules/{name}) or POST /reset first", MaxRules)
+
 // ErrRuleNotFound is returned by DeleteRule for an unknown name.
 var ErrRuleNotFound = errors.New("no rule with this name")
 
@@ -55,8 +60,8 @@ func strictJSON(b []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return err
 	}
-	if dec.More() {
-		return errors.New("unexpected data after the JSON value")
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errTrailing
 	}
 	return nil
 }

@@ -4,12 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -29,6 +33,9 @@ type Exchange struct {
 	body      *requestBody
 	outHeader http.Header
 	answered  bool
+	// headerBytes is the recorded headers' share of the journal's byte budget, counted
+	// once when they were recorded.
+	headerBytes int
 	// hijacked is a client connection taken over to damage the answer; finish closes it
 	// after journaling, so a client that retries as soon as it sees the close finds the
 	// attempt it retries already in the journal (seq follows what clients observed).
@@ -38,16 +45,18 @@ type Exchange struct {
 
 func (p *Proxy) newExchange(w http.ResponseWriter, r *http.Request) *Exchange {
 	removeHopHeaders(r.Header)
+	headers, clipped, headerBytes := p.recordHeaders(r.Header, p.cfg.JournalHeaderLimit)
+	rec := &Record{Time: time.Now(), Method: r.Method, Path: r.URL.RequestURI(), Headers: headers, HeadersClipped: clipped}
+	if len(rec.Path) > maxPathRecorded {
+		rec.PathClipped = len(rec.Path) - maxPathRecorded
+		rec.Path = strings.Clone(rec.Path[:maxPathRecorded])
+	}
 	return &Exchange{
 		p: p, w: w, r: r,
-		rec: &Record{
-			Time:    time.Now(),
-			Method:  r.Method,
-			Path:    r.URL.RequestURI(),
-			Headers: recordHeaders(r.Header),
-		},
-		body:      newRequestBody(r.Body, r.ContentLength),
-		outHeader: r.Header,
+		rec:         rec,
+		headerBytes: headerBytes + len(headers)*headerEntryBytes,
+		body:        newRequestBody(r.Body, r.ContentLength),
+		outHeader:   r.Header,
 	}
 }
 
@@ -79,7 +88,9 @@ type UpstreamResponse struct {
 
 // Forward sends the request upstream and streams the response to the client unbuffered.
 func (ex *Exchange) Forward() {
-	ex.readAvailable()
+	if !ex.readAvailable() {
+		return
+	}
 	body, n := ex.body.forwardBody()
 	res := ex.send(ex.r.Context(), ex.p.pick(), body, n)
 	ex.count(res)
@@ -94,7 +105,9 @@ func (ex *Exchange) Forward() {
 // when the exchange is already over: the upstream failed (the client got a 502), or the
 // response exceeded Config.BufferLimit and was streamed to the client as is.
 func (ex *Exchange) Upstream() (*UpstreamResponse, bool) {
-	ex.readAvailable()
+	if !ex.readAvailable() {
+		return nil, false
+	}
 	body, n := ex.body.forwardBody()
 	res := ex.send(ex.r.Context(), ex.p.pick(), body, n)
 	ex.count(res)
@@ -127,6 +140,7 @@ func (ex *Exchange) Upstream() (*UpstreamResponse, bool) {
 		ex.rec.UpstreamBody = data
 	} else {
 		ex.rec.UpstreamBody = append([]byte(nil), data[:ex.p.cfg.JournalBodyLimit]...)
+		ex.rec.UpstreamBodyClipped = len(data) - ex.p.cfg.JournalBodyLimit
 	}
 	// Go's server notices a client that goes away only once the request body was read to
 	// its end; holds and delays depend on that.
@@ -136,10 +150,56 @@ func (ex *Exchange) Upstream() (*UpstreamResponse, bool) {
 }
 
 // readAvailable takes a small request body that already arrived, so it goes upstream
-// with the request headers in one write (see requestBody.readAvailable).
-func (ex *Exchange) readAvailable() {
+// with the request headers in one write (see requestBody.readAvailable). false: the
+// client's body failed before anything went upstream, and the client got 408 or 400.
+func (ex *Exchange) readAvailable() bool {
 	_, expect := ex.r.Header["Expect"]
 	ex.body.readAvailable(expect)
+	if ex.body.failure() != nil {
+		ex.bodyFailed()
+		return false
+	}
+	return true
+}
+
+// bodyFailed answers a request whose body could not be read: 408 when it stalled past
+// Config.BodyTimeout, 400 when it was malformed or cut (a bad chunked encoding), and
+// closes the connection. When the body was streaming upstream, that call was aborted
+// with it (the upstream saw an incomplete body, never a complete request).
+func (ex *Exchange) bodyFailed() {
+	err := ex.body.failure()
+	where := "before the upstream call"
+	if ex.rec.ReachedUpstream {
+		where = "the upstream call was aborted, its body incomplete"
+	}
+	if clientWentAway(err) {
+		// Nobody is left to read an answer (or the client half-closed mid-body): end the
+		// connection without one rather than let the server send its default 200.
+		ex.rec.ClientResult = ClientTimedOut
+		ex.answered = true
+		ex.Note(fmt.Sprintf("client went away in the middle of the request body (%v): %s", err, where))
+		panic(http.ErrAbortHandler)
+	}
+	status := http.StatusBadRequest
+	msg := "faultproxy: the request body could not be read: " + err.Error() + "\n"
+	if isTimeout(err) {
+		status = http.StatusRequestTimeout
+		msg = fmt.Sprintf("faultproxy: the request body did not arrive within %v\n", ex.p.cfg.BodyTimeout)
+	}
+	ex.Note(fmt.Sprintf("client request body failed (%v): %s", err, where))
+	ex.Respond(status, http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "Connection": {"close"}}, []byte(msg))
+}
+
+// clientWentAway: the body ended early because the connection did (the client closed or
+// reset it), not because of a timeout or a malformed encoding.
+func clientWentAway(err error) bool {
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
 
 // ForwardTwice delivers the request upstream twice — one copy after the other, or both at
@@ -148,6 +208,10 @@ func (ex *Exchange) readAvailable() {
 // sent twice: it is forwarded once and the record says so.
 func (ex *Exchange) ForwardTwice(concurrent bool) {
 	if !ex.body.bufferAll(ex.p.cfg.BufferLimit) {
+		if ex.body.failure() != nil {
+			ex.bodyFailed()
+			return
+		}
 		ex.Note(fmt.Sprintf("request body over buffer limit (%d bytes): duplicate not applied", ex.p.cfg.BufferLimit))
 		ex.Forward()
 		return
@@ -285,6 +349,13 @@ func (ex *Exchange) count(res *sendResult) {
 // upstreamFailed answers 502 for an upstream that could not be reached or failed, unless
 // the client already went away.
 func (ex *Exchange) upstreamFailed(res *sendResult) {
+	if ex.body.failure() != nil {
+		// The client's body failed first (Go's server then ends the request's context
+		// too, so this comes before the "client went away" case): the client is still
+		// there to read why.
+		ex.bodyFailed()
+		return
+	}
 	if ex.r.Context().Err() != nil {
 		ex.rec.ClientResult = ClientTimedOut
 		ex.answered = true
@@ -425,7 +496,7 @@ func (ex *Exchange) finish(epoch *journalEpoch) {
 	}
 	rec.Outcome = outcomeOf(rec.ClientResult, rec.ClientStatus)
 	ex.classify()
-	epoch.append(rec)
+	ex.p.journal.append(epoch, rec, ex.headerBytes)
 	if p != nil {
 		panic(p)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -64,7 +65,9 @@ func newForwardFuzzTarget(f *testing.F) *forwardFuzzTarget {
 		w.Write([]byte("ok"))
 	}))
 	f.Cleanup(up.Close)
-	p, err := faultproxy.New(faultproxy.Config{Upstream: up.URL, BufferLimit: 1 << 16})
+	// A short body timeout: an input whose framing promises more body than it sends ends
+	// in a 408 at once instead of a wait (the client side half-closes, see FuzzForward).
+	p, err := faultproxy.New(faultproxy.Config{Upstream: up.URL, BufferLimit: 1 << 16, BodyTimeout: time.Second})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -95,6 +98,48 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(b)
+}
+
+// FuzzAdminJSON posts any bytes as rules to the admin API: never a panic, always a JSON
+// answer with a documented status, the same verdict as ParseRulesJSON, and a refused
+// batch leaves no rule behind.
+func FuzzAdminJSON(f *testing.F) {
+	f.Add([]byte(`{"name":"a","fault":{"type":"after-status","status":503}}`))
+	f.Add([]byte(`[{"name":"a","fault":{"type":"after-reset"}},{"name":"b","match":{"key":"*","attempts":{"from":1,"to":1}},"fault":{"type":"after-hold","duration_ms":10,"then":"drop"}}]`))
+	f.Add([]byte(`{"name":"a","fault":{"type":"after-reset"}}]]]}}`))
+	f.Add([]byte(`{"NAME":"a","name":"b","fault":{"type":"duplicate","mode":"concurrent"}}`))
+	f.Add([]byte(`[{"name":"x","match":{"headers":{"X-A":"","x-a":"1"}},"fault":{"type":"before-delay","duration_ms":1e300}}]`))
+	p, err := faultproxy.New(faultproxy.Config{Upstream: "http://127.0.0.1:1"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := p.AdminHandler("")
+	f.Fuzz(func(t *testing.T, body []byte) {
+		p.Reset(context.Background())
+		req := httptest.NewRequest(http.MethodPost, "/rules", bytes.NewReader(body))
+		req.Host = "127.0.0.1"
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if !json.Valid(rec.Body.Bytes()) {
+			t.Fatalf("answer is not JSON: %q", rec.Body.Bytes())
+		}
+		_, parseErr := faultproxy.ParseRulesJSON(body)
+		switch rec.Code {
+		case http.StatusCreated:
+			if parseErr != nil {
+				t.Fatalf("admin API took rules ParseRulesJSON refuses: %v", parseErr)
+			}
+		case http.StatusBadRequest, http.StatusConflict, http.StatusRequestEntityTooLarge:
+			if len(p.Rules()) != 0 {
+				t.Fatalf("a refused batch left %d rules", len(p.Rules()))
+			}
+			if rec.Code == http.StatusBadRequest && parseErr == nil {
+				t.Fatalf("admin API refused rules ParseRulesJSON takes: %s", rec.Body.Bytes())
+			}
+		default:
+			t.Fatalf("status %d: %s", rec.Code, rec.Body.Bytes())
+		}
+	})
 }
 
 // FuzzForward sends odd raw requests (bad methods, huge or broken headers, chunked bodies)
@@ -133,7 +178,17 @@ func FuzzForward(f *testing.F) {
 			fmt.Fprintf(&req, "Content-Length: %d\r\n\r\n%s", len(body), body)
 		}
 		conn.Write(req.Bytes())
-		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		// Most inputs are answered at once. One whose framing promises more than it sends
+		// (a fuzzed Content-Length header) would make the server wait for the rest: when
+		// nothing came back promptly, half-close, so the server sees the end of the
+		// request and answers (400) now rather than after a timeout.
+		br := bufio.NewReader(conn)
+		conn.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		if _, err := br.Peek(1); err != nil {
+			conn.(*net.TCPConn).CloseWrite()
+		}
+		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, err := http.ReadResponse(br, nil)
 		if err == nil {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()

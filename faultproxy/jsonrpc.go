@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/tidwall/gjson"
 )
 
 // JSON-RPC requests (MCP tools/call and the like) are journaled with their id and method,
@@ -31,20 +33,25 @@ func (ex *Exchange) jsonRPC() ([]byte, string) {
 		return nil, ""
 	}
 	ex.rpc.parsed = true
-	var req struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  string          `json:"method"`
-	}
-	if json.Unmarshal(ex.body.buf, &req) != nil || req.JSONRPC != "2.0" || req.Method == "" {
+	// A scan for three members that stops reading where it found them, not a decode of
+	// the whole body: the body is the client's, and its size must not decide the cost
+	// (the key field is read the same way).
+	if !gjson.ValidBytes(ex.body.buf) {
 		return nil, ""
 	}
-	ex.rec.RPCMethod = clipField(req.Method)
-	if id := compactID(req.ID); id != nil {
-		ex.rpc.id = id
-		ex.rec.RPCID = clipField(string(id))
+	got := gjson.GetManyBytes(ex.body.buf, "jsonrpc", "id", "method")
+	if got[0].Type != gjson.String || got[0].Str != "2.0" || got[2].Type != gjson.String || got[2].Str == "" {
+		return nil, ""
 	}
-	return ex.rpc.id, req.Method
+	method := got[2].Str
+	ex.rec.RPCMethod = clipField(method)
+	if got[1].Exists() {
+		if id := compactID(json.RawMessage(got[1].Raw)); id != nil {
+			ex.rpc.id = id
+			ex.rec.RPCID = clipField(string(id))
+		}
+	}
+	return ex.rpc.id, method
 }
 
 // maxRPCField bounds the id and method a record keeps: the client chooses them, and the

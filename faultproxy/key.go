@@ -1,44 +1,40 @@
 package faultproxy
 
 import (
-	"bytes"
-	"encoding/json"
-	"strconv"
 	"strings"
+
+	"github.com/tidwall/gjson"
 )
 
-// keyFromBody extracts the idempotency key at a dotted path of a JSON body. Strings are
-// taken as they are, numbers by their literal spelling; anything else (absent, null,
-// object, invalid JSON) means "no key".
-func keyFromBody(body []byte, field string) (string, bool) {
+// keyPath turns the documented dotted field path into a gjson path: every segment is
+// escaped, so a name holding gjson's own syntax (* ? # @ | and the like) is a plain
+// name; numeric segments index arrays (and name members of objects), as documented.
+func keyPath(field string) string {
+	segs := strings.Split(field, ".")
+	for i, s := range segs {
+		segs[i] = gjson.Escape(s)
+	}
+	return strings.Join(segs, ".")
+}
+
+// keyFromBody extracts the idempotency key at a gjson path of a JSON body (keyPath).
+// Strings are taken as they are, numbers by their literal spelling; anything else
+// (absent, null, object, not JSON) means "no key".
+//
+// It is a scan that stops at the key, not a decode: memory does not grow with the body
+// and the scan reads only as far as the key's value (a 10 MB body decoded into any took
+// 400 MB). The body is not validated past the key, and where a name appears twice the
+// first occurrence counts.
+func keyFromBody(body []byte, path string) (string, bool) {
 	if len(body) == 0 {
 		return "", false
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return "", false
-	}
-	for _, seg := range strings.Split(field, ".") {
-		switch node := v.(type) {
-		case map[string]any:
-			v = node[seg]
-		case []any:
-			i, err := strconv.Atoi(seg)
-			if err != nil || i < 0 || i >= len(node) {
-				return "", false
-			}
-			v = node[i]
-		default:
-			return "", false
-		}
-	}
-	switch k := v.(type) {
-	case string:
-		return k, true
-	case json.Number:
-		return k.String(), true
+	r := gjson.GetBytes(body, path)
+	switch r.Type {
+	case gjson.String:
+		return r.Str, true
+	case gjson.Number:
+		return r.Raw, true
 	}
 	return "", false
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,6 +27,8 @@ type Proxy struct {
 	journal   *journal
 	bufs      sync.Pool
 	inFlight  atomic.Int64
+	redacted  map[string]bool
+	keyPath   string // Config.KeyField as a gjson path
 }
 
 var _ Controller = (*Proxy)(nil)
@@ -46,15 +49,17 @@ func New(cfg Config) (*Proxy, error) {
 		upstreams: ups,
 		transport: cfg.Transport,
 		rules:     newRuleSet(cfg.Seed),
-		journal:   newJournal(cfg.JournalCapacity),
+		journal:   newJournal(cfg.JournalCapacity, cfg.JournalBytes, cfg.AttemptKeyBytes),
+		redacted:  redactionSet(cfg.Redact),
+		keyPath:   keyPath(cfg.KeyField),
 	}
 	if p.transport == nil {
 		p.transport = NewTransport(cfg.InsecureSkipVerify)
 		p.direct = newDirectClient(ups)
 	}
 	p.bufs.New = func() any { b := make([]byte, 32<<10); return &b }
-	for i, r := range cfg.Rules {
-		if err := p.addRule(r, i); err != nil {
+	if len(cfg.Rules) > 0 {
+		if err := p.AddRules(cfg.Rules...); err != nil {
 			return nil, fmt.Errorf("new proxy: %w", err)
 		}
 	}
@@ -87,6 +92,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ex := p.newExchange(w, r)
 	epoch := p.journal.current()
 	defer ex.finish(epoch)
+	if !ex.body.complete && p.cfg.BodyTimeout > 0 {
+		ex.body.limitTime(w, p.cfg.BodyTimeout)
+	}
 
 	if r.Method == http.MethodConnect {
 		// A reverse proxy is no tunnel: forwarding CONNECT would turn the upstream
@@ -120,11 +128,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (ex *Exchange) key() (string, bool) {
 	if f := ex.p.cfg.KeyField; f != "" {
 		if !ex.body.bufferAll(ex.p.cfg.BufferLimit) {
-			ex.Note(fmt.Sprintf("request body over buffer limit (%d bytes): key field not read", ex.p.cfg.BufferLimit))
+			if ex.body.failure() == nil {
+				ex.Note(fmt.Sprintf("request body over buffer limit (%d bytes): key field not read", ex.p.cfg.BufferLimit))
+			}
 			return "", false
 		}
 		ex.jsonRPC()
-		return keyFromBody(ex.body.buf, f)
+		return keyFromBody(ex.body.buf, ex.p.keyPath)
 	}
 	vv, ok := ex.r.Header[ex.p.cfg.KeyHeader]
 	if !ok {
@@ -136,21 +146,26 @@ func (ex *Exchange) key() (string, bool) {
 	return vv[0], true
 }
 
-// AddRule validates r and appends it; the error is a *RuleError naming the bad field.
-func (p *Proxy) AddRule(_ context.Context, r Rule) error { return p.addRule(r, -1) }
+// AddRule validates r and appends it; the error is a *RuleError naming the bad field
+// (ErrRuleExists for a name in use, ErrTooManyRules past MaxRules).
+func (p *Proxy) AddRule(_ context.Context, r Rule) error { return p.AddRules(r) }
 
-func (p *Proxy) addRule(r Rule, index int) error {
-	ar, err := compileRule(p.cfg.Faults, r, index)
-	if err != nil {
-		return err
-	}
-	if err := p.rules.add(ar); err != nil {
-		if re, ok := err.(*RuleError); ok {
-			re.Index = index
+// AddRules validates the rules and appends them in order, all or none: when one is bad
+// (its *RuleError has its Index, -1 for a single rule) no rule is added.
+func (p *Proxy) AddRules(rules ...Rule) error {
+	batch := make([]*activeRule, len(rules))
+	for i, r := range rules {
+		idx := i
+		if len(rules) == 1 {
+			idx = -1
 		}
-		return err
+		ar, err := compileRule(p.cfg.Faults, r, idx)
+		if err != nil {
+			return err
+		}
+		batch[i] = ar
 	}
-	return nil
+	return p.rules.add(batch...)
 }
 
 // DeleteRule removes the named rule; ErrRuleNotFound when there is none.
@@ -169,9 +184,10 @@ func (p *Proxy) Reset(context.Context) error {
 	return nil
 }
 
-// Journal returns the records matching q, in sequence order.
+// Journal returns the records matching q, in sequence order (at most q.Limit when set).
 func (p *Proxy) Journal(_ context.Context, q JournalQuery) ([]Record, error) {
-	return p.journal.query(q), nil
+	recs, _ := p.journal.query(q)
+	return recs, nil
 }
 
 // Rules returns the rules in evaluation order with their firing counts.
@@ -206,23 +222,57 @@ func (p *Proxy) CloseIdleConnections() {
 	}
 }
 
-// redactedHeaders are recorded as "[redacted]": credentials never enter the journal.
-var redactedHeaders = map[string]bool{"Authorization": true, "Proxy-Authorization": true, "Cookie": true}
-
-// recordHeaders snapshots the end-to-end request headers for the journal.
-func recordHeaders(h http.Header) map[string]string {
-	out := make(map[string]string, len(h))
-	for k, vv := range h {
-		switch {
-		case redactedHeaders[k]:
-			out[k] = "[redacted]"
-		case len(vv) == 1:
-			out[k] = vv[0]
-		default:
-			out[k] = strings.Join(vv, ", ")
-		}
+func redactionSet(extra []string) map[string]bool {
+	set := make(map[string]bool, len(DefaultRedactedHeaders)+len(extra))
+	for _, h := range DefaultRedactedHeaders {
+		set[http.CanonicalHeaderKey(h)] = true
 	}
-	return out
+	for _, h := range extra {
+		set[http.CanonicalHeaderKey(h)] = true
+	}
+	return set
+}
+
+// recordHeaders snapshots the end-to-end request headers for the journal: redacted
+// names as "[redacted]", and at most limit bytes of names and values, the rest clipped
+// (in name order, so the same request is clipped the same way) and counted.
+// The third result is the bytes kept, names and values, for the journal's byte budget.
+func (p *Proxy) recordHeaders(h http.Header, limit int) (map[string]string, int, int) {
+	out := make(map[string]string, len(h))
+	total := 0
+	for k, vv := range h {
+		var v string
+		switch {
+		case p.redacted[k]:
+			v = "[redacted]"
+		case len(vv) == 1:
+			v = vv[0]
+		default:
+			v = strings.Join(vv, ", ")
+		}
+		out[k] = v
+		total += len(k) + len(v)
+	}
+	if total <= limit {
+		return out, 0, total
+	}
+	names := make([]string, 0, len(out))
+	for k := range out {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	left, clipped := limit, 0
+	for _, k := range names {
+		v := out[k]
+		keep := min(len(v), max(left-len(k), 0))
+		if keep < len(v) {
+			clipped += len(v) - keep
+			// A copy: a slice of the value would keep all of it alive.
+			out[k] = strings.Clone(v[:keep])
+		}
+		left -= len(k) + keep
+	}
+	return out, clipped, total - clipped
 }
 
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

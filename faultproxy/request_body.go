@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // emptySHA256 is the fingerprint of an empty body, precomputed so bodyless requests do
@@ -27,7 +28,11 @@ type requestBody struct {
 	buf      []byte // buffered prefix of the body
 	complete bool   // buf holds the whole body
 	eof      bool
-	streamed bool // the unbuffered rest was handed out for forwarding
+	streamed bool  // the unbuffered rest was handed out for forwarding
+	err      error // the first read error other than EOF: the client's body failed
+	// deadline is the client connection whose read deadline limitTime set; it is lifted
+	// once the body ended.
+	deadline readDeadliner
 }
 
 func newRequestBody(src io.ReadCloser, length int64) *requestBody {
@@ -51,10 +56,54 @@ func (b *requestBody) Read(p []byte) (int, error) {
 		}
 		b.h.Write(p[:n])
 	}
-	if err == io.EOF {
+	switch {
+	case err == io.EOF:
 		b.eof = true
+		if b.deadline != nil {
+			// Go's server starts its background read of the connection now; it must
+			// not inherit the body's deadline (it would end the request's context).
+			b.deadline.SetReadDeadline(time.Time{})
+			b.deadline = nil
+		}
+	case err != nil && b.err == nil:
+		b.err = err
 	}
 	return n, err
+}
+
+// limitTime gives the client until d from now to send the whole body: a read after that
+// fails with a timeout (recorded in err). Where the connection allows no deadline (a test
+// recorder), there is none.
+func (b *requestBody) limitTime(w http.ResponseWriter, d time.Duration) {
+	dl := readDeadlineOf(w)
+	if dl == nil || dl.SetReadDeadline(time.Now().Add(d)) != nil {
+		return
+	}
+	b.deadline = dl
+}
+
+type readDeadliner interface{ SetReadDeadline(time.Time) error }
+
+// readDeadlineOf finds what sets the connection's read deadline behind w, unwrapping
+// like http.ResponseController does but without its allocation on every request.
+func readDeadlineOf(w http.ResponseWriter) readDeadliner {
+	for {
+		switch t := w.(type) {
+		case readDeadliner:
+			return t
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = t.Unwrap()
+		default:
+			return nil
+		}
+	}
+}
+
+// failure is the client's body error, if the body failed.
+func (b *requestBody) failure() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.err
 }
 
 // bufferAll reads the body into memory up to limit bytes and reports whether it all fit.
@@ -65,6 +114,8 @@ func (b *requestBody) bufferAll(limit int64) bool {
 	if b.streamed {
 		return false
 	}
+	// The buffer grows with the bytes that arrive, never with the length a client only
+	// announces (that would let idle clients reserve BufferLimit each).
 	var w bytes.Buffer
 	w.Write(b.buf)
 	_, err := io.Copy(&w, io.LimitReader(b, limit+1-int64(len(b.buf))))
@@ -88,6 +139,11 @@ func (b *requestBody) bufferAll(limit int64) bool {
 // request headers.
 const smallBody = 4 << 10
 
+// chunkedPrefix is how much of a body of unknown length (chunked) is read before the
+// upstream call: a small chunked body is forwarded complete, with a Content-Length, and
+// one that is malformed or stalls fails before the upstream sees anything.
+const chunkedPrefix = 64 << 10
+
 // readAvailable makes one read of a small body of known length before it is forwarded.
 // When that read returns the whole body — it came in the same packets as the headers, as
 // it does from most clients — forwardBody hands out an in-memory reader: the call can
@@ -97,8 +153,30 @@ const smallBody = 4 << 10
 // was read becomes the buffered prefix and the rest still streams. A client announcing
 // "Expect: 100-continue" is left alone (reading would answer it). The upstream now sees
 // the request once its first body bytes arrived, not already after the headers.
+//
+// A body of unknown length (chunked) is read up to chunkedPrefix instead: whole when it
+// ends by then, else the prefix is buffered and the rest streams.
 func (b *requestBody) readAvailable(expect bool) {
-	if b.complete || b.streamed || len(b.buf) > 0 || expect || b.length <= 0 || b.length > smallBody {
+	if b.complete || b.streamed || len(b.buf) > 0 || expect {
+		return
+	}
+	if b.length < 0 {
+		buf := make([]byte, 0, 4<<10)
+		for len(buf) < chunkedPrefix {
+			if len(buf) == cap(buf) {
+				buf = append(buf, 0)[:len(buf)]
+			}
+			n, err := b.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+n]
+			if err != nil {
+				b.complete = err == io.EOF
+				break
+			}
+		}
+		b.buf = buf
+		return
+	}
+	if b.length == 0 || b.length > smallBody {
 		return
 	}
 	buf := make([]byte, b.length)

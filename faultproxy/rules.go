@@ -1,6 +1,7 @@
 package faultproxy
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -14,14 +15,23 @@ type activeRule struct {
 	fired int // guarded by ruleSet.drawMu
 }
 
+// MaxRules bounds the rules one proxy holds; adding beyond it is refused with
+// ErrTooManyRules (matching checks every rule per request, so the bound is also one on
+// the time a request spends matching).
+const MaxRules = 10000
+
 // ruleSet is the one place where rule selection, Count and Probability are applied.
 //
-// Readers see an immutable snapshot of the list (copy-on-write), so requests that match
-// no rule never take a lock; only a matching request takes drawMu, which guards the
-// firing counts and the one seeded random source so a seed reproduces the sequence.
+// Readers see an immutable snapshot of the list, so requests that match no rule never
+// take a lock; only a matching request takes drawMu, which guards the firing counts and
+// the one seeded random source so a seed reproduces the sequence. Adding is O(1)
+// amortised: the snapshots share an append-only backing array (a snapshot only reads the
+// prefix it was made with), and a name index answers "name in use" without a scan.
+// Removing copies the list into a fresh backing array.
 type ruleSet struct {
 	writeMu sync.Mutex
 	list    atomic.Pointer[ruleList]
+	names   map[string]bool // guarded by writeMu
 
 	drawMu sync.Mutex
 	seed   int64
@@ -45,7 +55,7 @@ func newRuleList(rules []*activeRule) *ruleList {
 }
 
 func newRuleSet(seed int64) *ruleSet {
-	s := &ruleSet{seed: seed}
+	s := &ruleSet{seed: seed, names: map[string]bool{}}
 	s.rng = newRand(seed)
 	s.list.Store(newRuleList(nil))
 	return s
@@ -81,25 +91,48 @@ func (s *ruleSet) fire(ar *activeRule) bool {
 	return true
 }
 
-func (s *ruleSet) add(ar *activeRule) error {
+// add appends the rules in order, all or none: a name already in use (or used twice in
+// the batch) or going past MaxRules adds nothing. The error's Index is the position in
+// the batch (-1 for a batch of one).
+func (s *ruleSet) add(batch ...*activeRule) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	old := s.list.Load().rules
-	for _, have := range old {
-		if have.rule.Name == ar.rule.Name {
-			return &RuleError{Index: -1, Name: ar.rule.Name, Field: "name", Err: ErrRuleExists}
-		}
+	old := s.list.Load()
+	if len(old.rules)+len(batch) > MaxRules {
+		return &RuleError{Index: -1, Err: fmt.Errorf("%w: %d in place, %d more asked for", ErrTooManyRules, len(old.rules), len(batch))}
 	}
-	next := make([]*activeRule, len(old), len(old)+1)
-	copy(next, old)
-	next = append(next, ar)
-	s.list.Store(newRuleList(next))
+	inBatch := make(map[string]int, len(batch))
+	for i, ar := range batch {
+		idx := i
+		if len(batch) == 1 {
+			idx = -1
+		}
+		if s.names[ar.rule.Name] {
+			return &RuleError{Index: idx, Name: ar.rule.Name, Field: "name", Err: ErrRuleExists}
+		}
+		if j, dup := inBatch[ar.rule.Name]; dup {
+			return &RuleError{Index: idx, Name: ar.rule.Name, Field: "name", Err: fmt.Errorf("%w (rule %d has it too)", ErrRuleExists, j)}
+		}
+		inBatch[ar.rule.Name] = i
+	}
+	// Appending past a snapshot's length never changes what that snapshot reads; append
+	// copies only when the backing array is full (doubling: O(1) amortised).
+	next := &ruleList{rules: old.rules, matchers: old.matchers}
+	for _, ar := range batch {
+		next.rules = append(next.rules, ar)
+		next.matchers = append(next.matchers, ar.match)
+		s.names[ar.rule.Name] = true
+	}
+	s.list.Store(next)
 	return nil
 }
 
 func (s *ruleSet) remove(name string) bool {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	if !s.names[name] {
+		return false
+	}
 	old := s.list.Load().rules
 	next := make([]*activeRule, 0, len(old))
 	for _, ar := range old {
@@ -107,10 +140,8 @@ func (s *ruleSet) remove(name string) bool {
 			next = append(next, ar)
 		}
 	}
-	if len(next) == len(old) {
-		return false
-	}
-	s.list.Store(newRuleList(next))
+	delete(s.names, name)
+	s.list.Store(newRuleList(next)) // a fresh backing array: older snapshots keep theirs
 	return true
 }
 
@@ -120,6 +151,7 @@ func (s *ruleSet) reset() {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	s.list.Store(newRuleList(nil))
+	s.names = map[string]bool{}
 	s.drawMu.Lock()
 	s.rng = newRand(s.seed)
 	s.drawMu.Unlock()

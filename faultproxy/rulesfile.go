@@ -1,55 +1,100 @@
 package faultproxy
 
 import (
-	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// ParseRulesJSON reads one rule (a JSON object) or a list of rules (a JSON array),
-// refusing unknown fields, and checks each one; an error is a *RuleError naming the index
-// (in a list) and the field.
+// ParseRulesJSON reads one rule (a JSON object) or a list of rules (a JSON array) and
+// checks each one. Field names are case-sensitive; unknown or repeated fields, values of
+// the wrong kind and data after the value are refused. An error is a *RuleError naming
+// the index (in a list) and the field, the same as ParseRulesYAML gives for the same
+// mistake.
 func ParseRulesJSON(b []byte) ([]Rule, error) {
 	rules, err := decodeRulesJSON(b)
 	if err != nil {
 		return nil, err
 	}
-	return rules, checkRules(rules, len(rules) > 1)
+	return rules, checkRules(rules, isArray(b))
 }
 
-// decodeRulesJSON reads one rule or a list without checking them (the admin API checks
-// against the proxy's own registry).
+// decodeRulesJSON reads one rule or a list strictly without checking the rules' values
+// (the admin API checks them against the proxy's own registry).
 func decodeRulesJSON(b []byte) ([]Rule, error) {
-	b = bytes.TrimSpace(b)
-	var rules []Rule
-	if len(b) > 0 && b[0] == '[' {
-		if err := strictJSON(b, &rules); err != nil {
-			return nil, parseError(-1, err)
+	t, err := jsonTree(b)
+	if err != nil {
+		return nil, &RuleError{Index: -1, Err: fmt.Errorf("invalid JSON: %w", err)}
+	}
+	if t.kind != treeArray {
+		if err := checkRuleTree(t, -1); err != nil {
+			return nil, err
 		}
-	} else {
 		var r Rule
 		if err := strictJSON(b, &r); err != nil {
-			return nil, parseError(-1, err)
+			return nil, decodeError(-1, t, err)
 		}
-		rules = []Rule{r}
+		return []Rule{r}, nil
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(b, &raws); err != nil {
+		return nil, &RuleError{Index: -1, Err: err}
+	}
+	rules := make([]Rule, len(raws))
+	for i, raw := range raws {
+		if err := checkRuleTree(t.values[i], i); err != nil {
+			return nil, err
+		}
+		if err := strictJSON(raw, &rules[i]); err != nil {
+			return nil, decodeError(i, t.values[i], err)
+		}
 	}
 	return rules, nil
 }
 
 // ParseRulesYAML reads a YAML list of rules of the JSON shape (duration_ms for
-// durations), refusing unknown fields, and checks each rule and the names' uniqueness.
+// durations) under the same strict schema as ParseRulesJSON, and checks each rule and the
+// names' uniqueness.
 func ParseRulesYAML(b []byte) ([]Rule, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	var rules []Rule
-	if err := dec.Decode(&rules); err != nil && !errors.Is(err, io.EOF) {
-		return nil, parseError(-1, err)
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, &RuleError{Index: -1, Err: err}
+	}
+	t, err := yamlTree(&doc, 0)
+	if err != nil {
+		return nil, &RuleError{Index: -1, Err: err}
+	}
+	if t.kind == treeNull {
+		return nil, nil
+	}
+	if t.kind != treeArray {
+		return nil, &RuleError{Index: -1, Err: errors.New("a rules file is a YAML list of rules (- name: ...)")}
+	}
+	list := doc.Content[0]
+	for list.Kind == yaml.AliasNode {
+		list = list.Alias
+	}
+	rules := make([]Rule, len(list.Content))
+	for i, item := range list.Content {
+		if err := checkRuleTree(t.values[i], i); err != nil {
+			return nil, err
+		}
+		if err := item.Decode(&rules[i]); err != nil {
+			return nil, decodeError(i, t.values[i], err)
+		}
 	}
 	return rules, checkRules(rules, true)
+}
+
+// decodeError is a value the schema let through but decoding refused (a duration out of
+// range).
+func decodeError(index int, t *tree, err error) error {
+	re := parseError(index, err).(*RuleError)
+	re.Name = t.ruleName()
+	return re
 }
 
 // ReadRulesFile reads a YAML rules file (ParseRulesYAML).

@@ -40,8 +40,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		proxy:    p,
-		proxySrv: newHTTPServer(p),
-		adminSrv: newHTTPServer(p.AdminHandler(cfg.AdminToken)),
+		proxySrv: newHTTPServer(p, cfg),
+		adminSrv: newHTTPServer(adminBodyLimit(p.AdminHandler(cfg.AdminToken), cfg.BodyTimeout), cfg),
 		proxyLn:  proxyLn,
 		adminLn:  adminLn,
 	}
@@ -50,15 +50,29 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	return s, nil
 }
 
-func newHTTPServer(h http.Handler) *http.Server {
+func newHTTPServer(h http.Handler, cfg Config) *http.Server {
 	return &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
 		// Server-side errors (a client resetting a connection mid-request) are expected
 		// under fault injection; they are journaled, not logged.
 		ErrorLog: nil,
 	}
+}
+
+// adminBodyLimit gives an admin request's body Config.BodyTimeout to arrive (the proxy
+// side does the same in ServeHTTP, where the journal records it).
+func adminBodyLimit(h http.Handler, d time.Duration) http.Handler {
+	if d <= 0 {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
+			http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // serve runs until Close or Shutdown. Serve's error is ErrServerClosed then; any other

@@ -37,6 +37,10 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		case !isBearer || token == "":
 			unauthorized(w, "the Authorization header must be 'Bearer <token>'")
 			return
+		case token == Anonymous:
+			// Reserved: a token must not act as the principal of unauthenticated requests.
+			unauthorized(w, "the token \""+Anonymous+"\" is reserved for requests without credentials; use another token")
+			return
 		case s.cfg.tokens != nil && !s.cfg.tokens[token]:
 			unauthorized(w, "the bearer token is not one of the server's tokens")
 			return

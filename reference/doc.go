@@ -11,9 +11,12 @@
 //
 // Principals: with no tokens configured (open mode, for tests and the quick path) a
 // request without Authorization acts as the principal "anonymous" and
-// "Authorization: Bearer X" names principal X. With tokens configured, only those
+// "Authorization: Bearer X" names principal X (the token "anonymous" is refused: that
+// principal is reserved for requests without credentials). With tokens configured, only those
 // tokens are accepted (401 otherwise) and the token is the principal. Keys are scoped
 // per principal and endpoint. The ledger needs no credentials.
+//
+// A request body has a time limit (WithBodyTimeout, default 60s; past it 408).
 //
 // Errors are RFC 9457 application/problem+json. A validation error (missing order_id,
 // amount not a positive integer) is 400, not executed and not stored; amount above

@@ -6,7 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math/big"
+	"io"
 	"net/http"
 	"strconv"
 
@@ -45,28 +45,42 @@ type createRequest struct {
 	Reason  string          `json:"reason"`
 }
 
+// createInput is a create request as the work sees it, validated.
+type createInput struct {
+	OrderID string
+	Amount  int64
+	Reason  string
+}
+
+// decodeCreate decodes and validates a create body; the string is the validation
+// failure to answer 400 with (empty when the input is good).
+func decodeCreate(body io.Reader) (createInput, string) {
+	var req createRequest
+	if err := json.NewDecoder(body).Decode(&req); err != nil {
+		return createInput{}, "the body must be a JSON object like {\"order_id\":\"o1\",\"amount\":4900}: " + err.Error()
+	}
+	if req.OrderID == nil || *req.OrderID == "" {
+		return createInput{}, "order_id is required: send the id of the order as a non-empty string"
+	}
+	amount, ok := positiveInteger(req.Amount)
+	if !ok {
+		return createInput{}, "amount must be a positive integer in the smallest currency unit, e.g. 4900"
+	}
+	return createInput{OrderID: *req.OrderID, Amount: amount, Reason: req.Reason}, ""
+}
+
 // create is the work of a keyed endpoint. It never writes to the store: it stages the
 // row, and the idempotency middleware commits it with the response.
 func (s *Server) create(op operation) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		var req createRequest
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		req, problem := decodeCreate(r.Body)
+		if problem != "" {
 			idempotency.NotExecuted(ctx)
-			invalid(w, "the body must be a JSON object like {\"order_id\":\"o1\",\"amount\":4900}: "+err.Error())
+			invalid(w, problem)
 			return
 		}
-		if req.OrderID == nil || *req.OrderID == "" {
-			idempotency.NotExecuted(ctx)
-			invalid(w, "order_id is required: send the id of the order as a non-empty string")
-			return
-		}
-		amount, ok := positiveInteger(req.Amount)
-		if !ok {
-			idempotency.NotExecuted(ctx)
-			invalid(w, "amount must be a positive integer in the smallest currency unit, e.g. 4900")
-			return
-		}
+		amount := req.Amount
 
 		hooks := hooksOf(ctx)
 		hold(hooks.delay)
@@ -76,7 +90,7 @@ func (s *Server) create(op operation) http.HandlerFunc {
 				fmt.Sprintf("amount %d is above the limit of %d: refund at most %d per request", amount, op.limit, op.limit))
 			return
 		}
-		res := resource{ID: newID(op.idPrefix), OrderID: *req.OrderID, Amount: amount, Created: s.cfg.now().Unix()}
+		res := resource{ID: newID(op.idPrefix), OrderID: req.OrderID, Amount: amount, Created: s.cfg.now().Unix()}
 		if op.hasReason {
 			reason := req.Reason
 			res.Reason = &reason
@@ -100,20 +114,23 @@ func (s *Server) create(op operation) http.HandlerFunc {
 }
 
 // positiveInteger accepts any JSON number spelling of a positive integer (4900, 4900.0,
-// 4.9e3) that fits in int64.
+// 4.9e3) that fits in int64, in time linear in the spelling: 1e999999999 is refused
+// without computing it.
 func positiveInteger(raw json.RawMessage) (int64, bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] == '"' || raw[0] == '{' || raw[0] == '[' {
 		return 0, false
 	}
 	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
-		return n, n > 0 // the common spelling, without big.Rat
+		return n, n > 0 // the common spelling
 	}
-	r, ok := new(big.Rat).SetString(string(raw))
-	if !ok || !r.IsInt() || r.Sign() <= 0 || !r.Num().IsInt64() {
+	// The canonical spelling of an integer below 10^21 is its plain digits.
+	canonical, err := idempotency.CanonicalNumber(raw)
+	if err != nil {
 		return 0, false
 	}
-	return r.Num().Int64(), true
+	n, err := strconv.ParseInt(canonical, 10, 64)
+	return n, err == nil && n > 0
 }
 
 func invalid(w http.ResponseWriter, detail string) {

@@ -40,6 +40,7 @@ type config struct {
 	tokens          map[string]bool
 	keysOptional    bool
 	cleanupInterval time.Duration
+	bodyTimeout     time.Duration
 	logger          *slog.Logger
 	vendorURL       string // vendor.go
 }
@@ -123,6 +124,9 @@ func WithTokens(tokens ...string) Option {
 			if t == "" {
 				return errors.New("WithTokens: a token is empty")
 			}
+			if t == Anonymous {
+				return fmt.Errorf("WithTokens: %q is reserved for requests without credentials; choose another token", Anonymous)
+			}
 			if c.tokens == nil {
 				c.tokens = map[string]bool{}
 			}
@@ -149,6 +153,19 @@ func WithCleanupInterval(d time.Duration) Option {
 	}
 }
 
+// WithBodyTimeout sets how long a client has to send a whole request body (default
+// DefaultBodyTimeout; negative: no limit). Past it the request is answered 408 and
+// nothing is recorded.
+func WithBodyTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d == 0 {
+			return errors.New("body timeout 0: give a positive duration, or a negative one for none")
+		}
+		c.bodyTimeout = d
+		return nil
+	}
+}
+
 // WithLogger sets the logger for store failures (default slog.Default()).
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) error { c.logger = l; return nil }
@@ -160,6 +177,7 @@ func New(opts ...Option) (*Server, error) {
 		retention:   idempotency.DefaultRetention,
 		lockTimeout: idempotency.DefaultLockTimeout,
 		now:         time.Now,
+		bodyTimeout: DefaultBodyTimeout,
 		logger:      slog.Default(),
 	}
 	for _, o := range opts {
@@ -186,7 +204,10 @@ func New(opts ...Option) (*Server, error) {
 }
 
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	limitBodyTime(w, r, s.cfg.bodyTimeout)
+	s.mux.ServeHTTP(w, r)
+}
 
 // Store returns the server's store (for probes in tests).
 func (s *Server) Store() idempotency.Store { return s.store }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -21,6 +22,32 @@ func (u *upstreamFlags) Set(v string) error { *u = append(*u, v); return nil }
 // response may be among them) before cutting connections.
 const proxyShutdownGrace = 10 * time.Second
 
+// adminTokenEnv names the environment variable an admin token may come from, so that
+// it need not be on the command line (where ps shows it).
+const adminTokenEnv = "IDEMPROOF_ADMIN_TOKEN"
+
+// adminTokenFrom picks the admin token: --admin-token, else --admin-token-file, else
+// $IDEMPROOF_ADMIN_TOKEN; giving both flags is an error.
+func adminTokenFrom(flagValue, file string) (string, error) {
+	switch {
+	case flagValue != "" && file != "":
+		return "", errors.New("give the admin token once: --admin-token or --admin-token-file, not both")
+	case flagValue != "":
+		return flagValue, nil
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("--admin-token-file: %w", err)
+		}
+		tok := strings.TrimSpace(string(b))
+		if tok == "" {
+			return "", fmt.Errorf("--admin-token-file %s: the file is empty", file)
+		}
+		return tok, nil
+	}
+	return os.Getenv(adminTokenEnv), nil
+}
+
 // runProxy runs the fault proxy and its admin API until ctx ends, then shuts down
 // gracefully.
 func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -29,11 +56,20 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var upstreams upstreamFlags
 	fs.Var(&upstreams, "upstream", "upstream base URL, http:// or https:// (required; repeat for round-robin replicas)")
 	admin := fs.String("admin", "127.0.0.1:8474", "address of the admin API (port 0 picks a free port)")
-	token := fs.String("admin-token", "", "bearer token the admin API requires (default: none)")
+	token := fs.String("admin-token", "", "bearer token the admin API requires (default: $"+adminTokenEnv+", else none; visible in ps, prefer --admin-token-file or the variable)")
+	tokenFile := fs.String("admin-token-file", "", "file holding the admin API's bearer token (surrounding whitespace ignored)")
+	var allowHosts, redact upstreamFlags
+	fs.Var(&allowHosts, "admin-allow-host", "host name the admin API answers to besides loopback names, IP literals and the --admin host (repeatable; * allows any)")
+	fs.Var(&redact, "redact", "request header the journal records as [redacted], besides Authorization, Proxy-Authorization, Cookie, Set-Cookie, X-Api-Key, Api-Key, X-Auth-Token (repeatable)")
 	rulesFile := fs.String("rules", "", "YAML file with a list of rules to load at start")
 	seed := fs.Int64("seed", 0, "seed of the random source behind rule probabilities (same seed, same fault sequence)")
-	capacity := fs.Int("journal-capacity", faultproxy.DefaultJournalCapacity, "journal records kept in memory; older ones are dropped and counted")
-	bufferLimit := fs.Int64("buffer-limit", faultproxy.DefaultBufferLimit, "bytes of one body the proxy may buffer; larger responses pass unfaulted")
+	capacity := fs.Int64("journal-capacity", faultproxy.DefaultJournalCapacity, fmt.Sprintf("journal records kept in memory (1 to %d); older ones are dropped and counted", faultproxy.MaxJournalCapacity))
+	journalBytes := fs.Int64("journal-bytes", faultproxy.DefaultJournalBytes, "bytes of journal records kept in memory (at least 65536); the oldest are dropped and counted")
+	attemptBytes := fs.Int64("attempt-key-bytes", faultproxy.DefaultAttemptKeyBytes, "bytes of per-key attempt counters (at least 65536); the least recently used keys are forgotten and counted")
+	bufferLimit := fs.Int64("buffer-limit", faultproxy.DefaultBufferLimit, fmt.Sprintf("bytes of one body the proxy may buffer (1 to %d); larger responses pass unfaulted", faultproxy.MaxBufferLimit))
+	headerTimeout := fs.Duration("read-header-timeout", faultproxy.DefaultReadHeaderTimeout, "time a client has to send its request headers")
+	bodyTimeout := fs.Duration("body-timeout", faultproxy.DefaultBodyTimeout, "time a client has to send a whole request body (past it: 408, journaled)")
+	idleTimeout := fs.Duration("idle-timeout", faultproxy.DefaultIdleTimeout, "time an idle keep-alive client connection stays open")
 	keyHeader := fs.String("key-header", faultproxy.DefaultKeyHeader, "header carrying the idempotency key")
 	keyField := fs.String("key-field", "", "dotted JSON path of the key in the request body, used instead of the header (e.g. params.arguments.idempotency_key)")
 	insecure := fs.Bool("insecure-upstream", false, "accept any TLS certificate from an https upstream (self-signed test servers)")
@@ -46,23 +82,45 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(upstreams) == 0 {
 		return errors.New("--upstream URL is required, e.g. --upstream http://127.0.0.1:8080")
 	}
-	if *capacity <= 0 {
-		return fmt.Errorf("--journal-capacity must be positive, got %d", *capacity)
+	if *capacity < 1 || *capacity > faultproxy.MaxJournalCapacity {
+		return fmt.Errorf("--journal-capacity must be 1 to %d records, got %d", faultproxy.MaxJournalCapacity, *capacity)
 	}
-	if *bufferLimit <= 0 {
-		return fmt.Errorf("--buffer-limit must be positive, got %d", *bufferLimit)
+	if *journalBytes < 64<<10 {
+		return fmt.Errorf("--journal-bytes must be at least 65536, got %d", *journalBytes)
+	}
+	if *attemptBytes < 64<<10 {
+		return fmt.Errorf("--attempt-key-bytes must be at least 65536, got %d", *attemptBytes)
+	}
+	if *bufferLimit < 1 || *bufferLimit > faultproxy.MaxBufferLimit {
+		return fmt.Errorf("--buffer-limit must be 1 to %d bytes, got %d", faultproxy.MaxBufferLimit, *bufferLimit)
+	}
+	for name, d := range map[string]time.Duration{"read-header-timeout": *headerTimeout, "body-timeout": *bodyTimeout, "idle-timeout": *idleTimeout} {
+		if d <= 0 {
+			return fmt.Errorf("--%s must be a positive duration such as 30s, got %v", name, d)
+		}
+	}
+	adminToken, err := adminTokenFrom(*token, *tokenFile)
+	if err != nil {
+		return err
 	}
 	cfg := faultproxy.Config{
 		Upstreams:          upstreams,
 		KeyHeader:          *keyHeader,
 		KeyField:           *keyField,
 		Seed:               *seed,
-		JournalCapacity:    *capacity,
+		JournalCapacity:    int(*capacity),
+		JournalBytes:       *journalBytes,
+		AttemptKeyBytes:    *attemptBytes,
 		BufferLimit:        *bufferLimit,
 		InsecureSkipVerify: *insecure,
+		ReadHeaderTimeout:  *headerTimeout,
+		BodyTimeout:        *bodyTimeout,
+		IdleTimeout:        *idleTimeout,
+		Redact:             redact,
 		ListenAddr:         *listen,
 		AdminAddr:          *admin,
-		AdminToken:         *token,
+		AdminToken:         adminToken,
+		AdminAllowHosts:    allowHosts,
 	}
 	if *rulesFile != "" {
 		rules, err := faultproxy.ReadRulesFile(*rulesFile)

@@ -40,6 +40,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	crashExits := fs.Bool("crash-exits", false, fmt.Sprintf("make X-Test-Crash exit the process (status %d) instead of abandoning the request", reference.CrashExitCode))
 	listFlaws := fs.Bool("list-flaws", false, "print the flaw catalogue and exit")
 	vendorURL := fs.String("vendor-url", os.Getenv("VENDOR_URL"), "notify this vendor of every refund (POST /v1/notifications, keyed, from a job committed with the refund; default $VENDOR_URL)")
+	headerTimeout := fs.Duration("read-header-timeout", serveReadHeaderTimeout, "time a client has to send its request headers")
+	bodyTimeout := fs.Duration("body-timeout", reference.DefaultBodyTimeout, "time a client has to send a whole request body (past it: 408, nothing recorded)")
+	idleTimeout := fs.Duration("idle-timeout", serveIdleTimeout, "time an idle keep-alive connection stays open")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -51,6 +54,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *retention <= 0 || *lockTimeout <= 0 {
 		return errors.New("--retention and --lock-timeout must be positive durations, e.g. 24h, 30s")
+	}
+	if *headerTimeout <= 0 || *bodyTimeout <= 0 || *idleTimeout <= 0 {
+		return errors.New("--read-header-timeout, --body-timeout and --idle-timeout must be positive durations, e.g. 10s, 60s, 2m")
 	}
 
 	store, err := openStore(ctx, *storeSpec)
@@ -67,6 +73,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		reference.WithCrashExits(*crashExits),
 		reference.WithKeysOptional(*keysOptional),
 		reference.WithFlaws(flaws...),
+		reference.WithBodyTimeout(*bodyTimeout),
 	}
 	if *vendorURL != "" {
 		opts = append(opts, reference.WithVendorURL(*vendorURL))
@@ -84,7 +91,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *listen, err)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: *headerTimeout, IdleTimeout: *idleTimeout}
 	fmt.Fprintf(stderr, "idemproof serve: listening on http://%s\n", ln.Addr())
 
 	served := make(chan error, 1)
@@ -101,6 +108,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	return nil
 }
+
+// Defaults of serve's listener timeouts (the body timeout is the server's own).
+const (
+	serveReadHeaderTimeout = 10 * time.Second
+	serveIdleTimeout       = 2 * time.Minute
+)
 
 // openStore opens the store a --store value names.
 func openStore(ctx context.Context, spec string) (idempotency.Store, error) {

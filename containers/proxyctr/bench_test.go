@@ -11,6 +11,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/network"
 
+	"github.com/idemproof/idemproof/containers"
 	"github.com/idemproof/idemproof/containers/proxyctr"
 	"github.com/idemproof/idemproof/containers/referencectr"
 	"github.com/idemproof/idemproof/internal/dockertest"
@@ -22,7 +23,7 @@ import (
 func BenchmarkKeyedRefund(b *testing.B) {
 	dockertest.Require(b, dockertest.AppImage())
 	ctx := context.Background()
-	nw, err := network.New(ctx)
+	nw, err := network.New(ctx, network.WithLabels(containers.RunLabels()))
 	testcontainers.CleanupNetwork(b, nw)
 	if err != nil {
 		b.Fatal(err)

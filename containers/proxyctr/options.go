@@ -51,3 +51,10 @@ func WithRulesFile(hostPath string) testcontainers.CustomizeRequestOption {
 func WithJournalCapacity(records int) testcontainers.CustomizeRequestOption {
 	return testcontainers.WithCmdArgs("--journal-capacity", strconv.Itoa(records))
 }
+
+// WithJournalBytes sets how many bytes of journal records the proxy keeps (default 64
+// MiB; the oldest are dropped); raise it with WithJournalCapacity when a long run's
+// attempts must all stay countable.
+func WithJournalBytes(bytes int64) testcontainers.CustomizeRequestOption {
+	return testcontainers.WithCmdArgs("--journal-bytes", strconv.FormatInt(bytes, 10))
+}

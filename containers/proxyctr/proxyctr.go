@@ -69,11 +69,13 @@ func Run(ctx context.Context, img, upstream string, opts ...testcontainers.Conta
 		health = health.WithHeaders(map[string]string{"Authorization": "Bearer " + c.adminToken})
 	}
 	all := append([]testcontainers.ContainerCustomizer{
+		containers.WithRunLabel(),
 		testcontainers.WithCmd("proxy", "--listen", "0.0.0.0:8081", "--admin", "0.0.0.0:8082", "--upstream", upstream),
 		testcontainers.WithExposedPorts(ProxyPort, AdminPort),
 		containers.PublishOnLoopback(ProxyPort, AdminPort),
 		testcontainers.WithWaitStrategy(wait.ForLog("idemproof proxy: listening on").WithStartupTimeout(60*time.Second), health),
 	}, opts...)
+	all = append(all, allowAliases())
 	ctr, err := testcontainers.Run(ctx, img, all...)
 	if ctr != nil {
 		c.DockerContainer = ctr
@@ -84,6 +86,25 @@ func Run(ctx context.Context, img, upstream string, opts ...testcontainers.Conta
 		return c, fmt.Errorf("run proxy: %w", err)
 	}
 	return c, nil
+}
+
+// allowAliases lets the admin API answer to the container's network aliases (another
+// container reaching it as http://faultproxy:8082): it answers only to IP literals,
+// loopback names and the names it is given (faultproxy's DNS-rebinding guard). It runs
+// after the caller's options, which set the aliases.
+func allowAliases() testcontainers.CustomizeRequestOption {
+	return func(req *testcontainers.GenericContainerRequest) error {
+		var args []string
+		for _, aliases := range req.NetworkAliases {
+			for _, a := range aliases {
+				args = append(args, "--admin-allow-host", a)
+			}
+		}
+		if len(args) == 0 {
+			return nil
+		}
+		return testcontainers.WithCmdArgs(args...)(req)
+	}
 }
 
 // URL is the proxy's base URL as reached from the host: send the client's requests here.

@@ -11,6 +11,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/network"
 
+	"github.com/idemproof/idemproof/containers"
 	"github.com/idemproof/idemproof/containers/proxyctr"
 	"github.com/idemproof/idemproof/containers/referencectr"
 	"github.com/idemproof/idemproof/faultproxy"
@@ -24,7 +25,7 @@ import (
 func TestRunInFrontOfAnotherContainer(t *testing.T) {
 	dockertest.Require(t, dockertest.AppImage())
 	ctx := context.Background()
-	nw, err := network.New(ctx)
+	nw, err := network.New(ctx, network.WithLabels(containers.RunLabels()))
 	testcontainers.CleanupNetwork(t, nw)
 	require.NoError(t, err)
 
@@ -37,6 +38,10 @@ func TestRunInFrontOfAnotherContainer(t *testing.T) {
 	testcontainers.CleanupContainer(t, px)
 	require.NoError(t, err)
 	require.Equal(t, "s3cret", px.AdminToken())
+	info, err := px.Inspect(ctx)
+	require.NoError(t, err)
+	require.Contains(t, strings.Join(info.Config.Cmd, " "), "--admin-allow-host faultproxy",
+		"the admin API answers to the container's network alias")
 	proxyURL, err := px.URL(ctx)
 	require.NoError(t, err)
 	adminURL, err := px.AdminURL(ctx)

@@ -41,6 +41,7 @@ func Run(ctx context.Context, img string, opts ...testcontainers.ContainerCustom
 	ctx, cancel := context.WithTimeout(ctx, containers.StartTimeout)
 	defer cancel()
 	all := append([]testcontainers.ContainerCustomizer{
+		containers.WithRunLabel(),
 		testcontainers.WithCmd("serve", "--listen", "0.0.0.0:8080"),
 		testcontainers.WithExposedPorts(Port),
 		containers.PublishOnLoopback(Port),

@@ -54,6 +54,8 @@ func Run(ctx context.Context, img string, opts ...testcontainers.ContainerCustom
 		testcontainers.WithCmd("vendor", "--listen", "0.0.0.0:9090", "--admin-listen", "0.0.0.0:9091"),
 		testcontainers.WithExposedPorts(VendorPort, AdminPort),
 		containers.PublishOnLoopback(VendorPort, AdminPort),
+		// ci/test removes only what its own run started, found by this label.
+		containers.WithRunLabel(),
 		testcontainers.WithWaitStrategy(wait.ForLog("idemproof vendor: calls on").WithStartupTimeout(60*time.Second), health),
 	}, opts...)
 	ctr, err := testcontainers.Run(ctx, img, all...)

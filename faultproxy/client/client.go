@@ -81,16 +81,29 @@ func (c *Client) Reset(ctx context.Context) error {
 	return c.do(ctx, http.MethodPost, "/reset", nil, nil)
 }
 
-// Journal returns the records matching q, in sequence order.
+// Journal returns the records matching q, in sequence order: every page of them, or at
+// most q.Limit when it is set.
 func (c *Client) Journal(ctx context.Context, q faultproxy.JournalQuery) ([]faultproxy.Record, error) {
-	page, err := c.JournalPage(ctx, q)
-	if err != nil {
-		return nil, err
+	var out []faultproxy.Record
+	for {
+		page, err := c.JournalPage(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Records...)
+		if !page.More || len(page.Records) == 0 || (q.Limit > 0 && len(out) >= q.Limit) {
+			if q.Limit > 0 && len(out) > q.Limit {
+				out = out[:q.Limit]
+			}
+			return out, nil
+		}
+		q.Since = page.Records[len(page.Records)-1].Seq
 	}
-	return page.Records, nil
 }
 
-// JournalPage returns the records matching q with the journal's totals and drops.
+// JournalPage returns one page of the records matching q (at most q.Limit, or the
+// admin API's default of faultproxy.DefaultJournalPage) with the journal's totals and
+// drops; page.More says whether more match after it.
 func (c *Client) JournalPage(ctx context.Context, q faultproxy.JournalQuery) (*faultproxy.JournalPage, error) {
 	v := url.Values{}
 	if q.Key != "" {
@@ -98,6 +111,9 @@ func (c *Client) JournalPage(ctx context.Context, q faultproxy.JournalQuery) (*f
 	}
 	if q.Since > 0 {
 		v.Set("since", strconv.FormatUint(q.Since, 10))
+	}
+	if q.Limit > 0 {
+		v.Set("limit", strconv.Itoa(min(q.Limit, faultproxy.MaxJournalPage)))
 	}
 	path := "/journal"
 	if len(v) > 0 {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemproof/idemproof/containers"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/modules/postgres"
@@ -42,7 +43,8 @@ func envOr(name, def string) string {
 var setupOnce sync.Once
 
 // Setup configures testcontainers-go before its first call: no Ryuk reaper (its image
-// cannot be pulled here; ci/test removes leftovers by label), and published ports reached
+// cannot be pulled here; ci/test removes its own run's leftovers by containers.RunLabel),
+// and published ports reached
 // on 127.0.0.1. Without the override, inside a container (this machine has /.dockerenv)
 // testcontainers dials the bridge gateway, which hangs. Idempotent.
 func Setup() {
@@ -117,6 +119,7 @@ func StartPostgres(ctx context.Context, opts ...testcontainers.ContainerCustomiz
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	all := append([]testcontainers.ContainerCustomizer{
+		containers.WithRunLabel(),
 		postgres.WithDatabase("idemproof"),
 		postgres.WithUsername("idemproof"),
 		postgres.WithPassword("idemproof"),

@@ -140,7 +140,7 @@ func listen(b *testing.B, h http.Handler) (*httptest.Server, *http.Client) {
 func StoreRefund(st idempotency.Store) func(keyed bool) error {
 	ctx := context.Background()
 	// The middleware's fingerprint is not the store's work: one for every key.
-	fp := idempotency.Fingerprint(http.MethodPost, "/v1/refunds", "anonymous", []byte(`{"order_id":"bench","amount":4900}`))
+	fp, _ := idempotency.Fingerprint(http.MethodPost, "/v1/refunds", "anonymous", []byte(`{"order_id":"bench","amount":4900}`))
 	return func(keyed bool) error {
 		n := seq.Add(1)
 		now := time.Now()

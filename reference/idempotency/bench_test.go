@@ -11,7 +11,9 @@ func BenchmarkFingerprint(b *testing.B) {
 	body := []byte(`{"order_id":"order-12345","amount":4900,"reason":"requested_by_customer"}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		idempotency.Fingerprint("POST", "/v1/refunds", "anonymous", body)
+		if _, err := idempotency.Fingerprint("POST", "/v1/refunds", "anonymous", body); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

@@ -17,7 +17,10 @@
 //     byte for byte, plus "Idempotent-Replayed: true". The first response has no marker.
 //   - A repeat while the original runs gets 409 with Retry-After; it is never fabricated.
 //   - The same key with another fingerprint (method, path, principal, canonical JSON
-//     body) gets 422 and leaves the stored record untouched.
+//     body) gets 422 and leaves the stored record untouched. Two bodies with one
+//     fingerprint decode to the same value with encoding/json; a body that could break
+//     that (two members a decoder takes for one name, a number beyond float64) gets 400
+//     before the key is recorded.
 //   - A lock older than the lock timeout is stale: the next attempt takes the key over
 //     (a crashed request does not wedge its key).
 //   - The window starts when the key is first recorded; a key past it counts as absent

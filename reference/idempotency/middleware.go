@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 )
@@ -124,6 +126,11 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		WriteProblem(w, http.StatusRequestEntityTooLarge, "body-too-large", "Request body too large",
 			fmt.Sprintf("send a body of at most %d bytes", m.cfg.MaxBody))
 		return
+	case isTimeout(err):
+		w.Header().Set("Connection", "close")
+		WriteProblem(w, http.StatusRequestTimeout, "body-timeout", "Request body timed out",
+			"the request body did not arrive in time; nothing was executed: resend the request")
+		return
 	case err != nil:
 		WriteProblem(w, http.StatusBadRequest, "body-unreadable", "Request body unreadable",
 			"the request body could not be read completely; nothing was executed: resend the request")
@@ -155,7 +162,13 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if m.cfg.Flaws.EndpointBlind {
 		scope.Endpoint, fpPath = "", ""
 	}
-	fp := Fingerprint(r.Method, fpPath, fpPrincipal, body)
+	fp, err := Fingerprint(r.Method, fpPath, fpPrincipal, body)
+	var refused *BodyError
+	if errors.As(err, &refused) {
+		// Before Acquire: a body whose fingerprint cannot be trusted records no key.
+		WriteProblem(w, refused.Status, refused.Slug, refused.Title, refused.Detail)
+		return
+	}
 	if m.cfg.Flaws.FingerprintInKey {
 		scope.Key = key + "#" + fp
 	}
@@ -222,6 +235,12 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h(r)
 	}
 	rec.flush(w)
+}
+
+// isTimeout: a read that hit a deadline (the server's body timeout).
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
 
 // run executes the wrapped handler into a buffer.

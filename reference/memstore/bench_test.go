@@ -23,7 +23,7 @@ func BenchmarkFirstAttempt(b *testing.B) {
 	s := memstore.New()
 	ctx := context.Background()
 	now := time.Now()
-	fp := idempotency.Fingerprint("POST", "/v1/refunds", "acct_1", []byte(`{"order_id":"o","amount":4900}`))
+	fp, _ := idempotency.Fingerprint("POST", "/v1/refunds", "acct_1", []byte(`{"order_id":"o","amount":4900}`))
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {

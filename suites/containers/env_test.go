@@ -27,7 +27,7 @@ const (
 // newNetwork creates a network removed after the spec.
 func newNetwork(ctx context.Context, opts ...network.NetworkCustomizer) *testcontainers.DockerNetwork {
 	GinkgoHelper()
-	nw, err := network.New(ctx, opts...)
+	nw, err := network.New(ctx, append([]network.NetworkCustomizer{network.WithLabels(containers.RunLabels())}, opts...)...)
 	DeferCleanup(func(ctx SpecContext) {
 		if nw != nil {
 			Expect(nw.Remove(ctx)).To(Succeed())
