@@ -27,9 +27,13 @@ type execution struct {
 	attempt int             // attempt counter of the logical client 0
 
 	firstAnswer time.Time
-	firstStart  time.Time
-	lastStart   time.Time
-	mu          sync.Mutex
+	// lastAnswer is the latest completion of any attempt so far: "past the lock
+	// timeout" counts from it when it is later than the step's start, since the
+	// target took the lock at some moment before it answered, not when the client sent.
+	lastAnswer time.Time
+	firstStart time.Time
+	lastStart  time.Time
+	mu         sync.Mutex
 }
 
 // execute runs the scenario's steps and gathers the Record its checker judges.
@@ -237,6 +241,9 @@ func (e *execution) sendCopies(ctx context.Context, st Step, attempt int, starte
 		}
 		if e.firstAnswer.IsZero() {
 			e.firstAnswer = done
+		}
+		if done.After(e.lastAnswer) {
+			e.lastAnswer = done
 		}
 		e.mu.Unlock()
 	}

@@ -10,7 +10,7 @@ import (
 func (e *execution) wait(ctx context.Context, w Wait) error {
 	p := e.t.p
 	e.mu.Lock()
-	first, last := e.firstAnswer, e.lastStart
+	first, last, answered := e.firstAnswer, e.lastStart, e.lastAnswer
 	e.mu.Unlock()
 	var until time.Time
 	switch w {
@@ -29,7 +29,16 @@ func (e *execution) wait(ctx context.Context, w Wait) error {
 		r := p.Retention.Std()
 		until = first.Add(r + max(r/2, 300*time.Millisecond))
 	case WaitPastLock:
-		until = last.Add(pastLock(p.LockTimeout.Std()))
+		// From the later of the previous step's start and the latest answer: a request
+		// that answered (a crash after the key insert) took its lock before it did, and
+		// on a loaded machine or through containers that can be long after it was sent.
+		// A step still running in the background (slow-past-lock) has not answered, and
+		// its start is the earliest the lock can have been taken.
+		from := last
+		if answered.After(from) {
+			from = answered
+		}
+		until = from.Add(pastLock(p.LockTimeout.Std()))
 	default:
 		return fmt.Errorf("unknown wait %q", w)
 	}
