@@ -25,6 +25,11 @@ func lockID(h idempotency.ScopeHash) int64 { return int64(binary.BigEndian.Uint6
 // an uncommitted one) and overwrites it only where Decide would acquire: past the window,
 // or a stale two-phase lock with the same fingerprint. When the write does not happen
 // the effects are not inserted either, and CommitLocal reads what the live record says.
+//
+// The row's fence is 0, a token the sequence never hands out, and it is written
+// completed: no two-phase holder's Complete can match it (that needs its own fence and an
+// uncompleted row), so it draws no token from the sequence, which every concurrent
+// request would otherwise contend for.
 var localQueries [3]string
 
 func init() {
@@ -34,7 +39,7 @@ func init() {
 			INSERT INTO idempotency_keys AS o (scope_hash, principal, endpoint, idempotency_key, fingerprint,
 				created_at, expires_at, locked_until, fence, completed, response_status, response_headers, response_body)
 			SELECT $1::bytea, $3::text, $4::text, $5::text, $6::text, $7::timestamptz, $8::timestamptz, NULL,
-				nextval('idempotency_fence_seq'), true, $9::integer, $10::bytea, $11::bytea FROM l WHERE l.held
+				0, true, $9::integer, $10::bytea, $11::bytea FROM l WHERE l.held
 			ON CONFLICT (scope_hash) DO UPDATE SET fingerprint = EXCLUDED.fingerprint,
 				created_at = CASE WHEN o.expires_at <= EXCLUDED.created_at THEN EXCLUDED.created_at ELSE o.created_at END,
 				expires_at = CASE WHEN o.expires_at <= EXCLUDED.created_at THEN EXCLUDED.expires_at ELSE o.expires_at END,
