@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/idemproof/idemproof/ci/internal/proxybench"
@@ -123,10 +124,7 @@ func run() error {
 	var targets []*target
 	defer func() {
 		for _, t := range targets {
-			if t.cmd != nil && t.cmd.Process != nil {
-				t.cmd.Process.Kill()
-				t.cmd.Wait()
-			}
+			stop(t.cmd)
 		}
 	}()
 	start := func(name string, ready func(*bufio.Reader) (string, error), path string, args ...string) (*target, error) {
@@ -257,6 +255,24 @@ func run() error {
 	}
 	fmt.Print(proxybench.Table(rows, baseToxiproxy, baseReverseProxy))
 	return nil
+}
+
+// stop ends a target with SIGTERM, so that nginx's master stops its workers too (a
+// SIGKILL would leave them running, holding the port), and kills what is left after a
+// bounded wait.
+func stop(cmd *exec.Cmd) {
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		<-done
+	}
 }
 
 // measure runs wrk once against t, reading t's CPU time before and after.
