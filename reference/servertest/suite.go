@@ -249,6 +249,18 @@ func Run(t *testing.T, store idempotency.Store, burst int) {
 		require.Equal(t, 1, e.Count(t, "refunds", order))
 	})
 
+	t.Run("a repeat of a completed request replays even when its own work would fail", func(t *testing.T) {
+		e := Start(t, store)
+		order, key := Fresh("o-"), Fresh("k-")
+		first := e.Post(t, refunds, key, RefundBody(order, 4900))
+		require.Equal(t, http.StatusCreated, first.Status)
+		again := e.Post(t, refunds, key, RefundBody(order, 4900), reference.HeaderTestFail, "503")
+		require.Equal(t, http.StatusCreated, again.Status)
+		require.True(t, again.Replayed())
+		require.Equal(t, first.Body, again.Body)
+		require.Equal(t, 1, e.Count(t, "refunds", order))
+	})
+
 	t.Run("a key past the window executes anew, before any cleanup", func(t *testing.T) {
 		e := Start(t, store, reference.WithRetention(10*time.Second))
 		order, key := Fresh("o-"), Fresh("k-")
