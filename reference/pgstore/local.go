@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/idemproof/idemproof/reference/idempotency"
+	"github.com/jackc/pgx/v5"
 )
 
 var _ idempotency.LocalStore = (*Store)(nil)
@@ -57,7 +58,8 @@ func init() {
 }
 
 // CommitLocal implements idempotency.LocalStore: one statement when inTx is nil (see
-// localQueries), the same statement in an explicit transaction otherwise.
+// localQueries), the same statement after BEGIN in one round trip otherwise, inTx
+// between it and the COMMIT.
 func (s *Store) CommitLocal(ctx context.Context, req idempotency.AcquireRequest, resp idempotency.Response, effects []idempotency.Effect, inTx func()) (idempotency.Acquisition, error) {
 	req.Now = micro(req.Now)
 	headers, err := json.Marshal(resp.Header)
@@ -112,22 +114,45 @@ func (s *Store) commitLocalOnce(ctx context.Context, query string, args []any, i
 		}
 		return held, n > 0, nil
 	}
-	tx, err := s.pool.Begin(ctx)
+	// BEGIN and the statement travel together, so the lock is taken one round trip
+	// after the request reached the store, as without the hook.
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return false, false, fmt.Errorf("begin request: %w", err)
 	}
+	defer conn.Release()
+	open := false
 	// Also on a panic of inTx (a crash hook): the rollback releases lock and rows.
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	if err := tx.QueryRow(ctx, query, args...).Scan(&held, &n); err != nil {
+	defer func() {
+		if open {
+			if _, err := conn.Exec(context.WithoutCancel(ctx), "ROLLBACK"); err != nil {
+				conn.Conn().Close(context.WithoutCancel(ctx)) // never back to the pool mid-transaction
+			}
+		}
+	}()
+	batch := &pgx.Batch{}
+	batch.Queue("BEGIN")
+	batch.Queue(query, args...)
+	results := conn.SendBatch(ctx, batch)
+	_, err = results.Exec()
+	if err == nil {
+		open = true
+		err = results.QueryRow().Scan(&held, &n)
+	}
+	if cerr := results.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return false, false, fmt.Errorf("commit request: %w", err)
 	}
 	if !held || n == 0 {
 		return held, false, nil
 	}
 	inTx()
-	if err := tx.Commit(ctx); err != nil {
+	if _, err := conn.Exec(ctx, "COMMIT"); err != nil {
 		return false, false, fmt.Errorf("commit request: %w", err)
 	}
+	open = false
 	return true, true, nil
 }
 

@@ -150,7 +150,7 @@ func testCatalogue(t *testing.T, _ *pgstore.Store, dsn string) {
 	var bad []string
 	for _, r := range rep.Results {
 		if r.Verdict != scenarios.Pass && r.Verdict != scenarios.Info {
-			bad = append(bad, string(r.Verdict)+" "+r.ScenarioID+": "+r.Message)
+			bad = append(bad, string(r.Verdict)+" "+r.ScenarioID+": "+r.Message+"\n  "+strings.Join(r.Evidence.Examples, "\n  "))
 		}
 	}
 	require.Empty(t, bad, strings.Join(bad, "\n"))
