@@ -141,7 +141,13 @@ func testBurstOneStatement(t *testing.T, store *pgstore.Store, _ string) {
 // testCatalogue runs the whole conformance catalogue in-process against the reference
 // on PostgreSQL, which takes the one-transaction path.
 func testCatalogue(t *testing.T, _ *pgstore.Store, dsn string) {
-	tgt, err := embedded.Start(t.Context(), embedded.Config{Store: dsn})
+	p, err := scenarios.BuiltinProfile("reference")
+	require.NoError(t, err)
+	// The built-in 2s per attempt is tuned for the memory store: 1,000 concurrent
+	// attempts on a database that shares a loaded machine can outlast it, and an attempt
+	// cut off is an unknown outcome, not the server's answer.
+	p.ClientTimeout = scenarios.Duration(10 * time.Second)
+	tgt, err := embedded.Start(t.Context(), embedded.Config{Profile: p, Store: dsn})
 	require.NoError(t, err)
 	t.Cleanup(func() { tgt.Close() })
 	rep, err := scenarios.Run(t.Context(), scenarios.RunConfig{Profiles: []*scenarios.Profile{tgt.Profile}, Seed: 7})
