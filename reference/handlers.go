@@ -70,8 +70,9 @@ func decodeCreate(body io.Reader) (createInput, string) {
 }
 
 // create is the work of a keyed endpoint. It never writes to the store: it stages the
-// row, and the idempotency middleware commits it with the response.
-func (s *Server) create(op operation) http.HandlerFunc {
+// row, and the idempotency middleware commits it with the response. local: the
+// middleware runs it on the one-transaction path, which holds the delay hook itself.
+func (s *Server) create(op operation, local bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		req, problem := decodeCreate(r.Body)
@@ -83,7 +84,9 @@ func (s *Server) create(op operation) http.HandlerFunc {
 		amount := req.Amount
 
 		hooks := hooksOf(ctx)
-		hold(hooks.delay)
+		if !local {
+			hold(hooks.delay)
+		}
 		if op.limit > 0 && amount > op.limit {
 			// A business refusal is an executed outcome: no row, but the answer is stored.
 			idempotency.WriteProblem(w, http.StatusPaymentRequired, "refund-limit-exceeded", "Refund limit exceeded",

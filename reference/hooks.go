@@ -90,6 +90,20 @@ func (s *Server) crashAt(point string) func(*http.Request) {
 	}
 }
 
+// afterKey is the middleware's AfterKey hook. On the one-transaction path (local) the
+// handler runs before the key is taken, so the delay is held here, inside the
+// transaction that holds the key's lock, where the two-phase path holds it in the handler.
+func (s *Server) afterKey(local bool) func(*http.Request) {
+	crash := s.crashAt(crashAfterKey)
+	if !local {
+		return crash
+	}
+	return func(r *http.Request) {
+		hold(hooksOf(r.Context()).delay)
+		crash(r)
+	}
+}
+
 // hold sleeps for the delay hook. It ignores the request's cancellation on purpose: a
 // real server keeps working after the client hangs up.
 func hold(d time.Duration) {

@@ -166,6 +166,34 @@ func StoreRefund(st idempotency.Store) func(keyed bool) error {
 	}
 }
 
+// StoreRefundLocal is StoreRefund on the one-transaction path: keyed, the CommitLocal of
+// a new key with the refund and its response (one statement); unkeyed, the same
+// CommitEffects.
+func StoreRefundLocal(st idempotency.LocalStore) func(keyed bool) error {
+	ctx := context.Background()
+	fp, _ := idempotency.Fingerprint(http.MethodPost, "/v1/refunds", "anonymous", []byte(`{"order_id":"bench","amount":4900}`))
+	return func(keyed bool) error {
+		n := seq.Add(1)
+		now := time.Now()
+		id := fmt.Sprintf("re_%x%08x", run, n)
+		order := fmt.Sprintf("bench-%d", n)
+		data := fmt.Appendf(nil, `{"id":%q,"order_id":%q,"amount":4900,"reason":"","created":%d}`, id, order, now.Unix())
+		effects := []idempotency.Effect{{Kind: "refund", ID: id, Entity: order, Principal: "anonymous", Data: data, Created: now}}
+		if !keyed {
+			return st.CommitEffects(ctx, effects)
+		}
+		sc := idempotency.Scope{Principal: "anonymous", Endpoint: "POST /v1/refunds", Key: fmt.Sprintf("bench-key-%d-%d", run, n)}
+		resp := idempotency.Response{Status: http.StatusCreated, Body: data,
+			Header: map[string]string{"Content-Type": "application/json", "Location": "/v1/refunds/" + id}}
+		acq, err := st.CommitLocal(ctx, idempotency.AcquireRequest{Scope: sc, Fingerprint: fp, Now: now,
+			Retention: idempotency.DefaultRetention, LockTimeout: idempotency.DefaultLockTimeout}, resp, effects, nil)
+		if err == nil && acq.State != idempotency.Acquired {
+			err = fmt.Errorf("a new key was %s", acq.State)
+		}
+		return err
+	}
+}
+
 // post sends one refund to the server at base and reads the whole answer.
 func post(client *http.Client, base string, keyed bool) error {
 	req := request(base+"/v1/refunds", keyed)

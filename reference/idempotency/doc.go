@@ -7,8 +7,9 @@
 //
 // Guarantees, for one scope (principal, endpoint, key) inside the retention window:
 //
-//   - The key is recorded and locked BEFORE the wrapped handler runs, so two attempts
-//     never both execute.
+//   - The key is recorded and locked BEFORE the wrapped handler runs (on the
+//     one-transaction path: before its rows are written), so two attempts never both
+//     execute.
 //   - The handler does not write to the database itself: it stages its effects
 //     (Stage) and the store commits them together with the response it produced, in one
 //     transaction that first checks the fencing token. A request whose lock went stale
@@ -36,6 +37,28 @@
 //
 // Not guaranteed: anything the handler does outside Stage (it is not rolled back), and
 // anything after the retention window (a repeat then executes anew, by design).
+//
+// Two paths, chosen per handler:
+//
+//   - Two-phase (the default, every store): the key is recorded and locked in one
+//     transaction, the handler runs, and the effects commit with the response in a
+//     second, fenced one. Use it for work with effects outside the database (a payment
+//     provider's call, a message sent): the key must be held while they happen, and a
+//     crashed holder's lock goes stale after the lock timeout.
+//   - One transaction (Config.OneTransaction, a LocalStore such as PostgreSQL's): for a
+//     handler whose whole work is the rows it stages. The handler runs first, into the
+//     buffer; then ONE transaction takes the key's transaction lock without waiting
+//     (a concurrent repeat, on any replica, gets 409), writes the key with the stored
+//     response and the staged rows, or answers the live record (replay, 422, or 409 for a
+//     live two-phase lock). It pays one commit where the two-phase path pays two; a crash
+//     rolls everything back and releases the lock, so there is no stale lock, no
+//     takeover and no fencing on it. The rules above hold with two differences: another
+//     payload during the original gets 409, not 422 (the original's fingerprint is not
+//     committed yet), and an original slower than the lock timeout keeps its key to the
+//     end. A request the handler rejected (NotExecuted) or failed (5xx) still gets the
+//     live record's answer when there is one. The AfterKey hook runs inside the
+//     transaction, which then costs round trips: set it only in tests. With any flaw
+//     switched on the two-phase path is used (the flaws model its bugs).
 //
 // Flaws are switchable known-bad variants of these rules, modelled on bugs real
 // libraries shipped; they exist so a conformance suite can prove it catches them.

@@ -52,7 +52,11 @@ type Config struct {
 	MaxBody       int64    // default DefaultMaxBody
 	Hooks         Hooks
 	Flaws         Flaws
-	Logger        *slog.Logger // store failures; nil: slog.Default()
+	// OneTransaction runs the request as one transaction when the Store is a LocalStore
+	// (see the package doc, "Two paths"): only for a handler whose every effect is a
+	// staged row and that does nothing outside the database. Otherwise ignored.
+	OneTransaction bool
+	Logger         *slog.Logger // store failures; nil: slog.Default()
 }
 
 type middleware struct {
@@ -177,6 +181,11 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if m.cfg.Flaws.CheckThenSet {
 		m.serveCheckThenSet(w, r, scope, fp)
+		return
+	}
+
+	if ls, ok := m.oneTransaction(); ok {
+		m.serveLocal(w, r, ls, scope, fp)
 		return
 	}
 

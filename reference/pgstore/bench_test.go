@@ -79,8 +79,9 @@ func BenchmarkRefundPostgresRatioHTTP(b *testing.B) {
 	}
 }
 
-// BenchmarkStorePostgresRatio is the store's share of BenchmarkRefundPostgresRatio: the
-// store called as the middleware calls it (refbench.StoreRefund), no handler, no HTTP.
+// BenchmarkStorePostgresRatio is the store's share of BenchmarkRefundPostgresRatio on the
+// two-phase path: the store called as the middleware calls it (refbench.StoreRefund), no
+// handler, no HTTP.
 // Keyed is two transactions (the key insert, then the refund with the completion),
 // unkeyed one (the refund insert): the database's own price for the contract.
 //
@@ -89,6 +90,19 @@ func BenchmarkStorePostgresRatio(b *testing.B) {
 	for _, via := range []string{"tcp", "socket"} {
 		b.Run(via, func(b *testing.B) {
 			refbench.RatioFunc(b, requestsPerCPU, 500, refbench.StoreRefund(newPostgresStore(b, via)))
+		})
+	}
+}
+
+// BenchmarkStorePostgresLocalRatio is BenchmarkStorePostgresRatio on the one-transaction
+// path the reference's handlers take: keyed is ONE statement (the key's lock, the key row
+// with the stored response, the refund), unkeyed the refund insert.
+//
+//	go test -run '^$' -bench 'StorePostgresLocalRatio' -benchtime 10000x ./reference/pgstore/
+func BenchmarkStorePostgresLocalRatio(b *testing.B) {
+	for _, via := range []string{"tcp", "socket"} {
+		b.Run(via, func(b *testing.B) {
+			refbench.RatioFunc(b, requestsPerCPU, 500, refbench.StoreRefundLocal(newPostgresStore(b, via)))
 		})
 	}
 }

@@ -12,5 +12,6 @@ var httpCases = []struct {
 	name string
 	run  func(*testing.T, *pgstore.Store)
 }{
-	{"server suite", func(t *testing.T, s *pgstore.Store) { servertest.Run(t, s, 1000) }},
+	{"server suite, one-transaction path", func(t *testing.T, s *pgstore.Store) { servertest.Run(t, s, 1000) }},
+	{"server suite, two-phase path", func(t *testing.T, s *pgstore.Store) { servertest.Run(t, servertest.TwoPhase(s), 1000) }},
 }

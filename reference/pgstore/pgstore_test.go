@@ -24,6 +24,7 @@ func TestPostgres(t *testing.T) {
 	t.Cleanup(func() { store.Close() })
 
 	t.Run("store suite", func(t *testing.T) { storetest.Run(t, store) })
+	t.Run("one-transaction store suite", func(t *testing.T) { storetest.RunLocal(t, store) })
 	t.Run("schema creation is idempotent", func(t *testing.T) {
 		again, err := pgstore.Open(ctx, pg.DSN)
 		require.NoError(t, err)
@@ -47,5 +48,8 @@ func TestPostgres(t *testing.T) {
 	})
 	for _, tc := range httpCases {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, store) })
+	}
+	for _, tc := range localCases {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, store, pg.DSN) })
 	}
 }

@@ -12,7 +12,8 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
     created_at       timestamptz NOT NULL,  -- first record: the retention window starts here
     expires_at       timestamptz NOT NULL,
     locked_until     timestamptz,           -- NULL once completed
-    fence            bigint      NOT NULL,  -- from idempotency_fence_seq, new on every acquisition
+    fence            bigint      NOT NULL,  -- from idempotency_fence_seq, new on every acquisition;
+                                            -- 0 when the one-transaction path wrote it completed
     completed        boolean     NOT NULL DEFAULT false,
     response_status  integer,
     response_headers bytea,                 -- a JSON object; stored as bytes, never queried

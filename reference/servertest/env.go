@@ -132,14 +132,20 @@ func (e *Env) Count(t testing.TB, kind, orderID string) int {
 
 // WaitHeld waits until the key is recorded (the original holds it), polling the store
 // with a deadline: the held request gives no other signal, and a fixed sleep would be
-// flaky.
+// flaky. On the one-transaction path the key row is not committed while the original
+// runs, so the store's transaction lock is what shows it held.
 func (e *Env) WaitHeld(t testing.TB, principal, path, key string) {
 	t.Helper()
 	sc := idempotency.Scope{Principal: principal, Endpoint: "POST " + path, Key: key}
+	local, _ := e.store.(idempotency.LocalStore)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		_, ok, err := e.store.Lookup(context.Background(), sc, e.Clock.Now())
 		require.NoError(t, err)
+		if !ok && local != nil {
+			ok, err = local.Held(context.Background(), sc)
+			require.NoError(t, err)
+		}
 		if ok {
 			return
 		}

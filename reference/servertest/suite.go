@@ -21,7 +21,14 @@ const refunds = "/v1/refunds"
 
 // Run is the HTTP-level rule suite of the reference server over store. burst is the
 // number of concurrent first attempts of the race test (1,000 in the issue).
+//
+// A store that is an idempotency.LocalStore runs the reference's handlers on the
+// one-transaction path; the few rules that differ there are checked as they hold there
+// (no lock timeout: a running original keeps its key, a crashed one leaves none).
+// TwoPhase hides a LocalStore's one-transaction ability, to run the suite on the
+// two-phase path of the same store.
 func Run(t *testing.T, store idempotency.Store, burst int) {
+	_, local := store.(idempotency.LocalStore)
 	t.Run("replay is byte for byte with the marker; the first response has none", func(t *testing.T) {
 		e := Start(t, store)
 		order, key := Fresh("o-"), Fresh("k-")
@@ -149,9 +156,15 @@ func Run(t *testing.T, store idempotency.Store, burst int) {
 		require.NoError(t, err)
 		require.GreaterOrEqual(t, secs, 1)
 		other := e.Post(t, refunds, key, RefundBody(order, 5000))
-		require.Equal(t, http.StatusUnprocessableEntity, other.Status)
+		if local {
+			// The original's fingerprint is not committed yet: its key is only in use.
+			require.Equal(t, http.StatusConflict, other.Status)
+		} else {
+			require.Equal(t, http.StatusUnprocessableEntity, other.Status)
+		}
 		first := <-done
 		require.Equal(t, http.StatusCreated, first.Status)
+		require.Equal(t, http.StatusUnprocessableEntity, e.Post(t, refunds, key, RefundBody(order, 5000)).Status)
 		require.Equal(t, 1, e.Count(t, "refunds", order))
 	})
 
@@ -236,6 +249,18 @@ func Run(t *testing.T, store idempotency.Store, burst int) {
 		require.Equal(t, 1, e.Count(t, "refunds", order))
 	})
 
+	t.Run("a repeat of a completed request replays even when its own work would fail", func(t *testing.T) {
+		e := Start(t, store)
+		order, key := Fresh("o-"), Fresh("k-")
+		first := e.Post(t, refunds, key, RefundBody(order, 4900))
+		require.Equal(t, http.StatusCreated, first.Status)
+		again := e.Post(t, refunds, key, RefundBody(order, 4900), reference.HeaderTestFail, "503")
+		require.Equal(t, http.StatusCreated, again.Status)
+		require.True(t, again.Replayed())
+		require.Equal(t, first.Body, again.Body)
+		require.Equal(t, 1, e.Count(t, "refunds", order))
+	})
+
 	t.Run("a key past the window executes anew, before any cleanup", func(t *testing.T) {
 		e := Start(t, store, reference.WithRetention(10*time.Second))
 		order, key := Fresh("o-"), Fresh("k-")
@@ -278,8 +303,16 @@ func Run(t *testing.T, store idempotency.Store, burst int) {
 		crashed := e.PostFresh(t, refunds, key, RefundBody(order, 4900), reference.HeaderTestCrash, "after-key")
 		require.Error(t, crashed.Err, "a crash gives no response")
 		require.Equal(t, 0, e.Count(t, "refunds", order))
-		require.Equal(t, http.StatusConflict, e.Post(t, refunds, key, RefundBody(order, 4900)).Status)
-		e.Clock.Advance(5 * time.Second)
+		if local {
+			// The crash rolled the transaction back: no key is left to wait for.
+			held, err := store.(idempotency.LocalStore).Held(t.Context(), idempotency.Scope{
+				Principal: reference.Anonymous, Endpoint: "POST " + refunds, Key: key})
+			require.NoError(t, err)
+			require.False(t, held, "the crashed transaction's lock is released")
+		} else {
+			require.Equal(t, http.StatusConflict, e.Post(t, refunds, key, RefundBody(order, 4900)).Status)
+			e.Clock.Advance(5 * time.Second)
+		}
 		retry := e.Post(t, refunds, key, RefundBody(order, 4900))
 		require.Equal(t, http.StatusCreated, retry.Status)
 		require.False(t, retry.Replayed())
@@ -300,6 +333,9 @@ func Run(t *testing.T, store idempotency.Store, burst int) {
 	})
 
 	t.Run("an original slower than the lock is fenced out after a takeover", func(t *testing.T) {
+		if local {
+			t.Skip("the one-transaction path has no lock timeout: see the next test")
+		}
 		e := Start(t, store, reference.WithLockTimeout(5*time.Second))
 		order, key := Fresh("o-"), Fresh("k-")
 		done := make(chan Reply, 1)
@@ -313,6 +349,27 @@ func Run(t *testing.T, store idempotency.Store, burst int) {
 		requireProblem(t, original, "idempotency-key-taken-over")
 		require.Equal(t, 1, e.Count(t, "refunds", order))
 		require.Equal(t, takeover.Body, e.Post(t, refunds, key, RefundBody(order, 4900)).Body)
+	})
+
+	t.Run("an original slower than the lock timeout keeps its key on the one-transaction path", func(t *testing.T) {
+		if !local {
+			t.Skip("the two-phase path takes a stale lock over: see the previous test")
+		}
+		e := Start(t, store, reference.WithLockTimeout(5*time.Second))
+		order, key := Fresh("o-"), Fresh("k-")
+		done := make(chan Reply, 1)
+		go func() { done <- e.Post(t, refunds, key, RefundBody(order, 4900), reference.HeaderTestDelay, "1s") }()
+		e.WaitHeld(t, reference.Anonymous, refunds, key)
+		e.Clock.Advance(5 * time.Second)
+		repeat := e.Post(t, refunds, key, RefundBody(order, 4900))
+		require.Equal(t, http.StatusConflict, repeat.Status, "the running transaction holds the key")
+		requireProblem(t, repeat, "idempotency-key-in-use")
+		original := <-done
+		require.Equal(t, http.StatusCreated, original.Status)
+		require.Equal(t, 1, e.Count(t, "refunds", order))
+		again := e.Post(t, refunds, key, RefundBody(order, 4900))
+		require.True(t, again.Replayed())
+		require.Equal(t, original.Body, again.Body)
 	})
 
 	t.Run(fmt.Sprintf("%d concurrent first attempts: one refund, every other answer 409 or the identical replay", burst), func(t *testing.T) {
@@ -438,4 +495,10 @@ func rawPost(t testing.TB, baseURL, path, header, body string) (int, string) {
 	_, err = bufio.NewReader(resp.Body).WriteTo(&sb)
 	require.NoError(t, err)
 	return resp.StatusCode, sb.String()
+}
+
+// TwoPhase returns store without its one-transaction ability (idempotency.LocalStore),
+// so the reference server runs the two-phase path on it.
+func TwoPhase(store idempotency.Store) idempotency.Store {
+	return struct{ idempotency.Store }{store}
 }

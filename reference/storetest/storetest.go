@@ -1,7 +1,8 @@
 // Package storetest is the conformance suite every idempotency.Store must pass: the
 // memory and the PostgreSQL stores run the same tests, which is what "same behaviour on
 // both" means. Each test uses fresh scopes and entities, so one store (one database)
-// can serve the whole suite.
+// can serve the whole suite. RunLocal is the suite of the one-transaction path, for a
+// store that is an idempotency.LocalStore.
 package storetest
 
 import (
