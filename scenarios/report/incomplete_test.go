@@ -90,6 +90,22 @@ func TestHTMLOpensWithIncomplete(t *testing.T) {
 	require.NotContains(t, buf.String(), `id="incomplete"`)
 }
 
+func TestMarkdownOpensWithIncomplete(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, report.WriteMarkdown(&buf, interruptedReport()))
+	require.True(t, strings.HasPrefix(buf.String(), "## idemproof: 1 failing, INCOMPLETE\n\n> **"+wantBanner+"**\n> not run: key/missing, key/empty @ stripe-like\n\n"), buf.String())
+
+	rep := interruptedReport()
+	rep.Results = rep.Results[:1]
+	buf.Reset()
+	require.NoError(t, report.WriteMarkdown(&buf, rep))
+	require.True(t, strings.HasPrefix(buf.String(), "## idemproof: no failures, INCOMPLETE\n\n"), buf.String())
+
+	buf.Reset()
+	require.NoError(t, report.WriteMarkdown(&buf, sampleReport()))
+	require.NotContains(t, buf.String(), "INCOMPLETE")
+}
+
 func TestJUnitOpensWithIncompleteAndErrsEachScenarioNotRun(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, report.WriteJUnit(&buf, interruptedReport()))
