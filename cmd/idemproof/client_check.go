@@ -72,6 +72,8 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	rep := &res.Report
+	repeat := repeatClientCheck(*profilePath, *seed, *faults, argv)
+	rep.Repeat = repeat // the reports repeat the run, never `idemproof check --only client/…`
 	if *reportDir != "" {
 		if _, err := report.WriteDir(*reportDir, rep); err != nil {
 			return fmt.Errorf("write reports: %w", err)
@@ -82,7 +84,7 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 			return fmt.Errorf("write report: %w", err)
 		}
 	} else {
-		printClientCheck(stdout, res, repeatClientCheck(*profilePath, *seed, *faults, argv))
+		printClientCheck(stdout, res, repeat)
 		if *reportDir != "" {
 			fmt.Fprintf(stdout, "reports: %s\n", *reportDir)
 		}

@@ -62,6 +62,12 @@ func TestClientCheckAgainstAProfileTarget(t *testing.T) {
 	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
 	require.NoError(t, err)
 	require.Contains(t, string(html), "<svg")
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	require.NoError(t, err)
+	require.Contains(t, string(md), "`idemproof client-check --profile "+profile+" --seed 1", "the Markdown repeats the client-check run")
+	for _, page := range []string{string(md), string(junit), string(html)} {
+		require.NotContains(t, page, "idemproof check --seed", "a client-check finding is never repeated with check --only")
+	}
 }
 
 func TestClientCheckRefusesWhatCouldNeverWork(t *testing.T) {

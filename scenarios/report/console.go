@@ -124,8 +124,11 @@ func WriteSummary(w io.Writer, rep *scenarios.Report) {
 }
 
 // RepeatCommand is the command line that runs one result's scenario again with the same
-// seed against the same target.
+// seed against the same target; the report's own Repeat when a tool set one.
 func RepeatCommand(rep *scenarios.Report, r scenarios.Result) string {
+	if rep.Repeat != "" {
+		return rep.Repeat
+	}
 	seed := rep.Seed
 	if r.Evidence.Record != nil && r.Evidence.Record.Seed != 0 {
 		seed = r.Evidence.Record.Seed
