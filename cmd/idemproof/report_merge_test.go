@@ -52,6 +52,17 @@ func TestDidYouMean(t *testing.T) {
 	_, errOut, code = runCLI(t, "check", "--sede", "3")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "idemproof check: unknown flag -sede; did you mean --seed?")
+	require.Contains(t, errOut, "Run 'idemproof check -h' for its flags.")
+	require.NotContains(t, errOut, "usage:", "the mistake and the guess, not the whole usage")
+
+	_, errOut, code = runCLI(t, "check", "--seed", "abc")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, `invalid value "abc" for flag -seed`)
+	require.Contains(t, errOut, "Run 'idemproof check -h' for its flags.")
+
+	_, errOut, code = runCLI(t)
+	require.Equal(t, 2, code, "no command is a usage error")
+	require.Contains(t, errOut, "usage: idemproof <command> [flags]")
 
 	_, errOut, code = runCLI(t, "check", "--report-di", "x")
 	require.Equal(t, 2, code)
