@@ -45,7 +45,10 @@ func oneLine(s string) string {
 func WriteSummary(w io.Writer, rep *scenarios.Report) {
 	if banner := IncompleteBanner(rep); banner != "" {
 		fmt.Fprintf(w, "%s\n", banner)
-		fmt.Fprintf(w, "not run: %s\n\n", notRunText(rep.NotRun))
+		if len(rep.NotRun) > 0 {
+			fmt.Fprintf(w, "not run: %s\n", notRunText(rep.NotRun))
+		}
+		fmt.Fprintln(w)
 	}
 	counts := CountByTarget(rep)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
