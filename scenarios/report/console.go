@@ -106,7 +106,17 @@ func WriteSummary(w io.Writer, rep *scenarios.Report) {
 		fmt.Fprintf(w, "\nno failures (seed %d, strict=%t)\n", rep.Seed, rep.Strict)
 		return
 	}
-	fmt.Fprintf(w, "\n%d failing result(s) (seed %d, strict=%t):\n", len(failing), rep.Seed, rep.Strict)
+	unknown := 0
+	for _, r := range failing {
+		if r.Verdict == scenarios.Unknown {
+			unknown++
+		}
+	}
+	if unknown == 0 {
+		fmt.Fprintf(w, "\n%d failing result(s) (seed %d, strict=%t):\n", len(failing), rep.Seed, rep.Strict)
+	} else { // detailed under strict, but an UNKNOWN is incomplete (exit 3), not a FAIL
+		fmt.Fprintf(w, "\n%d failing result(s) and %d UNKNOWN (incomplete, never a pass) (seed %d, strict=%t):\n", len(failing)-unknown, unknown, rep.Seed, rep.Strict)
+	}
 	for _, r := range failing {
 		fmt.Fprintf(w, "\n%s %s @ %s: %s\n", r.Verdict, r.ScenarioID, r.Target, oneLine(r.Message))
 		fmt.Fprintf(w, "  requirement: %s [%s; %s]\n", r.Requirement, r.Level, r.Source)
