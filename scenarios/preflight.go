@@ -175,6 +175,9 @@ func (pf *preflight) count(ctx context.Context, field string, pr Probe, note str
 		return 0, pf.fail(field+".path", "render %s.path %q: %v", field, pr.Path, rerr)
 	}
 	url := pr.Method + " " + strings.TrimSuffix(pf.t.ledgerBase(), "/") + path
+	if pr.Tool != "" {
+		url = "tools/call " + pr.Tool + " at " + strings.TrimSuffix(pf.t.ledgerBase(), "/") + path
+	}
 	var netErr net.Error
 	switch {
 	case got && looksLikePage(ctype, body):
@@ -187,9 +190,15 @@ func (pf *preflight) count(ctx context.Context, field string, pr Probe, note str
 	case !is2xx(status):
 		return 0, pf.fail(field+".path", "the ledger %s answered %d%s: fix %s.path (and %s.method, %s.headers)%s", url, status, answerClip(ctype, body), field, field, field, note)
 	}
+	why := strings.TrimPrefix(err.Error(), "read ledger: ")
+	if pr.Tool != "" {
+		// The last HTTP answer is the session's, not the tool's: the reason shows the
+		// JSON-RPC response itself.
+		return 0, pf.fail(field+".count", "the ledger %s does not resolve to a number (%s): fix %s.count (a JSON path into the JSON-RPC response, such as result.structuredContent.count) or %s.tool%s",
+			url, why, field, field, note)
+	}
 	// The reason names the body the ledger answered; the message shows it once, first.
 	line := bodytext.Line(body, answerClipBytes)
-	why := strings.TrimPrefix(err.Error(), "read ledger: ")
 	why = strings.Replace(why, " in the ledger response "+line, "", 1)
 	why = strings.Replace(why, "ledger response is not JSON: "+line, "the body is not JSON", 1)
 	return 0, pf.fail(field+".count", "the ledger %s answered%s, which does not resolve to a number (%s): fix %s.count (a JSON path such as count or data.#) or %s.path%s",
