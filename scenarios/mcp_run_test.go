@@ -242,4 +242,14 @@ func TestMCPPreflightNamesALedgerToolCountTypo(t *testing.T) {
 	require.Contains(t, pe.Error(), `nothing at that path in the ledger response {"`)
 	require.NotContains(t, pe.Error(), "GET ")
 	require.NotContains(t, pe.Error(), "empty body")
+
+	plain := httptest.NewServer(http.NotFoundHandler()) // an HTTP API, not an MCP server
+	t.Cleanup(plain.Close)
+	p.SideEffects.Count = "result.structuredContent.count"
+	p.BaseURL = plain.URL
+	err = scenarios.Preflight(ctx, p)
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, "base_url", pe.Field, "an endpoint that is not MCP: %v", err)
+	require.Contains(t, pe.Error(), "answered 404 (text/plain; charset=utf-8) 404 page not found")
+	require.Contains(t, pe.Error(), "check that base_url and operation.path name the MCP endpoint")
 }

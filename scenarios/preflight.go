@@ -187,6 +187,8 @@ func (pf *preflight) count(ctx context.Context, field string, pr Probe, note str
 		return 0, pf.fail("base_url", "the ledger %s did not answer within client_timeout (%v): fix base_url or %s.path, or raise client_timeout", url, pf.t.p.ClientTimeout.Std(), field)
 	case !got:
 		return 0, pf.fail("base_url", "base_url %s is not reachable (reading the ledger: %s): start the target or fix base_url", pf.t.ledgerBase(), strings.TrimPrefix(err.Error(), "read ledger: "))
+	case !is2xx(status) && pr.Tool != "":
+		return 0, pf.fail("base_url", "the ledger %s answered %d%s: check that base_url and operation.path name the MCP endpoint (or set %s.path)%s", url, status, answerClip(ctype, body), field, note)
 	case !is2xx(status):
 		return 0, pf.fail(field+".path", "the ledger %s answered %d%s: fix %s.path (and %s.method, %s.headers)%s", url, status, answerClip(ctype, body), field, field, field, note)
 	}
