@@ -39,7 +39,7 @@ func TestBaselineTurnsAKnownFailIntoAListedOneAndANewFailFails(t *testing.T) {
 		"--baseline", filepath.Join(first, report.JSONFile), "--report-dir", second)
 	require.Equal(t, 0, code, "%s\n%s", out, errOut)
 	require.Contains(t, out, "1 known failure(s), failing in the baseline "+filepath.Join(first, report.JSONFile)+" too")
-	require.Contains(t, out, "FAIL fingerprint/mismatch @ reference+no-fingerprint (known failure (baseline: FAIL))")
+	require.Contains(t, out, "FAIL fingerprint/mismatch @ reference+no-fingerprint, known failure (baseline: FAIL): ")
 	require.Contains(t, out, "no failures (seed 3")
 	rep := readReportFile(t, filepath.Join(second, report.JSONFile))
 	require.Equal(t, filepath.Join(first, report.JSONFile), rep.Baseline)

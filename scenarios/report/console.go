@@ -92,7 +92,7 @@ func WriteSummary(w io.Writer, rep *scenarios.Report) {
 	if known := KnownFailures(rep); len(known) > 0 {
 		fmt.Fprintf(w, "\n%d known failure(s), failing in the baseline %s too, not failing this run:\n", len(known), rep.Baseline)
 		for _, r := range known {
-			fmt.Fprintf(w, "  %s %s @ %s (%s): %s\n", r.Verdict, r.ScenarioID, r.Target, knownLabel(r), oneLine(r.Message))
+			fmt.Fprintf(w, "  %s %s @ %s, %s: %s\n", r.Verdict, r.ScenarioID, r.Target, knownLabel(r), oneLine(r.Message))
 		}
 	}
 	if len(rep.Skipped) > 0 {
