@@ -137,9 +137,9 @@ func refusedKey(step string) Checker {
 			// each request as unkeyed, which is what it chose, not a broken key.
 			return f.result(NonStrict, "accepted (%s) and executed as unkeyed: %d side effects", describe(a), n)
 		case n > 0:
-			return f.result(NonStrict, "accepted and executed (%s), want 400", describe(a))
+			return f.result(NonStrict, "accepted and executed (%s), want a refusal (such as 400 invalid_key)", describe(a))
 		}
-		return f.result(NonStrict, "got %s, want 400", describe(a))
+		return f.result(NonStrict, "got %s, want a refusal (such as 400 invalid_key)", describe(a))
 	}
 }
 
