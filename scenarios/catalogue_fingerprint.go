@@ -89,10 +89,10 @@ func mismatchAt(step string) Checker {
 			f.count(CatLeaked, 1)
 			f.example("%s got %d %s", step, a.Status, clip(a.Body))
 			f.blameAgainst(a, wantText(p.Expect.Mismatch, outcome.Mismatch), &orig)
-			return f.result(Fail, "another payload was answered %d with the original's response, want %d", a.Status, p.Expect.Mismatch)
+			return f.result(Fail, "another payload was answered %d with the original's response, want %s", a.Status, wantText(p.Expect.Mismatch, outcome.Mismatch))
 		}
 		f.blame(a, wantText(p.Expect.Mismatch, outcome.Mismatch))
-		return f.result(Fail, "%s got %s, want %d", step, describe(a), p.Expect.Mismatch)
+		return f.result(Fail, "%s got %s, want %s", step, describe(a), wantText(p.Expect.Mismatch, outcome.Mismatch))
 	}
 }
 

@@ -83,7 +83,7 @@ func keepAliveManyKeys(r Record, p *Profile) (Verdict, string, Evidence) {
 					serverErrs = append(serverErrs, route+" "+describe(op))
 					serverOps = append(serverOps, op)
 				case keyRefusal(op.Class):
-					aliased = append(aliased, fmt.Sprintf("%s key %s got %s (%s)", route, key, describe(op), op.Class))
+					aliased = append(aliased, fmt.Sprintf("%s key %s got %s", route, key, describe(op)))
 					aliasedOps = append(aliasedOps, op)
 				}
 			}
@@ -139,7 +139,7 @@ func keepAliveManyKeys(r Record, p *Profile) (Verdict, string, Evidence) {
 		for _, op := range aliasedOps {
 			f.blame(op, "a success of its own: a fresh key")
 		}
-		return f.result(Fail, "%d fresh keys were refused as if another key's: %s", len(aliased), aliased[0])
+		return f.result(Fail, "fresh keys refused as if they were another key's: %d; the first: %s", len(aliased), aliased[0])
 	case f.ev.Categories[CatDiverged] > 0:
 		for i, op := range divergedOps {
 			f.blameAgainst(op, "its own key's first response replayed", &firstOps[i])

@@ -103,14 +103,14 @@ func missingKey(r Record, p *Profile) (Verdict, string, Evidence) {
 	want, _ := strconv.Atoi(p.Expect.MissingKey)
 	if n > 0 {
 		f.blame(a, wantText(want, outcome.MissingKey)+", no execution")
-		return f.result(Fail, "executed without a key (%d side effects, got %s); declared %d", n, describe(a), want)
+		return f.result(Fail, "executed without a key (%d side effects, got %s); declared %s", n, describe(a), wantText(want, outcome.MissingKey))
 	}
 	if unseen(a) {
 		return f.result(Unknown, "the unkeyed request was not seen (%s): whether it was refused cannot be told", describe(a))
 	}
 	if a.Class != outcome.MissingKey {
 		f.blame(a, wantText(want, outcome.MissingKey))
-		return f.result(Fail, "got %s, want %d", describe(a), want)
+		return f.result(Fail, "got %s, want %s", describe(a), wantText(want, outcome.MissingKey))
 	}
 	return f.result(Pass, "refused with %d; nothing executed", a.Status)
 }
@@ -137,9 +137,9 @@ func refusedKey(step string) Checker {
 			// each request as unkeyed, which is what it chose, not a broken key.
 			return f.result(NonStrict, "accepted (%s) and executed as unkeyed: %d side effects", describe(a), n)
 		case n > 0:
-			return f.result(NonStrict, "accepted and executed (%s), want 400", describe(a))
+			return f.result(NonStrict, "accepted and executed (%s), want a refusal (such as 400 invalid_key)", describe(a))
 		}
-		return f.result(NonStrict, "got %s, want 400", describe(a))
+		return f.result(NonStrict, "got %s, want a refusal (such as 400 invalid_key)", describe(a))
 	}
 }
 

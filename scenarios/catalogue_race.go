@@ -360,7 +360,7 @@ func inFlightStatus(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	f.example("repeat got %s while the original ran", describe(repeat))
 	f.blame(repeat, wantText(p.Expect.InFlight, outcome.InFlight))
-	return f.result(Fail, "the repeat during the original got %s, want %d", describe(repeat), p.Expect.InFlight)
+	return f.result(Fail, "the repeat during the original got %s, want %s", describe(repeat), wantText(p.Expect.InFlight, outcome.InFlight))
 }
 
 // inFlightWaited: under in_flight: wait, the repeat that met the original must get the
@@ -450,7 +450,7 @@ func inFlightRetryAfter(r Record, p *Profile) (Verdict, string, Evidence) {
 	var f finding
 	repeat, _ := r.answer("repeat")
 	if repeat.Class != outcome.InFlight {
-		return f.result(Unknown, "the repeat got %s, not %d: no in-flight answer to inspect", describe(repeat), p.Expect.InFlight)
+		return f.result(Unknown, "the repeat got %s, not %s: no in-flight answer to inspect", describe(repeat), wantText(p.Expect.InFlight, outcome.InFlight))
 	}
 	if _, v, msg, failed := judgeSettle(r, p, &f, nil, true); failed {
 		return v, msg, f.ev

@@ -215,7 +215,13 @@ func TestMismatchVerdicts(t *testing.T) {
 	replayed := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).at(5, "altered", scenarios.OpOK, 201, committed, nil).record(1)
 	v, msg, _ := checker(t, "fingerprint/mismatch")(replayed, p)
 	require.Equal(t, scenarios.Fail, v)
-	require.Contains(t, msg, "answered 201 with the original's response, want 422")
+	require.Contains(t, msg, "answered 201 with the original's response, want 422 (mismatch)")
+
+	classOnly := *p
+	classOnly.Expect.Mismatch = 0 // an MCP profile: the refusal is a class read from the body, no status
+	_, msg, _ = checker(t, "fingerprint/mismatch")(replayed, &classOnly)
+	require.Contains(t, msg, "answered 201 with the original's response, want mismatch", "no status declared: the class, never \"want 0\"")
+	require.NotContains(t, msg, "want 0")
 
 	stripe := *p
 	stripe.Expect.Mismatch = 400
@@ -328,7 +334,7 @@ func TestInFlightRepeatThatWaitedIsNot409(t *testing.T) {
 	waited.Journal = []faultproxy.Record{{Seq: 2, Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 296}}
 	v, msg, _ := checker(t, "race/in-flight-409")(waited, p)
 	require.Equal(t, scenarios.Fail, v)
-	require.Equal(t, "the repeat during the original got 201, want 409", msg)
+	require.Equal(t, "the repeat during the original got 201, want 409 (in_flight)", msg)
 	v, _, _ = checker(t, "race/in-flight-not-fabricated")(waited, p)
 	require.Equal(t, scenarios.Pass, v, "answered after the original: a replay, not a fabrication")
 

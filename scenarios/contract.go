@@ -177,6 +177,10 @@ type Report struct {
 	// them after `idemproof report merge`.
 	Shard  string   `json:"shard,omitempty"`
 	Shards []string `json:"shards,omitempty"`
+	// Repeat is the command line that repeats the whole run, set by a tool whose
+	// results are not repeated one by one with `idemproof check --only` (client-check
+	// reruns the client under the same seed and faults).
+	Repeat string `json:"repeat,omitempty"`
 }
 
 // Incomplete reports whether the run stopped before every selected scenario was judged:

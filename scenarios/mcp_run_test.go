@@ -225,3 +225,31 @@ func TestMCPCapabilityRequiredIsCheckedByThePreflight(t *testing.T) {
 	require.ErrorAs(t, err, &pe, "the target is not what the profile says: nothing runs")
 	require.Contains(t, pe.Error(), "does not advertise capabilities.tools.idempotency")
 }
+
+// A ledger read by a tool call with a mistyped count path names the tool, the JSON-RPC
+// response it got, and the field to fix; never an HTTP GET or the session's empty answer.
+func TestMCPPreflightNamesALedgerToolCountTypo(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	p := mcpRunProfile(t, startMCP(t, &mcpRefunds{}), "params.idempotencyKey")
+	require.NotEmpty(t, p.SideEffects.Tool)
+	p.SideEffects.Count = "result.structuredContent.cuont"
+	err := scenarios.Preflight(ctx, p)
+	var pe *scenarios.PreflightError
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, "side_effects.count", pe.Field)
+	require.Contains(t, pe.Error(), "the ledger tools/call "+p.SideEffects.Tool+" at ")
+	require.Contains(t, pe.Error(), `nothing at that path in the ledger response {"`)
+	require.NotContains(t, pe.Error(), "GET ")
+	require.NotContains(t, pe.Error(), "empty body")
+
+	plain := httptest.NewServer(http.NotFoundHandler()) // an HTTP API, not an MCP server
+	t.Cleanup(plain.Close)
+	p.SideEffects.Count = "result.structuredContent.count"
+	p.BaseURL = plain.URL
+	err = scenarios.Preflight(ctx, p)
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, "base_url", pe.Field, "an endpoint that is not MCP: %v", err)
+	require.Contains(t, pe.Error(), "answered 404 (text/plain; charset=utf-8) 404 page not found")
+	require.Contains(t, pe.Error(), "check that base_url and operation.path name the MCP endpoint")
+}

@@ -4,17 +4,18 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/scenarios/bodytext"
 	"github.com/idemproof/idemproof/transport"
 )
 
@@ -174,6 +175,9 @@ func (pf *preflight) count(ctx context.Context, field string, pr Probe, note str
 		return 0, pf.fail(field+".path", "render %s.path %q: %v", field, pr.Path, rerr)
 	}
 	url := pr.Method + " " + strings.TrimSuffix(pf.t.ledgerBase(), "/") + path
+	if pr.Tool != "" {
+		url = "tools/call " + pr.Tool + " at " + strings.TrimSuffix(pf.t.ledgerBase(), "/") + path
+	}
 	var netErr net.Error
 	switch {
 	case got && looksLikePage(ctype, body):
@@ -183,11 +187,24 @@ func (pf *preflight) count(ctx context.Context, field string, pr Probe, note str
 		return 0, pf.fail("base_url", "the ledger %s did not answer within client_timeout (%v): fix base_url or %s.path, or raise client_timeout", url, pf.t.p.ClientTimeout.Std(), field)
 	case !got:
 		return 0, pf.fail("base_url", "base_url %s is not reachable (reading the ledger: %s): start the target or fix base_url", pf.t.ledgerBase(), strings.TrimPrefix(err.Error(), "read ledger: "))
+	case !is2xx(status) && pr.Tool != "":
+		return 0, pf.fail("base_url", "the ledger %s answered %d%s: check that base_url and operation.path name the MCP endpoint (or set %s.path)%s", url, status, answerClip(ctype, body), field, note)
 	case !is2xx(status):
 		return 0, pf.fail(field+".path", "the ledger %s answered %d%s: fix %s.path (and %s.method, %s.headers)%s", url, status, answerClip(ctype, body), field, field, field, note)
 	}
-	return 0, pf.fail(field+".count", "the ledger %s does not resolve to a number (%v)%s: fix %s.count (a JSON path such as count or data.#) or %s.path%s",
-		url, strings.TrimPrefix(err.Error(), "read ledger: "), pf.ledgerClip("answered"), field, field, note)
+	why := strings.TrimPrefix(err.Error(), "read ledger: ")
+	if pr.Tool != "" {
+		// The last HTTP answer is the session's, not the tool's: the reason shows the
+		// JSON-RPC response itself.
+		return 0, pf.fail(field+".count", "the ledger %s does not resolve to a number (%s): fix %s.count (a JSON path into the JSON-RPC response, such as result.structuredContent.count) or %s.tool%s",
+			url, why, field, field, note)
+	}
+	// The reason names the body the ledger answered; the message shows it once, first.
+	line := bodytext.Line(body, answerClipBytes)
+	why = strings.Replace(why, " in the ledger response "+line, "", 1)
+	why = strings.Replace(why, "ledger response is not JSON: "+line, "the body is not JSON", 1)
+	return 0, pf.fail(field+".count", "the ledger %s answered%s, which does not resolve to a number (%s): fix %s.count (a JSON path such as count or data.#) or %s.path%s",
+		url, answerClip(ctype, body), why, field, field, note)
 }
 
 // ledgerClip is "; the ledger <verb> (type) "body…"" for the last ledger answer.
@@ -199,23 +216,24 @@ func (pf *preflight) ledgerClip(verb string) string {
 	return "; the ledger " + verb + answerClip(ctype, body)
 }
 
-// answerClip is " (text/html) "<html><body>…"": a short, printable quote of a body.
+// answerClip is " (text/html) <html><body>…": a short, printable rendering of a body,
+// JSON as JSON text (scenarios/bodytext), other text with its white space collapsed.
 func answerClip(ctype string, body []byte) string {
-	const max = 120
-	s := strings.Join(strings.Fields(string(body)), " ")
-	cut := ""
-	if r := []rune(s); len(r) > max {
-		s, cut = string(r[:max]), "…"
-	}
 	out := ""
 	if ctype != "" {
 		out = " (" + ctype + ")"
 	}
-	if s == "" {
+	if len(bytes.TrimSpace(body)) == 0 {
 		return out + " with an empty body"
 	}
-	return out + " " + strconv.Quote(s) + cut
+	if !json.Valid(body) {
+		body = []byte(strings.Join(strings.Fields(string(body)), " "))
+	}
+	return out + " " + bodytext.Line(body, answerClipBytes)
 }
+
+// answerClipBytes bounds a body quoted in a preflight error.
+const answerClipBytes = 120
 
 func looksLikePage(ctype string, body []byte) bool {
 	if strings.HasPrefix(strings.ToLower(ctype), "text/html") {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/scenarios/bodytext"
 	"github.com/tidwall/gjson"
 )
 
@@ -134,10 +135,5 @@ func Count(body []byte, path string) (int, error) {
 	return 0, fmt.Errorf("count %s: %s is not a count (a non-negative integer or an array)", path, v.Raw)
 }
 
-func clip(b []byte) string {
-	b = bytes.TrimSpace(b)
-	if len(b) > 120 {
-		return fmt.Sprintf("%q…", b[:120])
-	}
-	return fmt.Sprintf("%q", b)
-}
+// clip renders a ledger body for an error: JSON as JSON text, never Go-quoted.
+func clip(b []byte) string { return bodytext.Line(b, 120) }

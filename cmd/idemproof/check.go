@@ -34,7 +34,7 @@ func checkFlags(stderr io.Writer) (*flag.FlagSet, *checkOptions) {
 	fs := flag.NewFlagSet("idemproof check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Var(&o.profiles, "profile", "target profile: a YAML file or a built-in name; repeatable (several targets give one comparison matrix); \""+embeddedName+"\" or none = the embedded reference server")
-	fs.BoolVar(&o.strict, "strict", false, "fail on NON-STRICT (a SHOULD missed) and UNKNOWN too")
+	fs.BoolVar(&o.strict, "strict", false, "NON-STRICT (a SHOULD missed) becomes FAIL; UNKNOWN results are detailed as failures are, and still exit 3 (see --allow-unknown)")
 	fs.Var(&o.only, "only", "scenario IDs or globs (replay/*), comma list or repeated")
 	fs.Var(&o.labels, "label", "run only scenarios carrying these labels (all of them), comma list or repeated")
 	fs.StringVar(&o.reportDir, "report-dir", "", "write report.json, junit.xml, report.html and report.md into this folder (created if missing)")

@@ -168,9 +168,9 @@ func TestCheckPreflightStopsAMisdescribedTarget(t *testing.T) {
 		name, yaml string
 		want       []string
 	}{
-		{"html", "base_url: " + html.URL + "\n", []string{"answered a web page", "check that base_url points at the API", `"<!doctype html><html><body><h1>It works!</h1></body></html>"`}},
+		{"html", "base_url: " + html.URL + "\n", []string{"answered a web page", "check that base_url points at the API", `(text/html) <!doctype html><html><body><h1>It works!</h1></body></html>)`}},
 		{"hanging", "base_url: " + acceptAndHang(t) + "\n", []string{"did not answer within client_timeout (1s)", "base_url"}},
-		{"ledger-typo", "base_url: " + ref.URL + "\nside_effects: {count: cuont}\n", []string{`count cuont: nothing at that path in the ledger response`, "fix side_effects.count", `"{\"data\":[],\"count\":0}"`}},
+		{"ledger-typo", "base_url: " + ref.URL + "\nside_effects: {count: cuont}\n", []string{`answered (application/json) {"data":[],"count":0}, which does not resolve to a number (count cuont: nothing at that path)`, "fix side_effects.count"}},
 		{"ledger-elsewhere", "base_url: " + ref.URL + "\nside_effects: {path: '/v1/refunds?order_id=x{{.Entity}}'}\n", []string{"changed the ledger by 0 (before 0, after 0), not 1", "fix side_effects.path"}},
 	}
 	for _, c := range cases {

@@ -39,7 +39,7 @@ func TestBaselineTurnsAKnownFailIntoAListedOneAndANewFailFails(t *testing.T) {
 		"--baseline", filepath.Join(first, report.JSONFile), "--report-dir", second)
 	require.Equal(t, 0, code, "%s\n%s", out, errOut)
 	require.Contains(t, out, "1 known failure(s), failing in the baseline "+filepath.Join(first, report.JSONFile)+" too")
-	require.Contains(t, out, "FAIL fingerprint/mismatch @ reference+no-fingerprint (known failure (baseline: FAIL))")
+	require.Contains(t, out, "FAIL fingerprint/mismatch @ reference+no-fingerprint, known failure (baseline: FAIL): ")
 	require.Contains(t, out, "no failures (seed 3")
 	rep := readReportFile(t, filepath.Join(second, report.JSONFile))
 	require.Equal(t, filepath.Join(first, report.JSONFile), rep.Baseline)
@@ -163,6 +163,19 @@ func TestDiffPrintsVerdictChanges(t *testing.T) {
 	out, _, code = runCLI(t, "diff", pb, pb)
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "0 changed (0 worse, 0 better)")
+	require.NotContains(t, out, "INCOMPLETE")
+
+	// A stopped run's missing scenarios are "gone", not worse: the diff says it is incomplete.
+	stopped := *b
+	stopped.Results = b.Results[:1]
+	stopped.Interrupted = "interrupt signal received"
+	stopped.NotRun = []scenarios.NotRun{{ScenarioID: "key/empty", Target: "api"}, {ScenarioID: "race/burst-50", Target: "api"}}
+	ps := filepath.Join(dir, "stopped.json")
+	writeReportFile(t, ps, &stopped)
+	out, _, code = runCLI(t, "diff", pb, ps)
+	require.Equal(t, 0, code, out)
+	require.Regexp(t, `(?m)^gone\s+api\s+key/empty\s`, out)
+	require.Contains(t, out, ps+": INCOMPLETE: the run was stopped (interrupt signal received); 2 of 3 scenario runs never started")
 
 	_, errOut, code := runCLI(t, "diff", pa)
 	require.Equal(t, 2, code)

@@ -13,14 +13,17 @@ import (
 )
 
 // runClientCheck runs a client command against the reference server behind the fault
-// proxy and checks its retry policy: exit 0 clean, 1 on findings, 2 on usage errors.
+// proxy and checks its retry policy: exit 0 clean, 1 on findings, 2 on usage errors, 3
+// when interrupted.
 func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("client-check", "[--profile my-api.yaml] [flags] -- <command> [args...]", fmt.Sprintf(
 		"Runs the command against the profile's target (default: the embedded reference refund server)\n"+
 			"behind the fault proxy, then checks each logical operation (the profile's entity): one side\n"+
 			"effect, one key re-sent on every retry, no mismatch (422) retried unchanged, in-flight answers\n"+
 			"(409) retried after Retry-After, lost responses resolved or reported unknown.\n"+
-			"The command gets %s (the proxy), %s, %s, %s or %s, %s, %s, %s and %s.",
+			"The command gets %s (the proxy), %s, %s, %s or %s, %s, %s, %s and %s.\n"+
+			"Exit status: 0 no findings, 1 findings, 2 a usage, profile or schedule error or a target\n"+
+			"that does not answer its ledger, 3 interrupted (SIGINT/SIGTERM; a FAIL seen before still exits 1).",
 		clientcheck.EnvBaseURL, clientcheck.EnvOperationURL, clientcheck.EnvOperationBody, clientcheck.EnvKeyHeader,
 		clientcheck.EnvKeyField, clientcheck.EnvEntity, clientcheck.EnvOutcomeFile, clientcheck.EnvAdminURL, clientcheck.EnvMCPEndpoint), stderr)
 	profilePath := fs.String("profile", "", "the target the client calls, as a profile file (default: the embedded reference refund server)")
@@ -76,6 +79,9 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	rep := &res.Report
+	interrupted := markInterrupted(ctx, rep)
+	repeat := repeatClientCheck(*profilePath, *seed, *faults, *restart, argv)
+	rep.Repeat = repeat // the reports repeat the run, never `idemproof check --only client/…`
 	if *reportDir != "" {
 		if _, err := report.WriteDir(*reportDir, rep); err != nil {
 			return fmt.Errorf("write reports: %w", err)
@@ -86,10 +92,19 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 			return fmt.Errorf("write report: %w", err)
 		}
 	} else {
-		printClientCheck(stdout, res, repeatClientCheck(*profilePath, *seed, *faults, *restart, argv))
+		printClientCheck(stdout, res, repeat)
 		if *reportDir != "" {
 			fmt.Fprintf(stdout, "reports: %s\n", *reportDir)
 		}
+	}
+	if interrupted { // a FAIL seen before the signal still wins: it is definite
+		for _, r := range rep.Results {
+			if r.Verdict == scenarios.Fail {
+				return errExitFailure
+			}
+		}
+		fmt.Fprintf(stdout, "\nincomplete: %s (exit 3)\n", rep.Interrupted)
+		return errExitIncomplete
 	}
 	if len(res.Findings()) > 0 {
 		return errExitFailure
@@ -97,11 +112,32 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	return nil
 }
 
+// markInterrupted records a run stopped by SIGINT or SIGTERM in rep: incomplete, with
+// why, and the client's exit no finding of its own, since the harness killed it. The
+// other checks keep their verdicts: what the client did before the signal was observed.
+func markInterrupted(ctx context.Context, rep *scenarios.Report) bool {
+	if ctx.Err() == nil {
+		return false
+	}
+	rep.Complete = false
+	rep.Interrupted = context.Cause(ctx).Error()
+	for i, r := range rep.Results {
+		if r.ScenarioID == clientcheck.IDCommandSucceeded && r.Verdict == scenarios.Fail {
+			rep.Results[i].Verdict = scenarios.Unknown
+			rep.Results[i].Message = "the run was interrupted (" + rep.Interrupted + "): the client was stopped before it finished"
+		}
+	}
+	return true
+}
+
 // printClientCheck prints the fault schedule as applied, one line per check and
 // operation, then the evidence of every finding with its operation's attempts, then the
 // command that repeats the run.
 func printClientCheck(w io.Writer, res *clientcheck.Result, repeat string) {
 	rep := &res.Report
+	if banner := report.IncompleteBanner(rep); banner != "" {
+		fmt.Fprintf(w, "%s\n\n", banner)
+	}
 	s := res.Observation.Schedule
 	fmt.Fprintf(w, "fault schedule %s (seed %d) over %d operation(s):\n", s.Spec, s.Seed, len(s.Assignments))
 	for _, line := range clientcheck.ScheduleLines(res.Observation) {

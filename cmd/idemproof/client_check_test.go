@@ -1,15 +1,21 @@
 package main_test
 
 import (
+	"bufio"
+	"bytes"
+	"io"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/reference"
+	"github.com/idemproof/idemproof/scenarios/report"
 )
 
 func needCurl(t *testing.T) {
@@ -62,6 +68,12 @@ func TestClientCheckAgainstAProfileTarget(t *testing.T) {
 	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
 	require.NoError(t, err)
 	require.Contains(t, string(html), "<svg")
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	require.NoError(t, err)
+	require.Contains(t, string(md), "`idemproof client-check --profile "+profile+" --seed 1", "the Markdown repeats the client-check run")
+	for _, page := range []string{string(md), string(junit), string(html)} {
+		require.NotContains(t, page, "idemproof check --seed", "a client-check finding is never repeated with check --only")
+	}
 }
 
 func TestClientCheckRefusesWhatCouldNeverWork(t *testing.T) {
@@ -96,4 +108,36 @@ func TestClientCheckRestartCatchesAKeyFromTheStartTime(t *testing.T) {
 	require.Regexp(t, `(?m)^FAIL +client/key-survives-restart `, stdout)
 	require.Regexp(t, `(?m)^FAIL +client/one-effect-per-operation `, stdout)
 	require.Contains(t, stdout, "repeat: idemproof client-check --restart --seed 1")
+}
+
+// A signal while the client runs stops it: exit 3 and reports that say the run is
+// incomplete; the client killed by the harness is no finding of its own.
+func TestClientCheckInterruptedExitsThree(t *testing.T) {
+	dir := t.TempDir()
+	client := filepath.Join(dir, "slow-client.sh")
+	require.NoError(t, os.WriteFile(client, []byte("#!/bin/sh\necho client-started >&2\nexec sleep 120\n"), 0o755))
+	cmd := exec.Command(checkBinary(t), "client-check", "--report-dir", filepath.Join(dir, "out"), "--", client)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	errPipe, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	// The client's own output goes to client-check's stderr: once it speaks, it runs.
+	var stderr bytes.Buffer
+	sc := bufio.NewScanner(errPipe)
+	for sc.Scan() && !strings.Contains(sc.Text(), "client-started") {
+		stderr.WriteString(sc.Text() + "\n")
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	_, _ = io.Copy(&stderr, errPipe)
+	_ = cmd.Wait()
+	require.Equal(t, 3, cmd.ProcessState.ExitCode(), "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	require.True(t, strings.HasPrefix(stdout.String(), "INCOMPLETE: the run was stopped (interrupt signal received)"), stdout.String())
+	require.Contains(t, stdout.String(), "incomplete: interrupt signal received (exit 3)")
+	require.NotContains(t, stdout.String(), "FAIL client/command-exit", "the harness stopped the client: no finding")
+
+	rep := readReportFile(t, filepath.Join(dir, "out", report.JSONFile))
+	require.False(t, rep.Complete)
+	require.Equal(t, "interrupt signal received", rep.Interrupted)
 }

@@ -6,7 +6,9 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/baseline"
+	"github.com/idemproof/idemproof/scenarios/report"
 )
 
 // runDiff is `idemproof diff OLD.json NEW.json`: the verdict changes per target and
@@ -14,7 +16,7 @@ import (
 func runDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("diff", "OLD/report.json NEW/report.json",
 		"Prints every verdict that changed between two runs, per target and scenario.\n"+
-			"Exit status: 0 nothing got worse, 1 a verdict got worse (or a new scenario is not PASS), 2 a usage error.", stderr)
+			"Exit status: 0 nothing got worse, 1 a verdict got worse (or a new scenario is NON-STRICT, UNKNOWN or FAIL), 2 a usage error.", stderr)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -53,6 +55,13 @@ func runDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	tw.Flush()
 	fmt.Fprintf(stdout, "%d changed (%d worse, %d better) between %s and %s\n", len(changes), worse, better, fs.Arg(0), fs.Arg(1))
+	// A scenario that is "gone" from a stopped run was never judged: say so, so an
+	// interrupted run does not read as a clean diff.
+	for i, rep := range []*scenarios.Report{a, b} {
+		if banner := report.IncompleteBanner(rep); banner != "" {
+			fmt.Fprintf(stdout, "%s: %s\n", fs.Arg(i), banner)
+		}
+	}
 	if worse > 0 {
 		return errExitFailure
 	}

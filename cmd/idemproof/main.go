@@ -59,14 +59,29 @@ var errExitIncomplete = errors.New("incomplete")
 // command's usage; main only sets exit status 2.
 var errUsageReported = errors.New("usage error")
 
-// parseFlags parses args into fs (made with flag.ContinueOnError). A bad flag is printed
-// once, by the flag package, with the usage that says how to fix it.
+// parseFlags parses args into fs (made with flag.ContinueOnError). -h prints the
+// command's usage; a bad flag is printed once, by the flag package, followed by the
+// closest flag and where the flags are listed, not by the whole usage, so the line that
+// says what to fix is not scrolled away.
 func parseFlags(fs *flag.FlagSet, args []string) error {
+	usage := fs.Usage
+	fs.Usage = func() {}
 	err := fs.Parse(args)
-	if err == nil || errors.Is(err, flag.ErrHelp) {
+	fs.Usage = usage
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		if usage != nil {
+			usage()
+		} else {
+			fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name())
+			fs.PrintDefaults()
+		}
 		return err
 	}
 	suggestFlag(fs, err, fs.Output())
+	fmt.Fprintf(fs.Output(), "Run '%s -h' for its flags.\n", fs.Name())
 	return errUsageReported
 }
 
@@ -100,7 +115,11 @@ func interruptContext(stderr io.Writer) (context.Context, func()) {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 { // no command is a usage error, as a mistyped one is
+		usage(stderr)
+		return 2
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)
 		return 0
 	}

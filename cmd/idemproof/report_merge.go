@@ -32,9 +32,12 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func runReportMerge(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("report merge", "[flags] A/report.json B/report.json …",
 		"Merges the report.json of several shards (check --shard I/N) or runs into one report set, and\n"+
-			"prints the summary. Exit status: 0 no failing result, 1 a failing result, 2 a usage error or\n"+
-			"reports that do not belong together (another build, strictness, a scenario twice).", stderr)
+			"prints the summary. Exit status, as check's: 0 every scenario judged, none failing; 1 a failing\n"+
+			"result; 2 a usage error or reports that do not belong together (another build, strictness,\n"+
+			"a scenario twice); 3 incomplete: a shard was interrupted, or UNKNOWN results beyond\n"+
+			"--allow-unknown. A FAIL wins over incomplete (exit 1).", stderr)
 	var extras checkExtras
+	allowUnknown := fs.Int("allow-unknown", 0, "UNKNOWN results tolerated before the merged run counts as incomplete (exit 3)")
 	reportDir := fs.String("report-dir", "", "write report.json, junit.xml, report.html and report.md of the merged run into this folder")
 	fs.StringVar(&extras.markdown, "markdown", "", "write the merged Markdown summary to this file, or - for stdout")
 	fs.StringVar(&extras.json, "json", "", "write the merged JSON report to this file, or - for stdout")
@@ -44,6 +47,9 @@ func runReportMerge(_ context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if fs.NArg() == 0 {
 		return errors.New("give the report.json files to merge")
+	}
+	if *allowUnknown < 0 {
+		return fmt.Errorf("--allow-unknown %d: must be 0 or more", *allowUnknown)
 	}
 	console, err := extras.prepare(stdout, stderr)
 	if err != nil {
@@ -72,10 +78,5 @@ func runReportMerge(_ context.Context, args []string, stdout, stderr io.Writer) 
 	if err := extras.write(console, merged); err != nil {
 		return fmt.Errorf("write reports: %w", err)
 	}
-	for _, r := range merged.Results {
-		if report.FailsRun(merged, r) {
-			return errExitFailure
-		}
-	}
-	return nil
+	return exitStatus(console, merged, *allowUnknown)
 }

@@ -1,12 +1,15 @@
 package main_test
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
 )
 
@@ -52,6 +55,17 @@ func TestDidYouMean(t *testing.T) {
 	_, errOut, code = runCLI(t, "check", "--sede", "3")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "idemproof check: unknown flag -sede; did you mean --seed?")
+	require.Contains(t, errOut, "Run 'idemproof check -h' for its flags.")
+	require.NotContains(t, errOut, "usage:", "the mistake and the guess, not the whole usage")
+
+	_, errOut, code = runCLI(t, "check", "--seed", "abc")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, `invalid value "abc" for flag -seed`)
+	require.Contains(t, errOut, "Run 'idemproof check -h' for its flags.")
+
+	_, errOut, code = runCLI(t)
+	require.Equal(t, 2, code, "no command is a usage error")
+	require.Contains(t, errOut, "usage: idemproof <command> [flags]")
 
 	_, errOut, code = runCLI(t, "check", "--report-di", "x")
 	require.Equal(t, 2, code)
@@ -64,4 +78,44 @@ func TestDidYouMean(t *testing.T) {
 	_, errOut, code = runCLI(t, "report", "merg")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, `did you mean "merge"?`)
+}
+
+// report merge exits as check does: 3 when a shard was interrupted or UNKNOWN results
+// exceed --allow-unknown, 1 on a FAIL (which wins), 0 otherwise.
+func TestMergeExitsLikeCheck(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, rep scenarios.Report) string {
+		rep.SchemaVersion, rep.Tool, rep.Seed, rep.Targets = scenarios.ReportSchemaVersion, "idemproof test", 5, []string{"api"}
+		var buf bytes.Buffer
+		require.NoError(t, report.WriteJSON(&buf, &rep))
+		path := filepath.Join(dir, name+".json")
+		require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
+		return path
+	}
+	result := func(id string, v scenarios.Verdict) scenarios.Result {
+		return scenarios.Result{ScenarioID: id, Target: "api", Level: scenarios.LevelSafety, Verdict: v, Message: string(v)}
+	}
+	pass1 := write("pass1", scenarios.Report{Complete: true, Shard: "1/2", Results: []scenarios.Result{result("replay/after-503", scenarios.Pass)}})
+	pass2 := write("pass2", scenarios.Report{Complete: true, Shard: "2/2", Results: []scenarios.Result{result("replay/after-504", scenarios.Pass)}})
+	stopped := write("stopped", scenarios.Report{Complete: false, Interrupted: "interrupt signal received", Shard: "2/2",
+		Results: []scenarios.Result{result("replay/after-504", scenarios.Unknown)}})
+	unknown := write("unknown", scenarios.Report{Complete: true, Shard: "2/2", Results: []scenarios.Result{result("replay/after-504", scenarios.Unknown)}})
+	failed := write("failed", scenarios.Report{Complete: true, Shard: "2/2", Results: []scenarios.Result{result("replay/after-504", scenarios.Fail)}})
+
+	for _, c := range []struct {
+		name  string
+		args  []string
+		code  int
+		wants string
+	}{
+		{"complete", []string{pass1, pass2}, 0, "no failures"},
+		{"a shard interrupted", []string{pass1, stopped}, 3, "incomplete: interrupt signal received (exit 3)"},
+		{"an UNKNOWN", []string{pass1, unknown}, 3, "incomplete: 1 UNKNOWN result(s), --allow-unknown 0 (exit 3)"},
+		{"an UNKNOWN tolerated", []string{"--allow-unknown", "1", pass1, unknown}, 0, ""},
+		{"a FAIL", []string{pass1, failed}, 1, "FAIL replay/after-504 @ api"},
+	} {
+		out, errOut, code := runCLI(t, append([]string{"report", "merge"}, c.args...)...)
+		require.Equal(t, c.code, code, "%s:\n%s\n%s", c.name, out, errOut)
+		require.Contains(t, out, c.wants, c.name)
+	}
 }

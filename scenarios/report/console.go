@@ -45,7 +45,10 @@ func oneLine(s string) string {
 func WriteSummary(w io.Writer, rep *scenarios.Report) {
 	if banner := IncompleteBanner(rep); banner != "" {
 		fmt.Fprintf(w, "%s\n", banner)
-		fmt.Fprintf(w, "not run: %s\n\n", notRunText(rep.NotRun))
+		if len(rep.NotRun) > 0 {
+			fmt.Fprintf(w, "not run: %s\n", notRunText(rep.NotRun))
+		}
+		fmt.Fprintln(w)
 	}
 	counts := CountByTarget(rep)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -89,7 +92,7 @@ func WriteSummary(w io.Writer, rep *scenarios.Report) {
 	if known := KnownFailures(rep); len(known) > 0 {
 		fmt.Fprintf(w, "\n%d known failure(s), failing in the baseline %s too, not failing this run:\n", len(known), rep.Baseline)
 		for _, r := range known {
-			fmt.Fprintf(w, "  %s %s @ %s (%s): %s\n", r.Verdict, r.ScenarioID, r.Target, knownLabel(r), oneLine(r.Message))
+			fmt.Fprintf(w, "  %s %s @ %s, %s: %s\n", r.Verdict, r.ScenarioID, r.Target, knownLabel(r), oneLine(r.Message))
 		}
 	}
 	if len(rep.Skipped) > 0 {
@@ -103,7 +106,17 @@ func WriteSummary(w io.Writer, rep *scenarios.Report) {
 		fmt.Fprintf(w, "\nno failures (seed %d, strict=%t)\n", rep.Seed, rep.Strict)
 		return
 	}
-	fmt.Fprintf(w, "\n%d failing result(s) (seed %d, strict=%t):\n", len(failing), rep.Seed, rep.Strict)
+	unknown := 0
+	for _, r := range failing {
+		if r.Verdict == scenarios.Unknown {
+			unknown++
+		}
+	}
+	if unknown == 0 {
+		fmt.Fprintf(w, "\n%d failing result(s) (seed %d, strict=%t):\n", len(failing), rep.Seed, rep.Strict)
+	} else { // detailed under strict, but an UNKNOWN is incomplete (exit 3), not a FAIL
+		fmt.Fprintf(w, "\n%d failing result(s) and %d UNKNOWN (incomplete, never a pass) (seed %d, strict=%t):\n", len(failing)-unknown, unknown, rep.Seed, rep.Strict)
+	}
 	for _, r := range failing {
 		fmt.Fprintf(w, "\n%s %s @ %s: %s\n", r.Verdict, r.ScenarioID, r.Target, oneLine(r.Message))
 		fmt.Fprintf(w, "  requirement: %s [%s; %s]\n", r.Requirement, r.Level, r.Source)
@@ -124,8 +137,11 @@ func WriteSummary(w io.Writer, rep *scenarios.Report) {
 }
 
 // RepeatCommand is the command line that runs one result's scenario again with the same
-// seed against the same target.
+// seed against the same target; the report's own Repeat when a tool set one.
 func RepeatCommand(rep *scenarios.Report, r scenarios.Result) string {
+	if rep.Repeat != "" {
+		return rep.Repeat
+	}
 	seed := rep.Seed
 	if r.Evidence.Record != nil && r.Evidence.Record.Seed != 0 {
 		seed = r.Evidence.Record.Seed

@@ -74,7 +74,7 @@ func TestSummaryCountsAndFailureDetails(t *testing.T) {
 	buf.Reset()
 	report.WriteSummary(&buf, rep)
 	out = buf.String()
-	require.Contains(t, out, "3 failing result(s) (seed 42, strict=true)")
+	require.Contains(t, out, "2 failing result(s) and 1 UNKNOWN (incomplete, never a pass) (seed 42, strict=true)")
 	require.NotContains(t, out, "not failing without --strict")
 	require.Contains(t, out, "UNKNOWN before/503 @ stripe-like")
 	require.Contains(t, out, "ledger: probe failed: GET /v1/refunds: connection refused")

@@ -219,7 +219,9 @@ func buildPage(rep *scenarios.Report) htmlPage {
 	return p
 }
 
-// htmlBlames renders the blamed attempts of a result for the HTML page.
+// htmlBlames renders the blamed attempts of a result for the HTML page. An attempt is
+// numbered as its arrow in the diagram is (the proxy journal's seq), never by the
+// history's event index, which the page does not show.
 func htmlBlames(ev scenarios.Evidence) []htmlBlame {
 	if ev.Record == nil {
 		return nil
@@ -228,6 +230,10 @@ func htmlBlames(ev scenarios.Evidence) []htmlBlame {
 	for _, op := range ev.Record.History {
 		ops[op.Index] = op
 	}
+	seqOf := map[int]uint64{}
+	for seq, op := range newMarks(ev.Record, ev.Blame).opOf {
+		seqOf[op.Index] = seq
+	}
 	keys := newKeyLabels(ev.Record)
 	var out []htmlBlame
 	for _, bl := range ev.Blame {
@@ -235,8 +241,12 @@ func htmlBlames(ev scenarios.Evidence) []htmlBlame {
 		if !ok {
 			continue
 		}
+		attempt := printable(attemptName(op, keys))
+		if seq, drawn := seqOf[op.Index]; drawn {
+			attempt = fmt.Sprintf("#%d %s", seq, attempt)
+		}
 		h := htmlBlame{
-			Attempt: fmt.Sprintf("#%d %s", op.Index, printable(attemptName(op, keys))),
+			Attempt: attempt,
 			Got:     describeAnswer(op), Want: printable(bl.Want),
 			Body: bodytext.Pretty(op.Body, bodyBlockBytes), Status: op.Status,
 		}

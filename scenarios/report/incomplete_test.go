@@ -32,6 +32,26 @@ func TestIncompleteBanner(t *testing.T) {
 	require.Empty(t, report.IncompleteBanner(done))
 }
 
+// Stopped after every scenario had started (a merged shard, a signal during the last
+// ones): nothing is listed as not run, and no empty "not run:" line is printed.
+func TestIncompleteWithNothingNotRun(t *testing.T) {
+	rep := interruptedReport()
+	rep.NotRun = nil
+	want := "INCOMPLETE: the run was stopped (interrupt signal received) before every scenario finished: nothing is proven for the UNKNOWN ones"
+	require.Equal(t, want, report.IncompleteBanner(rep))
+	var buf bytes.Buffer
+	report.WriteSummary(&buf, rep)
+	require.True(t, strings.HasPrefix(buf.String(), want+"\n\n"), buf.String())
+	require.NotContains(t, buf.String(), "not run:")
+	buf.Reset()
+	require.NoError(t, report.WriteHTML(&buf, rep))
+	require.Contains(t, buf.String(), `<div class="incomplete" id="incomplete">`+want+`</div>`)
+	require.NotContains(t, buf.String(), "not run:")
+	buf.Reset()
+	require.NoError(t, report.WriteMarkdown(&buf, rep))
+	require.NotContains(t, buf.String(), "not run:")
+}
+
 func TestConsoleSummaryOpensWithIncomplete(t *testing.T) {
 	var buf bytes.Buffer
 	report.WriteSummary(&buf, interruptedReport())
@@ -88,6 +108,22 @@ func TestHTMLOpensWithIncomplete(t *testing.T) {
 	buf.Reset()
 	require.NoError(t, report.WriteHTML(&buf, sampleReport()))
 	require.NotContains(t, buf.String(), `id="incomplete"`)
+}
+
+func TestMarkdownOpensWithIncomplete(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, report.WriteMarkdown(&buf, interruptedReport()))
+	require.True(t, strings.HasPrefix(buf.String(), "## idemproof: 1 failing, INCOMPLETE\n\n> **"+wantBanner+"**\n> not run: key/missing, key/empty @ stripe-like\n\n"), buf.String())
+
+	rep := interruptedReport()
+	rep.Results = rep.Results[:1]
+	buf.Reset()
+	require.NoError(t, report.WriteMarkdown(&buf, rep))
+	require.True(t, strings.HasPrefix(buf.String(), "## idemproof: no failures, INCOMPLETE\n\n"), buf.String())
+
+	buf.Reset()
+	require.NoError(t, report.WriteMarkdown(&buf, sampleReport()))
+	require.NotContains(t, buf.String(), "INCOMPLETE")
 }
 
 func TestJUnitOpensWithIncompleteAndErrsEachScenarioNotRun(t *testing.T) {

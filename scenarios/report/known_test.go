@@ -34,7 +34,7 @@ func TestKnownFailuresAreListedInEveryReport(t *testing.T) {
 	var console bytes.Buffer
 	report.WriteSummary(&console, rep)
 	require.Contains(t, console.String(), "1 known failure(s), failing in the baseline old/report.json too, not failing this run:\n"+
-		"  FAIL replay/after-503 @ stripe-like (known failure (baseline: FAIL)): 2 refunds for one key second line\n")
+		"  FAIL replay/after-503 @ stripe-like, known failure (baseline: FAIL): 2 refunds for one key second line\n")
 	require.Contains(t, console.String(), "2 scenario(s) skipped (--skip): race/burst-1000, recovery/slow-past-lock")
 	require.Contains(t, console.String(), "no failures (seed 42")
 

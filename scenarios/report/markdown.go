@@ -17,7 +17,7 @@ const MarkdownFile = "report.md"
 const MaxMarkdownResults = 40
 
 // WriteMarkdown writes a summary small enough for a pull request comment or
-// $GITHUB_STEP_SUMMARY: the verdict counts per target, every failing result with its
+// $GITHUB_STEP_SUMMARY: the INCOMPLETE banner of an interrupted run first, the verdict counts per target, every failing result with its
 // one-line evidence, its first blamed attempt and the command that repeats it, the UNKNOWN results (never a pass),
 // the baseline's known failures and the skipped scenarios, and with several targets the
 // scenarios × targets matrix of the scenarios whose verdicts differ between targets or
@@ -26,11 +26,31 @@ func WriteMarkdown(w io.Writer, rep *scenarios.Report) error {
 	var b strings.Builder
 	ts := targets(rep)
 	failing := failingResults(rep)
+	unknownFailing := 0 // under strict, detailed with the failures; still not a FAIL
+	for _, r := range failing {
+		if r.Verdict == scenarios.Unknown {
+			unknownFailing++
+		}
+	}
 	status := "no failures"
-	if len(failing) > 0 {
-		status = fmt.Sprintf("%d failing", len(failing))
+	if n := len(failing) - unknownFailing; n > 0 {
+		status = fmt.Sprintf("%d failing", n)
+	}
+	if unknownFailing > 0 {
+		status += fmt.Sprintf(", %d UNKNOWN", unknownFailing)
+	}
+	banner := IncompleteBanner(rep)
+	if banner != "" {
+		status += ", INCOMPLETE"
 	}
 	fmt.Fprintf(&b, "## idemproof: %s\n\n", status)
+	if banner != "" {
+		fmt.Fprintf(&b, "> **%s**", mdText(banner))
+		if len(rep.NotRun) > 0 {
+			fmt.Fprintf(&b, "\n> not run: %s", mdText(notRunText(rep.NotRun)))
+		}
+		b.WriteString("\n\n")
+	}
 	fmt.Fprintf(&b, "%s · seed %d · strict=%t", mdText(rep.Tool), rep.Seed, rep.Strict)
 	if rep.Shard != "" {
 		fmt.Fprintf(&b, " · shard %s", mdText(rep.Shard))

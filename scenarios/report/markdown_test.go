@@ -72,3 +72,13 @@ func TestMarkdownEscapesTargetTextAndStaysSmall(t *testing.T) {
 	require.Contains(t, md, "- … 160 more in report.html\n")
 	require.Less(t, len(md), 20000, "small enough for a pull request comment")
 }
+
+// Under strict the UNKNOWN results are detailed with the failing ones, but the title
+// counts them apart: an UNKNOWN is incomplete (exit 3), never a FAIL.
+func TestMarkdownTitleCountsUnknownApartUnderStrict(t *testing.T) {
+	rep := sampleReport()
+	rep.Strict = true
+	var buf bytes.Buffer
+	require.NoError(t, report.WriteMarkdown(&buf, rep))
+	require.True(t, strings.HasPrefix(buf.String(), "## idemproof: 2 failing, 1 UNKNOWN\n"), buf.String())
+}

@@ -138,6 +138,9 @@ func IncompleteBanner(rep *scenarios.Report) string {
 	if why == "" {
 		why = "stopped"
 	}
+	if len(rep.NotRun) == 0 { // every scenario started; the unfinished ones are UNKNOWN
+		return fmt.Sprintf("INCOMPLETE: the run was stopped (%s) before every scenario finished: nothing is proven for the UNKNOWN ones", why)
+	}
 	return fmt.Sprintf("INCOMPLETE: the run was stopped (%s); %d of %d scenario runs never started: nothing is proven for them",
 		why, len(rep.NotRun), len(rep.NotRun)+len(rep.Results))
 }
