@@ -189,9 +189,10 @@ func TestCheckPreflightStopsAMisdescribedTarget(t *testing.T) {
 			require.NotContains(t, out, "idemproof check: ", "stopped before the run's header")
 			_, err := os.Stat(filepath.Join(dir, report.JSONFile))
 			require.True(t, os.IsNotExist(err), "no report for a run that never started")
-			// client_timeout is 1s; the bound only catches a preflight that waits for
-			// the whole catalogue's worth of timeouts (it once took 118 s).
-			require.Less(t, elapsed, 21*time.Second)
+			// client_timeout is 1s; the bound is no speed goal, only a hang guard: it
+			// catches a preflight that waits out the whole catalogue's worth of timeouts
+			// (it once took 118 s), with room for a loaded machine's process start.
+			require.Less(t, elapsed, 60*time.Second)
 		})
 	}
 }
