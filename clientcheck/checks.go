@@ -98,8 +98,8 @@ func checks() []checkDef {
 		{IDKeyPerAttempt, "the same payload was never re-sent under a fresh key", "a retry must not mint a new key (key minted per attempt)", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelSafety, checkKeyPerAttempt, nil},
 		{IDKeySharedAcross, "one key never carried two operations", "a key identifies exactly one logical operation", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelMust, checkKeyShared, nil},
 		{IDNoKey, "no attempt of the keyed operation went out without a key", "every keyed operation carries the key header", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelMust, checkNoKey, nil},
-		{ID422Retried, "a mismatch answer (422) was not retried unchanged", "the key was reused with another payload: a client bug, not retryable as is", "draft-ietf-httpapi-idempotency-key-header-07 §2.7", scenarios.LevelMust, check422, nil},
-		{ID409Hammered, "an in-flight answer (409) was retried after Retry-After (or a backoff), not hammered", "a concurrent-request 409 is retried later, honouring Retry-After", "draft-ietf-httpapi-idempotency-key-header-07 §2.7; RFC 9110 §10.2.3", scenarios.LevelMust, check409, nil},
+		{ID422Retried, "a mismatch answer (the profile's mismatch class, e.g. 422) was not retried unchanged", "the key was reused with another payload: a client bug, not retryable as is", "draft-ietf-httpapi-idempotency-key-header-07 §2.7", scenarios.LevelMust, check422, nil},
+		{ID409Hammered, "an in-flight answer (the profile's in_flight class, e.g. 409) was retried after Retry-After (or a backoff), not hammered", "an in-flight refusal (409) is retried later, honouring Retry-After", "draft-ietf-httpapi-idempotency-key-header-07 §2.7; RFC 9110 §10.2.3", scenarios.LevelMust, check409, nil},
 		{IDLostResolved, "an operation whose response was lost was retried to a known outcome, or reported unknown", "a lost response is an unknown outcome, never a silent give-up", "Jepsen info operations", scenarios.LevelMust, checkLostResolved, nil},
 		{IDUnknownAsFailed, "an operation that committed was never reported failed", "an unknown outcome is not a failure: the refund may exist", "idemproof safety invariants (README, Verdicts)", scenarios.LevelSafety, checkUnknownAsFailed, nil},
 		{IDOutcomeFile, "the client's outcome file parsed", "one JSON object per line: operation, outcome ok|failed|unknown", "docs/client-check.md", scenarios.LevelMust, checkOutcomeFile, nil},
@@ -270,12 +270,12 @@ func check422(o *analysis) verdict {
 		}
 	}
 	if seen == 0 {
-		return na("no mismatch answer (422) was delivered")
+		return na("no mismatch answer was delivered")
 	}
 	if f.count > 0 {
-		return f.fail("%d of %d mismatch answer(s) (422) were retried unchanged", f.count, seen)
+		return f.fail("%d of %d mismatch answer(s) were retried unchanged", f.count, seen)
 	}
-	return pass("%d mismatch answer(s) (422), none retried unchanged", seen)
+	return pass("%d mismatch answer(s), none retried unchanged", seen)
 }
 
 func check409(o *analysis) verdict {
@@ -307,12 +307,12 @@ func check409(o *analysis) verdict {
 		}
 	}
 	if retried == 0 {
-		return na("no in-flight answer (409) was followed by a retry")
+		return na("no in-flight answer was followed by a retry")
 	}
 	if f.count > 0 {
-		return f.fail("%d of %d in-flight answer(s) (409) retried before Retry-After/backoff", f.count, retried)
+		return f.fail("%d of %d in-flight answer(s) retried before Retry-After/backoff", f.count, retried)
 	}
-	return pass("%d in-flight answer(s) (409) retried after Retry-After/backoff", retried)
+	return pass("%d in-flight answer(s) retried after Retry-After/backoff", retried)
 }
 
 func checkLostResolved(o *analysis) verdict {
