@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"net"
 	"testing"
 	"time"
@@ -9,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/scenarios/scenariotest"
 )
 
 // TestVerdictsMatchTheMiddleware runs idemproof's catalogue against this server and
@@ -66,20 +66,5 @@ func TestVerdictsMatchTheMiddleware(t *testing.T) {
 		"recovery/crash-after-key": scenarios.NA,
 		"expiry/after-window":      scenarios.Pass,
 	}
-	only := make([]string, 0, len(want))
-	for id := range want {
-		only = append(only, id)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{profile}, Only: only, Seed: 1})
-	require.NoError(t, err)
-	got := map[string]scenarios.Verdict{}
-	for _, r := range rep.Results {
-		got[r.ScenarioID] = r.Verdict
-		if want[r.ScenarioID] != r.Verdict {
-			t.Logf("%s: %s — %s", r.ScenarioID, r.Verdict, r.Message)
-		}
-	}
-	require.Equal(t, want, got)
+	scenariotest.RequireVerdicts(t, profile, want)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"net"
 	"net/http"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/idemproof/idemproof/examples/mcp-gosdk-refunds/refunds"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/scenarios/scenariotest"
 )
 
 // TestVerdictsMatchTheServer runs idemproof's catalogue over MCP against this server and
@@ -82,20 +82,5 @@ func TestVerdictsMatchTheServer(t *testing.T) {
 		"recovery/crash-after-key": scenarios.NA,
 		"replay/marker":            scenarios.NA,
 	}
-	only := make([]string, 0, len(want))
-	for id := range want {
-		only = append(only, id)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{profile}, Only: only, Seed: 1})
-	require.NoError(t, err)
-	got := map[string]scenarios.Verdict{}
-	for _, r := range rep.Results {
-		got[r.ScenarioID] = r.Verdict
-		if want[r.ScenarioID] != r.Verdict {
-			t.Logf("%s: %s — %s", r.ScenarioID, r.Verdict, r.Message)
-		}
-	}
-	require.Equal(t, want, got)
+	scenariotest.RequireVerdicts(t, profile, want)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"net"
 	"net/http"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/scenarios/scenariotest"
 )
 
 // TestVerdictsFindTheDefects runs idemproof's catalogue over MCP against this naive
@@ -63,20 +63,5 @@ func TestVerdictsFindTheDefects(t *testing.T) {
 		"scope/other-principal": scenarios.NA,
 		"replay/marker":         scenarios.NA,
 	}
-	only := make([]string, 0, len(want))
-	for id := range want {
-		only = append(only, id)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{profile}, Only: only, Seed: 1})
-	require.NoError(t, err)
-	got := map[string]scenarios.Verdict{}
-	for _, r := range rep.Results {
-		got[r.ScenarioID] = r.Verdict
-		if want[r.ScenarioID] != r.Verdict {
-			t.Logf("%s: %s — %s", r.ScenarioID, r.Verdict, r.Message)
-		}
-	}
-	require.Equal(t, want, got)
+	scenariotest.RequireVerdicts(t, profile, want)
 }

@@ -1,0 +1,41 @@
+package scenariotest_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/scenarios/scenariotest"
+)
+
+// fatalRecorder is a testing.TB that keeps what Fatalf said instead of ending the test.
+type fatalRecorder struct {
+	testing.TB
+	said string
+}
+
+func (r *fatalRecorder) Helper() {}
+
+func (r *fatalRecorder) Fatalf(format string, args ...any) { r.said = fmt.Sprintf(format, args...) }
+
+// RequireVerdicts passes when the pins hold, and when one breaks it names that scenario
+// and no other.
+func TestRequireVerdictsPinsAndNamesTheDifference(t *testing.T) {
+	srv, base := referenceHandler(t, "no-fingerprint")
+	profile, stop := scenariotest.HandlerTarget(srv, base)
+	defer stop()
+	scenariotest.RequireVerdicts(t, profile, map[string]scenarios.Verdict{
+		"fingerprint/mismatch": scenarios.Fail,
+		"replay/sequential":    scenarios.Pass,
+	})
+
+	r := &fatalRecorder{TB: t}
+	scenariotest.RequireVerdicts(r, profile, map[string]scenarios.Verdict{
+		"fingerprint/mismatch": scenarios.Pass,
+		"replay/sequential":    scenarios.Pass,
+	})
+	if !strings.Contains(r.said, "fingerprint/mismatch: want PASS, got FAIL") || strings.Contains(r.said, "replay/sequential:") {
+		t.Fatalf("the failure must name exactly the broken pin, said: %q", r.said)
+	}
+}
