@@ -382,7 +382,15 @@ func (ex *Exchange) stream(res *sendResult) {
 	defer resp.Body.Close()
 	ex.rec.UpstreamStatus = resp.StatusCode
 	removeHopHeaders(resp.Header)
-	copyHeader(ex.w.Header(), resp.Header)
+	h := ex.w.Header()
+	copyHeader(h, resp.Header)
+	// The upstream's fields pass as they came: net/http's server would add a Date and a
+	// sniffed Content-Type to an answer without them (nil values suppress that).
+	for _, k := range [...]string{"Date", "Content-Type"} {
+		if _, ok := resp.Header[k]; !ok {
+			h[k] = nil
+		}
+	}
 	ex.w.WriteHeader(resp.StatusCode)
 	ex.delivered(resp.StatusCode)
 

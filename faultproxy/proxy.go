@@ -29,6 +29,10 @@ type Proxy struct {
 	inFlight  atomic.Int64
 	redacted  map[string]bool
 	keyPath   string // Config.KeyField as a gjson path
+	fast      bool   // Start's connections may take the fast path (fast_exchange.go)
+	// fastServed and handedOff count attempts the fast path forwarded and connections it
+	// moved to net/http; tests read them to know which path served what.
+	fastServed, handedOff atomic.Uint64
 }
 
 var _ Controller = (*Proxy)(nil)
@@ -57,6 +61,7 @@ func New(cfg Config) (*Proxy, error) {
 		p.transport = NewTransport(cfg.InsecureSkipVerify)
 		p.direct = newDirectClient(ups)
 	}
+	p.fast = p.fastEligible()
 	p.bufs.New = func() any { b := make([]byte, 32<<10); return &b }
 	if len(cfg.Rules) > 0 {
 		if err := p.AddRules(cfg.Rules...); err != nil {
@@ -87,10 +92,19 @@ func (p *Proxy) pickPair() (*url.URL, *url.URL) {
 // ServeHTTP proxies one attempt: key and attempt ordinal, rule choice, the fault or plain
 // forwarding, then exactly one journal record.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p.inFlight.Add(1)
+	// A request the fast path decided (a rule picked a fault) arrives counted in flight,
+	// its attempt numbered and its rule fired: it is served with that decision.
+	decided := takeDecision(r)
+	if decided == nil {
+		p.inFlight.Add(1)
+	}
 	defer p.inFlight.Add(-1)
 	ex := p.newExchange(w, r)
 	epoch := p.journal.current()
+	if decided != nil {
+		epoch = decided.epoch
+		ex.rec.Time = decided.record.Time
+	}
 	defer ex.finish(epoch)
 	if !ex.body.complete && p.cfg.BodyTimeout > 0 {
 		ex.body.limitTime(w, p.cfg.BodyTimeout)
@@ -103,15 +117,22 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ex.Respond(http.StatusMethodNotAllowed, http.Header{"Allow": {"GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"}}, []byte("faultproxy: CONNECT is not supported\n"))
 		return
 	}
-	key, hasKey := ex.key()
-	ex.rec.Key, ex.rec.HasKey = key, hasKey
-	if hasKey {
-		ex.rec.Attempt = p.journal.nextAttempt(epoch, key)
+	var ar *activeRule
+	if decided != nil {
+		d := decided.record
+		ex.rec.Key, ex.rec.HasKey, ex.rec.Attempt = d.Key, d.HasKey, d.Attempt
+		ar = decided.rule
+	} else {
+		key, hasKey := ex.key()
+		ex.rec.Key, ex.rec.HasKey = key, hasKey
+		if hasKey {
+			ex.rec.Attempt = p.journal.nextAttempt(epoch, key)
+		}
+		ar = p.rules.choose(&attemptInfo{
+			method: r.Method, path: r.URL.Path, header: r.Header,
+			key: key, hasKey: hasKey, attempt: ex.rec.Attempt,
+		})
 	}
-	ar := p.rules.choose(&attemptInfo{
-		method: r.Method, path: r.URL.Path, header: r.Header,
-		key: key, hasKey: hasKey, attempt: ex.rec.Attempt,
-	})
 	if ar == nil {
 		ex.Forward()
 		return
@@ -253,8 +274,15 @@ func (p *Proxy) recordHeaders(h http.Header, limit int) (map[string]string, int,
 		out[k] = v
 		total += len(k) + len(v)
 	}
+	clipped, kept := clipRecordHeaders(out, total, limit)
+	return out, clipped, kept
+}
+
+// clipRecordHeaders keeps at most limit bytes of the recorded headers' names and values
+// (total now), clipping values in name order; it returns the bytes clipped and kept.
+func clipRecordHeaders(out map[string]string, total, limit int) (int, int) {
 	if total <= limit {
-		return out, 0, total
+		return 0, total
 	}
 	names := make([]string, 0, len(out))
 	for k := range out {
@@ -272,7 +300,7 @@ func (p *Proxy) recordHeaders(h http.Header, limit int) (map[string]string, int,
 		}
 		left -= len(k) + keep
 	}
-	return out, clipped, total - clipped
+	return clipped, total - clipped
 }
 
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -13,7 +13,8 @@ import (
 // both on 127.0.0.1 by default. It is what tests and the scenario runner use in-process.
 type Server struct {
 	proxy    *Proxy
-	proxySrv *http.Server
+	proxySrv *http.Server // serves every client connection when fast is nil
+	fast     *connServer  // else: fast path first, net/http for the rest
 	adminSrv *http.Server
 	proxyLn  net.Listener
 	adminLn  net.Listener
@@ -40,12 +41,17 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		proxy:    p,
-		proxySrv: newHTTPServer(p, cfg),
 		adminSrv: newHTTPServer(adminBodyLimit(p.AdminHandler(cfg.AdminToken), cfg.BodyTimeout), cfg),
 		proxyLn:  proxyLn,
 		adminLn:  adminLn,
 	}
-	go serve(s.proxySrv, proxyLn)
+	if p.fast {
+		s.fast = newConnServer(p, cfg, proxyLn)
+		go s.fast.serve()
+	} else {
+		s.proxySrv = newHTTPServer(p, cfg)
+		go serve(s.proxySrv, proxyLn)
+	}
 	go serve(s.adminSrv, adminLn)
 	return s, nil
 }
@@ -91,14 +97,26 @@ func (s *Server) Proxy() *Proxy { return s.proxy }
 // Close stops both listeners at once, cutting connections in flight (held responses end
 // as timed-out), and closes idle upstream connections.
 func (s *Server) Close() error {
-	err := errors.Join(s.proxySrv.Close(), s.adminSrv.Close())
+	var err error
+	if s.fast != nil {
+		err = s.fast.close()
+	} else {
+		err = s.proxySrv.Close()
+	}
+	err = errors.Join(err, s.adminSrv.Close())
 	s.proxy.CloseIdleConnections()
 	return err
 }
 
 // Shutdown stops accepting, waits for requests in flight until ctx ends, then closes.
 func (s *Server) Shutdown(ctx context.Context) error {
-	err := errors.Join(s.proxySrv.Shutdown(ctx), s.adminSrv.Shutdown(ctx))
+	var err error
+	if s.fast != nil {
+		err = s.fast.shutdown(ctx)
+	} else {
+		err = s.proxySrv.Shutdown(ctx)
+	}
+	err = errors.Join(err, s.adminSrv.Shutdown(ctx))
 	s.proxy.CloseIdleConnections()
 	return err
 }

@@ -115,6 +115,10 @@ func (ex *Exchange) send(ctx context.Context, target *url.URL, body io.Reader, l
 		Host:          target.Host,
 		ContentLength: length,
 	}
+	if _, ok := ex.outHeader["User-Agent"]; !ok {
+		// Request.Write would add Go's own; the upstream sees what the client sent.
+		ex.outHeader["User-Agent"] = []string{""}
+	}
 	switch {
 	case body != nil:
 		out.Body = io.NopCloser(body)

@@ -210,32 +210,11 @@ func (ex *Exchange) sendDirect(ctx context.Context, pool *connPool, out *http.Re
 		fail(fmt.Errorf("write request: %w", err))
 		return
 	}
-	var resp *http.Response
-	c.lim.n = maxResponseHeader - int64(c.br.Buffered())
-	for informational := 0; ; informational++ {
-		resp, err = http.ReadResponse(c.br, out)
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				err = fmt.Errorf("upstream closed the connection before answering: %w", io.ErrUnexpectedEOF)
-			}
-			fail(fmt.Errorf("read response: %w", err))
-			return
-		}
-		if resp.StatusCode == http.StatusSwitchingProtocols {
-			fail(errUpgrade)
-			return
-		}
-		// 1xx interim answers (100 Continue, 103 Early Hints) precede the real one, as
-		// the Transport skips them (at most 5).
-		if resp.StatusCode >= 200 || informational == 5 {
-			break
-		}
-	}
-	if resp.StatusCode < 200 {
-		fail(fmt.Errorf("read response: too many 1xx responses"))
+	resp, err := readFinalResponse(c, out)
+	if err != nil {
+		fail(err)
 		return
 	}
-	c.lim.n = math.MaxInt64
 	db := &directBody{rc: resp.Body, c: c, pool: pool, stop: stop, reuse: !resp.Close}
 	if resp.Body == http.NoBody {
 		db.finish(true)
@@ -243,6 +222,32 @@ func (ex *Exchange) sendDirect(ctx context.Context, pool *connPool, out *http.Re
 		resp.Body = db
 	}
 	res.resp = resp
+}
+
+// readFinalResponse reads the response head to out from c, skipping 1xx interim answers
+// (100 Continue, 103 Early Hints) as the Transport does (at most 5); the head may be at
+// most maxResponseHeader bytes, the body is not limited.
+func readFinalResponse(c *upConn, out *http.Request) (*http.Response, error) {
+	c.lim.n = maxResponseHeader - int64(c.br.Buffered())
+	defer func() { c.lim.n = math.MaxInt64 }()
+	for informational := 0; ; informational++ {
+		resp, err := http.ReadResponse(c.br, out)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = fmt.Errorf("upstream closed the connection before answering: %w", io.ErrUnexpectedEOF)
+			}
+			return nil, fmt.Errorf("read response: %w", err)
+		}
+		if resp.StatusCode == http.StatusSwitchingProtocols {
+			return nil, errUpgrade
+		}
+		if resp.StatusCode >= 200 {
+			return resp, nil
+		}
+		if informational == 5 {
+			return nil, fmt.Errorf("read response: too many 1xx responses")
+		}
+	}
 }
 
 // directBody returns the connection to the pool once the response body was read to its

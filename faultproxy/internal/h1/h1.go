@@ -10,7 +10,7 @@
 // Content-Length field, a Content-Length that is not plain digits, obs-fold (a line that
 // starts with white space), a bare CR or LF, white space before a field's colon, bytes
 // outside visible ASCII, space and tab, HTTP versions other than 1.1, CONNECT and the
-// HTTP/2 preface, Expect, Upgrade and every hop-by-hop field but Connection: keep-alive,
+// HTTP/2 preface, Expect, Upgrade and every hop-by-hop field but Connection: keep-alive or close,
 // a missing or repeated Host, and heads larger than the caller's limit. A differential
 // test holds it to that: whatever it accepts, net/http's server accepts with the same
 // method, target, fields and length.
@@ -51,8 +51,8 @@ func (v Verdict) String() string {
 // white space around it. Both alias the parsed buffer.
 type Field struct {
 	Name, Value []byte
-	// Hop marks a hop-by-hop field the parser accepted (Connection: keep-alive, and on
-	// responses Keep-Alive and Connection: close): describe the connection, never forwarded.
+	// Hop marks a hop-by-hop field the parser accepted (Connection: keep-alive or close,
+	// and on responses Keep-Alive): it describes the connection and is never forwarded.
 	Hop bool
 }
 
@@ -65,7 +65,8 @@ type Request struct {
 	// ContentLength is the body's length; -1 when the request has no Content-Length
 	// (then, without Transfer-Encoding, it has no body).
 	ContentLength int64
-	HeadLen       int // bytes of the head, the blank line included
+	Close         bool // Connection: close: the connection ends after the answer
+	HeadLen       int  // bytes of the head, the blank line included
 }
 
 // Response is a parsed response head. Its slices alias the parsed buffer.
@@ -134,8 +135,12 @@ func ParseRequest(buf []byte, maxHead int, r *Request) Verdict {
 				return Unsupported
 			}
 		case equalFold(f.Name, "Connection"):
-			if !equalFold(f.Value, "keep-alive") {
-				return Unsupported
+			switch {
+			case equalFold(f.Value, "close"):
+				r.Close = true
+			case equalFold(f.Value, "keep-alive"):
+			default:
+				return Unsupported // a list, or fields named to drop: net/http does that
 			}
 			f.Hop = true
 		case isLeftToNetHTTP(f.Name):

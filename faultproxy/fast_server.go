@@ -1,0 +1,311 @@
+package faultproxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// connServer serves Start's client connections. Each connection begins on the fast path
+// (fast_exchange.go), which forwards the everyday exchange itself; at the first request
+// the fast path does not take — anything internal/h1 calls Unsupported, a head or body
+// not wholly arrived, a request a rule picked a fault for — the connection moves for
+// good to net/http's server, with the bytes read so far put back in front of it, so
+// net/http parses that request from its first byte and serves the rest of the
+// connection. Faults, malformed input, slow clients and every limit of net/http's server
+// therefore stay where they were.
+type connServer struct {
+	p       *Proxy
+	cfg     Config
+	ln      net.Listener
+	slow    *http.Server
+	handoff *handoffListener
+	ctx     context.Context // ends when the server closes: upstream calls in flight end
+	cancel  context.CancelFunc
+
+	mu      sync.Mutex
+	conns   map[*fastConn]struct{}
+	closing bool
+}
+
+// fastConn is a client connection on the fast path.
+type fastConn struct {
+	nc   net.Conn
+	br   *bufio.Reader
+	busy atomic.Bool // a request is being served: Shutdown lets it finish
+}
+
+// fastReadBuffer is a fast-path connection's read buffer, the size of net/http's: a
+// request whose head and body do not arrive within it goes to net/http.
+const fastReadBuffer = 4 << 10
+
+func newConnServer(p *Proxy, cfg Config, ln net.Listener) *connServer {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &connServer{
+		p: p, cfg: cfg, ln: ln, ctx: ctx, cancel: cancel,
+		handoff: newHandoffListener(ln.Addr()),
+		conns:   make(map[*fastConn]struct{}),
+	}
+	s.slow = newHTTPServer(p, cfg)
+	s.slow.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		if hc, ok := c.(*handoffConn); ok && hc.decision.Load() != nil {
+			return context.WithValue(ctx, handoffKey{}, hc)
+		}
+		return ctx
+	}
+	return s
+}
+
+// serve accepts until the listener closes.
+func (s *connServer) serve() {
+	go serve(s.slow, s.handoff)
+	var backoff time.Duration
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() && !s.isClosing() {
+				// Out of file descriptors and the like: wait as net/http's server does.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				time.Sleep(backoff)
+				continue
+			}
+			return
+		}
+		backoff = 0
+		c := &fastConn{nc: nc}
+		if !s.track(c) {
+			nc.Close()
+			return
+		}
+		go s.serveConn(c)
+	}
+}
+
+func (s *connServer) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+func (s *connServer) track(c *fastConn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	return true
+}
+
+func (s *connServer) untrack(c *fastConn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// serveConn runs one connection's fast path until it closes or moves to net/http.
+func (s *connServer) serveConn(c *fastConn) {
+	handedOff := false
+	defer func() {
+		s.untrack(c)
+		if !handedOff {
+			c.nc.Close()
+		}
+	}()
+	c.br = bufio.NewReaderSize(c.nc, fastReadBuffer)
+	var req fastRequest
+	// The first request must start within ReadHeaderTimeout, as on net/http's server;
+	// between requests the connection may idle for IdleTimeout.
+	wait := s.cfg.ReadHeaderTimeout
+	for {
+		c.nc.SetReadDeadline(time.Now().Add(wait))
+		if _, err := c.br.Peek(1); err != nil {
+			return // the client closed, idled out, or the server closed the connection
+		}
+		c.busy.Store(true)
+		if s.isClosing() {
+			return
+		}
+		switch s.p.serveFast(s, c, &req) {
+		case fastHandOff:
+			handedOff = true
+			return
+		case fastClose:
+			return
+		}
+		c.busy.Store(false)
+		wait = s.cfg.IdleTimeout
+	}
+}
+
+// handOff moves c to net/http's server, the bytes read but not consumed put back in
+// front of it; d is the decision already taken for the first request, if any.
+func (s *connServer) handOff(c *fastConn, d *fastDecision) bool {
+	buffered, _ := c.br.Peek(c.br.Buffered())
+	hc := &handoffConn{Conn: c.nc, pending: bytes.Clone(buffered), p: s.p}
+	if d != nil {
+		hc.decision.Store(d)
+	}
+	// net/http sets its own read deadlines per request.
+	c.nc.SetReadDeadline(time.Time{})
+	if !s.handoff.push(hc) {
+		hc.Close()
+	}
+	return true
+}
+
+// close stops accepting, closes every connection at once and ends upstream calls in
+// flight.
+func (s *connServer) close() error {
+	s.mu.Lock()
+	s.closing = true
+	conns := make([]*fastConn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	err := s.ln.Close()
+	s.cancel()
+	for _, c := range conns {
+		c.nc.Close()
+	}
+	return errors.Join(ignoreClosed(err), s.slow.Close())
+}
+
+// shutdown stops accepting, closes idle connections, waits for those serving a request
+// until ctx ends (then closes them), and shuts net/http's side down the same way.
+func (s *connServer) shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	lnErr := ignoreClosed(s.ln.Close())
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s.mu.Lock()
+		for c := range s.conns {
+			if !c.busy.Load() {
+				c.nc.Close()
+			}
+		}
+		left := len(s.conns)
+		s.mu.Unlock()
+		if left == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(lnErr, s.close(), ctx.Err())
+		case <-tick.C:
+		}
+	}
+	err := s.slow.Shutdown(ctx)
+	s.cancel()
+	return errors.Join(lnErr, err)
+}
+
+func ignoreClosed(err error) error {
+	if errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// handoffListener is the listener net/http's server accepts handed-off connections from.
+type handoffListener struct {
+	addr net.Addr
+	ch   chan net.Conn
+	done chan struct{}
+	once sync.Once
+}
+
+func newHandoffListener(addr net.Addr) *handoffListener {
+	return &handoffListener{addr: addr, ch: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *handoffListener) push(c net.Conn) bool {
+	select {
+	case l.ch <- c:
+		return true
+	case <-l.done:
+		return false
+	}
+}
+
+func (l *handoffListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.ch:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *handoffListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *handoffListener) Addr() net.Addr { return l.addr }
+
+// handoffConn is a client connection handed to net/http: it reads the bytes the fast
+// path had read first, then the connection.
+type handoffConn struct {
+	net.Conn
+	pending  []byte
+	p        *Proxy
+	decision atomic.Pointer[fastDecision]
+}
+
+func (c *handoffConn) Read(b []byte) (int, error) {
+	if len(c.pending) > 0 {
+		n := copy(b, c.pending)
+		c.pending = c.pending[n:]
+		return n, nil
+	}
+	return c.Conn.Read(b)
+}
+
+// NetConn is the client's connection (a reset fault sets SO_LINGER on it).
+func (c *handoffConn) NetConn() net.Conn { return c.Conn }
+
+// CloseWrite lets net/http half-close the connection as it does a *net.TCPConn's.
+func (c *handoffConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// Close journals a decided request net/http never served (the client went away before
+// it was read), so that it still has its one record, then closes.
+func (c *handoffConn) Close() error {
+	if d := c.decision.Swap(nil); d != nil {
+		rec := d.record
+		rec.ClientResult = ClientClosed
+		rec.Outcome = outcomeOf(rec.ClientResult, 0)
+		rec.Note = "the connection closed before the request was served"
+		c.p.journal.append(d.epoch, rec, d.headerBytes)
+		c.p.inFlight.Add(-1)
+	}
+	return c.Conn.Close()
+}
+
+type handoffKey struct{}
+
+// takeDecision returns the fast path's decision for the first request of a handed-off
+// connection, once.
+func takeDecision(r *http.Request) *fastDecision {
+	hc, ok := r.Context().Value(handoffKey{}).(*handoffConn)
+	if !ok {
+		return nil
+	}
+	return hc.decision.Swap(nil)
+}
