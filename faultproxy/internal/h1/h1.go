@@ -10,10 +10,12 @@
 // Content-Length field, a Content-Length that is not plain digits, obs-fold (a line that
 // starts with white space), a bare CR or LF, white space before a field's colon, bytes
 // outside visible ASCII, space and tab, HTTP versions other than 1.1, CONNECT and the
-// HTTP/2 preface, Expect, Upgrade and every hop-by-hop field but Connection: keep-alive,
-// a missing or repeated Host, and heads larger than the caller's limit. A differential
-// test holds it to that: whatever it accepts, net/http's server accepts with the same
-// method, target, fields and length.
+// HTTP/2 preface, Expect, Upgrade, Pragma (net/http adds a Cache-Control field for it),
+// every hop-by-hop field but Connection: keep-alive (and, on responses, Connection: close,
+// Keep-Alive and Proxy-Connection), a missing or repeated Host, more than MaxFields
+// fields, and heads larger than the caller's limit. A differential test holds it to that:
+// whatever it accepts, net/http's ReadRequest and server (or ReadResponse) accept with the
+// same method, target, status, fields and body length.
 //
 // No library fits: net/http's parser allocates per request by design, and fasthttp's
 // normalises field names and has body and connection rules of its own, which would make
@@ -52,7 +54,8 @@ func (v Verdict) String() string {
 type Field struct {
 	Name, Value []byte
 	// Hop marks a hop-by-hop field the parser accepted (Connection: keep-alive, and on
-	// responses Keep-Alive and Connection: close): describe the connection, never forwarded.
+	// responses Connection: close, Keep-Alive and Proxy-Connection): it describes the
+	// connection and is never forwarded.
 	Hop bool
 }
 
@@ -244,6 +247,7 @@ func (r *Response) BodyLength(bodyless bool) int64 {
 // first maxHead bytes; else the bytes to parse so far, Incomplete, or Unsupported when
 // maxHead bytes hold no end. A bare CR or LF anywhere in the head is Unsupported.
 func cut(buf []byte, maxHead int) ([]byte, Verdict) {
+	maxHead = max(maxHead, 0) // a limit below zero holds no head, like zero
 	scan := buf[:min(len(buf), maxHead)]
 	v := Incomplete
 	if end := bytes.Index(scan, []byte("\r\n\r\n")); end >= 0 {
@@ -333,10 +337,12 @@ func parseLength(b []byte) (int64, bool) {
 }
 
 // isLeftToNetHTTP names the fields whose handling this package leaves to net/http: the
-// framing and hop-by-hop ones (RFC 9110 §7.6.1) and Expect.
+// framing and hop-by-hop ones (RFC 9110 §7.6.1), Expect, and Pragma, because net/http
+// reads "Pragma: no-cache" as if "Cache-Control: no-cache" came with it (a field the
+// sender never wrote).
 func isLeftToNetHTTP(name []byte) bool {
 	for _, s := range [...]string{"Transfer-Encoding", "Te", "Trailer", "Upgrade", "Expect",
-		"Keep-Alive", "Proxy-Connection", "Proxy-Authenticate", "Proxy-Authorization"} {
+		"Keep-Alive", "Proxy-Connection", "Proxy-Authenticate", "Proxy-Authorization", "Pragma"} {
 		if equalFold(name, s) {
 			return true
 		}
