@@ -30,8 +30,9 @@ type Verdict int
 const (
 	// Complete: the buffer starts with a whole head of the supported shape.
 	Complete Verdict = iota
-	// Incomplete: what is there is of the supported shape so far, but the head has not
-	// ended within the buffer.
+	// Incomplete: the head has not ended within the buffer, which holds fewer than maxHead
+	// bytes, and every whole line in it is of the supported shape; the line that has not
+	// ended yet is judged once it has. The caller reads more and parses again.
 	Incomplete
 	// Unsupported: the head is malformed, ambiguous or of a shape this package leaves to
 	// net/http.
@@ -73,12 +74,16 @@ type Request struct {
 
 // Response is a parsed response head. Its slices alias the parsed buffer.
 type Response struct {
-	Status        int
-	Reason        []byte
-	Fields        []Field
-	ContentLength int64 // -1: none (only bodyless answers are Complete without one)
-	Close         bool  // Connection: close
-	HeadLen       int
+	Status int
+	Reason []byte
+	Fields []Field
+	// ContentLength is the Content-Length field's value, -1 without one (only bodyless
+	// answers are Complete without one). A HEAD, 204 or 304 answer keeps the field's
+	// value although no body follows (net/http reports 0 for a 204 or 304 to anything
+	// but HEAD); BodyLength says how many body bytes follow.
+	ContentLength int64
+	Close         bool // Connection: close
+	HeadLen       int  // bytes of the head, the blank line included
 }
 
 // MaxFields is the most header fields a head may have to be Complete.

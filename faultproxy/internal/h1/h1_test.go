@@ -97,6 +97,19 @@ var requestCases = []requestCase{
 	{name: "Host with port", input: head("GET / HTTP/1.1", "Host: api.example.test:8443"), want: h1.Complete},
 	{name: "Host as IPv6 literal", input: head("GET / HTTP/1.1", "Host: [::1]:80"), want: h1.Complete},
 	{name: "other methods", input: head("DELETE /x HTTP/1.1", "Host: a"), want: h1.Complete},
+	{name: "escaped NUL in target", input: head("GET /%00?q=%00 HTTP/1.1", "Host: a"), want: h1.Complete},
+	{name: "escaped dot segments in target", input: head("GET /%2e%2E/a/./b/../c%2F%2f HTTP/1.1", "Host: a"), want: h1.Complete},
+	{name: "escaped UTF-8 in target", input: head("GET /caf%C3%A9 HTTP/1.1", "Host: a"), want: h1.Complete},
+	{name: "escaped escape in target", input: head("GET /%2541 HTTP/1.1", "Host: a"), want: h1.Complete},
+	{name: "several '?' in target", input: head("GET /a?b?c=/d HTTP/1.1", "Host: a"), want: h1.Complete},
+	{name: "target of only sub-delims and colon", input: head("GET /:@;+ HTTP/1.1", "Host: a"), want: h1.Complete},
+	{name: "Host with trailing dot", input: head("GET / HTTP/1.1", "Host: a.example."), want: h1.Complete},
+	{name: "Host as IPv4 with port", input: head("GET / HTTP/1.1", "Host: 127.0.0.1:8080"), want: h1.Complete},
+	{name: "field name of every token character", input: head("GET / HTTP/1.1", "Host: a", "!#$%&'*+-.^_`|~09aZ: v"), want: h1.Complete},
+	{name: "value of every visible character", input: head("GET / HTTP/1.1", "Host: a", "X: !\"#$%&'()*+,-./09:;<=>?@AZ[\\]^_`az{|}~"), want: h1.Complete},
+	{name: "HEAD with a body", input: head("HEAD / HTTP/1.1", "Host: a", "Content-Length: 2") + "hi", want: h1.Complete},
+	{name: "Cache-Control and Content-Type untouched", input: head("GET / HTTP/1.1", "Host: a", "Cache-Control: no-cache", "Content-Type: text/plain"), want: h1.Complete},
+	{name: "Content-Length with OWS", input: head("POST / HTTP/1.1", "Host: a", "Content-Length:\t 2 \t") + "hi", want: h1.Complete},
 	{name: "typical keyed POST", input: keyedPOST + `{"amount":100,"cur":"eur"}` + "\n", want: h1.Complete},
 	{name: "exactly MaxFields fields", input: head(append([]string{"GET / HTTP/1.1", "Host: a"}, manyFields(h1.MaxFields-1)...)...), want: h1.Complete},
 
@@ -264,6 +277,20 @@ func TestParseRequestMaxHead(t *testing.T) {
 	require.Equal(t, h1.Unsupported, h1.ParseRequest(input, 0, &r))
 	require.Equal(t, h1.Unsupported, h1.ParseRequest(input, -1, &r))
 	require.Equal(t, h1.Incomplete, h1.ParseRequest(nil, len(input), &r))
+}
+
+// TestIncompleteJudgesWholeLines: a line is judged once it has ended, so a malformed
+// start is Incomplete until its CRLF arrives, then Unsupported.
+func TestIncompleteJudgesWholeLines(t *testing.T) {
+	var r h1.Request
+	require.Equal(t, h1.Incomplete, h1.ParseRequest([]byte("get / HTTP/1.1"), testMaxHead, &r))
+	require.Equal(t, h1.Unsupported, h1.ParseRequest([]byte("get / HTTP/1.1\r\n"), testMaxHead, &r))
+	require.Equal(t, h1.Incomplete, h1.ParseRequest([]byte("GET / HTTP/1.1\r\nTransfer-Encoding: chunked"), testMaxHead, &r))
+	require.Equal(t, h1.Unsupported, h1.ParseRequest([]byte("GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"), testMaxHead, &r))
+	require.Equal(t, h1.Unsupported, h1.ParseRequest([]byte("GET / HTTP/1.1\nHost"), testMaxHead, &r), "a bare LF is seen at once")
+	var resp h1.Response
+	require.Equal(t, h1.Incomplete, h1.ParseResponse([]byte("HTTP/1.1 100 Cont"), testMaxHead, false, &resp))
+	require.Equal(t, h1.Unsupported, h1.ParseResponse([]byte("HTTP/1.1 100 Continue\r\n"), testMaxHead, false, &resp))
 }
 
 // TestParseRequestReusesFields: a parse reuses the caller's Fields array and forgets the
