@@ -10,10 +10,12 @@
 // Content-Length field, a Content-Length that is not plain digits, obs-fold (a line that
 // starts with white space), a bare CR or LF, white space before a field's colon, bytes
 // outside visible ASCII, space and tab, HTTP versions other than 1.1, CONNECT and the
-// HTTP/2 preface, Expect, Upgrade and every hop-by-hop field but Connection: keep-alive or close,
-// a missing or repeated Host, and heads larger than the caller's limit. A differential
-// test holds it to that: whatever it accepts, net/http's server accepts with the same
-// method, target, fields and length.
+// HTTP/2 preface, Expect, Upgrade, Pragma (net/http adds a Cache-Control field for it),
+// every hop-by-hop field but Connection: keep-alive or close (and, on responses,
+// Keep-Alive and Proxy-Connection), a missing or repeated Host, more than MaxFields
+// fields, and heads larger than the caller's limit. A differential test holds it to that:
+// whatever it accepts, net/http's ReadRequest and server (or ReadResponse) accept with the
+// same method, target, status, fields and body length.
 //
 // No library fits: net/http's parser allocates per request by design, and fasthttp's
 // normalises field names and has body and connection rules of its own, which would make
@@ -28,8 +30,9 @@ type Verdict int
 const (
 	// Complete: the buffer starts with a whole head of the supported shape.
 	Complete Verdict = iota
-	// Incomplete: what is there is of the supported shape so far, but the head has not
-	// ended within the buffer.
+	// Incomplete: the head has not ended within the buffer, which holds fewer than maxHead
+	// bytes, and every whole line in it is of the supported shape; the line that has not
+	// ended yet is judged once it has. The caller reads more and parses again.
 	Incomplete
 	// Unsupported: the head is malformed, ambiguous or of a shape this package leaves to
 	// net/http.
@@ -52,7 +55,8 @@ func (v Verdict) String() string {
 type Field struct {
 	Name, Value []byte
 	// Hop marks a hop-by-hop field the parser accepted (Connection: keep-alive or close,
-	// and on responses Keep-Alive): it describes the connection and is never forwarded.
+	// and on responses Keep-Alive and Proxy-Connection): it describes the connection and
+	// is never forwarded.
 	Hop bool
 }
 
@@ -71,12 +75,16 @@ type Request struct {
 
 // Response is a parsed response head. Its slices alias the parsed buffer.
 type Response struct {
-	Status        int
-	Reason        []byte
-	Fields        []Field
-	ContentLength int64 // -1: none (only bodyless answers are Complete without one)
-	Close         bool  // Connection: close
-	HeadLen       int
+	Status int
+	Reason []byte
+	Fields []Field
+	// ContentLength is the Content-Length field's value, -1 without one (only bodyless
+	// answers are Complete without one). A HEAD, 204 or 304 answer keeps the field's
+	// value although no body follows (net/http reports 0 for a 204 or 304 to anything
+	// but HEAD); BodyLength says how many body bytes follow.
+	ContentLength int64
+	Close         bool // Connection: close
+	HeadLen       int  // bytes of the head, the blank line included
 }
 
 // MaxFields is the most header fields a head may have to be Complete.
@@ -249,6 +257,7 @@ func (r *Response) BodyLength(bodyless bool) int64 {
 // first maxHead bytes; else the bytes to parse so far, Incomplete, or Unsupported when
 // maxHead bytes hold no end. A bare CR or LF anywhere in the head is Unsupported.
 func cut(buf []byte, maxHead int) ([]byte, Verdict) {
+	maxHead = max(maxHead, 0) // a limit below zero holds no head, like zero
 	scan := buf[:min(len(buf), maxHead)]
 	v := Incomplete
 	if end := bytes.Index(scan, []byte("\r\n\r\n")); end >= 0 {
@@ -338,10 +347,12 @@ func parseLength(b []byte) (int64, bool) {
 }
 
 // isLeftToNetHTTP names the fields whose handling this package leaves to net/http: the
-// framing and hop-by-hop ones (RFC 9110 §7.6.1) and Expect.
+// framing and hop-by-hop ones (RFC 9110 §7.6.1), Expect, and Pragma, because net/http
+// reads "Pragma: no-cache" as if "Cache-Control: no-cache" came with it (a field the
+// sender never wrote).
 func isLeftToNetHTTP(name []byte) bool {
 	for _, s := range [...]string{"Transfer-Encoding", "Te", "Trailer", "Upgrade", "Expect",
-		"Keep-Alive", "Proxy-Connection", "Proxy-Authenticate", "Proxy-Authorization"} {
+		"Keep-Alive", "Proxy-Connection", "Proxy-Authenticate", "Proxy-Authorization", "Pragma"} {
 		if equalFold(name, s) {
 			return true
 		}
