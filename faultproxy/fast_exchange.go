@@ -33,7 +33,7 @@ import (
 // before the client can have the last byte of its answer; the upstream call made once,
 // never resent; the upstream's status and fields passed through as they came (no Date,
 // no sniffed Content-Type added on either path); a client that goes away while the
-// upstream works ends the call (found within fastWatchSlice, by a non-blocking peek);
+// upstream works ends the call (found within 2×fastWatchSlice, by a non-blocking peek);
 // 502 for an upstream that fails. What differs, by design: the client's field names keep
 // their case and order upstream (net/http canonicalises and sorts them).
 
@@ -61,8 +61,8 @@ type fastDecision struct {
 	rule        *activeRule
 }
 
-// fastWatchSlice is how often a fast-path attempt waiting on the upstream checks that its
-// client is still there.
+// fastWatchSlice is how often the fast path checks that the clients of attempts waiting
+// on the upstream are still there (connServer.watch).
 const fastWatchSlice = 100 * time.Millisecond
 
 // fastEligible is fixed when the proxy is built: the fast path needs the direct client
@@ -283,7 +283,7 @@ func (p *Proxy) forwardFast(s *connServer, c *fastConn, st *fastRequest, rec *Re
 
 	bodyless := string(req.Method) == http.MethodHead
 	resp := &st.resp
-	up.nc.SetReadDeadline(time.Now().Add(fastWatchSlice))
+	c.await(up, start)
 	for {
 		b, _ := up.br.Peek(up.br.Buffered())
 		v := h1.ParseResponse(b, up.br.Size(), bodyless, resp)
@@ -291,9 +291,14 @@ func (p *Proxy) forwardFast(s *connServer, c *fastConn, st *fastRequest, rec *Re
 			break
 		}
 		if v == h1.Unsupported {
+			if !c.done() {
+				up.nc.Close()
+				return p.fastUpstreamFailed(c, req, rec, errClientGone)
+			}
 			return p.forwardGeneral(s, c, req, rec, body, pool, up, start)
 		}
-		if err := p.fillUpstream(s, c, up); err != nil {
+		if err := p.fillUpstream(s, up); err != nil {
+			c.done()
 			up.nc.Close()
 			if errors.Is(err, io.EOF) {
 				err = fmt.Errorf("upstream closed the connection before answering: %w", io.ErrUnexpectedEOF)
@@ -324,6 +329,7 @@ func (p *Proxy) forwardFast(s *connServer, c *fastConn, st *fastRequest, rec *Re
 	for left := resp.BodyLength(bodyless); left > 0; {
 		if len(out.buf) == cap(out.buf) {
 			if _, err := c.nc.Write(out.buf); err != nil {
+				c.done()
 				up.nc.Close()
 				out.put()
 				rec.UpstreamMillis = millis(time.Since(start))
@@ -334,7 +340,8 @@ func (p *Proxy) forwardFast(s *connServer, c *fastConn, st *fastRequest, rec *Re
 			out.buf = out.buf[:0]
 		}
 		if up.br.Buffered() == 0 {
-			if err := p.fillUpstream(s, c, up); err != nil {
+			if err := p.fillUpstream(s, up); err != nil {
+				c.done()
 				up.nc.Close()
 				rec.UpstreamMillis = millis(time.Since(start))
 				rec.ClientResult = ClientTruncated
@@ -351,8 +358,7 @@ func (p *Proxy) forwardFast(s *connServer, c *fastConn, st *fastRequest, rec *Re
 		left -= int64(n)
 	}
 	rec.UpstreamMillis = millis(time.Since(start))
-	up.nc.SetReadDeadline(time.Time{})
-	if reuse && up.br.Buffered() == 0 {
+	if c.done() && reuse && up.br.Buffered() == 0 {
 		pool.put(up)
 	} else {
 		up.nc.Close()
@@ -360,26 +366,17 @@ func (p *Proxy) forwardFast(s *connServer, c *fastConn, st *fastRequest, rec *Re
 	return fastKeep, out
 }
 
-// fillUpstream reads more of the upstream's answer into its buffer, waiting in slices of
-// fastWatchSlice: between them it checks that the client is still there and the server
-// still running, and ends the call when either is gone.
-func (p *Proxy) fillUpstream(s *connServer, c *fastConn, up *upConn) error {
-	for {
-		_, err := up.br.Peek(up.br.Buffered() + 1)
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, os.ErrDeadlineExceeded) {
-			return err
-		}
+// fillUpstream reads more of the upstream's answer into its buffer. A read the watchdog
+// (connServer.watch) or close ended is the client's going away or the proxy's closing.
+func (p *Proxy) fillUpstream(s *connServer, up *upConn) error {
+	_, err := up.br.Peek(up.br.Buffered() + 1)
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
 		if s.ctx.Err() != nil {
 			return fmt.Errorf("the proxy is closing: %w", s.ctx.Err())
 		}
-		if peerGone(c.nc) {
-			return errClientGone
-		}
-		up.nc.SetReadDeadline(time.Now().Add(fastWatchSlice))
+		return errClientGone
 	}
+	return err
 }
 
 var errClientGone = errors.New("the client went away")
@@ -428,7 +425,6 @@ func appendStatusLine(b []byte, code int) []byte {
 // ReadResponse reads it and Exchange.stream writes it, as on the net/http path, through
 // a fastResponseWriter.
 func (p *Proxy) forwardGeneral(s *connServer, c *fastConn, req *h1.Request, rec *Record, body []byte, pool *connPool, up *upConn, start time.Time) (fastResult, *fastOutput) {
-	up.nc.SetReadDeadline(time.Time{})
 	r := (&http.Request{Method: rec.Method, Header: http.Header{}, Body: http.NoBody}).WithContext(s.ctx)
 	w := &fastResponseWriter{nc: c.nc, header: http.Header{}, method: rec.Method, close: req.Close}
 	ex := &Exchange{p: p, w: w, r: r, rec: rec, body: &requestBody{complete: true, eof: true, buf: body}}
@@ -436,6 +432,7 @@ func (p *Proxy) forwardGeneral(s *connServer, c *fastConn, req *h1.Request, rec 
 	// net/http path (whose server watches the connection in the background).
 	watch, stopWatch := watchPeer(s.ctx, c.nc)
 	defer stopWatch()
+	defer c.disarm() // stopWatch moves the client's read deadline
 	unwatch := context.AfterFunc(watch, func() { up.nc.SetDeadline(time.Unix(1, 0)) })
 	resp, err := readFinalResponse(up, r)
 	if err != nil {

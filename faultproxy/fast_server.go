@@ -39,7 +39,57 @@ type fastConn struct {
 	nc   net.Conn
 	br   *bufio.Reader
 	busy atomic.Bool // a request is being served: Shutdown lets it finish
+	// armedFor and armedAt are the read deadline last set, re-armed only when it changes
+	// or is a second old: a deadline costs a timer update, and keep-alive requests come
+	// far more often than IdleTimeout needs renewing.
+	armedFor time.Duration
+	armedAt  time.Time
+
+	// The upstream call the connection waits on, for the watchdog (watch) and close.
+	mu        sync.Mutex
+	waiting   *upConn
+	waitSince time.Time
+	aborted   bool // the wait was ended from outside: the upstream conn is not reusable
 }
+
+// await registers the upstream call c is about to wait on.
+func (c *fastConn) await(up *upConn, since time.Time) {
+	c.mu.Lock()
+	c.waiting, c.waitSince, c.aborted = up, since, false
+	c.mu.Unlock()
+}
+
+// done ends the wait; false when it was aborted (the upstream conn must be closed).
+func (c *fastConn) done() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.waiting = nil
+	return !c.aborted
+}
+
+// abortWait wakes the upstream read c waits on (a deadline in the past).
+func (c *fastConn) abortWait(olderThan time.Time, clientGone func() bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.waiting == nil || c.aborted || c.waitSince.After(olderThan) || !clientGone() {
+		return
+	}
+	c.aborted = true
+	c.waiting.nc.SetReadDeadline(time.Unix(1, 0))
+}
+
+// armRead sets the read deadline for the next request's first byte.
+func (c *fastConn) armRead(wait time.Duration) {
+	now := time.Now()
+	if wait == c.armedFor && now.Sub(c.armedAt) < time.Second {
+		return
+	}
+	c.nc.SetReadDeadline(now.Add(wait))
+	c.armedFor, c.armedAt = wait, now
+}
+
+// disarm notes that the read deadline was changed elsewhere.
+func (c *fastConn) disarm() { c.armedFor = 0 }
 
 // fastReadBuffer is a fast-path connection's read buffer, the size of net/http's: a
 // request whose head and body do not arrive within it goes to net/http.
@@ -65,6 +115,7 @@ func newConnServer(p *Proxy, cfg Config, ln net.Listener) *connServer {
 // serve accepts until the listener closes.
 func (s *connServer) serve() {
 	go serve(s.slow, s.handoff)
+	go s.watch()
 	var backoff time.Duration
 	for {
 		nc, err := s.ln.Accept()
@@ -85,6 +136,33 @@ func (s *connServer) serve() {
 			return
 		}
 		go s.serveConn(c)
+	}
+}
+
+// watch ends the upstream calls of clients that went away: every fastWatchSlice it checks
+// the clients of calls waiting longer than that, with a non-blocking peek. The fast path
+// itself sets no timer per request; net/http's server does this with a read it keeps
+// pending on every connection.
+func (s *connServer) watch() {
+	t := time.NewTicker(fastWatchSlice)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case now := <-t.C:
+			s.mu.Lock()
+			conns := make([]*fastConn, 0, len(s.conns))
+			for c := range s.conns {
+				if c.busy.Load() {
+					conns = append(conns, c)
+				}
+			}
+			s.mu.Unlock()
+			for _, c := range conns {
+				c.abortWait(now.Add(-fastWatchSlice), func() bool { return peerGone(c.nc) })
+			}
+		}
 	}
 }
 
@@ -125,7 +203,7 @@ func (s *connServer) serveConn(c *fastConn) {
 	// between requests the connection may idle for IdleTimeout.
 	wait := s.cfg.ReadHeaderTimeout
 	for {
-		c.nc.SetReadDeadline(time.Now().Add(wait))
+		c.armRead(wait)
 		if _, err := c.br.Peek(1); err != nil {
 			return // the client closed, idled out, or the server closed the connection
 		}
@@ -174,6 +252,7 @@ func (s *connServer) close() error {
 	err := s.ln.Close()
 	s.cancel()
 	for _, c := range conns {
+		c.abortWait(time.Now(), func() bool { return true })
 		c.nc.Close()
 	}
 	return errors.Join(ignoreClosed(err), s.slow.Close())

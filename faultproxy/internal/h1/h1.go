@@ -265,17 +265,23 @@ func cut(buf []byte, maxHead int) ([]byte, Verdict) {
 	} else if len(scan) == maxHead {
 		return nil, Unsupported
 	}
-	for i, c := range scan {
-		switch c {
-		case '\n':
-			if i == 0 || scan[i-1] != '\r' {
-				return nil, Unsupported
-			}
-		case '\r':
-			if i+1 < len(scan) && scan[i+1] != '\n' {
-				return nil, Unsupported
-			}
+	// Every LF must follow a CR, and then every CR but a last one still waiting for its
+	// LF is followed by one when the counts agree. Jumping from LF to LF (and counting)
+	// runs on the vectorised byte search rather than a loop over every byte.
+	lfs := 0
+	for i := 0; ; lfs++ {
+		j := bytes.IndexByte(scan[i:], '\n')
+		if j < 0 {
+			break
 		}
+		if i+j == 0 || scan[i+j-1] != '\r' {
+			return nil, Unsupported
+		}
+		i += j + 1
+	}
+	crs := bytes.Count(scan, []byte{'\r'})
+	if crs != lfs && (crs != lfs+1 || scan[len(scan)-1] != '\r') {
+		return nil, Unsupported
 	}
 	return scan, v
 }
@@ -387,7 +393,7 @@ func validTarget(b []byte) bool {
 			}
 			i += 2
 		default:
-			if bytes.IndexByte([]byte("-._~!$&'()*+,;=:@/?"), c) < 0 {
+			if !targetChars[c] {
 				return false
 			}
 		}
@@ -402,7 +408,7 @@ func validHost(b []byte) bool {
 		return false
 	}
 	for _, c := range b {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || isDigit(c) || bytes.IndexByte([]byte("-._:[]"), c) >= 0) {
+		if !hostChars[c] {
 			return false
 		}
 	}
@@ -414,9 +420,24 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 func isHex(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
 
 // isTokenChar: RFC 9110 tchar.
-func isTokenChar(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || isDigit(c) ||
-		bytes.IndexByte([]byte("!#$%&'*+-.^_`|~"), c) >= 0
+func isTokenChar(c byte) bool { return tokenChars[c] }
+
+// The character classes as tables: the parser asks once per byte of every head.
+var (
+	tokenChars  = charTable("!#$%&'*+-.^_`|~")
+	targetChars = charTable("-._~!$&'()*+,;=:@/?") // besides letters, digits and %XX
+	hostChars   = charTable("-._:[]")
+)
+
+// charTable is the letters and digits plus extra.
+func charTable(extra string) (t [256]bool) {
+	for c := range 256 {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	}
+	for i := range len(extra) {
+		t[extra[i]] = true
+	}
+	return t
 }
 
 // equalFold compares an ASCII name with a constant, ignoring case.
