@@ -118,8 +118,11 @@ func (p *Proxy) serveFast(s *connServer, c *fastConn, st *fastRequest) fastResul
 		rec.Attempt = p.journal.nextAttempt(epoch, rec.Key)
 	}
 	if l := p.rules.list.Load(); len(l.rules) > 0 {
-		info := &attemptInfo{method: rec.Method, path: targetPath(rec.Path), header: fastHeader(req.Fields, sub),
+		info := &attemptInfo{method: rec.Method, path: targetPath(rec.Path),
 			key: rec.Key, hasKey: rec.HasKey, attempt: rec.Attempt}
+		if l.matchesHeaders {
+			info.header = fastHeader(req.Fields, sub)
+		}
 		if ar := p.rules.choose(info); ar != nil {
 			return p.handOffResult(s, c, &fastDecision{epoch: epoch, record: rec, headerBytes: headerBytes, rule: ar})
 		}

@@ -44,12 +44,16 @@ type ruleSet struct {
 type ruleList struct {
 	rules    []*activeRule
 	matchers []matcher
+	// matchesHeaders: some rule matches on request headers (the fast path builds a
+	// header map only then).
+	matchesHeaders bool
 }
 
 func newRuleList(rules []*activeRule) *ruleList {
 	l := &ruleList{rules: rules, matchers: make([]matcher, len(rules))}
 	for i, ar := range rules {
 		l.matchers[i] = ar.match
+		l.matchesHeaders = l.matchesHeaders || len(ar.match.headers) > 0
 	}
 	return l
 }
@@ -117,10 +121,11 @@ func (s *ruleSet) add(batch ...*activeRule) error {
 	}
 	// Appending past a snapshot's length never changes what that snapshot reads; append
 	// copies only when the backing array is full (doubling: O(1) amortised).
-	next := &ruleList{rules: old.rules, matchers: old.matchers}
+	next := &ruleList{rules: old.rules, matchers: old.matchers, matchesHeaders: old.matchesHeaders}
 	for _, ar := range batch {
 		next.rules = append(next.rules, ar)
 		next.matchers = append(next.matchers, ar.match)
+		next.matchesHeaders = next.matchesHeaders || len(ar.match.headers) > 0
 		s.names[ar.rule.Name] = true
 	}
 	s.list.Store(next)
