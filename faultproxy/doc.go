@@ -40,6 +40,15 @@
 //   - A client's request body that stalls (Config.BodyTimeout) or is malformed never
 //     reaches the upstream as a complete request: a small or chunked one fails before the
 //     upstream call (408 / 400), a streaming one aborts the upstream call.
+//   - Start serves every connection on a fast path first (fast_server.go,
+//     fast_exchange.go): a pass-through attempt whose head is of the common shape
+//     (internal/h1) and whose body has arrived is forwarded without net/http's server.
+//     At the first request it does not take — a fault, anything internal/h1 calls
+//     Unsupported, a head or body not wholly arrived — the connection moves for good to
+//     net/http's server with its unread bytes in front, so every net/http defence applies
+//     to it; a faulted attempt carries the fast path's decision along. Both paths give the
+//     same journal record, upstream request (but for field-name case and order) and
+//     client answer; fast_path_test.go holds them to it.
 //   - Rules are decoded strictly (case-sensitive names, no unknown or repeated field, no
 //     trailing data), the same way from JSON and YAML; a batch is added all or none.
 //

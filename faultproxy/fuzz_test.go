@@ -55,7 +55,9 @@ type forwardFuzzTarget struct {
 	panics  bytes.Buffer
 }
 
-func newForwardFuzzTarget(f *testing.F) *forwardFuzzTarget {
+// newForwardFuzzTarget serves the proxy with net/http alone or, started, as Start does
+// (the fast path first).
+func newForwardFuzzTarget(f *testing.F, started bool) *forwardFuzzTarget {
 	ft := &forwardFuzzTarget{}
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -67,18 +69,25 @@ func newForwardFuzzTarget(f *testing.F) *forwardFuzzTarget {
 	f.Cleanup(up.Close)
 	// A short body timeout: an input whose framing promises more body than it sends ends
 	// in a 408 at once instead of a wait (the client side half-closes, see FuzzForward).
-	p, err := faultproxy.New(faultproxy.Config{Upstream: up.URL, BufferLimit: 1 << 16, BodyTimeout: time.Second})
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, r := range []faultproxy.Rule{
+	cfg := faultproxy.Config{Upstream: up.URL, BufferLimit: 1 << 16, BodyTimeout: time.Second, Rules: []faultproxy.Rule{
 		{Name: "trunc", Match: faultproxy.Match{Method: "PUT"}, Fault: faultproxy.FaultSpec{Type: faultproxy.FaultAfterTruncate, Bytes: 1}},
 		{Name: "dup", Match: faultproxy.Match{Method: "PATCH"}, Fault: faultproxy.FaultSpec{Type: faultproxy.FaultDuplicate}},
 		{Name: "lost", Match: faultproxy.Match{Key: "*"}, Fault: faultproxy.FaultSpec{Type: faultproxy.FaultAfterStatus}},
-	} {
-		if err := p.AddRule(context.Background(), r); err != nil {
+	}}
+	if started {
+		// A panic on the fast path ends the test process; net/http's side logs a
+		// recovered one to stderr, which the net/http-served target catches instead.
+		srv, err := faultproxy.Start(context.Background(), cfg)
+		if err != nil {
 			f.Fatal(err)
 		}
+		f.Cleanup(func() { srv.Close() })
+		ft.proxy, ft.addr = srv.Proxy(), strings.TrimPrefix(srv.URL(), "http://")
+		return ft
+	}
+	p, err := faultproxy.New(cfg)
+	if err != nil {
+		f.Fatal(err)
 	}
 	srv := httptest.NewUnstartedServer(p)
 	// The server recovers handler panics and logs them: capture the log to fail on one.
@@ -156,68 +165,75 @@ func FuzzForward(f *testing.F) {
 	f.Add("POST", "/", "Transfer-Encoding", "chunked", []byte("zz\r\n"), false)
 	f.Add("DELETE", "*", "Idempotency-Key", "", []byte{0, 1, 2}, true)
 	f.Add("0", "*", "000000000000", "00000000000000000\xd200\xdc\xc7\xeb", []byte("0"), true)
-	ft := newForwardFuzzTarget(f)
+	targets := []*forwardFuzzTarget{newForwardFuzzTarget(f, false), newForwardFuzzTarget(f, true)}
 	f.Fuzz(func(t *testing.T, method, path, hname, hvalue string, body []byte, chunked bool) {
 		if len(body) > 1<<16 || len(hvalue) > 1<<17 {
 			return
 		}
-		conn, err := net.Dial("tcp", ft.addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Closing with RST leaves no TIME_WAIT socket behind: a fuzz run opens thousands of
-		// connections and must not exhaust the machine's ephemeral ports.
-		conn.(*net.TCPConn).SetLinger(0)
-		defer conn.Close()
-		conn.SetDeadline(time.Now().Add(5 * time.Second))
-		var req bytes.Buffer
-		fmt.Fprintf(&req, "%s %s HTTP/1.1\r\nHost: fuzz\r\n%s: %s\r\n", method, path, hname, hvalue)
-		if chunked {
-			fmt.Fprintf(&req, "Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", len(body), body)
-		} else {
-			fmt.Fprintf(&req, "Content-Length: %d\r\n\r\n%s", len(body), body)
-		}
-		conn.Write(req.Bytes())
-		// Most inputs are answered at once. One whose framing promises more than it sends
-		// (a fuzzed Content-Length header) would make the server wait for the rest: when
-		// nothing came back promptly, half-close, so the server sees the end of the
-		// request and answers (400) now rather than after a timeout.
-		br := bufio.NewReader(conn)
-		conn.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
-		if _, err := br.Peek(1); err != nil {
-			conn.(*net.TCPConn).CloseWrite()
-		}
-		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-		resp, err := http.ReadResponse(br, nil)
-		if err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode < 100 || resp.StatusCode > 599 {
-				t.Fatalf("status %d", resp.StatusCode)
-			}
-		}
-		conn.Close()
-
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := ft.proxy.WaitIdle(ctx); err != nil {
-			t.Fatal(err)
-		}
-		recs, _ := ft.proxy.Journal(ctx, faultproxy.JournalQuery{})
-		calls := 0
-		for _, r := range recs {
-			calls += r.UpstreamCalls
-		}
-		ft.mu.Lock()
-		commits, panics := ft.commits, ft.panics.String()
-		ft.mu.Unlock()
-		if strings.Contains(panics, "panic") {
-			t.Fatalf("handler panicked: %s", panics)
-		}
-		// A call counts as reaching the upstream once its headers are written, so the
-		// journal may count a call whose handler never ran; never the other way round.
-		if commits > calls {
-			t.Fatalf("upstream committed %d requests, journal accounts for only %d", commits, calls)
+		for _, ft := range targets {
+			ft.forward(t, method, path, hname, hvalue, body, chunked)
 		}
 	})
+}
+
+// forward sends one fuzzed request and checks what came of it.
+func (ft *forwardFuzzTarget) forward(t *testing.T, method, path, hname, hvalue string, body []byte, chunked bool) {
+	conn, err := net.Dial("tcp", ft.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Closing with RST leaves no TIME_WAIT socket behind: a fuzz run opens thousands of
+	// connections and must not exhaust the machine's ephemeral ports.
+	conn.(*net.TCPConn).SetLinger(0)
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	var req bytes.Buffer
+	fmt.Fprintf(&req, "%s %s HTTP/1.1\r\nHost: fuzz\r\n%s: %s\r\n", method, path, hname, hvalue)
+	if chunked {
+		fmt.Fprintf(&req, "Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", len(body), body)
+	} else {
+		fmt.Fprintf(&req, "Content-Length: %d\r\n\r\n%s", len(body), body)
+	}
+	conn.Write(req.Bytes())
+	// Most inputs are answered at once. One whose framing promises more than it sends
+	// (a fuzzed Content-Length header) would make the server wait for the rest: when
+	// nothing came back promptly, half-close, so the server sees the end of the
+	// request and answers (400) now rather than after a timeout.
+	br := bufio.NewReader(conn)
+	conn.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if _, err := br.Peek(1); err != nil {
+		conn.(*net.TCPConn).CloseWrite()
+	}
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(br, nil)
+	if err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode < 100 || resp.StatusCode > 599 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	conn.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := ft.proxy.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := ft.proxy.Journal(ctx, faultproxy.JournalQuery{})
+	calls := 0
+	for _, r := range recs {
+		calls += r.UpstreamCalls
+	}
+	ft.mu.Lock()
+	commits, panics := ft.commits, ft.panics.String()
+	ft.mu.Unlock()
+	if strings.Contains(panics, "panic") {
+		t.Fatalf("handler panicked: %s", panics)
+	}
+	// A call counts as reaching the upstream once its headers are written, so the
+	// journal may count a call whose handler never ran; never the other way round.
+	if commits > calls {
+		t.Fatalf("upstream committed %d requests, journal accounts for only %d", commits, calls)
+	}
 }
