@@ -268,13 +268,23 @@ func (p *Proxy) forwardFast(s *connServer, c *fastConn, st *fastRequest, rec *Re
 	bw.WriteString(target.Host)
 	bw.WriteString("\r\n")
 	for _, f := range req.Fields {
-		if f.Hop || equalFoldASCII(f.Name, "Host") {
+		if f.Hop || equalFoldASCII(f.Name, "Host") || equalFoldASCII(f.Name, "Content-Length") {
 			continue
 		}
 		bw.Write(f.Name)
 		bw.WriteString(": ")
 		bw.Write(f.Value)
 		bw.WriteString("\r\n")
+	}
+	// The length as Go's client (the net/http path's) writes it: the body's, and for an
+	// empty body only on the methods that carry one.
+	switch m := string(req.Method); {
+	case len(body) > 0:
+		bw.WriteString("Content-Length: ")
+		bw.Write(strconv.AppendInt(up.num[:0], int64(len(body)), 10))
+		bw.WriteString("\r\n")
+	case m == http.MethodPost || m == http.MethodPut || m == http.MethodPatch:
+		bw.WriteString("Content-Length: 0\r\n")
 	}
 	bw.WriteString("\r\n")
 	bw.Write(body)

@@ -193,6 +193,9 @@ var pathCases = []struct{ name, raw string }{
 	{"upstream closes", "GET /close HTTP/1.1\r\nHost: x\r\n\r\nGET /after HTTP/1.1\r\nHost: x\r\n\r\n"},
 	{"no content type", "GET /no-type HTTP/1.1\r\nHost: x\r\n\r\n"},
 	{"big answer", "GET /big HTTP/1.1\r\nHost: x\r\n\r\n"},
+	{"keyed POST, no body, no length", "POST /v1/refunds HTTP/1.1\r\nHost: x\r\nIdempotency-Key: k4\r\n\r\n"},
+	{"GET with a zero length", "GET /a HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"},
+	{"DELETE with a padded length", "DELETE /a HTTP/1.1\r\nHost: x\r\nContent-Length: 002\r\n\r\n{}"},
 	{"no user agent kept", "GET /ua HTTP/1.1\r\nHost: x\r\nUser-Agent: curl/8\r\n\r\n"},
 	// Left to net/http by the fast path: they must come out the same all the same.
 	{"chunked request", "POST /v1/refunds HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"},

@@ -119,15 +119,17 @@ func (ex *Exchange) send(ctx context.Context, target *url.URL, body io.Reader, l
 		// Request.Write would add Go's own; the upstream sees what the client sent.
 		ex.outHeader["User-Agent"] = []string{""}
 	}
-	switch {
-	case body != nil:
+	if body != nil {
 		out.Body = io.NopCloser(body)
-	case ex.rec.HasKey || ex.outHeader.Get("Idempotency-Key") != "" || ex.outHeader.Get("X-Idempotency-Key") != "":
-		out.Body, out.ContentLength = noReplayBody{}, 0
 	}
 	if pool, ok := ex.direct(target, body); ok {
+		// The direct client never resends, so an empty body can stay nil: Request.Write
+		// then sends "Content-Length: 0" on POST, PUT and PATCH, keyed or not.
 		ex.sendDirect(ctx, pool, out, res)
 		return res
+	}
+	if body == nil && (ex.rec.HasKey || ex.outHeader.Get("Idempotency-Key") != "" || ex.outHeader.Get("X-Idempotency-Key") != "") {
+		out.Body, out.ContentLength = noReplayBody{}, 0
 	}
 	// Once the request headers are on the wire the upstream may act on the request even if
 	// the body then fails, so that is when the call counts as having reached it.

@@ -74,6 +74,7 @@ type connPool struct {
 }
 
 type upConn struct {
+	num    [20]byte // scratch for a number written to bw
 	nc     net.Conn
 	lim    *headerLimit
 	br     *bufio.Reader
