@@ -353,3 +353,38 @@ func FuzzFastAndNetHTTPPathsAgree(f *testing.F) {
 		require.Equal(t, comparable(journalOf(t, paths.slow)), comparable(journalOf(t, paths.fast)))
 	})
 }
+
+// The fast path keeps the client-side timeouts of net/http's server: a connection that
+// sends nothing is closed after ReadHeaderTimeout, an idle keep-alive one after
+// IdleTimeout, each once the answer before it went out.
+func TestFastPathTimesOutQuietConnections(t *testing.T) {
+	up := echoUpstream(t)
+	srv, err := faultproxy.Start(context.Background(), faultproxy.Config{
+		Upstream: up.URL, ReadHeaderTimeout: 300 * time.Millisecond, IdleTimeout: 300 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(func() { srv.Close() })
+	addr := strings.TrimPrefix(srv.URL(), "http://")
+
+	silent, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer silent.Close()
+	silent.SetReadDeadline(time.Now().Add(20 * time.Second))
+	_, err = silent.Read(make([]byte, 1))
+	require.ErrorIs(t, err, io.EOF, "a connection that never sends a request is closed")
+
+	idle, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer idle.Close()
+	idle.SetDeadline(time.Now().Add(20 * time.Second))
+	br := bufio.NewReader(idle)
+	for range 3 { // requests well within the idle timeout keep it open
+		_, err = idle.Write([]byte("GET /a HTTP/1.1\r\nHost: x\r\n\r\n"))
+		require.NoError(t, err)
+		resp, err := http.ReadResponse(br, nil)
+		require.NoError(t, err)
+		io.Copy(io.Discard, resp.Body)
+		require.Equal(t, http.StatusCreated, resp.StatusCode)
+	}
+	_, err = br.ReadByte()
+	require.ErrorIs(t, err, io.EOF, "an idle keep-alive connection is closed")
+}

@@ -40,8 +40,8 @@ type fastConn struct {
 	br   *bufio.Reader
 	busy atomic.Bool // a request is being served: Shutdown lets it finish
 	// armedFor and armedAt are the read deadline last set, re-armed only when it changes
-	// or is a second old: a deadline costs a timer update, and keep-alive requests come
-	// far more often than IdleTimeout needs renewing.
+	// or has aged (armRead): a deadline costs a timer update, and keep-alive requests
+	// come far more often than IdleTimeout needs renewing.
 	armedFor time.Duration
 	armedAt  time.Time
 
@@ -81,7 +81,8 @@ func (c *fastConn) abortWait(olderThan time.Time, clientGone func() bool) {
 // armRead sets the read deadline for the next request's first byte.
 func (c *fastConn) armRead(wait time.Duration) {
 	now := time.Now()
-	if wait == c.armedFor && now.Sub(c.armedAt) < time.Second {
+	// At most an eighth of the wait (and a second) is lost, so a short timeout holds too.
+	if wait == c.armedFor && now.Sub(c.armedAt) < min(time.Second, wait/8) {
 		return
 	}
 	c.nc.SetReadDeadline(now.Add(wait))
