@@ -11,49 +11,59 @@ import (
 
 const peekSupported = true
 
+// peekByte looks at the next byte on fd without consuming it and without blocking: n is
+// 0 with errno 0 at EOF, errno is EAGAIN when nothing has arrived.
+func peekByte(fd uintptr) (n uintptr, errno syscall.Errno) {
+	var b [1]byte
+	n, _, errno = syscall.Syscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1,
+		syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
+	return n, errno
+}
+
+// rawRead runs f on nc's descriptor as syscall.RawConn.Read does (f returning false
+// waits until nc is readable); false when nc has no descriptor.
+func rawRead(nc net.Conn, f func(fd uintptr) bool) (bool, error) {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return false, nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return false, nil
+	}
+	return true, rc.Read(f)
+}
+
+func wouldBlock(errno syscall.Errno) bool {
+	return errno == syscall.EAGAIN || errno == syscall.EWOULDBLOCK
+}
+
 // connIdleAlive reports whether an idle pooled connection can carry a request: the
 // upstream has neither closed it (EOF or RST pending) nor sent bytes nobody asked for.
 // One non-blocking MSG_PEEK; EAGAIN means alive.
 func connIdleAlive(nc net.Conn) bool {
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return false
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
 	alive := false
-	var b [1]byte
-	err = rc.Read(func(fd uintptr) bool {
-		_, _, errno := syscall.Syscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1,
-			syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
-		alive = errno == syscall.EAGAIN || errno == syscall.EWOULDBLOCK
+	ok, err := rawRead(nc, func(fd uintptr) bool {
+		_, errno := peekByte(fd)
+		alive = wouldBlock(errno)
 		return true
 	})
-	return err == nil && alive
+	return ok && err == nil && alive
 }
 
 // peerGone reports whether the client at the other end of nc has closed or reset the
 // connection, without consuming a byte and without blocking: EOF or an error pending
 // means gone; bytes waiting (a pipelined request) or nothing yet (EAGAIN) mean there.
 func peerGone(nc net.Conn) bool {
-	sc, ok := nc.(syscall.Conn)
+	gone := false
+	ok, err := rawRead(nc, func(fd uintptr) bool {
+		n, errno := peekByte(fd)
+		gone = (errno == 0 && n == 0) || (errno != 0 && !wouldBlock(errno) && errno != syscall.EINTR)
+		return true
+	})
 	if !ok {
 		return false
 	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	gone := false
-	var b [1]byte
-	err = rc.Read(func(fd uintptr) bool {
-		n, _, errno := syscall.Syscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1,
-			syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
-		gone = (errno == 0 && n == 0) || (errno != 0 && errno != syscall.EAGAIN && errno != syscall.EWOULDBLOCK && errno != syscall.EINTR)
-		return true
-	})
 	if err != nil {
 		// A passed read deadline says nothing about the peer; a closed conn is ours.
 		return errors.Is(err, net.ErrClosed)
@@ -66,26 +76,19 @@ func peerGone(nc net.Conn) bool {
 // without consuming a byte; a pipelined request ends it without cancelling.
 func watchPeer(parent context.Context, nc net.Conn) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(parent)
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return ctx, cancel
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
+	if _, ok := nc.(syscall.Conn); !ok {
 		return ctx, cancel
 	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		gone := false
-		var b [1]byte
-		err := rc.Read(func(fd uintptr) bool {
-			n, _, errno := syscall.Syscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1,
-				syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
-			switch errno {
-			case syscall.EAGAIN, syscall.EINTR:
+		_, err := rawRead(nc, func(fd uintptr) bool {
+			n, errno := peekByte(fd)
+			switch {
+			case wouldBlock(errno), errno == syscall.EINTR:
 				return false // nothing yet: wait until readable
-			case 0:
+			case errno == 0:
 				gone = n == 0
 			default:
 				gone = true

@@ -135,23 +135,7 @@ func ParseRequest(buf []byte, maxHead int, r *Request) Verdict {
 				return Unsupported
 			}
 			r.Host = f.Value
-		case equalFold(f.Name, "Content-Length"):
-			if r.ContentLength >= 0 {
-				return Unsupported
-			}
-			if r.ContentLength, ok = parseLength(f.Value); !ok {
-				return Unsupported
-			}
-		case equalFold(f.Name, "Connection"):
-			switch {
-			case equalFold(f.Value, "close"):
-				r.Close = true
-			case equalFold(f.Value, "keep-alive"):
-			default:
-				return Unsupported // a list, or fields named to drop: net/http does that
-			}
-			f.Hop = true
-		case isLeftToNetHTTP(f.Name):
+		case !framing(&f, &r.ContentLength, &r.Close):
 			return Unsupported
 		}
 		r.Fields = append(r.Fields, f)
@@ -208,25 +192,9 @@ func ParseResponse(buf []byte, maxHead int, bodyless bool, r *Response) Verdict 
 			return Unsupported
 		}
 		switch {
-		case equalFold(f.Name, "Content-Length"):
-			if r.ContentLength >= 0 {
-				return Unsupported
-			}
-			if r.ContentLength, ok = parseLength(f.Value); !ok {
-				return Unsupported
-			}
-		case equalFold(f.Name, "Connection"):
-			switch {
-			case equalFold(f.Value, "close"):
-				r.Close = true
-			case equalFold(f.Value, "keep-alive"):
-			default:
-				return Unsupported // a list, or fields named to drop: net/http does that
-			}
-			f.Hop = true
 		case equalFold(f.Name, "Keep-Alive"), equalFold(f.Name, "Proxy-Connection"):
 			f.Hop = true
-		case isLeftToNetHTTP(f.Name):
+		case !framing(&f, &r.ContentLength, &r.Close):
 			return Unsupported
 		}
 		r.Fields = append(r.Fields, f)
@@ -243,6 +211,33 @@ func ParseResponse(buf []byte, maxHead int, bodyless bool, r *Response) Verdict 
 	}
 	r.HeadLen = len(head)
 	return Complete
+}
+
+// framing reads the fields requests and responses share the rules of: Content-Length
+// (one, plain digits), Connection (keep-alive or close, marked Hop), and those left to
+// net/http. false: the head is Unsupported.
+func framing(f *Field, length *int64, closing *bool) bool {
+	switch {
+	case equalFold(f.Name, "Content-Length"):
+		if *length >= 0 {
+			return false
+		}
+		n, ok := parseLength(f.Value)
+		*length = n
+		return ok
+	case equalFold(f.Name, "Connection"):
+		switch {
+		case equalFold(f.Value, "close"):
+			*closing = true
+		case equalFold(f.Value, "keep-alive"):
+		default:
+			return false // a list, or fields named to drop: net/http does that
+		}
+		f.Hop = true
+	case isLeftToNetHTTP(f.Name):
+		return false
+	}
+	return true
 }
 
 // BodyLength is how many body bytes follow the head: 0 for a bodyless answer.
