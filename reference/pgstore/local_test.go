@@ -153,11 +153,30 @@ func testCatalogue(t *testing.T, _ *pgstore.Store, dsn string) {
 	rep, err := scenarios.Run(t.Context(), scenarios.RunConfig{Profiles: []*scenarios.Profile{tgt.Profile}, Seed: 7})
 	require.NoError(t, err)
 	require.NotEmpty(t, rep.Results)
-	var bad []string
-	for _, r := range rep.Results {
-		if r.Verdict != scenarios.Pass && r.Verdict != scenarios.Info {
-			bad = append(bad, string(r.Verdict)+" "+r.ScenarioID+": "+r.Message+"\n  "+strings.Join(r.Evidence.Examples, "\n  "))
+	// An UNKNOWN is an outcome the run could not see (on a loaded machine a race
+	// scenario's repeat can miss the original's window); it proves nothing either way, so
+	// such a scenario runs again, up to three times, until it is judged. Anything else
+	// than PASS or INFO fails at once.
+	results := rep.Results
+	for rerun := 0; ; rerun++ {
+		var bad, unknown []string
+		for _, r := range results {
+			switch r.Verdict {
+			case scenarios.Pass, scenarios.Info:
+			case scenarios.Unknown:
+				unknown = append(unknown, r.ScenarioID)
+				bad = append(bad, string(r.Verdict)+" "+r.ScenarioID+": "+r.Message)
+			default:
+				require.Fail(t, "a scenario failed", "%s %s: %s\n  %s", r.Verdict, r.ScenarioID, r.Message, strings.Join(r.Evidence.Examples, "\n  "))
+			}
 		}
+		if len(unknown) == 0 {
+			return
+		}
+		require.Less(t, rerun, 3, "still not judged after three reruns:\n%s", strings.Join(bad, "\n"))
+		t.Logf("rerunning what could not be judged: %s", strings.Join(bad, "; "))
+		again, err := scenarios.Run(t.Context(), scenarios.RunConfig{Profiles: []*scenarios.Profile{tgt.Profile}, Seed: 7, Only: unknown})
+		require.NoError(t, err)
+		results = again.Results
 	}
-	require.Empty(t, bad, strings.Join(bad, "\n"))
 }
