@@ -66,10 +66,9 @@ type fastDecision struct {
 const fastWatchSlice = 100 * time.Millisecond
 
 // fastEligible is fixed when the proxy is built: the fast path needs the direct client
-// for every upstream, a key in a header (a key field means reading JSON-RPC bodies) and
-// no Classify hook (which needs the answer's body).
+// for every upstream and no Classify hook (which needs the answer's body).
 func (p *Proxy) fastEligible() bool {
-	if p.direct == nil || p.cfg.KeyField != "" || p.cfg.Classify != nil {
+	if p.direct == nil || p.cfg.Classify != nil {
 		return false
 	}
 	for _, u := range p.upstreams {
@@ -85,7 +84,8 @@ func (p *Proxy) serveFast(s *connServer, c *fastConn, st *fastRequest) fastResul
 	buf, _ := c.br.Peek(c.br.Buffered())
 	req := &st.req
 	if !p.fast || h1.ParseRequest(buf, fastReadBuffer, req) != h1.Complete ||
-		int64(len(buf)-req.HeadLen) < max(req.ContentLength, 0) {
+		int64(len(buf)-req.HeadLen) < max(req.ContentLength, 0) ||
+		(p.cfg.KeyField != "" && req.ContentLength > p.cfg.BufferLimit) {
 		return p.handOffResult(s, c, nil)
 	}
 	p.inFlight.Add(1)
@@ -101,11 +101,20 @@ func (p *Proxy) serveFast(s *connServer, c *fastConn, st *fastRequest) fastResul
 	rec.Headers, rec.HeadersClipped = p.recordFields(req.Fields, sub)
 	// The fields alias the head: the record keeps all of it alive, so all of it counts.
 	headerBytes := len(head) + len(rec.Headers)*headerEntryBytes
-	for _, f := range req.Fields {
-		if !f.Hop && equalFoldASCII(f.Name, p.cfg.KeyHeader) {
-			// A copy: the attempt counters keep the key, and a substring would keep the head.
-			rec.Key, rec.HasKey = string(f.Value), true
-			break
+	var rpc rpcExchange
+	if p.cfg.KeyField != "" {
+		// The key is a field of a JSON-RPC body (an MCP tool call), read as the net/http
+		// path reads it; gjson returns copies, not slices of the body.
+		rpc.parsed = true
+		rpc.id, _ = readJSONRPC(body, rec)
+		rec.Key, rec.HasKey = keyFromBody(body, p.keyPath)
+	} else {
+		for _, f := range req.Fields {
+			if !f.Hop && equalFoldASCII(f.Name, p.cfg.KeyHeader) {
+				// A copy: the attempt counters keep the key, and a substring would keep the head.
+				rec.Key, rec.HasKey = string(f.Value), true
+				break
+			}
 		}
 	}
 	if len(body) == 0 {
@@ -128,7 +137,7 @@ func (p *Proxy) serveFast(s *connServer, c *fastConn, st *fastRequest) fastResul
 		}
 	}
 
-	result, final := p.forwardFast(s, c, st, rec, body)
+	result, final := p.forwardFast(s, c, st, rec, body, rpc)
 	if req.Close && result == fastKeep {
 		result = fastClose
 	}
@@ -248,7 +257,7 @@ func (o *fastOutput) flush() (int, error) {
 
 // forwardFast makes the upstream call and writes the answer, all but the last bytes,
 // which it returns to be written once the attempt is journaled.
-func (p *Proxy) forwardFast(s *connServer, c *fastConn, st *fastRequest, rec *Record, body []byte) (fastResult, *fastOutput) {
+func (p *Proxy) forwardFast(s *connServer, c *fastConn, st *fastRequest, rec *Record, body []byte, rpc rpcExchange) (fastResult, *fastOutput) {
 	req := &st.req
 	target := p.pick()
 	pool := p.direct.pools[target]
@@ -300,15 +309,17 @@ func (p *Proxy) forwardFast(s *connServer, c *fastConn, st *fastRequest, rec *Re
 	for {
 		b, _ := up.br.Peek(up.br.Buffered())
 		v := h1.ParseResponse(b, up.br.Size(), bodyless, resp)
-		if v == h1.Complete {
+		if v == h1.Complete && !announcesEventStream(resp.Fields) {
 			break
 		}
-		if v == h1.Unsupported {
+		if v != h1.Incomplete {
+			// Not of the common shape, or an event stream (passed on event by event
+			// whatever its length says): net/http reads it, stream writes it.
 			if !c.done() {
 				up.nc.Close()
 				return p.fastUpstreamFailed(c, req, rec, errClientGone)
 			}
-			return p.forwardGeneral(s, c, req, rec, body, pool, up, start)
+			return p.forwardGeneral(s, c, req, rec, body, rpc, pool, up, start)
 		}
 		if err := p.fillUpstream(s, up); err != nil {
 			c.done()
@@ -379,6 +390,17 @@ func (p *Proxy) forwardFast(s *connServer, c *fastConn, st *fastRequest, rec *Re
 	return fastKeep, out
 }
 
+// announcesEventStream: a Content-Type field of text/event-stream.
+func announcesEventStream(fields []h1.Field) bool {
+	for _, f := range fields {
+		if equalFoldASCII(f.Name, "Content-Type") && len(f.Value) >= len(eventStreamType) &&
+			equalFoldASCII(f.Value[:len(eventStreamType)], eventStreamType) {
+			return true
+		}
+	}
+	return false
+}
+
 // fillUpstream reads more of the upstream's answer into its buffer. A read the watchdog
 // (connServer.watch) or close ended is the client's going away or the proxy's closing.
 func (p *Proxy) fillUpstream(s *connServer, up *upConn) error {
@@ -437,10 +459,10 @@ func appendStatusLine(b []byte, code int) []byte {
 // (no Content-Length, 1xx interim answers, an event stream, a large head): net/http's
 // ReadResponse reads it and Exchange.stream writes it, as on the net/http path, through
 // a fastResponseWriter.
-func (p *Proxy) forwardGeneral(s *connServer, c *fastConn, req *h1.Request, rec *Record, body []byte, pool *connPool, up *upConn, start time.Time) (fastResult, *fastOutput) {
+func (p *Proxy) forwardGeneral(s *connServer, c *fastConn, req *h1.Request, rec *Record, body []byte, rpc rpcExchange, pool *connPool, up *upConn, start time.Time) (fastResult, *fastOutput) {
 	r := (&http.Request{Method: rec.Method, Header: http.Header{}, Body: http.NoBody}).WithContext(s.ctx)
 	w := &fastResponseWriter{nc: c.nc, header: http.Header{}, method: rec.Method, close: req.Close}
-	ex := &Exchange{p: p, w: w, r: r, rec: rec, body: &requestBody{complete: true, eof: true, buf: body}}
+	ex := &Exchange{p: p, w: w, r: r, rec: rec, body: &requestBody{complete: true, eof: true, buf: body}, rpc: rpc}
 	// A client that goes away while the upstream answers ends the call, as on the
 	// net/http path (whose server watches the connection in the background).
 	watch, stopWatch := watchPeer(s.ctx, c.nc)

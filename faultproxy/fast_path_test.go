@@ -91,7 +91,10 @@ type twoPaths struct {
 }
 
 func newTwoPaths(t testing.TB, upstream string, rules ...faultproxy.Rule) *twoPaths {
-	cfg := faultproxy.Config{Upstream: upstream, Rules: rules, Seed: 7}
+	return newTwoPathsWith(t, faultproxy.Config{Upstream: upstream, Rules: rules, Seed: 7})
+}
+
+func newTwoPathsWith(t testing.TB, cfg faultproxy.Config) *twoPaths {
 	srv, err := faultproxy.Start(context.Background(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { srv.Close() })
@@ -253,6 +256,37 @@ func TestFastPathHandsFaultedAttemptsToNetHTTP(t *testing.T) {
 	require.Equal(t, comparable(slow), comparable(fast))
 	require.Len(t, fast, 7)
 	require.Equal(t, paths.slow.Rules(), paths.fast.Rules())
+}
+
+// With the key in a JSON-RPC body (--key-field, an MCP tool call), both paths read the
+// same key, id and method, fault the same attempts and answer the same.
+func TestFastAndNetHTTPPathsAgreeOnKeyFields(t *testing.T) {
+	up := echoUpstream(t)
+	paths := newTwoPathsWith(t, faultproxy.Config{Upstream: up.URL, Seed: 7, KeyField: "params._meta.idempotency_key",
+		Rules: []faultproxy.Rule{{Name: "lose-first", Match: faultproxy.Match{Key: "*", Attempts: &faultproxy.Range{From: 1, To: 1}},
+			Fault: faultproxy.FaultSpec{Type: "after-status", Status: 503}}}})
+	call := func(path, body string) string {
+		return fmt.Sprintf("POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", path, len(body), body)
+	}
+	tool := func(id, key string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"refund","_meta":{"idempotency_key":` + key + `}}}`
+	}
+	for i, raw := range []string{
+		call("/mcp", tool("1", `"k1"`)) + call("/mcp", tool("2", `"k1"`)),
+		call("/sse", tool(`"a"`, `"k2"`)) + call("/sse", tool(`"b"`, `"k2"`)),
+		call("/mcp", tool("3", "42")) + call("/mcp", tool("4", "42")),
+		call("/mcp", `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`),
+		call("/mcp", `not json`) + call("/mcp", tool("6", "null")),
+	} {
+		want := exchange(t, paths.slowURL, []byte(raw), 20*time.Second)
+		got := exchange(t, paths.fastURL, []byte(raw), 20*time.Second)
+		require.Equal(t, want, got, "conversation %d", i)
+	}
+	fast := journalOf(t, paths.fast)
+	require.Equal(t, comparable(journalOf(t, paths.slow)), comparable(fast))
+	require.Equal(t, "k1", fast[0].Key)
+	require.Equal(t, "tools/call", fast[0].RPCMethod)
+	require.Equal(t, "1", fast[0].RPCID)
 }
 
 // A client that gives up while the upstream works ends the fast path's upstream call,

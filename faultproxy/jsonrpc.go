@@ -33,25 +33,34 @@ func (ex *Exchange) jsonRPC() ([]byte, string) {
 		return nil, ""
 	}
 	ex.rpc.parsed = true
+	var method string
+	ex.rpc.id, method = readJSONRPC(ex.body.buf, ex.rec)
+	return ex.rpc.id, method
+}
+
+// readJSONRPC reads body as a JSON-RPC request and journals its id and method in rec;
+// it returns the id as compact JSON (nil for none) and the method ("" when body is not
+// a JSON-RPC request).
+func readJSONRPC(body []byte, rec *Record) ([]byte, string) {
 	// A scan for three members that stops reading where it found them, not a decode of
 	// the whole body: the body is the client's, and its size must not decide the cost
 	// (the key field is read the same way).
-	if !gjson.ValidBytes(ex.body.buf) {
+	if !gjson.ValidBytes(body) {
 		return nil, ""
 	}
-	got := gjson.GetManyBytes(ex.body.buf, "jsonrpc", "id", "method")
+	got := gjson.GetManyBytes(body, "jsonrpc", "id", "method")
 	if got[0].Type != gjson.String || got[0].Str != "2.0" || got[2].Type != gjson.String || got[2].Str == "" {
 		return nil, ""
 	}
 	method := got[2].Str
-	ex.rec.RPCMethod = clipField(method)
+	rec.RPCMethod = clipField(method)
+	var id []byte
 	if got[1].Exists() {
-		if id := compactID(json.RawMessage(got[1].Raw)); id != nil {
-			ex.rpc.id = id
-			ex.rec.RPCID = clipField(string(id))
+		if id = compactID(json.RawMessage(got[1].Raw)); id != nil {
+			rec.RPCID = clipField(string(id))
 		}
 	}
-	return ex.rpc.id, method
+	return id, method
 }
 
 // maxRPCField bounds the id and method a record keeps: the client chooses them, and the

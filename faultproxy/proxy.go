@@ -119,6 +119,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var ar *activeRule
 	if decided != nil {
+		if p.cfg.KeyField != "" && ex.body.bufferAll(p.cfg.BufferLimit) {
+			ex.jsonRPC() // journals the id and method, as key() does
+		}
 		d := decided.record
 		ex.rec.Key, ex.rec.HasKey, ex.rec.Attempt = d.Key, d.HasKey, d.Attempt
 		ar = decided.rule
