@@ -105,7 +105,7 @@ func newConnServer(p *Proxy, cfg Config, ln net.Listener) *connServer {
 	}
 	s.slow = newHTTPServer(p, cfg)
 	s.slow.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
-		if hc, ok := c.(*handoffConn); ok && hc.decision.Load() != nil {
+		if hc, ok := c.(*handoffConn); ok && hc.held.Load() {
 			return context.WithValue(ctx, handoffKey{}, hc)
 		}
 		return ctx
@@ -229,8 +229,16 @@ func (s *connServer) serveConn(c *fastConn) {
 func (s *connServer) handOff(c *fastConn, d *fastDecision) bool {
 	buffered, _ := c.br.Peek(c.br.Buffered())
 	hc := &handoffConn{Conn: c.nc, pending: bytes.Clone(buffered), p: s.p}
-	if d != nil {
+	switch {
+	case d != nil:
+		// The decided attempt is in flight already; net/http's handler takes it over.
 		hc.decision.Store(d)
+		hc.held.Store(true)
+	case bytes.Contains(hc.pending, []byte("\n\r\n")) || bytes.Contains(hc.pending, []byte("\n\n")):
+		// A whole head arrived: an attempt is coming that WaitIdle must wait for, though
+		// net/http's handler has not started yet.
+		s.p.inFlight.Add(1)
+		hc.held.Store(true)
 	}
 	// net/http sets its own read deadlines per request.
 	c.nc.SetReadDeadline(time.Time{})
@@ -342,6 +350,9 @@ type handoffConn struct {
 	pending  []byte
 	p        *Proxy
 	decision atomic.Pointer[fastDecision]
+	// held: the connection holds one count of Proxy.inFlight for its first request,
+	// given back when a handler takes it over (takeHandoff) or the connection closes.
+	held atomic.Bool
 }
 
 func (c *handoffConn) Read(b []byte) (int, error) {
@@ -373,6 +384,8 @@ func (c *handoffConn) Close() error {
 		rec.Outcome = outcomeOf(rec.ClientResult, 0)
 		rec.Note = "the connection closed before the request was served"
 		c.p.journal.append(d.epoch, rec, d.headerBytes)
+	}
+	if c.held.Swap(false) {
 		c.p.inFlight.Add(-1)
 	}
 	return c.Conn.Close()
@@ -380,12 +393,23 @@ func (c *handoffConn) Close() error {
 
 type handoffKey struct{}
 
-// takeDecision returns the fast path's decision for the first request of a handed-off
-// connection, once.
-func takeDecision(r *http.Request) *fastDecision {
+// takeHandoff counts a handler's attempt in flight. On the first request of a handed-off
+// connection it returns the fast path's decision, if any: that attempt is counted
+// already, and the handler takes the count over. A count the connection held for a
+// request not yet read is given back once the handler's own is taken.
+func (p *Proxy) takeHandoff(r *http.Request) *fastDecision {
 	hc, ok := r.Context().Value(handoffKey{}).(*handoffConn)
-	if !ok {
-		return nil
+	if ok {
+		if d := hc.decision.Swap(nil); d != nil {
+			if !hc.held.Swap(false) {
+				p.inFlight.Add(1) // a racing Close gave the count back
+			}
+			return d
+		}
 	}
-	return hc.decision.Swap(nil)
+	p.inFlight.Add(1)
+	if ok && hc.held.Swap(false) {
+		p.inFlight.Add(-1)
+	}
+	return nil
 }

@@ -94,10 +94,7 @@ func (p *Proxy) pickPair() (*url.URL, *url.URL) {
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// A request the fast path decided (a rule picked a fault) arrives counted in flight,
 	// its attempt numbered and its rule fired: it is served with that decision.
-	decided := takeDecision(r)
-	if decided == nil {
-		p.inFlight.Add(1)
-	}
+	decided := p.takeHandoff(r)
 	defer p.inFlight.Add(-1)
 	ex := p.newExchange(w, r)
 	epoch := p.journal.current()
