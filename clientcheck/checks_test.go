@@ -187,6 +187,8 @@ func TestParseOutcomesNamesTheBadLine(t *testing.T) {
 		"\n" + `{"outcome":"ok"}`:                `line 2: "operation" is empty`,
 		`ok order-1`:                             `line 1: want one JSON object`,
 		`{"operation":"o","outcome":"ok","x":1}`: `line 1: want one JSON object`,
+		`{"operation":"o","outcome":"ok"} {"operation":"p","outcome":"ok"}`: `line 1: more after the JSON object`,
+		`{"operation":"o","outcome":"ok"}]`:                                 `line 1: more after the JSON object`,
 	} {
 		_, err := clientcheck.ParseOutcomes(strings.NewReader(input))
 		require.ErrorContains(t, err, want, input)

@@ -47,6 +47,9 @@ func ParseOutcomes(r io.Reader) ([]Outcome, error) {
 			return out, fmt.Errorf("outcome file line %d: want one JSON object like "+
 				`{"operation":"order-1","outcome":"ok"}: %w`, n, err)
 		}
+		if _, err := dec.Token(); err != io.EOF {
+			return out, fmt.Errorf("outcome file line %d: more after the JSON object: want exactly one object per line", n)
+		}
 		if o.Operation == "" {
 			return out, fmt.Errorf("outcome file line %d: \"operation\" is empty: set it to the order_id", n)
 		}

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -22,7 +23,7 @@ const (
 // field: `profile refunds.yaml: line 12: expect.mismatch: must be a 4xx status, got 200`.
 // A relative `extends:` path is resolved against the file's folder.
 func LoadProfile(path string) (*Profile, error) {
-	data, err := os.ReadFile(path)
+	data, err := readProfileFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load profile: %w", err)
 	}
@@ -118,11 +119,39 @@ func loadBase(name, dir string, ext *yaml.Node, depth int) (*yaml.Node, error) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(dir, path)
 	}
-	data, err := os.ReadFile(path)
+	data, err := readProfileFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("profile %s: line %d: extends: %w", name, ext.Line, err)
 	}
 	return parseTree(filepath.Base(path), filepath.Dir(path), data, depth+1)
+}
+
+// maxProfileBytes bounds a profile file: a profile is a page of YAML, and a path to
+// something else (a device, a log) must be an error, not a read that never ends.
+const maxProfileBytes = 1 << 20
+
+// readProfileFile reads a profile file: a regular file of at most maxProfileBytes.
+func readProfileFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s): name a profile's YAML file", path, st.Mode().Type())
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxProfileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxProfileBytes {
+		return nil, fmt.Errorf("%s is larger than %d bytes, too large for a profile", path, maxProfileBytes)
+	}
+	return data, nil
 }
 
 // takeKey removes key from a mapping node and returns its value node (nil when absent).

@@ -1,6 +1,7 @@
 package scenarios_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -235,4 +236,22 @@ func TestPresetsDeclareTheirPolicies(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, draft.Expect.StoresValidationErrors, "the draft is silent")
 	require.Nil(t, draft.Expect.Stores5xx)
+}
+
+// A profile path that names a device or a huge file is an error at once, not a read that
+// never ends or fills memory.
+func TestProfileFileMustBeASmallRegularFile(t *testing.T) {
+	dir := t.TempDir()
+	_, err := scenarios.LoadProfile("/dev/zero")
+	require.ErrorContains(t, err, "not a regular file")
+
+	ext := filepath.Join(dir, "extends-device.yaml")
+	require.NoError(t, os.WriteFile(ext, []byte("extends: /dev/zero\nname: x\n"), 0o644))
+	_, err = scenarios.LoadProfile(ext)
+	require.ErrorContains(t, err, "extends: /dev/zero is not a regular file")
+
+	big := filepath.Join(dir, "big.yaml")
+	require.NoError(t, os.WriteFile(big, bytes.Repeat([]byte("# a comment line\n"), 70000), 0o644))
+	_, err = scenarios.LoadProfile(big)
+	require.ErrorContains(t, err, "too large for a profile")
 }
