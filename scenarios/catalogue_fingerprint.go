@@ -7,7 +7,7 @@ func fingerprintScenarios() []Scenario {
 		{
 			ID:          "fingerprint/mismatch",
 			Description: "the same key with another payload is refused",
-			Requirement: "reuse with another payload gets expect.mismatch (422) and no second side effect",
+			Requirement: "reuse with another payload gets expect.mismatch (422 by default) and no second side effect",
 			Source:      and(srcDraftErrors, srcDraftFingerprint),
 			Level:       LevelMust,
 			Labels:      []string{"group:fingerprint", "fault:none", "level:must"},

@@ -82,7 +82,7 @@ func raceScenarios() []Scenario {
 		{
 			ID:          "race/in-flight-409",
 			Description: "a repeat while the original executes gets the declared in-flight answer",
-			Requirement: "a concurrent repeat is refused with expect.in_flight (409), a retryable answer; under in_flight: wait it waits and gets the committed response",
+			Requirement: "a concurrent repeat is refused with expect.in_flight (409 by default), a retryable answer; under in_flight: wait it waits and gets the committed response",
 			Source:      and(srcDraftErrors, srcStripe),
 			Level:       LevelMust,
 			Labels:      []string{"group:race", "fault:before-upstream", "level:must"},
