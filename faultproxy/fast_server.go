@@ -31,7 +31,7 @@ type connServer struct {
 
 	mu      sync.Mutex
 	conns   map[*fastConn]struct{}
-	closing bool
+	closing atomic.Bool // set under mu; read without it on every request
 }
 
 // fastConn is a client connection on the fast path.
@@ -167,16 +167,12 @@ func (s *connServer) watch() {
 	}
 }
 
-func (s *connServer) isClosing() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closing
-}
+func (s *connServer) isClosing() bool { return s.closing.Load() }
 
 func (s *connServer) track(c *fastConn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closing {
+	if s.closing.Load() {
 		return false
 	}
 	s.conns[c] = struct{}{}
@@ -226,7 +222,7 @@ func (s *connServer) serveConn(c *fastConn) {
 
 // handOff moves c to net/http's server, the bytes read but not consumed put back in
 // front of it; d is the decision already taken for the first request, if any.
-func (s *connServer) handOff(c *fastConn, d *fastDecision) bool {
+func (s *connServer) handOff(c *fastConn, d *fastDecision) {
 	buffered, _ := c.br.Peek(c.br.Buffered())
 	hc := &handoffConn{Conn: c.nc, pending: bytes.Clone(buffered), p: s.p}
 	switch {
@@ -245,14 +241,13 @@ func (s *connServer) handOff(c *fastConn, d *fastDecision) bool {
 	if !s.handoff.push(hc) {
 		hc.Close()
 	}
-	return true
 }
 
 // close stops accepting, closes every connection at once and ends upstream calls in
 // flight.
 func (s *connServer) close() error {
 	s.mu.Lock()
-	s.closing = true
+	s.closing.Store(true)
 	conns := make([]*fastConn, 0, len(s.conns))
 	for c := range s.conns {
 		conns = append(conns, c)
@@ -271,7 +266,7 @@ func (s *connServer) close() error {
 // until ctx ends (then closes them), and shuts net/http's side down the same way.
 func (s *connServer) shutdown(ctx context.Context) error {
 	s.mu.Lock()
-	s.closing = true
+	s.closing.Store(true)
 	s.mu.Unlock()
 	lnErr := ignoreClosed(s.ln.Close())
 	tick := time.NewTicker(5 * time.Millisecond)
