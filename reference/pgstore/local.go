@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemproof/idemproof/reference/idempotency"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 var _ idempotency.LocalStore = (*Store)(nil)
@@ -17,30 +18,50 @@ var _ idempotency.LocalStore = (*Store)(nil)
 // sharing one would only answer each other 409 now and then, never mix records.
 func lockID(h idempotency.ScopeHash) int64 { return int64(binary.BigEndian.Uint64(h[:8])) }
 
-// localQueries are the one-transaction statements, index as completeQueries.
+// The one-transaction statements, index as completeQueries: newKeyQueries for the common
+// case, a key without a row, and localQueries for everything else.
 //
-// The lock is a CTE the key's INSERT reads, so it is taken before the write. Under READ
-// COMMITTED the statement's snapshot is older than its lock: a key row another
-// transaction committed in between is invisible here, so the key is not looked up by a
-// SELECT but written with ON CONFLICT, which checks the latest committed row (waiting for
-// an uncommitted one) and overwrites it only where Decide would acquire: past the window,
-// or a stale two-phase lock with the same fingerprint. When the write does not happen
-// the effects are not inserted either, and CommitLocal reads what the live record says.
+// The lock comes first, so it is held before the write. Under READ COMMITTED the
+// statement's snapshot is older than its lock: a key row another transaction committed
+// in between is invisible here, so the key is not looked up by a SELECT but written with
+// ON CONFLICT, which checks the latest committed row (waiting for an uncommitted one).
+// When the key row is not written the effects are not inserted either, and CommitLocal
+// reads what the live record says.
+//
+// newKeyQueries writes the key row only where no row has the scope (ON CONFLICT DO
+// NOTHING) and reports nothing but the rows it inserted: PostgreSQL sets up and runs it
+// for markedly less work than localQueries (no update clause, no result row), and a
+// request's first attempt is what a server mostly sees. localQueries also overwrites a
+// row where Decide would acquire it, past the window or a stale two-phase lock with the
+// same fingerprint, and reports whether the lock was held.
 //
 // The row's fence is 0, a token the sequence never hands out, and it is written
 // completed: no two-phase holder's Complete can match it (that needs its own fence and an
 // uncompleted row), so it draws no token from the sequence, which every concurrent
 // request would otherwise contend for.
-var localQueries [3]string
+var newKeyQueries, localQueries [3]string
 
 func init() {
+	const (
+		columns = `(scope_hash, principal, endpoint, idempotency_key, fingerprint,
+				created_at, expires_at, locked_until, fence, completed, response_status, response_headers, response_body)`
+		values = `$1::bytea, $3::text, $4::text, $5::text, $6::text, $7::timestamptz, $8::timestamptz, NULL,
+				0, true, $9::integer, $10::bytea, $11::bytea`
+	)
 	for n := range 3 {
+		key := `INSERT INTO idempotency_keys ` + columns + `
+			SELECT ` + values + ` WHERE pg_try_advisory_xact_lock($2::bigint)
+			ON CONFLICT (scope_hash) DO NOTHING`
+		newKeyQueries[n] = key
+		if n > 0 {
+			// The rows the statement reports are the effects': none unless the key was written.
+			newKeyQueries[n] = `WITH k AS (` + key + ` RETURNING 1) ` + insertEffects(n, 12, `WHERE EXISTS (SELECT 1 FROM k)`)
+		}
+
 		q := `WITH l AS (SELECT pg_try_advisory_xact_lock($2::bigint) AS held),
 		k AS (
-			INSERT INTO idempotency_keys AS o (scope_hash, principal, endpoint, idempotency_key, fingerprint,
-				created_at, expires_at, locked_until, fence, completed, response_status, response_headers, response_body)
-			SELECT $1::bytea, $3::text, $4::text, $5::text, $6::text, $7::timestamptz, $8::timestamptz, NULL,
-				0, true, $9::integer, $10::bytea, $11::bytea FROM l WHERE l.held
+			INSERT INTO idempotency_keys AS o ` + columns + `
+			SELECT ` + values + ` FROM l WHERE l.held
 			ON CONFLICT (scope_hash) DO UPDATE SET fingerprint = EXCLUDED.fingerprint,
 				created_at = CASE WHEN o.expires_at <= EXCLUDED.created_at THEN EXCLUDED.created_at ELSE o.created_at END,
 				expires_at = CASE WHEN o.expires_at <= EXCLUDED.created_at THEN EXCLUDED.expires_at ELSE o.expires_at END,
@@ -58,7 +79,7 @@ func init() {
 }
 
 // CommitLocal implements idempotency.LocalStore: one statement when inTx is nil (see
-// localQueries), the same statement after BEGIN in one round trip otherwise, inTx
+// newKeyQueries), the same statement after BEGIN in one round trip otherwise, inTx
 // between it and the COMMIT.
 func (s *Store) CommitLocal(ctx context.Context, req idempotency.AcquireRequest, resp idempotency.Response, effects []idempotency.Effect, inTx func()) (idempotency.Acquisition, error) {
 	req.Now = micro(req.Now)
@@ -75,50 +96,82 @@ func (s *Store) CommitLocal(ctx context.Context, req idempotency.AcquireRequest,
 	_, fresh := idempotency.Decide(nil, req, 0)
 	args := append([]any{h[:], lockID(h), sc.Principal, sc.Endpoint, sc.Key, fresh.Fingerprint, fresh.Created,
 		fresh.ExpiresAt, resp.Status, headers, body}, insertEffectArgs(effects)...)
-	query := localQueries[shape(effects)]
-	// The write can lose to a record that then vanishes (a two-phase key released), hence
-	// the bounded loop; each round is a new statement with a new snapshot.
+	n := shape(effects)
+	outcome, err := s.commitLocalOnce(ctx, newKeyQueries[n], true, args, inTx)
+	if err != nil {
+		return idempotency.Acquisition{}, err
+	}
+	if outcome == localWritten {
+		return idempotency.Acquisition{State: idempotency.Acquired}, nil
+	}
+	// A row has the key, or another transaction holds its lock: the live row answers a
+	// repeat (replay, mismatch, a two-phase lock in flight) in one more statement.
+	if acq, done, err := s.decideExisting(ctx, req); err != nil || done {
+		return acq, err
+	}
+	// No live row, or one Decide would take over. The write can lose to a record that
+	// then vanishes (a two-phase key released), hence the bounded loop; each round is a
+	// new statement with a new snapshot.
 	for range 5 {
-		held, written, err := s.commitLocalOnce(ctx, query, args, inTx)
+		outcome, err := s.commitLocalOnce(ctx, localQueries[n], false, args, inTx)
 		if err != nil {
 			return idempotency.Acquisition{}, err
 		}
-		if !held {
+		switch outcome {
+		case localNotHeld:
 			return idempotency.Acquisition{State: idempotency.InFlight}, nil
-		}
-		if written {
+		case localWritten:
 			return idempotency.Acquisition{State: idempotency.Acquired}, nil
 		}
-		existing, ok, err := s.Lookup(ctx, sc, req.Now)
-		if err != nil {
-			return idempotency.Acquisition{}, err
-		}
-		var found *idempotency.Record
-		if ok {
-			found = &existing
-		}
-		if state, retry := idempotency.DecideLocal(found, req); !retry {
-			return idempotency.Acquisition{State: state, Record: existing}, nil
+		if acq, done, err := s.decideExisting(ctx, req); err != nil || done {
+			return acq, err
 		}
 	}
 	return idempotency.Acquisition{}, errors.New("commit request: the key's record kept changing under the transaction; retry")
 }
 
-// commitLocalOnce runs the statement; held is false when another transaction holds the
-// key's lock, written whether the key and the effects were committed.
-func (s *Store) commitLocalOnce(ctx context.Context, query string, args []any, inTx func()) (held, written bool, err error) {
-	var n int64
+// decideExisting reads the key's live record after a statement did not write it: done
+// with the answer it gives, or not done when the statement should be tried again.
+func (s *Store) decideExisting(ctx context.Context, req idempotency.AcquireRequest) (acq idempotency.Acquisition, done bool, err error) {
+	existing, ok, err := s.Lookup(ctx, req.Scope, req.Now)
+	if err != nil {
+		return idempotency.Acquisition{}, false, err
+	}
+	var found *idempotency.Record
+	if ok {
+		found = &existing
+	}
+	state, retry := idempotency.DecideLocal(found, req)
+	return idempotency.Acquisition{State: state, Record: existing}, !retry, nil
+}
+
+// localOutcome is what one of the one-transaction statements did.
+type localOutcome int
+
+const (
+	// localWritten: the key row and the effects were committed.
+	localWritten localOutcome = iota
+	// localNotHeld: another transaction holds the key's lock (localQueries only).
+	localNotHeld
+	// localNotWritten: nothing was written; for newKeyQueries also when the lock was held.
+	localNotWritten
+)
+
+// commitLocalOnce runs query, one of newKeyQueries (newKey) or localQueries.
+func (s *Store) commitLocalOnce(ctx context.Context, query string, newKey bool, args []any, inTx func()) (localOutcome, error) {
 	if inTx == nil {
-		if err := s.pool.QueryRow(ctx, query, args...).Scan(&held, &n); err != nil {
-			return false, false, fmt.Errorf("commit request: %w", err)
+		outcome, err := runLocal(newKey, func() (pgconn.CommandTag, error) { return s.pool.Exec(ctx, query, args...) },
+			func(dest ...any) error { return s.pool.QueryRow(ctx, query, args...).Scan(dest...) })
+		if err != nil {
+			return 0, fmt.Errorf("commit request: %w", err)
 		}
-		return held, n > 0, nil
+		return outcome, nil
 	}
 	// BEGIN and the statement travel together, so the lock is taken one round trip
 	// after the request reached the store, as without the hook.
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return false, false, fmt.Errorf("begin request: %w", err)
+		return 0, fmt.Errorf("begin request: %w", err)
 	}
 	defer conn.Release()
 	open := false
@@ -135,25 +188,53 @@ func (s *Store) commitLocalOnce(ctx context.Context, query string, args []any, i
 	batch.Queue(query, args...)
 	results := conn.SendBatch(ctx, batch)
 	_, err = results.Exec()
+	var outcome localOutcome
 	if err == nil {
 		open = true
-		err = results.QueryRow().Scan(&held, &n)
+		outcome, err = runLocal(newKey, results.Exec, func(dest ...any) error { return results.QueryRow().Scan(dest...) })
 	}
 	if cerr := results.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return false, false, fmt.Errorf("commit request: %w", err)
+		return 0, fmt.Errorf("commit request: %w", err)
 	}
-	if !held || n == 0 {
-		return held, false, nil
+	if outcome != localWritten {
+		return outcome, nil
 	}
 	inTx()
 	if _, err := conn.Exec(ctx, "COMMIT"); err != nil {
-		return false, false, fmt.Errorf("commit request: %w", err)
+		return 0, fmt.Errorf("commit request: %w", err)
 	}
 	open = false
-	return true, true, nil
+	return localWritten, nil
+}
+
+// runLocal reads a statement's outcome: newKeyQueries report the rows they inserted
+// (exec), localQueries whether the lock was held and the key row written (scan).
+func runLocal(newKey bool, exec func() (pgconn.CommandTag, error), scan func(dest ...any) error) (localOutcome, error) {
+	if newKey {
+		tag, err := exec()
+		switch {
+		case err != nil:
+			return 0, err
+		case tag.RowsAffected() > 0:
+			return localWritten, nil
+		}
+		return localNotWritten, nil
+	}
+	var held bool
+	var n int64
+	if err := scan(&held, &n); err != nil {
+		return 0, err
+	}
+	switch {
+	case !held:
+		return localNotHeld, nil
+	case n > 0:
+		return localWritten, nil
+	}
+	return localNotWritten, nil
 }
 
 // Held implements idempotency.LocalStore: the scope's transaction lock in pg_locks.

@@ -8,17 +8,19 @@
 // the UPDATE matched the caller's fencing token — so a refund row never exists without
 // its stored response, and a stale original can never commit.
 //
-// The one-transaction path (CommitLocal, local.go) is ONE statement: a CTE takes
-// pg_try_advisory_xact_lock on the scope's hash (InFlight when another transaction holds
-// it: the lock lives as long as that transaction, on any replica), then INSERTs the
-// completed key row with ON CONFLICT, overwriting only a row Decide would acquire, and
-// inserts the effects only when the key row was written. ON CONFLICT and not a SELECT
-// looks the key up because under READ COMMITTED the statement's snapshot is older than
-// its lock: a key row committed in between is invisible to a SELECT but not to the
-// conflict check, which then leaves the effects out; the live row is read in a second
-// statement and answered (replay, 422, 409). A crash rolls the statement back and
-// releases the lock. With an inTx hook the same statement runs in an explicit
-// transaction, the hook between it and the commit.
+// The one-transaction path (CommitLocal, local.go) is ONE statement for a new key: it
+// takes pg_try_advisory_xact_lock on the scope's hash (the lock lives as long as the
+// transaction, on any replica), INSERTs the completed key row with ON CONFLICT DO
+// NOTHING, and inserts the effects only when the key row was written. ON CONFLICT and
+// not a SELECT looks the key up because under READ COMMITTED the statement's snapshot is
+// older than its lock: a key row committed in between is invisible to a SELECT but not to
+// the conflict check, which then leaves the effects out. When nothing was written the
+// live row is read in a second statement and answered (replay, 422, 409); where there is
+// none, or one Decide would take over (expired, a stale two-phase lock with the same
+// fingerprint), a fuller statement retries the write, overwriting only such a row, and
+// says whether another transaction holds the lock (InFlight). A crash rolls the
+// statement back and releases the lock. With an inTx hook the same statements run in an
+// explicit transaction, the hook between the write and the commit.
 //
 // Times come from the caller's clock (never the database's NOW()), truncated to
 // microseconds, PostgreSQL's precision.
