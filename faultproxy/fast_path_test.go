@@ -242,6 +242,7 @@ var pathCases = []struct{ name, raw string }{
 
 func TestFastAndNetHTTPPathsAgree(t *testing.T) {
 	up := echoUpstream(t)
+	served := map[string]uint64{}
 	for _, tc := range pathCases {
 		t.Run(tc.name, func(t *testing.T) {
 			paths := newTwoPaths(t, up.URL)
@@ -249,8 +250,16 @@ func TestFastAndNetHTTPPathsAgree(t *testing.T) {
 			got := exchange(t, paths.fastURL, []byte(tc.raw), 20*time.Second)
 			require.Equal(t, want, got, "what the client read")
 			require.Equal(t, comparable(journalOf(t, paths.slow)), comparable(journalOf(t, paths.fast)), "the journal")
+			served[tc.name] = faultproxy.FastServed(paths.fast)
 		})
 	}
+	// The comparison means something only if the fast path took the everyday cases and
+	// left the odd ones to net/http.
+	require.Equal(t, uint64(1), served["keyed POST"])
+	require.Equal(t, uint64(2), served["two on one connection"])
+	require.Equal(t, uint64(1), served["fast then unusual"])
+	require.Zero(t, served["CL and TE"])
+	require.Zero(t, served["obs-fold"])
 }
 
 // A rule the fast path picks moves the connection to net/http with the decision taken:
@@ -281,6 +290,8 @@ func TestFastPathHandsFaultedAttemptsToNetHTTP(t *testing.T) {
 	require.Equal(t, comparable(slow), comparable(fast))
 	require.Len(t, fast, 7)
 	require.Equal(t, paths.slow.Rules(), paths.fast.Rules())
+	require.NotZero(t, faultproxy.FastServed(paths.fast), "the fast path forwarded none")
+	require.NotZero(t, faultproxy.HandedOff(paths.fast), "no faulted attempt was handed to net/http")
 }
 
 // With the key in a JSON-RPC body (--key-field, an MCP tool call), both paths read the
