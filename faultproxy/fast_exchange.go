@@ -39,8 +39,9 @@ import (
 
 // fastRequest is a fast-path connection's reusable parse state.
 type fastRequest struct {
-	req  h1.Request
-	resp h1.Response
+	req     h1.Request
+	resp    h1.Response
+	attempt attemptRecord
 }
 
 type fastResult int
@@ -90,59 +91,32 @@ func (p *Proxy) serveFast(s *connServer, c *fastConn, st *fastRequest) fastResul
 	}
 	p.inFlight.Add(1)
 	start := time.Now()
-	epoch := p.journal.current()
 	total := req.HeadLen + int(max(req.ContentLength, 0))
 	// One copy of the head: the record's method, path and fields are substrings of it.
-	head := string(buf[:req.HeadLen])
-	sub := func(b []byte) string { off := cap(buf) - cap(b); return head[off : off+len(b)] }
-	body := buf[req.HeadLen:total]
-
-	rec := &Record{Time: start, Method: sub(req.Method), Path: sub(req.Target)}
-	rec.Headers, rec.HeadersClipped = p.recordFields(req.Fields, sub)
-	// The fields alias the head: the record keeps all of it alive, so all of it counts.
-	headerBytes := len(head) + len(rec.Headers)*headerEntryBytes
-	var rpc rpcExchange
-	if p.cfg.KeyField != "" {
-		// The key is a field of a JSON-RPC body (an MCP tool call), read as the net/http
-		// path reads it; gjson returns copies, not slices of the body.
-		rpc.parsed = true
-		rpc.id, _ = readJSONRPC(body, rec)
-		rec.Key, rec.HasKey = keyFromBody(body, p.keyPath)
-	} else {
-		for _, f := range req.Fields {
-			if !f.Hop && equalFoldASCII(f.Name, p.cfg.KeyHeader) {
-				// A copy: the attempt counters keep the key, and a substring would keep the head.
-				rec.Key, rec.HasKey = string(f.Value), true
-				break
-			}
-		}
-	}
-	if len(body) == 0 {
-		rec.BodySHA256 = emptySHA256
-	} else {
-		sum := sha256.Sum256(body)
-		rec.BodySHA256 = hex.EncodeToString(sum[:])
-	}
-	if rec.HasKey {
-		rec.Attempt = p.journal.nextAttempt(epoch, rec.Key)
-	}
+	a := &st.attempt
+	*a = attemptRecord{epoch: p.journal.current(), buf: buf, head: string(buf[:req.HeadLen]), body: buf[req.HeadLen:total]}
+	a.rec = &Record{Time: start, Method: a.sub(req.Method), Path: a.sub(req.Target)}
 	if l := p.rules.list.Load(); len(l.rules) > 0 {
-		info := &attemptInfo{method: rec.Method, path: targetPath(rec.Path),
-			key: rec.Key, hasKey: rec.HasKey, attempt: rec.Attempt}
+		p.identify(a, req)
+		info := &attemptInfo{method: a.rec.Method, path: targetPath(a.rec.Path),
+			key: a.rec.Key, hasKey: a.rec.HasKey, attempt: a.rec.Attempt}
 		if l.matchesHeaders {
-			info.header = fastHeader(req.Fields, sub)
+			info.header = fastHeader(req.Fields, a.sub)
 		}
 		if ar := p.rules.choose(info); ar != nil {
-			return p.handOffResult(s, c, &fastDecision{epoch: epoch, record: rec, headerBytes: headerBytes, rule: ar})
+			p.describe(a, req)
+			return p.handOffResult(s, c, &fastDecision{epoch: a.epoch, record: a.rec, headerBytes: a.headerBytes, rule: ar})
 		}
 	}
 
-	result, final := p.forwardFast(s, c, st, rec, body, rpc)
+	result, final := p.forwardFast(s, c, st, a)
+	p.describe(a, req) // if the upstream was not reached
 	if req.Close && result == fastKeep {
 		result = fastClose
 	}
+	rec := a.rec
 	rec.Outcome = outcomeOf(rec.ClientResult, rec.ClientStatus)
-	p.journal.append(epoch, rec, headerBytes)
+	p.journal.append(a.epoch, rec, a.headerBytes)
 	p.fastServed.Add(1)
 	p.inFlight.Add(-1)
 	if final != nil {
@@ -154,6 +128,78 @@ func (p *Proxy) serveFast(s *connServer, c *fastConn, st *fastRequest) fastResul
 		c.br.Discard(total)
 	}
 	return result
+}
+
+// attemptRecord builds a fast-path attempt's journal record from the request in the
+// read buffer. What a rule can match on (method, path, key, attempt) is read before the
+// rules are asked (identify); the rest — the fields' map, the body's hash, and with no
+// rules installed the key and attempt too — once the request is written upstream
+// (describe), so it is done while the upstream works instead of before the upstream
+// sees the request. Measured at one connection, that work was 5-6 µs of the 10 µs
+// between a request's arrival and its write upstream.
+type attemptRecord struct {
+	epoch       *journalEpoch
+	rec         *Record
+	buf         []byte // the read buffer the head was copied from
+	head        string
+	body        []byte
+	rpc         rpcExchange
+	headerBytes int
+	// identified: key, attempt and rpc are set; described: the whole record is.
+	identified, described bool
+}
+
+// sub is the copy of the head's substring b, a slice of the read buffer.
+func (a *attemptRecord) sub(b []byte) string {
+	off := cap(a.buf) - cap(b)
+	return a.head[off : off+len(b)]
+}
+
+// identify reads the attempt's key and counts the attempt.
+func (p *Proxy) identify(a *attemptRecord, req *h1.Request) {
+	if a.identified {
+		return
+	}
+	a.identified = true
+	rec := a.rec
+	if p.cfg.KeyField != "" {
+		// The key is a field of a JSON-RPC body (an MCP tool call), read as the net/http
+		// path reads it; gjson returns copies, not slices of the body.
+		a.rpc.parsed = true
+		a.rpc.id, _ = readJSONRPC(a.body, rec)
+		rec.Key, rec.HasKey = keyFromBody(a.body, p.keyPath)
+	} else {
+		for _, f := range req.Fields {
+			if !f.Hop && equalFoldASCII(f.Name, p.cfg.KeyHeader) {
+				// A copy: the attempt counters keep the key, and a substring would keep the head.
+				rec.Key, rec.HasKey = string(f.Value), true
+				break
+			}
+		}
+	}
+	if rec.HasKey {
+		rec.Attempt = p.journal.nextAttempt(a.epoch, rec.Key)
+	}
+}
+
+// describe completes the record: identify's part if not yet done, the fields and the
+// body's hash.
+func (p *Proxy) describe(a *attemptRecord, req *h1.Request) {
+	if a.described {
+		return
+	}
+	a.described = true
+	p.identify(a, req)
+	rec := a.rec
+	rec.Headers, rec.HeadersClipped = p.recordFields(req.Fields, a.sub)
+	// The fields alias the head: the record keeps all of it alive, so all of it counts.
+	a.headerBytes = len(a.head) + len(rec.Headers)*headerEntryBytes
+	if len(a.body) == 0 {
+		rec.BodySHA256 = emptySHA256
+	} else {
+		sum := sha256.Sum256(a.body)
+		rec.BodySHA256 = hex.EncodeToString(sum[:])
+	}
 }
 
 func (p *Proxy) handOffResult(s *connServer, c *fastConn, d *fastDecision) fastResult {
@@ -257,8 +303,8 @@ func (o *fastOutput) flush() (int, error) {
 
 // forwardFast makes the upstream call and writes the answer, all but the last bytes,
 // which it returns to be written once the attempt is journaled.
-func (p *Proxy) forwardFast(s *connServer, c *fastConn, st *fastRequest, rec *Record, body []byte, rpc rpcExchange) (fastResult, *fastOutput) {
-	req := &st.req
+func (p *Proxy) forwardFast(s *connServer, c *fastConn, st *fastRequest, a *attemptRecord) (fastResult, *fastOutput) {
+	req, rec, body := &st.req, a.rec, a.body
 	target := p.pick()
 	pool := p.direct.pools[target]
 	start := time.Now()
@@ -298,7 +344,9 @@ func (p *Proxy) forwardFast(s *connServer, c *fastConn, st *fastRequest, rec *Re
 	bw.WriteString("\r\n")
 	bw.Write(body)
 	rec.ReachedUpstream, rec.UpstreamCalls = true, 1
-	if err := bw.Flush(); err != nil {
+	err = bw.Flush()
+	p.describe(a, req) // while the upstream works
+	if err != nil {
 		up.nc.Close()
 		return p.fastUpstreamFailed(c, req, rec, fmt.Errorf("write request: %w", err))
 	}
@@ -319,7 +367,7 @@ func (p *Proxy) forwardFast(s *connServer, c *fastConn, st *fastRequest, rec *Re
 				up.nc.Close()
 				return p.fastUpstreamFailed(c, req, rec, errClientGone)
 			}
-			return p.forwardGeneral(s, c, req, rec, body, rpc, pool, up, start)
+			return p.forwardGeneral(s, c, req, rec, body, a.rpc, pool, up, start)
 		}
 		if err := p.fillUpstream(s, up); err != nil {
 			c.done()
