@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -83,7 +82,7 @@ func init() {
 // between it and the COMMIT.
 func (s *Store) CommitLocal(ctx context.Context, req idempotency.AcquireRequest, resp idempotency.Response, effects []idempotency.Effect, inTx func()) (idempotency.Acquisition, error) {
 	req.Now = micro(req.Now)
-	headers, err := json.Marshal(resp.Header)
+	headers, err := encodeHeaders(resp.Header)
 	if err != nil {
 		return idempotency.Acquisition{}, fmt.Errorf("encode headers: %w", err)
 	}
@@ -94,8 +93,8 @@ func (s *Store) CommitLocal(ctx context.Context, req idempotency.AcquireRequest,
 	sc := req.Scope
 	h := sc.Hash()
 	_, fresh := idempotency.Decide(nil, req, 0)
-	args := append([]any{h[:], lockID(h), sc.Principal, sc.Endpoint, sc.Key, fresh.Fingerprint, fresh.Created,
-		fresh.ExpiresAt, resp.Status, headers, body}, insertEffectArgs(effects)...)
+	args := appendEffectArgs(append(make([]any, 0, 11+effectArgs), h[:], lockID(h), sc.Principal, sc.Endpoint, sc.Key,
+		fresh.Fingerprint, fresh.Created, fresh.ExpiresAt, resp.Status, headers, body), effects)
 	n := shape(effects)
 	outcome, err := s.commitLocalOnce(ctx, newKeyQueries[n], true, args, inTx)
 	if err != nil {

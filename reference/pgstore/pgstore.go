@@ -236,7 +236,7 @@ func effectColumns(effects []idempotency.Effect) (ids, kinds, entities, principa
 }
 
 // insertEffects is the INSERT of n effects into the ledger, parameters from $first
-// (insertEffectArgs), rows kept only where cond holds. One effect, the common case, is a
+// (appendEffectArgs), rows kept only where cond holds. One effect, the common case, is a
 // plain row of parameters: PostgreSQL runs it faster than the unnest() of six
 // one-element arrays.
 func insertEffects(n, first int, cond string) string {
@@ -276,22 +276,26 @@ func init() {
 
 func shape(effects []idempotency.Effect) int { return min(len(effects), 2) }
 
-// insertEffectArgs are insertEffects' six parameters for effects.
-func insertEffectArgs(effects []idempotency.Effect) []any {
+// effectArgs is the number of insertEffects' parameters.
+const effectArgs = 6
+
+// appendEffectArgs appends insertEffects' parameters for effects to args: none for no
+// effects. Callers size args for them, so a request's parameters take one allocation.
+func appendEffectArgs(args []any, effects []idempotency.Effect) []any {
 	switch len(effects) {
 	case 0:
-		return nil
+		return args
 	case 1:
 		e := effects[0]
-		return []any{e.ID, e.Kind, e.Entity, e.Principal, e.Data, micro(e.Created)}
+		return append(args, e.ID, e.Kind, e.Entity, e.Principal, e.Data, micro(e.Created))
 	}
 	ids, kinds, entities, principals, data, created := effectColumns(effects)
-	return []any{ids, kinds, entities, principals, data, created}
+	return append(args, ids, kinds, entities, principals, data, created)
 }
 
 // Complete implements idempotency.Store in one statement (see the package doc).
 func (s *Store) Complete(ctx context.Context, sc idempotency.Scope, fence int64, resp idempotency.Response, effects []idempotency.Effect, checkFence bool) error {
-	headers, err := json.Marshal(resp.Header)
+	headers, err := encodeHeaders(resp.Header)
 	if err != nil {
 		return fmt.Errorf("encode headers: %w", err)
 	}
@@ -300,7 +304,7 @@ func (s *Store) Complete(ctx context.Context, sc idempotency.Scope, fence int64,
 		body = []byte{}
 	}
 	h := sc.Hash()
-	args := append([]any{h[:], fence, resp.Status, headers, body, checkFence}, insertEffectArgs(effects)...)
+	args := appendEffectArgs(append(make([]any, 0, 6+effectArgs), h[:], fence, resp.Status, headers, body, checkFence), effects)
 	var updated int64
 	if err := s.pool.QueryRow(ctx, completeQueries[shape(effects)], args...).Scan(&updated); err != nil {
 		return fmt.Errorf("commit response: %w", err)
@@ -351,7 +355,7 @@ func (s *Store) CommitEffects(ctx context.Context, effects []idempotency.Effect)
 	if len(effects) == 0 {
 		return nil
 	}
-	_, err := s.pool.Exec(ctx, effectQueries[shape(effects)], insertEffectArgs(effects)...)
+	_, err := s.pool.Exec(ctx, effectQueries[shape(effects)], appendEffectArgs(make([]any, 0, effectArgs), effects)...)
 	if err != nil {
 		return fmt.Errorf("insert effects: %w", err)
 	}
