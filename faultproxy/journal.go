@@ -92,12 +92,17 @@ func (j *journal) nextAttempt(e *journalEpoch, key string) int {
 		sh.cur[key] = n + 1
 		return n + 1
 	}
-	n := sh.prev[key] + 1
-	delete(sh.prev, key)
+	n := 1
+	if prev, ok := sh.prev[key]; ok {
+		n = prev + 1
+		delete(sh.prev, key)
+	}
 	sh.bytes += int64(len(key)) + attemptEntryBytes
 	if sh.bytes > sh.budget && len(sh.cur) > 0 {
 		e.forgotten.Add(uint64(len(sh.prev)))
-		sh.prev, sh.cur, sh.bytes = sh.cur, make(map[string]int), int64(len(key))+attemptEntryBytes
+		// The next generation will hold about as many keys as this one: sized for them
+		// at once, it does not grow step by step (a sixth of a new key's cost).
+		sh.prev, sh.cur, sh.bytes = sh.cur, make(map[string]int, len(sh.cur)), int64(len(key))+attemptEntryBytes
 	}
 	sh.cur[key] = n
 	return n
