@@ -101,7 +101,7 @@ func (j *journal) nextAttempt(e *journalEpoch, key string) int {
 	if sh.bytes > sh.budget && len(sh.cur) > 0 {
 		e.forgotten.Add(uint64(len(sh.prev)))
 		// The next generation will hold about as many keys as this one: sized for them
-		// at once, it does not grow step by step (a sixth of a new key's cost).
+		// at once, it does not grow step by step (about a tenth of a new key's cost).
 		sh.prev, sh.cur, sh.bytes = sh.cur, make(map[string]int, len(sh.cur)), int64(len(key))+attemptEntryBytes
 	}
 	sh.cur[key] = n
