@@ -24,6 +24,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/idemproof/idemproof/ci/internal/benchstat"
 )
 
 // Scripts are the pgbench scripts and the models' DDL, by file name.
@@ -127,21 +129,7 @@ type Sample struct {
 }
 
 // Spread is the median and the range of a quantity over the rounds.
-type Spread struct{ Median, Min, Max float64 }
-
-func spread(v []float64) Spread {
-	if len(v) == 0 {
-		return Spread{}
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	k := len(s)
-	med := s[k/2]
-	if k%2 == 0 {
-		med = (s[k/2-1] + s[k/2]) / 2
-	}
-	return Spread{Median: med, Min: s[0], Max: s[k-1]}
-}
+type Spread = benchstat.Spread
 
 // Row is a model's summary: its unkeyed and keyed rates and the keyed ÷ unkeyed ratio,
 // paired by round.
@@ -189,7 +177,7 @@ func Summarise(samples []Sample) ([]Row, error) {
 			}
 			unkeyed, keyed, ratio = append(unkeyed, p.unkeyed), append(keyed, p.keyed), append(ratio, p.keyed/p.unkeyed)
 		}
-		rows = append(rows, Row{Model: m, Rounds: len(rounds), Unkeyed: spread(unkeyed), Keyed: spread(keyed), Ratio: spread(ratio)})
+		rows = append(rows, Row{Model: m, Rounds: len(rounds), Unkeyed: benchstat.Of(unkeyed), Keyed: benchstat.Of(keyed), Ratio: benchstat.Of(ratio)})
 	}
 	if len(rows) == 0 {
 		return nil, errors.New("no runs to summarise")

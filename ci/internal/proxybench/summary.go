@@ -9,10 +9,11 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/idemproof/idemproof/ci/internal/benchstat"
 )
 
 // Wrk is what one wrk run reported.
@@ -118,21 +119,7 @@ func (s Sample) CPUPerRequest() time.Duration {
 }
 
 // Spread is the median and the range of a quantity over the rounds.
-type Spread struct{ Median, Min, Max float64 }
-
-func spread(v []float64) Spread {
-	if len(v) == 0 {
-		return Spread{}
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	k := len(s)
-	med := s[k/2]
-	if k%2 == 0 {
-		med = (s[k/2-1] + s[k/2]) / 2
-	}
-	return Spread{Median: med, Min: s[0], Max: s[k-1]}
-}
+type Spread = benchstat.Spread
 
 // Row is one target at one connection count, over all rounds.
 type Row struct {
@@ -180,7 +167,7 @@ func Summarise(samples []Sample, baselines ...string) ([]Row, error) {
 			c = append(c, float64(s.CPU)/float64(time.Microsecond)/float64(max(s.Wrk.Requests, 1)))
 			row.Errors += s.Wrk.Errors
 		}
-		row.RPS, row.P50us, row.CPUus = spread(r), spread(p), spread(c)
+		row.RPS, row.P50us, row.CPUus = benchstat.Of(r), benchstat.Of(p), benchstat.Of(c)
 		for _, base := range baselines {
 			bs, ok := rps[group{base, g.conns}]
 			if !ok {
@@ -193,7 +180,7 @@ func Summarise(samples []Sample, baselines ...string) ([]Row, error) {
 				}
 			}
 			if len(ratios) > 0 {
-				row.Ratios[base] = spread(ratios)
+				row.Ratios[base] = benchstat.Of(ratios)
 			}
 		}
 		rows = append(rows, row)
