@@ -141,15 +141,17 @@ func (s *Store) Acquire(ctx context.Context, req idempotency.AcquireRequest) (id
 	return idempotency.Acquisition{}, errors.New("acquire key: the row kept appearing and vanishing; retry")
 }
 
+// insertKeyQuery records a new key, locked, with a new fencing token.
+const insertKeyQuery = `INSERT INTO idempotency_keys
+	(scope_hash, principal, endpoint, idempotency_key, fingerprint, created_at, expires_at, locked_until, fence)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, nextval('idempotency_fence_seq')) ON CONFLICT DO NOTHING RETURNING fence`
+
 // insertKey records a new key; inserted is false when the key already exists.
 func (s *Store) insertKey(ctx context.Context, req idempotency.AcquireRequest) (idempotency.Acquisition, bool, error) {
 	sc := req.Scope
 	h := sc.Hash()
 	_, fresh := idempotency.Decide(nil, req, 0)
-	err := s.pool.QueryRow(ctx, `INSERT INTO idempotency_keys
-		(scope_hash, principal, endpoint, idempotency_key, fingerprint, created_at, expires_at, locked_until, fence)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, nextval('idempotency_fence_seq')) ON CONFLICT DO NOTHING RETURNING fence`,
-		h[:], sc.Principal, sc.Endpoint, sc.Key, fresh.Fingerprint, fresh.Created, fresh.ExpiresAt, fresh.LockedUntil).Scan(&fresh.Fence)
+	err := s.pool.QueryRow(ctx, insertKeyQuery, h[:], sc.Principal, sc.Endpoint, sc.Key, fresh.Fingerprint, fresh.Created, fresh.ExpiresAt, fresh.LockedUntil).Scan(&fresh.Fence)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return idempotency.Acquisition{}, false, nil
 	}

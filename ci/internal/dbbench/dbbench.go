@@ -8,6 +8,8 @@
 // The models:
 //   - two rows: pgstore's schema and its one-transaction statement for a new key (the
 //     key row with the stored response, then the refund), as the reference runs it;
+//   - two phases: pgstore's two-phase path for a new key, the locked key row committed
+//     first, then the fenced completion with the refund (work outside the database);
 //   - one row: the key's record in its refund's ledger row, unique where set (one-row.sql),
 //     the data model the two-row one is compared against;
 //   - one row, no index: the same row without the key's indexes, to show what they cost.
@@ -53,6 +55,8 @@ const LedgerRows = "SELECT count(*) FROM ledger"
 var Models = []Model{
 	{Name: "two rows (pgstore)", Database: "two_rows", Keyed: "keyed-two-rows.sql",
 		KeyRows: "SELECT count(*) FROM idempotency_keys"},
+	{Name: "two phases (pgstore)", Database: "two_phases", Keyed: "keyed-two-phase.sql",
+		KeyRows: "SELECT count(*) FROM idempotency_keys WHERE completed"},
 	{Name: "one row", Database: "one_row", DDL: "one-row.sql", Keyed: "keyed-one-row.sql",
 		KeyRows: "SELECT count(*) FROM ledger WHERE scope_hash IS NOT NULL"},
 	{Name: "one row, no index", Database: "one_row_no_index", DDL: "one-row-no-index.sql", Keyed: "keyed-one-row-no-index.sql",
