@@ -83,7 +83,7 @@ func run() error {
 			c.Close(context.WithoutCancel(ctx))
 		}
 	}()
-	admin, err := connect(ctx, pg.DSN, "")
+	admin, err := connect(ctx, pg.DSN)
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func run() error {
 			return fmt.Errorf("%s: %w", m.Name, err)
 		}
 		store.Close()
-		c, err := connect(ctx, pg.DSN, m.Database)
+		c, err := connect(ctx, dsn)
 		if err != nil {
 			return err
 		}
@@ -232,13 +232,7 @@ func containerFiles() ([]testcontainers.ContainerFile, error) {
 	return files, nil
 }
 
-func connect(ctx context.Context, dsn, db string) (*pgx.Conn, error) {
-	if db != "" {
-		var err error
-		if dsn, err = withDatabase(dsn, db); err != nil {
-			return nil, err
-		}
-	}
+func connect(ctx context.Context, dsn string) (*pgx.Conn, error) {
 	c, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", dsn, err)
