@@ -62,6 +62,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if !strings.Contains(dsn, "pool_max_conns") && cfg.MaxConns < 16 {
 		cfg.MaxConns = 16 // many requests wait on the database at once; the DSN may say otherwise
 	}
+	cfg.ConnConfig.DialFunc = dialer(cfg.ConnConfig.ConnectTimeout).DialContext
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect postgres: %w", err)
