@@ -2,14 +2,17 @@ package pgstore_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/idemproof/idemproof/internal/dockertest"
 	"github.com/idemproof/idemproof/internal/refbench"
 	"github.com/idemproof/idemproof/reference"
+	"github.com/idemproof/idemproof/reference/idempotency"
 	"github.com/idemproof/idemproof/reference/pgstore"
 	"github.com/moby/moby/api/types/container"
 	"github.com/testcontainers/testcontainers-go"
@@ -173,4 +176,50 @@ func newPostgresStore(b *testing.B, via string) *pgstore.Store {
 		b.Fatalf("the benchmark's PostgreSQL runs with fsync %s, want %s", got, fsync)
 	}
 	return store
+}
+
+// BenchmarkRetryPostgresLocal is a first attempt and its retry on the one-transaction
+// path, the store alone: every op is the CommitLocal of a new key with its refund, then
+// the CommitLocal of the same key again, which must replay (Completed). It prices the
+// retry path, which the ratio benchmarks, all first attempts, never take. Besides the
+// pair's time it reports each call's mean latency (first-µs, retry-µs).
+//
+//	go test -run '^$' -bench 'RetryPostgresLocal' -benchtime 10000x ./reference/pgstore/
+func BenchmarkRetryPostgresLocal(b *testing.B) {
+	for _, via := range []string{"tcp", "socket"} {
+		b.Run(via, func(b *testing.B) {
+			st := newPostgresStore(b, via)
+			var n atomic.Int64
+			var spent [2]atomic.Int64 // nanoseconds in first attempts, in retries
+			b.SetParallelism(int(requestsPerCPU))
+			b.ResetTimer() // not the container's start
+			b.RunParallel(func(pb *testing.PB) {
+				ctx := context.Background()
+				for pb.Next() {
+					i := n.Add(1)
+					now := time.Now()
+					id := fmt.Sprintf("re_%x%08x", now.UnixNano(), i)
+					data := fmt.Appendf(nil, `{"id":%q,"amount":4900}`, id)
+					effects := []idempotency.Effect{{Kind: "refund", ID: id, Entity: fmt.Sprint("order-", i), Principal: "anonymous", Data: data, Created: now}}
+					req := idempotency.AcquireRequest{Scope: idempotency.Scope{Principal: "anonymous", Endpoint: "POST /v1/refunds",
+						Key: fmt.Sprintf("retry-%d-%d", now.UnixNano(), i)}, Fingerprint: "f", Now: now,
+						Retention: idempotency.DefaultRetention, LockTimeout: idempotency.DefaultLockTimeout}
+					resp := idempotency.Response{Status: http.StatusCreated, Body: data, Header: map[string]string{"Content-Type": "application/json"}}
+					for call, want := range []idempotency.State{idempotency.Acquired, idempotency.Completed} {
+						start := time.Now()
+						acq, err := st.CommitLocal(ctx, req, resp, effects, nil)
+						spent[call].Add(int64(time.Since(start)))
+						if err != nil {
+							b.Fatal(err)
+						}
+						if acq.State != want {
+							b.Fatalf("got %s, want %s", acq.State, want)
+						}
+					}
+				}
+			})
+			b.ReportMetric(float64(spent[0].Load())/1e3/float64(b.N), "first-µs")
+			b.ReportMetric(float64(spent[1].Load())/1e3/float64(b.N), "retry-µs")
+		})
+	}
 }
