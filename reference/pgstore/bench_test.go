@@ -1,6 +1,7 @@
 package pgstore_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -214,6 +215,9 @@ func BenchmarkRetryPostgresLocal(b *testing.B) {
 						}
 						if acq.State != want {
 							b.Fatalf("got %s, want %s", acq.State, want)
+						}
+						if want == idempotency.Completed && (acq.Record.Response == nil || !bytes.Equal(acq.Record.Response.Body, data)) {
+							b.Fatalf("the retry of %s did not replay the first attempt's body", req.Scope.Key)
 						}
 					}
 				}
