@@ -29,6 +29,16 @@ var (
 	checkBinaryErr  error
 )
 
+// TestMain removes the binary checkBinary built. It is shared by every test that runs the
+// CLI, so it lives outside any one test's TempDir, and only the package's end may remove it.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if checkBinaryPath != "" {
+		os.RemoveAll(filepath.Dir(checkBinaryPath))
+	}
+	os.Exit(code)
+}
+
 // checkBinary builds the idemproof command once per test binary: the CLI is tested as a
 // user runs it, exit status included.
 func checkBinary(t *testing.T) string {
