@@ -15,9 +15,9 @@ import (
 const commandWaitDelay = 2 * time.Second
 
 // Command runs argv as the code under test, in any language: the Env is exported as
-// IDEMPROOF_BASE_URL, IDEMPROOF_ADMIN_URL, IDEMPROOF_OUTCOME_FILE and
-// IDEMPROOF_KEY_HEADER on top of the current environment; its output goes to stdout and
-// stderr. A non-zero exit, or the timeout (which kills its whole process group), is its
+// IDEMPROOF_BASE_URL, IDEMPROOF_ADMIN_URL, IDEMPROOF_OUTCOME_FILE,
+// IDEMPROOF_KEY_HEADER and the rest of Env.Vars, TMPDIR included, on top of the current
+// environment; its output goes to stdout and stderr. A non-zero exit, or the timeout (which kills its whole process group), is its
 // error.
 func Command(argv []string, stdout, stderr io.Writer) ClientFunc {
 	return func(ctx context.Context, env Env) error {

@@ -36,6 +36,15 @@ func TestCommandNeedsArguments(t *testing.T) {
 	require.ErrorContains(t, clientcheck.Command(nil, os.Stdout, os.Stderr)(context.Background(), clientcheck.Env{}), "no command")
 }
 
+// The client's TMPDIR overrides the one it inherits (the last value of a name wins).
+func TestCommandGetsItsOwnTMPDIR(t *testing.T) {
+	t.Setenv("TMPDIR", "/inherited")
+	var out bytes.Buffer
+	run := clientcheck.Command([]string{"sh", "-c", `echo "$TMPDIR"`}, &out, os.Stderr)
+	require.NoError(t, run(context.Background(), clientcheck.Env{TempDir: "/the/clients/own"}))
+	require.Equal(t, "/the/clients/own\n", out.String())
+}
+
 func TestVarsLeaveOutWhatDoesNotApply(t *testing.T) {
 	env := clientcheck.Env{BaseURL: "http://127.0.0.1:1", KeyField: "params.key", OperationMethod: "POST",
 		OperationURL: "http://127.0.0.1:1/rpc", OperationBody: `{"id":"{{.Entity}}"}`, Entity: "json:id", MCPEndpoint: "http://127.0.0.1:1/rpc"}

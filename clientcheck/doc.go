@@ -39,7 +39,9 @@
 // Restarts (restart.go): the code under test is killed right after an attempt whose
 // response the proxy lost, and started again with the same Env and state folder
 // (IDEMPROOF_STATE_DIR), once per operation; a command's whole process group gets
-// SIGKILL, a ClientFunc's context is cancelled and waited for.
+// SIGKILL, a ClientFunc's context is cancelled and waited for. Since a killed command
+// runs no exit handler, it gets a temporary folder of its own (TMPDIR, Env.TempDir) that
+// the run removes at its end.
 //
 // The client's own view of each operation is optional: it writes one JSON object per
 // line to $IDEMPROOF_OUTCOME_FILE (see Outcome). Without it the checks that need it are

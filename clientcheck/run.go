@@ -36,6 +36,9 @@ const (
 	EnvEntity          = "IDEMPROOF_ENTITY"           // where a request names its operation: json:PATH or header:NAME
 	EnvMCPEndpoint     = "IDEMPROOF_MCP_ENDPOINT"     // the operation URL, when the operation is a JSON-RPC (MCP) call
 	// EnvStateDir (restart.go): a folder that survives the client's restarts.
+	// EnvTempDir is the standard variable that mktemp, Go's os.TempDir, Python's tempfile
+	// and Node's os.tmpdir read: the code under test gets a temporary folder of its own.
+	EnvTempDir = "TMPDIR"
 )
 
 // DefaultTimeout bounds the code under test.
@@ -61,6 +64,10 @@ type Env struct {
 	// StateDir is a folder the client may keep its pending operations in: it survives
 	// the client's restarts within one run (see Restart).
 	StateDir string
+	// TempDir is the client's folder for temporary files, exported as TMPDIR. The run
+	// removes it at its end with whatever is in it: a client killed at a restart or at
+	// the timeout (SIGKILL, which no exit handler sees) leaves nothing behind.
+	TempDir string
 }
 
 // Vars returns the environment as NAME=value pairs for a child process; a variable
@@ -80,6 +87,7 @@ func (e Env) Vars() []string {
 		{EnvEntity, e.Entity},
 		{EnvMCPEndpoint, e.MCPEndpoint},
 		{EnvStateDir, e.StateDir},
+		{EnvTempDir, e.TempDir},
 	} {
 		if v[1] != "" {
 			vars = append(vars, v[0]+"="+v[1])
@@ -235,6 +243,11 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 		return nil, err
 	}
 	defer cleanupState()
+	tempDir, err := os.MkdirTemp("", "idemproof-client-tmp-")
+	if err != nil {
+		return nil, fmt.Errorf("create the client's temporary folder: %w", err)
+	}
+	defer os.RemoveAll(tempDir)
 
 	timeout := cfg.Timeout
 	if timeout <= 0 {
@@ -272,7 +285,7 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	defer admin.Close()
 
 	env := newEnv(p, entity, "http://"+frontSrv.Addr, "http://"+admin.Addr, outcomeFile)
-	env.StateDir = stateDir
+	env.StateDir, env.TempDir = stateDir, tempDir
 	clientStart := time.Now()
 	clientErr := restarts.run(runCtx, client, env)
 	if clientErr == nil && runCtx.Err() != nil {

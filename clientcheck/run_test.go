@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -146,4 +149,23 @@ func TestRunCatchesA409HammeredWithTheServersRetryAfter(t *testing.T) {
 	require.NotNil(t, hammered, "409-hammered not found: %v", res.Err())
 	require.Contains(t, hammered.Evidence.Examples[0], "Retry-After 1s")
 	require.Equal(t, 1, res.Observation.Ledger["order-1"])
+}
+
+// A client killed by SIGKILL runs no exit handler, so a temporary file it made would
+// outlive it; made in the TMPDIR client-check gives it, it goes with that folder when the
+// run ends. A restart and the timeout kill the same way.
+func TestRunRemovesTheClientsTemporaryFolder(t *testing.T) {
+	state := t.TempDir()
+	cfg := fastConfig()
+	cfg.StateDir = state
+	script := `f=$(mktemp) && echo "$TMPDIR $f" > "$IDEMPROOF_STATE_DIR/made" && kill -9 $$`
+	res, err := clientcheck.Run(context.Background(), cfg, clientcheck.Command([]string{"sh", "-c", script}, io.Discard, io.Discard))
+	require.NoError(t, err)
+	require.ErrorContains(t, res.Err(), "killed", "the client's own SIGKILL is its exit")
+	made, err := os.ReadFile(filepath.Join(state, "made"))
+	require.NoError(t, err)
+	dir, file, ok := strings.Cut(strings.TrimSpace(string(made)), " ")
+	require.True(t, ok && dir != "", "the client got a TMPDIR: %q", made)
+	require.Equal(t, dir, filepath.Dir(file), "mktemp made its file in the client's TMPDIR")
+	require.NoDirExists(t, dir)
 }
