@@ -29,6 +29,8 @@ func TestDialerSetsTheDeadPeerTimeout(t *testing.T) {
 	}))
 	require.NoError(t, gerr)
 	require.Equal(t, int(deadPeerTimeout/time.Millisecond), ms)
+	require.Equal(t, deadPeerTimeout, dialer(0).Timeout, "no connect_timeout in the DSN")
+	require.Equal(t, 3*time.Second, dialer(3*time.Second).Timeout, "the DSN's connect_timeout")
 
 	sock := filepath.Join(t.TempDir(), "s")
 	uln, err := net.Listen("unix", sock)
