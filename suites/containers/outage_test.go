@@ -86,10 +86,11 @@ func outageAttempt(ctx context.Context, hc *http.Client, base string) opResult {
 func verifyRecovery(ctx context.Context, hc *http.Client, base string, pg *dockertest.Postgres, outage opResult, load *load) {
 	GinkgoHelper()
 	By("retrying the failed operation with the same key once the store is back")
-	// 409 is possible while the failed attempt's lock has not gone stale yet.
+	// 409 is possible while the failed attempt's lock has not gone stale yet. The bound is
+	// the retry policy's: how long recovery takes is the machine's speed, not the server's.
 	Eventually(ctx, func() int {
 		return postRefund(ctx, hc, base, outage.Key, outage.Order, nil).Status
-	}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(beSuccess())
+	}).WithTimeout(defaultRetryPolicy.Budget).WithPolling(200 * time.Millisecond).Should(beSuccess())
 
 	results := load.wait()
 	orders := []string{outage.Order}

@@ -91,6 +91,9 @@ type stormSummary struct {
 	P50, P99, Max                                 time.Duration
 	Duplicated, Lost, Failed                      int
 	Events                                        []string
+	// FailedOps describes the first few operations that did not complete: how many
+	// attempts each took, which statuses it saw, and its last answer.
+	FailedOps []string
 }
 
 func (s stormSummary) String() string {
@@ -98,7 +101,23 @@ func (s stormSummary) String() string {
 		"%d attempts (%d POSTs journaled, %d faulted = %.1f%%); duplicated %d, lost %d, failed %d; events: %v",
 		s.Ops, s.Clients, s.Throughput, s.Elapsed.Round(time.Millisecond), s.P50.Round(time.Millisecond),
 		s.P99.Round(time.Millisecond), s.Max.Round(time.Millisecond), s.Attempts, s.JournalPOSTs, s.Faulted,
-		100*float64(s.Faulted)/float64(max(s.JournalPOSTs, 1)), s.Duplicated, s.Lost, s.Failed, s.Events)
+		100*float64(s.Faulted)/float64(max(s.JournalPOSTs, 1)), s.Duplicated, s.Lost, s.Failed, s.Events) +
+		failedOpsText(s.FailedOps, s.Failed)
+}
+
+// failedOpsText lists the operations that did not complete, so a failed storm says why.
+func failedOpsText(ops []string, failed int) string {
+	if failed == 0 {
+		return ""
+	}
+	text := "; did not complete:"
+	for _, op := range ops {
+		text += "\n  " + op
+	}
+	if failed > len(ops) {
+		text += fmt.Sprintf("\n  … and %d more", failed-len(ops))
+	}
+	return text
 }
 
 var _ = Describe("a fault storm on two replicas", Label("containers", "storm", "level:safety"), func() {
@@ -164,19 +183,23 @@ var _ = Describe("a fault storm on two replicas", Label("containers", "storm", "
 			}
 		}
 		awaitProgress(int64(cfg.Ops) / 3)
+		event := func(what string) {
+			events = append(events, fmt.Sprintf("%s at op %d (+%s)", what, done.Load(), time.Since(start).Round(time.Millisecond)))
+		}
+		event("postgres stopping")
 		restartPostgres(stormCtx, pg)
-		events = append(events, fmt.Sprintf("postgres restarted at op %d", done.Load()))
+		event("postgres back")
 		awaitProgress(2 * int64(cfg.Ops) / 3)
 		killContainer(stormCtx, ref2)
-		events = append(events, fmt.Sprintf("reference-2 killed at op %d", done.Load()))
+		event("reference-2 killed")
 		Expect(ref2.Start(stormCtx)).To(Succeed())
-		events = append(events, fmt.Sprintf("reference-2 back at op %d", done.Load()))
+		event("reference-2 back")
 		wg.Wait()
 		elapsed := time.Since(start)
 		Expect(stormCtx.Err()).NotTo(HaveOccurred(), "the storm exceeded its deadline of %s", cfg.Deadline)
 
 		By("counting refunds in PostgreSQL: every order exactly once")
-		sum := summarise(cfg, results, elapsed, events)
+		sum := summarise(cfg, results, start, elapsed, events)
 		counts, err := dbRefundCounts(ctx, pg, orders)
 		Expect(err).NotTo(HaveOccurred())
 		for _, r := range results {
@@ -213,13 +236,17 @@ var _ = Describe("a fault storm on two replicas", Label("containers", "storm", "
 })
 
 // summarise folds the client-side results into the storm's numbers.
-func summarise(cfg stormConfig, results []opResult, elapsed time.Duration, events []string) stormSummary {
+func summarise(cfg stormConfig, results []opResult, start time.Time, elapsed time.Duration, events []string) stormSummary {
 	s := stormSummary{Ops: cfg.Ops, Clients: cfg.Clients, Elapsed: elapsed, Events: events}
 	lat := make([]time.Duration, 0, len(results))
 	for _, r := range results {
 		s.Attempts += r.Attempts
 		if !r.OK() {
 			s.Failed++
+			if len(s.FailedOps) < 5 {
+				s.FailedOps = append(s.FailedOps, fmt.Sprintf("%s: started at +%s, %d attempts in %s, statuses %v (0 = transport error), last: %.300s",
+					r.Order, r.Started.Sub(start).Round(time.Millisecond), r.Attempts, r.Latency.Round(time.Millisecond), r.Statuses, r.Final))
+			}
 		}
 		lat = append(lat, r.Latency)
 	}
