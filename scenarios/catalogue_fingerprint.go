@@ -108,14 +108,17 @@ func variantPolicy(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Unknown, "the original did not succeed (%s)", describe(orig))
 	}
 	v, _ := r.answer("variant")
-	if n := r.Ledger[LedgerOperation]; n > 1 {
-		f.count(CatDuplicated, n-1)
+	n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
+	if n > allowed {
+		f.count(CatDuplicated, n-allowed)
 		f.blame(v, "the original's replay or a mismatch refusal, no second execution")
 		return f.result(Fail, "executed again under the same key: %d side effects (variant got %s)", n, describe(v))
 	}
 	switch {
 	case isSuccess(v) && sameResponse(v, orig):
 		return f.result(Info, "same request: the original response was replayed")
+	case n > 1 && isSuccess(v):
+		return f.result(Unknown, "the variant got %d with a response of its own and executed, but it may have reached the target after the declared %s retention, where a new execution is allowed: nothing to judge", v.Status, p.Retention)
 	case v.Class == outcome.Mismatch:
 		return f.result(Info, "different request: refused with %d", v.Status)
 	case isSuccess(v):

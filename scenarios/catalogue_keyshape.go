@@ -128,6 +128,7 @@ func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
 	var serverErrs, refused, diverged []string
 	var serverOps, divergedOps, firstOps []Op // the answers a FAIL blames
 	accepted, acceptedOneChar, maybe := 0, 0, 0
+	var lateDiffer []string // repeats that differ but may have arrived past the retention
 	for _, shape := range validShapes {
 		first, ok1 := r.answer(string(shape))
 		again, ok2 := r.answer(string(shape) + againSuffix)
@@ -142,6 +143,10 @@ func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
 				break
 			}
 		}
+		// A repeat that may have arrived after the declared retention may execute anew:
+		// one more side effect, and a response of its own.
+		start, _ := r.invokedAt(string(shape))
+		late := pastRetention(p, start, again.Time)
 		switch {
 		case first.Class == outcome.Success:
 			if shape == KeyOneChar {
@@ -149,15 +154,26 @@ func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
 			} else {
 				accepted++
 			}
-			if again.Class == outcome.Success && (again.Status != first.Status || !sameBody(again.Body, first.Body)) {
+			if late {
+				maybe++
+			}
+			switch {
+			case again.Class != outcome.Success || (again.Status == first.Status && sameBody(again.Body, first.Body)):
+			case late:
+				lateDiffer = append(lateDiffer, string(shape))
+			default:
 				diverged = append(diverged, string(shape))
 				divergedOps, firstOps = append(divergedOps, again), append(firstOps, first)
 				f.example("%s: first %d %s, repeat %d %s", shape, first.Status, clip(first.Body), again.Status, clip(again.Body))
 			}
 		case !first.Class.Determinate():
-			// It may have executed; its repeat tells, if it was seen.
+			// It may have executed; its repeat tells, if it was seen (and, when the repeat
+			// was late, may have executed once more).
 			if again.Class == outcome.Success {
 				accepted++
+				if late {
+					maybe++
+				}
 			} else {
 				maybe++
 			}
@@ -169,6 +185,12 @@ func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
 	note := ""
 	if len(refused) > 0 {
 		note = "; refused, not a 5xx: " + strings.Join(refused, ", ")
+	}
+	replayed := "each repeat replayed"
+	if len(lateDiffer) > 0 {
+		replayed = "each repeat compared replayed"
+		note += fmt.Sprintf("; the repeat of the %s key(s) got a response of its own but may have reached the target after the declared %s retention, where a new execution is allowed (not judged)",
+			strings.Join(lateDiffer, ", "), p.Retention)
 	}
 	switch {
 	case len(serverErrs) > 0:
@@ -195,8 +217,8 @@ func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
 	case accepted+acceptedOneChar == 0:
 		return f.result(Unknown, "every key shape was refused: nothing executed to judge%s", note)
 	}
-	return f.result(Pass, "no 5xx for %d key shapes (UUID 36, ULID 26, base64url 43, 1 and 255 characters); %d side effects, each repeat replayed%s",
-		len(validShapes), n, note)
+	return f.result(Pass, "no 5xx for %d key shapes (UUID 36, ULID 26, base64url 43, 1 and 255 characters); %d side effects, %s%s",
+		len(validShapes), n, replayed, note)
 }
 
 func emptyQuoted(r Record, p *Profile) (Verdict, string, Evidence) {

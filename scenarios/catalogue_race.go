@@ -382,6 +382,8 @@ func inFlightWaited(r Record, p *Profile, f *finding, repeat, original Op, durin
 		f.example("repeat got %s while the original ran", describe(repeat))
 		f.blame(repeat, "wait, then the committed "+itoa(original.Status))
 		return f.result(Fail, "the repeat during the original got %s; the profile declares in_flight: wait (wait, then the committed response)", describe(repeat))
+	case !sameResponse(repeat, original) && allowedEffects(r, p) > 1:
+		return f.result(Unknown, "the repeat that waited got %d with another body than the original's, but it may have reached the target after the declared %s retention, where a new execution is allowed: nothing to judge", repeat.Status, p.Retention)
 	case !sameResponse(repeat, original):
 		f.count(CatDiverged, 1)
 		f.example("original: %d %s", original.Status, clip(original.Body))

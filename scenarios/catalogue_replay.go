@@ -133,6 +133,9 @@ func fidelityBody(r Record, p *Profile) (Verdict, string, Evidence) {
 	if ok && unseen(repeat) {
 		return f.result(Unknown, "the second replay was not seen (%s): the replays cannot be compared", describe(repeat))
 	}
+	if ok && !sameResponse(retry, repeat) && allowedEffects(r, p) > 1 {
+		return f.result(Unknown, "the second replay may have reached the target after the declared %s retention, where a new execution is allowed: nothing to judge", p.Retention)
+	}
 	if !ok || !sameResponse(retry, repeat) {
 		f.count(CatDiverged, 1)
 		f.example("retry:  %d %s", retry.Status, clip(retry.Body))
@@ -162,6 +165,9 @@ func fidelityHeaders(r Record, p *Profile) (Verdict, string, Evidence) {
 			f.example("%s: first %q, replay %q", h, a.Headers[h], b.Headers[h])
 		}
 	}
+	if len(diff) > 0 && allowedEffects(r, p) > 1 {
+		return f.result(Unknown, "replayed headers differ (%s), but the repeat may have reached the target after the declared %s retention, where a new execution is allowed: nothing to judge", strings.Join(diff, ", "), p.Retention)
+	}
 	if len(diff) > 0 {
 		f.count(CatDiverged, 1)
 		return f.result(Fail, "replayed headers differ: %s", strings.Join(diff, ", "))
@@ -178,6 +184,8 @@ func replayMarker(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	h := p.Expect.ReplayHeader
 	switch {
+	case !replayMarked(b, p) && allowedEffects(r, p) > 1:
+		return f.result(Unknown, "the repeat does not carry %s, but it may have reached the target after the declared %s retention, where a new execution is allowed: nothing to judge", h, p.Retention)
 	case replayMarked(a, p):
 		return f.result(NonStrict, "the first response already carries %s: %q", h, a.Headers[h])
 	case !replayMarked(b, p):

@@ -294,6 +294,15 @@ func TestInFlightWaitSchool(t *testing.T) {
 	require.Equal(t, scenarios.Fail, v, "a made-up answer is never a wait")
 	require.Equal(t, 1, ev.Categories["diverged"])
 
+	// Answered after the declared retention (1 s): the repeat may have reached the target
+	// only then and executed anew, with a body of its own. Not a divergence.
+	late := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
+		span(5, 1500, "repeat", scenarios.OpOK, 201, `{"id":"re_anew"}`, nil).record(2)
+	late.Journal = journal
+	v, msg, _ = checker(t, "race/in-flight-409")(classedBy(late, p), p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Contains(t, msg, "after the declared 1s retention, where a new execution is allowed")
+
 	twice := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
 		span(5, 401, "repeat", scenarios.OpOK, 201, committed, nil).record(2)
 	twice.Journal = journal

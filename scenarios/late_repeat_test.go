@@ -1,0 +1,55 @@
+package scenarios_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// A repeat that may have reached the target after the declared retention (1 s in
+// refProfile) may execute anew: a response of its own, without the replay marker, with
+// its own Location, one more side effect. On a loaded machine a repeat sent right after
+// its original can land there; none of that is a violation, so the checkers say UNKNOWN.
+// The same answers inside the window stay a violation.
+func TestLateRepeatIsNeverAViolation(t *testing.T) {
+	p := refProfile(t)
+	first := `{"id":"re_1"}`
+	anew := `{"id":"re_2"}`
+	firstHeaders := map[string]string{"Content-Type": "application/json", "Location": "/v1/refunds/re_1"}
+	anewHeaders := map[string]string{"Content-Type": "application/json", "Location": "/v1/refunds/re_2"}
+	replayHeaders := map[string]string{"Content-Type": "application/json", "Location": "/v1/refunds/re_1", "Idempotent-Replayed": "true"}
+	cases := []struct {
+		id     string
+		record func(repeatAnsweredAt int) scenarios.Record
+		inside scenarios.Verdict // the verdict when the repeat was answered inside the window
+	}{
+		{"replay/fidelity-body", func(at int) scenarios.Record {
+			return newHistory().at(0, "original", scenarios.OpOK, 201, first, firstHeaders).
+				at(10, "retry", scenarios.OpOK, 201, first, replayHeaders).
+				span(20, at, "repeat", scenarios.OpOK, 201, anew, anewHeaders).record(2)
+		}, scenarios.Fail},
+		{"replay/fidelity-headers", func(at int) scenarios.Record {
+			return newHistory().at(0, "original", scenarios.OpOK, 201, first, firstHeaders).
+				span(10, at, "repeat", scenarios.OpOK, 201, first, anewHeaders).record(1)
+		}, scenarios.Fail},
+		{"replay/marker", func(at int) scenarios.Record {
+			return newHistory().at(0, "original", scenarios.OpOK, 201, first, firstHeaders).
+				span(10, at, "repeat", scenarios.OpOK, 201, anew, anewHeaders).record(2)
+		}, scenarios.NonStrict},
+		{"fingerprint/json-key-order", func(at int) scenarios.Record {
+			return newHistory().at(0, "original", scenarios.OpOK, 201, first, firstHeaders).
+				span(10, at, "variant", scenarios.OpOK, 201, anew, anewHeaders).record(2)
+		}, scenarios.Fail},
+	}
+	for _, tc := range cases {
+		t.Run(tc.id, func(t *testing.T) {
+			v, msg, _ := judgeWith(t, tc.id, tc.record(1500), p)
+			require.Equal(t, scenarios.Unknown, v, msg)
+			require.Contains(t, msg, "after the declared 1s retention, where a new execution is allowed")
+			v, msg, _ = judgeWith(t, tc.id, tc.record(900), p)
+			require.Equal(t, tc.inside, v, msg)
+		})
+	}
+}
