@@ -73,8 +73,8 @@ func mismatchAt(step string) Checker {
 			return f.result(Unknown, "the original did not succeed (%s)", describe(orig))
 		}
 		a, _ := r.answer(step)
-		if n := r.Ledger[LedgerOperation]; n > 1 {
-			f.count(CatDuplicated, n-1)
+		if n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p); n > allowed {
+			f.count(CatDuplicated, n-allowed)
 			f.example("%s got %s", step, describe(a))
 			f.blame(a, wantText(p.Expect.Mismatch, outcome.Mismatch)+", no execution")
 			return f.result(Fail, "another payload executed under the same key: %d side effects", n)
@@ -84,6 +84,9 @@ func mismatchAt(step string) Checker {
 		}
 		if unseen(a) {
 			return f.result(Unknown, "%s was not seen (%s): whether it was refused cannot be told", step, describe(a))
+		}
+		if isSuccess(a) && allowedEffects(r, p) > 1 {
+			return f.result(Unknown, "%s may have reached the target after the declared %s retention, where a new execution is allowed: nothing to judge", step, p.Retention)
 		}
 		if isSuccess(a) {
 			f.count(CatLeaked, 1)

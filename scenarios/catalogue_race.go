@@ -281,11 +281,7 @@ func slowHold(p *Profile) time.Duration {
 	if p.Slow == nil {
 		return 0
 	}
-	d, err := parseDuration(p.Slow.Value)
-	if err != nil {
-		return 0
-	}
-	return d.Std()
+	return p.Slow.hold()
 }
 
 func millisDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
@@ -358,6 +354,9 @@ func inFlightStatus(r Record, p *Profile) (Verdict, string, Evidence) {
 	case !during:
 		return f.result(Unknown, "no overlap: the original (%s) finished before the repeat (%s) was answered", describe(original), describe(repeat))
 	}
+	if isSuccess(repeat) && !sameResponse(repeat, original) && allowedEffects(r, p) > 1 {
+		return f.result(Unknown, "the repeat may have reached the target after the declared %s retention, where a new execution is allowed: nothing to judge", p.Retention)
+	}
 	f.example("repeat got %s while the original ran", describe(repeat))
 	f.blame(repeat, wantText(p.Expect.InFlight, outcome.InFlight))
 	return f.result(Fail, "the repeat during the original got %s, want %s", describe(repeat), wantText(p.Expect.InFlight, outcome.InFlight))
@@ -429,6 +428,9 @@ func inFlightNotFabricated(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Unknown, "the original's answer was not seen (%s): whether the repeat's %d came before it finished cannot be told", describe(original), repeat.Status)
 	}
 	replay := isSuccess(original) && sameResponse(repeat, original)
+	if isSuccess(repeat) && repeat.Time.Before(original.Time) && !replay && allowedEffects(r, p) > 1 {
+		return f.result(Unknown, "the repeat may have reached the target after the declared %s retention, where a new execution is allowed: nothing to judge", p.Retention)
+	}
 	if isSuccess(repeat) && repeat.Time.Before(original.Time) && !replay {
 		f.count(CatFabricated, 1)
 		f.example("repeat got %d %s before the original answered", repeat.Status, clip(repeat.Body))
@@ -479,6 +481,9 @@ func inFlightOtherPayload(r Record, p *Profile) (Verdict, string, Evidence) {
 	original, _ := r.answer("original")
 	if repeatWentFirst(r, p, original) {
 		return f.result(Unknown, "the other payload reached the target before the original (the original got %s): no repeat during the original to judge", describe(original))
+	}
+	if isSuccess(repeat) && allowedEffects(r, p) > 1 {
+		return f.result(Unknown, "the other payload may have reached the target after the declared %s retention, where a new execution is allowed: nothing to judge", p.Retention)
 	}
 	if isSuccess(repeat) {
 		f.count(CatLeaked, 1)

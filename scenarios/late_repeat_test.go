@@ -42,6 +42,19 @@ func TestLateRepeatIsNeverAViolation(t *testing.T) {
 			return newHistory().at(0, "original", scenarios.OpOK, 201, first, firstHeaders).
 				span(10, at, "variant", scenarios.OpOK, 201, anew, anewHeaders).record(2)
 		}, scenarios.Fail},
+		{"fingerprint/mismatch", func(at int) scenarios.Record {
+			return newHistory().at(0, "original", scenarios.OpOK, 201, first, firstHeaders).
+				span(10, at, "altered", scenarios.OpOK, 201, anew, anewHeaders).record(2)
+		}, scenarios.Fail},
+		{"race/in-flight-other-payload", func(at int) scenarios.Record {
+			return newHistory().span(0, 400, "original", scenarios.OpOK, 201, first, firstHeaders).
+				span(5, at, "repeat", scenarios.OpOK, 201, anew, anewHeaders).record(2)
+		}, scenarios.Fail},
+		{"race/in-flight-not-fabricated", func(at int) scenarios.Record {
+			// A slow original (2 s): the repeat, answered before it, with a body of its own.
+			return newHistory().span(0, 2000, "original", scenarios.OpOK, 201, first, firstHeaders).
+				span(5, at, "repeat", scenarios.OpOK, 201, anew, anewHeaders).record(2)
+		}, scenarios.Fail},
 	}
 	for _, tc := range cases {
 		t.Run(tc.id, func(t *testing.T) {
@@ -50,6 +63,34 @@ func TestLateRepeatIsNeverAViolation(t *testing.T) {
 			require.Contains(t, msg, "after the declared 1s retention, where a new execution is allowed")
 			v, msg, _ = judgeWith(t, tc.id, tc.record(900), p)
 			require.Equal(t, tc.inside, v, msg)
+		})
+	}
+}
+
+// A settle step that reached the target after the retention may execute anew: one more
+// side effect is allowed there, never "two side effects for one key".
+func TestLateSettleMayExecuteAnew(t *testing.T) {
+	p := refProfile(t)
+	cases := map[string]func(settleAt int) scenarios.Record{
+		"storage/5xx-not-pinned": func(at int) scenarios.Record {
+			return newHistory().at(0, "failing", scenarios.OpInfo, 503, "failed", nil).
+				at(10, "retry", scenarios.OpOK, 201, `{"id":"re_1"}`, nil).
+				span(20, at, "settle", scenarios.OpOK, 201, `{"id":"re_2"}`, nil).record(2)
+		},
+		"storage/validation-not-stored": func(at int) scenarios.Record {
+			return newHistory().at(0, "invalid", scenarios.OpFail, 400, `{"title":"validation failed"}`, nil).
+				at(10, "retry", scenarios.OpOK, 201, `{"id":"re_1"}`, nil).
+				span(20, at, "settle", scenarios.OpOK, 201, `{"id":"re_2"}`, nil).record(2)
+		},
+	}
+	for id, record := range cases {
+		t.Run(id, func(t *testing.T) {
+			v, msg, ev := judgeWith(t, id, record(1500), p)
+			require.NotEqual(t, scenarios.Fail, v, msg)
+			require.Zero(t, ev.Categories["duplicated"], msg)
+			v, msg, ev = judgeWith(t, id, record(900), p)
+			require.Equal(t, scenarios.Fail, v, msg)
+			require.Equal(t, 1, ev.Categories["duplicated"], msg)
 		})
 	}
 }
