@@ -28,7 +28,10 @@ func (e *execution) settle(ctx context.Context) error {
 	st := Step{Name: SettleStep, Payload: e.sc.Settle.Payload}
 	deadline := time.Now().Add(e.t.settleWindow())
 	delay, unseen := settleFirstDelay, 0
-	for try := 1; try <= settleMaxTries; try++ {
+	// At least settleMaxTries, and on until the window has passed: a lock timeout longer
+	// than the tries' backoff (6.35 s in all) must not end the step while the key is
+	// still legitimately held.
+	for try := 1; try <= settleMaxTries || time.Now().Before(deadline); try++ {
 		e.attempt++
 		if err := e.sendCopies(ctx, st, e.attempt, nil); err != nil {
 			return err
@@ -63,11 +66,13 @@ func (e *execution) settle(ctx context.Context) error {
 // ended: the declared lock timeout (a crashed or abandoned attempt's lock goes stale by
 // then), else the client timeout (the longest an attempt the client gave up on can have
 // been running when it did).
-func (t *target) settleWindow() time.Duration {
-	if l := t.p.LockTimeout.Std(); l > 0 {
+func (t *target) settleWindow() time.Duration { return settleWindowOf(t.p) }
+
+func settleWindowOf(p *Profile) time.Duration {
+	if l := p.LockTimeout.Std(); l > 0 {
 		return pastLock(l)
 	}
-	return t.p.ClientTimeout.Std()
+	return p.ClientTimeout.Std()
 }
 
 // settleBudget is the longest the settle step can take: the window, then the unseen

@@ -72,9 +72,11 @@ func TestBurstWithAServerErrorFails(t *testing.T) {
 // A key that stays at 409 after one contended burst is wedged: the settle step's
 // retries after every attempt ended all got 409.
 func TestWedgedKeyFailsAsStuck(t *testing.T) {
+	// The settle tries span 900 ms: past the reference's settle window (its 600 ms lock
+	// timeout plus the takeover margin).
 	wedge := func(h *history) scenarios.Record {
 		for i := 0; i < 4; i++ {
-			h.at(2000+i*100, settle, scenarios.OpFail, 409, "busy", nil)
+			h.at(2000+i*300, settle, scenarios.OpFail, 409, "busy", nil)
 		}
 		return h.record(1)
 	}
@@ -192,6 +194,16 @@ func TestBusinessErrorReplayToldByTheUniqueField(t *testing.T) {
 }
 
 func TestMarkedBusinessReplayWithAnotherBodyDiverges(t *testing.T) {
+	// Settle tries that ended inside the window (the run was cut short) prove nothing:
+	// the key may still have been legitimately held.
+	short := burstOf(3, 0)
+	for i := 0; i < 4; i++ {
+		short.at(2000+i*100, settle, scenarios.OpFail, 409, "busy", nil)
+	}
+	v, msg, _ := checker(t, "race/burst-50")(short.record(1), refProfile(t))
+	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Contains(t, msg, "into the 800ms settle window: the key may still have been legitimately held")
+
 	h := newHistory().at(0, "business", scenarios.OpFail, 402, `{"instance":"a"}`, nil).
 		at(5, "repeat", scenarios.OpFail, 402, `{"instance":"b"}`, map[string]string{"Idempotent-Replayed": "true"}).record(0)
 	v, _, ev := checker(t, "storage/business-4xx")(h, refProfile(t))
@@ -203,7 +215,7 @@ func TestMarkedBusinessReplayWithAnotherBodyDiverges(t *testing.T) {
 func TestFiveHundredThenInFlightForeverIsStuck(t *testing.T) {
 	h := newHistory().at(0, "failing", scenarios.OpInfo, 503, "failed", nil).at(5, "retry", scenarios.OpFail, 409, "busy", nil)
 	for i := 0; i < 4; i++ {
-		h.at(100+i*100, settle, scenarios.OpFail, 409, "busy", nil)
+		h.at(100+i*300, settle, scenarios.OpFail, 409, "busy", nil)
 	}
 	v, msg, ev := checker(t, "storage/5xx-not-pinned")(h.record(0), refProfile(t))
 	require.Equal(t, scenarios.Fail, v)
