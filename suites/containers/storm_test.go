@@ -94,6 +94,7 @@ type stormSummary struct {
 	// FailedOps describes the first few operations that did not complete: how many
 	// attempts each took, which statuses it saw, and its last answer.
 	FailedOps []string
+	Slowest   string // the operation that took longest, described the same way
 }
 
 func (s stormSummary) String() string {
@@ -102,7 +103,7 @@ func (s stormSummary) String() string {
 		s.Ops, s.Clients, s.Throughput, s.Elapsed.Round(time.Millisecond), s.P50.Round(time.Millisecond),
 		s.P99.Round(time.Millisecond), s.Max.Round(time.Millisecond), s.Attempts, s.JournalPOSTs, s.Faulted,
 		100*float64(s.Faulted)/float64(max(s.JournalPOSTs, 1)), s.Duplicated, s.Lost, s.Failed, s.Events) +
-		failedOpsText(s.FailedOps, s.Failed)
+		"; slowest: " + s.Slowest + failedOpsText(s.FailedOps, s.Failed)
 }
 
 // failedOpsText lists the operations that did not complete, so a failed storm says why.
@@ -238,18 +239,26 @@ var _ = Describe("a fault storm on two replicas", Label("containers", "storm", "
 // summarise folds the client-side results into the storm's numbers.
 func summarise(cfg stormConfig, results []opResult, start time.Time, elapsed time.Duration, events []string) stormSummary {
 	s := stormSummary{Ops: cfg.Ops, Clients: cfg.Clients, Elapsed: elapsed, Events: events}
+	describe := func(r opResult) string {
+		return fmt.Sprintf("%s: started at +%s, %d attempts in %s, statuses %v (0 = transport error), last: %.300s",
+			r.Order, r.Started.Sub(start).Round(time.Millisecond), r.Attempts, r.Latency.Round(time.Millisecond), r.Statuses, r.Final)
+	}
 	lat := make([]time.Duration, 0, len(results))
+	var slowest opResult
 	for _, r := range results {
 		s.Attempts += r.Attempts
 		if !r.OK() {
 			s.Failed++
 			if len(s.FailedOps) < 5 {
-				s.FailedOps = append(s.FailedOps, fmt.Sprintf("%s: started at +%s, %d attempts in %s, statuses %v (0 = transport error), last: %.300s",
-					r.Order, r.Started.Sub(start).Round(time.Millisecond), r.Attempts, r.Latency.Round(time.Millisecond), r.Statuses, r.Final))
+				s.FailedOps = append(s.FailedOps, describe(r))
 			}
+		}
+		if r.Latency >= slowest.Latency {
+			slowest = r
 		}
 		lat = append(lat, r.Latency)
 	}
+	s.Slowest = describe(slowest)
 	slices.Sort(lat)
 	if n := len(lat); n > 0 {
 		s.P50, s.P99, s.Max = lat[n/2], lat[(n*99)/100], lat[n-1]
