@@ -383,6 +383,17 @@ func TestInFlightOverlapIsJudgedAtTheTarget(t *testing.T) {
 	require.Equal(t, scenarios.Unknown, v, msg)
 	require.Contains(t, msg, "no overlap")
 
+	// The same hold declared as hold: with a templated value is the same hold: the
+	// judgement must not fall back to the client's answer times (where the repeat's
+	// replay would look like an answer during the original).
+	templated := *p.Slow
+	templated.Value, templated.Hold = "{{.HoldMs}}ms", scenarios.Duration(300*time.Millisecond)
+	p.Slow = &templated
+	v, msg, _ = checker(t, "race/in-flight-409")(late, p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Contains(t, msg, "no overlap")
+	p = refProfile(t)
+
 	waited := h.record(1)
 	waited.Journal = []faultproxy.Record{
 		{Seq: 1, Time: h.t0, ReachedUpstream: true, UpstreamMillis: 310},
