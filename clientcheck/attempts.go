@@ -66,6 +66,24 @@ func (o *Observation) endOf(r faultproxy.Record) time.Time {
 	return r.Time.Add(time.Duration(r.UpstreamMillis * float64(time.Millisecond)))
 }
 
+// answeredOf is the earliest the client can have had an attempt's whole answer: when
+// the front last handed its bytes on, else endOf. A wait after the answer is counted
+// from here.
+func (o *Observation) answeredOf(r faultproxy.Record) time.Time {
+	if d, ok := o.Delivered[r.Seq]; ok && !d.Sent.IsZero() {
+		return d.answered()
+	}
+	return o.endOf(r)
+}
+
+// answered is Sent, or End when nothing was sent.
+func (d Delivered) answered() time.Time {
+	if d.Sent.IsZero() || (!d.End.IsZero() && d.End.Before(d.Sent)) {
+		return d.End
+	}
+	return d.Sent
+}
+
 func upstreamText(r faultproxy.Record) string {
 	switch {
 	case !r.ReachedUpstream:

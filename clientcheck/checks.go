@@ -295,7 +295,7 @@ func check409(o *analysis) verdict {
 					want = DefaultMinBackoff
 				}
 			}
-			if gap := next.Time.Sub(o.endOf(r)); gap+timingTolerance < want {
+			if gap := next.Time.Sub(o.answeredOf(r)); gap+timingTolerance < want {
 				why := "backoff"
 				if hasRetryAfter {
 					why = "Retry-After"

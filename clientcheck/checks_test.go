@@ -120,6 +120,24 @@ func Test409MustWaitRetryAfter(t *testing.T) {
 	require.Equal(t, scenarios.Pass, verdicts(o)[clientcheck.ID409Hammered].Verdict)
 }
 
+// The wait after a 409 is counted from when the answer left the front, not from when
+// its handler returned: on a loaded machine that can be long after the client had the
+// answer, and a client that waited exactly Retry-After would look like it hammered.
+func Test409WaitIsCountedFromWhenTheAnswerLeft(t *testing.T) {
+	o := goodObservation()
+	sent := t0.Add(time.Second)
+	o.Attempts = append(o.Attempts, attempt(5, "k3", "b3", 409, time.Second), attempt(6, "k3", "b3", 201, 2*time.Second))
+	o.Delivered = map[uint64]clientcheck.Delivered{5: {
+		Class: outcome.InFlight, RetryAfter: time.Second,
+		Start: t0.Add(time.Second), Sent: sent, End: sent.Add(200 * time.Millisecond),
+	}}
+	v := verdicts(o)
+	require.Equal(t, scenarios.Pass, v[clientcheck.ID409Hammered].Verdict, v[clientcheck.ID409Hammered].Message)
+
+	o.Attempts[5].Time = sent.Add(900 * time.Millisecond)
+	require.Equal(t, scenarios.Fail, verdicts(o)[clientcheck.ID409Hammered].Verdict, "a retry 900 ms after the answer left is early")
+}
+
 func Test409WithoutRetryAfterNeedsABackoff(t *testing.T) {
 	o := goodObservation()
 	o.Attempts = append(o.Attempts, attempt(5, "k3", "b3", 409, time.Second), attempt(6, "k3", "b3", 201, time.Second))

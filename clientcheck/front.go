@@ -72,10 +72,14 @@ type frontAttempt struct {
 	payload    string // SHA-256 (hex) of the body without the key
 	kind       string
 	start, end time.Time
-	wrote      bool // a status line was written through the front (not a hijacked connection)
-	status     int
-	header     http.Header
-	body       []byte
+	// sent is when the front last handed answer bytes on, stamped before the write: the
+	// client cannot have had the whole answer earlier. end (after the handler returned)
+	// can be later than the client's receipt on a loaded machine.
+	sent   time.Time
+	wrote  bool // a status line was written through the front (not a hijacked connection)
+	status int
+	header http.Header
+	body   []byte
 }
 
 func newFront(next http.Handler, p *scenarios.Profile, entity scenarios.EntityRef, d *dealer) *front {
@@ -256,6 +260,7 @@ type captureWriter struct {
 
 func (c *captureWriter) WriteHeader(code int) {
 	c.f.mu.Lock()
+	c.a.sent = time.Now()
 	if !c.a.wrote && code >= 200 {
 		c.a.wrote, c.a.status, c.a.header = true, code, c.Header().Clone()
 	}
@@ -265,6 +270,7 @@ func (c *captureWriter) WriteHeader(code int) {
 
 func (c *captureWriter) Write(b []byte) (int, error) {
 	c.f.mu.Lock()
+	c.a.sent = time.Now()
 	if !c.a.wrote {
 		c.a.wrote, c.a.status, c.a.header = true, http.StatusOK, c.Header().Clone()
 	}
@@ -279,6 +285,9 @@ func (c *captureWriter) Write(b []byte) (int, error) {
 }
 
 func (c *captureWriter) Flush() {
+	c.f.mu.Lock()
+	c.a.sent = time.Now()
+	c.f.mu.Unlock()
 	if fl, ok := c.ResponseWriter.(http.Flusher); ok {
 		fl.Flush()
 	}

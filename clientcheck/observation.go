@@ -77,6 +77,11 @@ type Delivered struct {
 	RetryAfter time.Duration `json:"-"`
 	Start      time.Time     `json:"start"`
 	End        time.Time     `json:"end"`
+	// Sent is when the front last handed the answer's bytes on, stamped before the
+	// write: no later than the client can have had the whole answer (zero: not seen).
+	// The wait after an answer is counted from here, so a loaded machine's late End
+	// never shortens a correct client's wait.
+	Sent time.Time `json:"sent,omitempty"`
 	// Body is the start of the delivered body.
 	Body []byte `json:"body,omitempty"`
 }

@@ -477,14 +477,15 @@ func observe(ctx context.Context, proxy faultproxy.Controller, fr *front, p *sce
 		if !ok {
 			continue
 		}
-		d := Delivered{Entity: fa.entity, Payload: fa.payload, Kind: fa.kind, Start: fa.start, End: fa.end, Body: shortBody(fa.body), Class: outcome.Info}
+		d := Delivered{Entity: fa.entity, Payload: fa.payload, Kind: fa.kind, Start: fa.start, End: fa.end, Sent: fa.sent, Body: shortBody(fa.body), Class: outcome.Info}
+		if d.End.IsZero() {
+			d.End = d.Start
+		}
 		complete := r.ClientResult == faultproxy.ClientDelivered || r.ClientResult == faultproxy.ClientError
 		if complete && fa.wrote {
 			d.Class = classifier.Classify(outcome.Answer{Status: r.ClientStatus, Header: fa.header, Body: fa.body})
-			d.RetryAfter = retryAfter(fa.header.Get("Retry-After"), fa.end)
-		}
-		if d.End.IsZero() {
-			d.End = d.Start
+			// An HTTP-date Retry-After is a wait from the moment the answer left.
+			d.RetryAfter = retryAfter(fa.header.Get("Retry-After"), d.answered())
 		}
 		o.Delivered[r.Seq] = d
 		if fa.entity != "" {
