@@ -76,7 +76,7 @@ func (o *Observation) answeredOf(r faultproxy.Record) time.Time {
 	return o.endOf(r)
 }
 
-// answered is Sent, or End when nothing was sent.
+// answered is the earlier of Sent and End; End when nothing was sent.
 func (d Delivered) answered() time.Time {
 	if d.Sent.IsZero() || (!d.End.IsZero() && d.End.Before(d.Sent)) {
 		return d.End

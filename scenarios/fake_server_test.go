@@ -25,6 +25,9 @@ type fakeRefunds struct {
 	// wedge: once a key was refused as in flight, it stays refused for good (the flaw
 	// of a lock released only by an uncontended request).
 	wedge bool
+	// wedgeFor: a key refused as in flight stays refused this long, then replays (a
+	// lock that goes stale only after a long lock timeout).
+	wedgeFor time.Duration
 	// waits: a repeat while the original runs waits for it and gets the replay (the
 	// block-and-replay school) instead of a 409.
 	waits bool
@@ -41,12 +44,14 @@ type fakeRefunds struct {
 }
 
 type fakeEntry struct {
-	fp      [32]byte
-	done    bool
-	status  int
-	body    []byte
-	wedged  bool
-	settled chan struct{} // closed when done
+	fp     [32]byte
+	done   bool
+	status int
+	body   []byte
+	wedged bool
+	// wedgedUntil: refused as in flight until then (wedgeFor)
+	wedgedUntil time.Time
+	settled     chan struct{} // closed when done
 }
 
 func startFake(t testing.TB, f *fakeRefunds) string {
@@ -111,7 +116,7 @@ func (f *fakeRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		<-e.settled
 		f.mu.Lock()
 		fallthrough
-	case seen && e.done && !e.wedged:
+	case seen && e.done && !e.wedged && !time.Now().Before(e.wedgedUntil):
 		status, stored := e.status, e.body
 		f.mu.Unlock()
 		if f.errorAsSuccess && status >= 400 {
@@ -124,6 +129,9 @@ func (f *fakeRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case seen:
 		e.wedged = f.wedge
+		if f.wedgeFor > 0 && e.wedgedUntil.IsZero() {
+			e.wedgedUntil = time.Now().Add(f.wedgeFor)
+		}
 		f.mu.Unlock()
 		w.Header().Set("Retry-After", "1")
 		writeJSON(w, 409, map[string]any{"error": "in flight"})

@@ -34,6 +34,18 @@ func (r *recorder) history() []Op {
 	return append([]Op(nil), r.ops...)
 }
 
+// firstInvoke returns when the step's first attempt was invoked.
+func (r *recorder) firstInvoke(step string) (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, op := range r.ops {
+		if op.Step == step && op.Type == OpInvoke {
+			return op.Time, true
+		}
+	}
+	return time.Time{}, false
+}
+
 // last returns the latest event of the history.
 func (r *recorder) last() Op {
 	r.mu.Lock()

@@ -26,24 +26,30 @@ func (e *execution) settle(ctx context.Context) error {
 		return nil
 	}
 	st := Step{Name: SettleStep, Payload: e.sc.Settle.Payload}
-	deadline := time.Now().Add(e.t.settleWindow())
+	window := e.t.settleWindow()
+	// The window is counted on the history's own clock, from the step's first invoke to
+	// an answer, as the checkers count it: an in-flight answer ends the step only once it
+	// came after the window, however long the window (a lock timeout can outlast the
+	// tries' backoff, 6.35 s in all) and however late a loaded machine ran this loop.
+	var deadline time.Time
 	delay, unseen := settleFirstDelay, 0
-	// At least settleMaxTries, and on until the window has passed: a lock timeout longer
-	// than the tries' backoff (6.35 s in all) must not end the step while the key is
-	// still legitimately held.
-	for try := 1; try <= settleMaxTries || time.Now().Before(deadline); try++ {
+	for try := 1; ; try++ {
 		e.attempt++
 		if err := e.sendCopies(ctx, st, e.attempt, nil); err != nil {
 			return err
 		}
+		if try == 1 {
+			first, _ := e.rec.firstInvoke(SettleStep)
+			deadline = first.Add(window)
+		}
 		switch last := e.rec.last(); {
 		case !last.Class.Determinate():
-			if unseen++; unseen >= settleMaxUnseen {
+			if unseen++; unseen >= settleMaxUnseen || (try >= settleMaxTries && !time.Now().Before(deadline)) {
 				return nil
 			}
 		case last.Class != outcome.InFlight:
 			return nil
-		case !time.Now().Before(deadline):
+		case !last.Time.Before(deadline):
 			return nil
 		}
 		d := delay
@@ -59,7 +65,6 @@ func (e *execution) settle(ctx context.Context) error {
 		case <-timer.C:
 		}
 	}
-	return nil
 }
 
 // settleWindow is how long a key may still be refused as in flight after every attempt

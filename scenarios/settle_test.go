@@ -60,6 +60,26 @@ func TestWedgedKeyIsCaughtAsStuck(t *testing.T) {
 	}
 }
 
+// A key held past the settle step's backoff (8 tries, 6.35 s of pauses) by a long
+// declared lock timeout is not stuck: the settle step asks until the window has passed
+// and gets the replay.
+func TestSettleOutlastsALongLockTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out an 8 s lock timeout")
+	}
+	t.Parallel()
+	// Refused for 7.5 s from the pair's 409: past the 8 tries, inside the 8 s lock.
+	const lock = 8 * time.Second
+	p := fakeProfile(t, startFake(t, &fakeRefunds{wedgeFor: lock - 500*time.Millisecond, hold: 50 * time.Millisecond}))
+	p.LockTimeout = scenarios.Duration(lock)
+	r := runFake(t, p, "race/concurrent-pair").Results[0]
+	require.Equal(t, scenarios.Pass, r.Verdict, r.Message)
+	h := r.Evidence.Record.History
+	last := h[len(h)-1]
+	require.Equal(t, scenarios.SettleStep, last.Step)
+	require.Equal(t, scenarios.OpOK, last.Type, "the settle step ends on the replay, not on a 409")
+}
+
 // A stored business error replayed as an empty 200 is a fabricated success.
 func TestBusinessErrorReplayedAsSuccessIsCaught(t *testing.T) {
 	p := fakeProfile(t, startFake(t, &fakeRefunds{errorAsSuccess: true}))
