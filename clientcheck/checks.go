@@ -111,6 +111,9 @@ func checks() []checkDef {
 }
 
 func checkCommand(o *analysis) verdict {
+	if o.TimedOut {
+		return unknown("the code under test was killed at the timeout (%s): a slow run and a stuck client cannot be told apart; raise --timeout", o.ExitErr)
+	}
 	if o.ExitErr != "" {
 		f := failing{}
 		f.add("exit", o.ExitErr)
@@ -317,7 +320,7 @@ func check409(o *analysis) verdict {
 
 func checkLostResolved(o *analysis) verdict {
 	ops, attempts := o.byOperation()
-	f, lost := failing{}, 0
+	f, lost, cutOff := failing{}, 0, 0
 	for _, op := range ops {
 		as := attempts[op]
 		lostAt := slices.IndexFunc(as, func(r faultproxy.Record) bool { return responseLost(o.classOf(r)) })
@@ -334,6 +337,9 @@ func checkLostResolved(o *analysis) verdict {
 		reported := "nothing"
 		if oc, ok := o.outcomeOf(op); ok {
 			reported = oc.Outcome
+		} else if o.TimedOut {
+			cutOff++ // still retrying, or about to report, when the timeout killed it
+			continue
 		}
 		f.addOp("unresolved", fmt.Sprintf("%s: last attempt without a known outcome, client reported %s", op, reported), o, op, as)
 	}
@@ -342,6 +348,9 @@ func checkLostResolved(o *analysis) verdict {
 	}
 	if f.count > 0 {
 		return f.fail("%d of %d operation(s) with a lost response neither reached a known outcome nor were reported unknown", f.count, lost)
+	}
+	if cutOff > 0 {
+		return unknown("%d of %d operation(s) with a lost response were still unresolved, and unreported, when the timeout killed the code under test", cutOff, lost)
 	}
 	return pass("%d operation(s) with a lost response, all resolved", lost)
 }
@@ -378,6 +387,8 @@ func checkOutcomeFile(o *analysis) verdict {
 	switch {
 	case !o.OutcomesWritten:
 		return na("the client wrote no outcome file")
+	case o.OutcomeErr != "" && o.TimedOut:
+		return unknown("the outcome file did not parse (%s), and the timeout killed the code under test, perhaps while it wrote it", o.OutcomeErr)
 	case o.OutcomeErr != "":
 		f := failing{}
 		f.add("invalid", o.OutcomeErr)

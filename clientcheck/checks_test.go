@@ -266,3 +266,30 @@ func TestA409IsNotALostResponse(t *testing.T) {
 	}
 	require.Equal(t, scenarios.NA, verdicts(o)[clientcheck.IDLostResolved].Verdict)
 }
+
+// A command killed at the timeout may have been slow, not stuck: what it had not finished
+// (its exit, an operation still being retried after a lost response and not yet reported)
+// is UNKNOWN, never a FAIL. The same run that ended by itself is judged.
+func TestTimeoutIsNotAFailure(t *testing.T) {
+	o := goodObservation()
+	o.Attempts = o.Attempts[:3] // order-2: its response lost, and no retry yet
+	o.Outcomes = o.Outcomes[:1]
+	o.ExitErr = "timed out after 2m0s"
+	v := verdicts(o)
+	require.Equal(t, scenarios.Fail, v[clientcheck.IDCommandSucceeded].Verdict)
+	require.Equal(t, scenarios.Fail, v[clientcheck.IDLostResolved].Verdict)
+
+	o.TimedOut = true
+	v = verdicts(o)
+	require.Equal(t, scenarios.Unknown, v[clientcheck.IDCommandSucceeded].Verdict, v[clientcheck.IDCommandSucceeded].Message)
+	require.Contains(t, v[clientcheck.IDCommandSucceeded].Message, "raise --timeout")
+	require.Equal(t, scenarios.Unknown, v[clientcheck.IDLostResolved].Verdict, v[clientcheck.IDLostResolved].Message)
+
+	o.OutcomeErr = "line 2: unexpected end of JSON input"
+	require.Equal(t, scenarios.Unknown, verdicts(o)[clientcheck.IDOutcomeFile].Verdict, "killed mid-write, perhaps")
+	o.OutcomeErr = ""
+
+	// An operation the client did report, wrongly, is judged even after a timeout.
+	o.Outcomes = append(o.Outcomes, clientcheck.Outcome{Operation: "order-2", Outcome: clientcheck.OutcomeFailed})
+	require.Equal(t, scenarios.Fail, verdicts(o)[clientcheck.IDLostResolved].Verdict)
+}

@@ -39,6 +39,9 @@ type Observation struct {
 	OutcomeErr      string
 	// ExitErr is the code under test's error (or non-zero exit); "" when it succeeded.
 	ExitErr string
+	// TimedOut: the code under test was killed at the run's timeout. A slow machine and a
+	// stuck client look alike from here, so what it had not finished is not judged.
+	TimedOut bool
 	// ClientDuration is how long the code under test ran: every check judges that run.
 	ClientDuration time.Duration
 	// Schedule is the fault schedule as applied.

@@ -288,7 +288,8 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	env.StateDir, env.TempDir = stateDir, tempDir
 	clientStart := time.Now()
 	clientErr := restarts.run(runCtx, client, env)
-	if clientErr == nil && runCtx.Err() != nil {
+	timedOut := errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	if timedOut {
 		clientErr = fmt.Errorf("timed out after %s", timeout)
 	}
 	clientDuration := time.Since(clientStart)
@@ -314,6 +315,7 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	if clientErr != nil {
 		o.ExitErr = clientErr.Error()
 	}
+	o.TimedOut = timedOut
 	outcomes, written, err := ReadOutcomeFile(outcomeFile)
 	o.Outcomes, o.OutcomesWritten = outcomes, written
 	if err != nil {
