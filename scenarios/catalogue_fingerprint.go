@@ -73,7 +73,8 @@ func mismatchAt(step string) Checker {
 			return f.result(Unknown, "the original did not succeed (%s)", describe(orig))
 		}
 		a, _ := r.answer(step)
-		if n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p); n > allowed {
+		n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
+		if n > allowed {
 			f.count(CatDuplicated, n-allowed)
 			f.example("%s got %s", step, describe(a))
 			f.blame(a, wantText(p.Expect.Mismatch, outcome.Mismatch)+", no execution")
@@ -85,8 +86,8 @@ func mismatchAt(step string) Checker {
 		if unseen(a) {
 			return f.result(Unknown, "%s was not seen (%s): whether it was refused cannot be told", step, describe(a))
 		}
-		if isSuccess(a) && allowedEffects(r, p) > 1 {
-			return f.result(Unknown, "%s may have reached the target after the declared %s retention, where a new execution is allowed: nothing to judge", step, p.Retention)
+		if isSuccess(a) && allowed > 1 {
+			return f.result(Unknown, "%s: nothing to judge", mayBeLate(step, p))
 		}
 		if isSuccess(a) {
 			f.count(CatLeaked, 1)
@@ -121,7 +122,7 @@ func variantPolicy(r Record, p *Profile) (Verdict, string, Evidence) {
 	case isSuccess(v) && sameResponse(v, orig):
 		return f.result(Info, "same request: the original response was replayed")
 	case n > 1 && isSuccess(v):
-		return f.result(Unknown, "the variant got %d with a response of its own and executed, but it may have reached the target after the declared %s retention, where a new execution is allowed: nothing to judge", v.Status, p.Retention)
+		return f.result(Unknown, "the variant got %d with a response of its own and executed, but %s: nothing to judge", v.Status, mayBeLate("it", p))
 	case v.Class == outcome.Mismatch:
 		return f.result(Info, "different request: refused with %d", v.Status)
 	case isSuccess(v):

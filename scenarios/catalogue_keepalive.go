@@ -153,7 +153,7 @@ func keepAliveManyKeys(r Record, p *Profile) (Verdict, string, Evidence) {
 	replayed := "each repeat replayed its own response"
 	if lateDiffer > 0 {
 		replayed = fmt.Sprintf("each of the %d repeats compared replayed its own response", compared)
-		timedOut += fmt.Sprintf("; %d repeats got a response of their own but may have reached the target after the declared %s retention, where a new execution is allowed (not judged)", lateDiffer, p.Retention)
+		timedOut += fmt.Sprintf("; %d repeats got a response of their own but %s (not judged)", lateDiffer, mayBeLate("they", p))
 	}
 	switch {
 	case len(serverErrs) > 0:

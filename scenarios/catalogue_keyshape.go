@@ -189,8 +189,8 @@ func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
 	replayed := "each repeat replayed"
 	if len(lateDiffer) > 0 {
 		replayed = "each repeat compared replayed"
-		note += fmt.Sprintf("; the repeat of the %s key(s) got a response of its own but may have reached the target after the declared %s retention, where a new execution is allowed (not judged)",
-			strings.Join(lateDiffer, ", "), p.Retention)
+		note += fmt.Sprintf("; the repeat of the %s key(s) got a response of its own but %s (not judged)",
+			strings.Join(lateDiffer, ", "), mayBeLate("it", p))
 	}
 	switch {
 	case len(serverErrs) > 0:

@@ -355,7 +355,7 @@ func inFlightStatus(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Unknown, "no overlap: the original (%s) finished before the repeat (%s) was answered", describe(original), describe(repeat))
 	}
 	if isSuccess(repeat) && !sameResponse(repeat, original) && allowedEffects(r, p) > 1 {
-		return f.result(Unknown, "the repeat may have reached the target after the declared %s retention, where a new execution is allowed: nothing to judge", p.Retention)
+		return f.result(Unknown, "%s: nothing to judge", mayBeLate("the repeat", p))
 	}
 	f.example("repeat got %s while the original ran", describe(repeat))
 	f.blame(repeat, wantText(p.Expect.InFlight, outcome.InFlight))
@@ -382,7 +382,7 @@ func inFlightWaited(r Record, p *Profile, f *finding, repeat, original Op, durin
 		f.blame(repeat, "wait, then the committed "+itoa(original.Status))
 		return f.result(Fail, "the repeat during the original got %s; the profile declares in_flight: wait (wait, then the committed response)", describe(repeat))
 	case !sameResponse(repeat, original) && allowedEffects(r, p) > 1:
-		return f.result(Unknown, "the repeat that waited got %d with another body than the original's, but it may have reached the target after the declared %s retention, where a new execution is allowed: nothing to judge", repeat.Status, p.Retention)
+		return f.result(Unknown, "the repeat that waited got %d with another body than the original's, but %s: nothing to judge", repeat.Status, mayBeLate("it", p))
 	case !sameResponse(repeat, original):
 		f.count(CatDiverged, 1)
 		f.example("original: %d %s", original.Status, clip(original.Body))
@@ -429,7 +429,7 @@ func inFlightNotFabricated(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	replay := isSuccess(original) && sameResponse(repeat, original)
 	if isSuccess(repeat) && repeat.Time.Before(original.Time) && !replay && allowedEffects(r, p) > 1 {
-		return f.result(Unknown, "the repeat may have reached the target after the declared %s retention, where a new execution is allowed: nothing to judge", p.Retention)
+		return f.result(Unknown, "%s: nothing to judge", mayBeLate("the repeat", p))
 	}
 	if isSuccess(repeat) && repeat.Time.Before(original.Time) && !replay {
 		f.count(CatFabricated, 1)
@@ -483,7 +483,7 @@ func inFlightOtherPayload(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Unknown, "the other payload reached the target before the original (the original got %s): no repeat during the original to judge", describe(original))
 	}
 	if isSuccess(repeat) && allowedEffects(r, p) > 1 {
-		return f.result(Unknown, "the other payload may have reached the target after the declared %s retention, where a new execution is allowed: nothing to judge", p.Retention)
+		return f.result(Unknown, "%s: nothing to judge", mayBeLate("the other payload", p))
 	}
 	if isSuccess(repeat) {
 		f.count(CatLeaked, 1)

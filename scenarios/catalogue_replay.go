@@ -134,7 +134,7 @@ func fidelityBody(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Unknown, "the second replay was not seen (%s): the replays cannot be compared", describe(repeat))
 	}
 	if ok && !sameResponse(retry, repeat) && allowedEffects(r, p) > 1 {
-		return f.result(Unknown, "the second replay may have reached the target after the declared %s retention, where a new execution is allowed: nothing to judge", p.Retention)
+		return f.result(Unknown, "%s: nothing to judge", mayBeLate("the second replay", p))
 	}
 	if !ok || !sameResponse(retry, repeat) {
 		f.count(CatDiverged, 1)
@@ -166,7 +166,7 @@ func fidelityHeaders(r Record, p *Profile) (Verdict, string, Evidence) {
 		}
 	}
 	if len(diff) > 0 && allowedEffects(r, p) > 1 {
-		return f.result(Unknown, "replayed headers differ (%s), but the repeat may have reached the target after the declared %s retention, where a new execution is allowed: nothing to judge", strings.Join(diff, ", "), p.Retention)
+		return f.result(Unknown, "replayed headers differ (%s), but %s: nothing to judge", strings.Join(diff, ", "), mayBeLate("the repeat", p))
 	}
 	if len(diff) > 0 {
 		f.count(CatDiverged, 1)
@@ -185,7 +185,7 @@ func replayMarker(r Record, p *Profile) (Verdict, string, Evidence) {
 	h := p.Expect.ReplayHeader
 	switch {
 	case !replayMarked(b, p) && allowedEffects(r, p) > 1:
-		return f.result(Unknown, "the repeat does not carry %s, but it may have reached the target after the declared %s retention, where a new execution is allowed: nothing to judge", h, p.Retention)
+		return f.result(Unknown, "the repeat does not carry %s, but %s: nothing to judge", h, mayBeLate("it", p))
 	case replayMarked(a, p):
 		return f.result(NonStrict, "the first response already carries %s: %q", h, a.Headers[h])
 	case !replayMarked(b, p):

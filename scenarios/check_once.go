@@ -67,7 +67,7 @@ func exactlyOnce(final string) Checker {
 		body, status, buffered := r.committedBody(p)
 		if buffered && (ans.Status != status || !sameBody(ans.Body, body)) {
 			if allowed > 1 {
-				return f.result(Unknown, "%s may have reached the target after the declared %s retention, where a new execution is allowed: nothing to judge", witness, p.Retention)
+				return f.result(Unknown, "%s: nothing to judge", mayBeLate(witness, p))
 			}
 			committed := Op{Status: status, Body: body}
 			f.count(CatDiverged, 1)
@@ -143,7 +143,7 @@ func identicalReplay(first, repeat string) Checker {
 		case !okB || unseen(b):
 			return f.result(Unknown, "the repeat's answer was not seen (%s): whether it replayed cannot be told", describe(b))
 		case !sameResponse(a, b) && allowed > 1:
-			return f.result(Unknown, "the repeat may have reached the target after the declared %s retention, where a new execution is allowed: nothing to judge", p.Retention)
+			return f.result(Unknown, "%s: nothing to judge", mayBeLate("the repeat", p))
 		case b.Class == outcome.InFlight:
 			f.count(CatStuck, 1)
 			f.blame(b, "the replay of the "+itoa(a.Status))

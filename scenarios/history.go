@@ -131,6 +131,12 @@ func pastRetention(p *Profile, start, end time.Time) bool {
 	return p.Retention > 0 && end.Sub(start) > p.Retention.Std()
 }
 
+// mayBeLate says why an answer of what is not judged: it may have come from an attempt
+// that reached the target after the declared retention (pastRetention).
+func mayBeLate(what string, p *Profile) string {
+	return fmt.Sprintf("%s may have reached the target after the declared %s retention, where a new execution is allowed", what, p.Retention)
+}
+
 func is2xx(s int) bool { return s >= 200 && s <= 299 }
 
 // isSuccess reports whether the client saw the answer whole and it is the operation's

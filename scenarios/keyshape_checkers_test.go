@@ -140,7 +140,7 @@ func TestValidKeysNever5xx(t *testing.T) {
 	for _, ledger := range []int{5, 6} {
 		v, msg, _ = judgeWith(t, "key/valid-never-5xx", lateULID(ledger, 1500), p)
 		require.Equal(t, scenarios.Pass, v, "ledger %d: %s", ledger, msg)
-		require.Contains(t, msg, "the repeat of the ulid key(s) got a response of its own but may have reached the target after the declared 1s retention")
+		require.Contains(t, msg, "the repeat of the ulid key(s) got a response of its own but it may have reached the target after the declared 1s retention")
 	}
 	v, _, _ = judgeWith(t, "key/valid-never-5xx", lateULID(7, 1500), p)
 	require.Equal(t, scenarios.Fail, v, "one late repeat allows one more side effect, not two")
@@ -276,7 +276,7 @@ func TestKeepAliveManyKeys(t *testing.T) {
 	for _, ledger := range []int{8, 9} {
 		v, msg, _ = judgeWith(t, "race/keepalive-many-keys", buildTimed(ledger, divergedDirect, slowDirect2), p)
 		require.Equal(t, scenarios.Pass, v, "ledger %d: %s", ledger, msg)
-		require.Contains(t, msg, "1 repeats got a response of their own but may have reached the target after the declared 1s retention")
+		require.Contains(t, msg, "1 repeats got a response of their own but they may have reached the target after the declared 1s retention")
 		require.Contains(t, msg, "each of the 7 repeats compared replayed its own response")
 	}
 	v, _, _ = judgeWith(t, "race/keepalive-many-keys", buildTimed(10, divergedDirect, slowDirect2), p)
