@@ -8,7 +8,10 @@
 //
 //   - Every request is a Call: method, path, the downstream key (a header or a JSON
 //     field of the body, as configured), the entity it names (a JSON path into its body),
-//     a SHA-256 of the body, when it arrived, and what the sink answered.
+//     a SHA-256 of the body, when it arrived, what the sink answered, and whether the
+//     caller had hung up before that answer was written (CallerLeft: its own timeout
+//     fired while the sink was slow, so a re-send under the same key is a correct
+//     sender's, not a second operation).
 //   - The sink behaves as a well-behaved keyed vendor: a call whose key it already
 //     committed is a replay (answered 200 with the first answer's id, no new effect); a
 //     call without a key always commits a new effect. Effects is therefore "what the

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/idemproof/idemproof/internal/sockpeek"
 )
 
 // Bounds of what the sink keeps.
@@ -61,6 +63,11 @@ type Call struct {
 	Answer     Answer    `json:"answer"`
 	// Effect is the vendor-side id of the effect the call committed or replayed.
 	Effect string `json:"effect,omitempty"`
+	// CallerLeft: the caller had hung up before the answer was written, or writing it
+	// failed. Such a caller never had the answer, so calling again is what a correct
+	// at-least-once sender does (its own timeout fired while the vendor was slow), not a
+	// second call for an operation it knew was done.
+	CallerLeft bool `json:"caller_left,omitempty"`
 }
 
 // NewEffect reports whether the call made the vendor do something new.
@@ -99,6 +106,9 @@ type Sink struct {
 	byEntity map[string]int    // calls per entity so far (the rules' ordinals)
 	rules    []Rule
 	changed  chan struct{} // closed and replaced on every call
+	// beforeAnswer, when set (tests), runs between recording a call and answering it: a
+	// slow vendor.
+	beforeAnswer func(ctx context.Context)
 }
 
 // Start listens on cfg.Listen and serves until Close.
@@ -114,7 +124,8 @@ func Start(cfg Config) (*Sink, error) {
 		return nil, fmt.Errorf("downstream sink: listen on %s: %w", cfg.Listen, err)
 	}
 	s := &Sink{cfg: cfg, ln: ln, done: make(chan struct{}), byKey: map[string]string{}, byEntity: map[string]int{}, changed: make(chan struct{})}
-	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) }}
 	go func() { defer close(s.done); _ = s.srv.Serve(ln) }()
 	return s, nil
 }
@@ -225,6 +236,9 @@ func (s *Sink) settle(ctx context.Context, entity string, minCalls int, quiet ti
 	}
 }
 
+// connKey is the request context's key of the caller's connection.
+type connKey struct{}
+
 // ServeHTTP records a call and answers it as a keyed vendor would.
 func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, MaxBody))
@@ -268,7 +282,9 @@ func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			c.Answer = AnswerResetAfter
 		}
 	}
+	kept := -1
 	if len(s.calls) < MaxCalls {
+		kept = len(s.calls)
 		s.calls = append(s.calls, c)
 	} else {
 		s.dropped++
@@ -277,16 +293,35 @@ func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.changed = make(chan struct{})
 	s.mu.Unlock()
 
+	if s.beforeAnswer != nil {
+		s.beforeAnswer(r.Context())
+	}
+	// net/http cancels the request's context once its background read sees the caller's
+	// connection close, but that read is another goroutine, late on a loaded machine: the
+	// connection is looked at too.
+	left := r.Context().Err() != nil
+	if nc, ok := r.Context().Value(connKey{}).(net.Conn); ok && !left {
+		left = sockpeek.Gone(nc)
+	}
 	switch c.Answer {
 	case Answer503Before, Answer503After:
 		w.Header().Set("Retry-After", "0")
 		http.Error(w, `{"error":"vendor unavailable"}`, http.StatusServiceUnavailable)
 	case AnswerResetAfter:
 		reset(w)
+		return
 	case AnswerReplayed:
 		writeJSON(w, http.StatusOK, map[string]string{"id": c.Effect})
 	default:
 		writeJSON(w, http.StatusCreated, map[string]string{"id": c.Effect})
+	}
+	if err := http.NewResponseController(w).Flush(); err != nil {
+		left = true
+	}
+	if left && kept >= 0 {
+		s.mu.Lock()
+		s.calls[kept].CallerLeft = true
+		s.mu.Unlock()
 	}
 }
 

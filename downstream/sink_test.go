@@ -155,3 +155,36 @@ func TestSettleWaitsForTheMinimumCallsBeforeStoppingEarly(t *testing.T) {
 	require.Len(t, calls, 1)
 	require.GreaterOrEqual(t, time.Since(started), 150*time.Millisecond, "one call of the two wanted: it waits to the deadline")
 }
+
+func TestSinkRecordsACallerThatLeftBeforeItsAnswer(t *testing.T) {
+	s := start(t)
+	// A slow vendor: the answer waits until the caller has hung up (or 5 s).
+	s.SetBeforeAnswer(func(ctx context.Context) {
+		select {
+		case <-ctx.Done():
+		case <-time.After(5 * time.Second):
+		}
+	})
+	impatient := &http.Client{Timeout: 100 * time.Millisecond}
+	req, err := http.NewRequest(http.MethodPost, s.URL()+"/v1/notifications", strings.NewReader(`{"order_id":"o-1"}`))
+	require.NoError(t, err)
+	req.Header.Set("Idempotency-Key", "k-1")
+	_, err = impatient.Do(req)
+	require.Error(t, err, "the caller's own timeout must fire first")
+	require.Eventually(t, func() bool {
+		calls := s.Calls("o-1")
+		return len(calls) == 1 && calls[0].CallerLeft
+	}, 5*time.Second, 10*time.Millisecond, "the call is recorded as one whose caller left before the answer")
+
+	// The re-send with the same key is answered and delivered: a replay, and no caller left.
+	s.SetBeforeAnswer(nil)
+	status, err := call(t, s.URL(), "k-1", `{"order_id":"o-1"}`)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, status)
+	calls := s.Calls("o-1")
+	require.Len(t, calls, 2)
+	require.Equal(t, downstream.AnswerCommitted, calls[0].Answer, "the effect was done before the answer was lost")
+	require.Equal(t, downstream.AnswerReplayed, calls[1].Answer)
+	require.False(t, calls[1].CallerLeft)
+	require.Equal(t, 1, downstream.LedgerOf(calls).Effects)
+}

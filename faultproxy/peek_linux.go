@@ -6,19 +6,11 @@ import (
 	"net"
 	"syscall"
 	"time"
-	"unsafe"
+
+	"github.com/idemproof/idemproof/internal/sockpeek"
 )
 
 const peekSupported = true
-
-// peekByte looks at the next byte on fd without consuming it and without blocking: n is
-// 0 with errno 0 at EOF, errno is EAGAIN when nothing has arrived.
-func peekByte(fd uintptr) (n uintptr, errno syscall.Errno) {
-	var b [1]byte
-	n, _, errno = syscall.Syscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1,
-		syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
-	return n, errno
-}
 
 // rawRead runs f on nc's descriptor as syscall.RawConn.Read does (f returning false
 // waits until nc is readable); false when nc has no descriptor.
@@ -34,18 +26,14 @@ func rawRead(nc net.Conn, f func(fd uintptr) bool) (bool, error) {
 	return true, rc.Read(f)
 }
 
-func wouldBlock(errno syscall.Errno) bool {
-	return errno == syscall.EAGAIN || errno == syscall.EWOULDBLOCK
-}
-
 // connIdleAlive reports whether an idle pooled connection can carry a request: the
 // upstream has neither closed it (EOF or RST pending) nor sent bytes nobody asked for.
 // One non-blocking MSG_PEEK; EAGAIN means alive.
 func connIdleAlive(nc net.Conn) bool {
 	alive := false
 	ok, err := rawRead(nc, func(fd uintptr) bool {
-		_, errno := peekByte(fd)
-		alive = wouldBlock(errno)
+		_, errno := sockpeek.PeekByte(fd)
+		alive = sockpeek.WouldBlock(errno)
 		return true
 	})
 	return ok && err == nil && alive
@@ -57,8 +45,8 @@ func connIdleAlive(nc net.Conn) bool {
 func peerGone(nc net.Conn) bool {
 	gone := false
 	ok, err := rawRead(nc, func(fd uintptr) bool {
-		n, errno := peekByte(fd)
-		gone = (errno == 0 && n == 0) || (errno != 0 && !wouldBlock(errno) && errno != syscall.EINTR)
+		n, errno := sockpeek.PeekByte(fd)
+		gone = (errno == 0 && n == 0) || (errno != 0 && !sockpeek.WouldBlock(errno) && errno != syscall.EINTR)
 		return true
 	})
 	if !ok {
@@ -84,9 +72,9 @@ func watchPeer(parent context.Context, nc net.Conn) (context.Context, func()) {
 		defer close(done)
 		gone := false
 		_, err := rawRead(nc, func(fd uintptr) bool {
-			n, errno := peekByte(fd)
+			n, errno := sockpeek.PeekByte(fd)
 			switch {
-			case wouldBlock(errno), errno == syscall.EINTR:
+			case sockpeek.WouldBlock(errno), errno == syscall.EINTR:
 				return false // nothing yet: wait until readable
 			case errno == 0:
 				gone = n == 0

@@ -123,3 +123,41 @@ func TestAFreePortSinkNeedsTheTargetsStarter(t *testing.T) {
 	_, err = scenarios.Run(t.Context(), scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"boundary/*"}})
 	require.ErrorContains(t, err, "picks a free port the target cannot know")
 }
+
+// A target's own timeout can fire while a loaded machine's sink is slow to answer: the
+// target never had the answer, and calling again with the same key is what a correct
+// at-least-once sender does. Only calls after a delivered answer are a second call.
+func TestBoundaryAllowsAKeyedResendAfterTheCallerLostTheVendorsAnswer(t *testing.T) {
+	lost := vendorCall(1, "k", downstream.AnswerCommitted)
+	lost.CallerLeft = true
+	for _, id := range []string{"boundary/replay-no-second-call", "boundary/no-call-on-refusal"} {
+		rec := boundaryRecord(1, lost, vendorCall(2, "k", downstream.AnswerReplayed))
+		if id == "boundary/no-call-on-refusal" {
+			rec.History = append(rec.History, newHistory().at(1, "repeat", scenarios.OpFail, 409, `{}`, nil).record(1).History...)
+		}
+		v, msg, _ := judgeBoundary(t, id, rec)
+		require.Equal(t, scenarios.Pass, v, "%s: %s", id, msg)
+		require.Contains(t, msg, "1 re-sent after the target hung up")
+	}
+
+	// One lost answer justifies one more call, not two.
+	v, msg, ev := judgeBoundary(t, "boundary/replay-no-second-call", boundaryRecord(1,
+		lost, vendorCall(2, "k", downstream.AnswerReplayed), vendorCall(3, "k", downstream.AnswerReplayed)))
+	require.Equal(t, scenarios.Fail, v, msg)
+	require.Equal(t, map[string]int{scenarios.CatDuplicated: 1}, ev.Categories)
+	require.Contains(t, msg, "1 of them re-sent because the target hung up")
+	require.Contains(t, ev.Examples[0], "#1 key=k committed (caller gone before the answer)")
+
+	// The re-send without a key made a second effect: still a duplicate.
+	v, msg, _ = judgeBoundary(t, "boundary/replay-no-second-call", boundaryRecord(1,
+		downstream.Call{Seq: 1, Entity: "e", Answer: downstream.AnswerCommitted, CallerLeft: true},
+		downstream.Call{Seq: 2, Entity: "e", Answer: downstream.AnswerCommitted}))
+	require.Equal(t, scenarios.Fail, v, msg)
+
+	// The last call's caller leaving justifies nothing after it.
+	last := vendorCall(2, "k", downstream.AnswerReplayed)
+	last.CallerLeft = true
+	v, msg, _ = judgeBoundary(t, "boundary/replay-no-second-call", boundaryRecord(1,
+		vendorCall(1, "k", downstream.AnswerCommitted), last))
+	require.Equal(t, scenarios.Fail, v, msg)
+}

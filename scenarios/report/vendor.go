@@ -29,8 +29,15 @@ func vendorKeyText(c downstream.Call) string {
 	return "key " + shorten(c.Key, 28)
 }
 
-// vendorAnswerText is what the sink did with a call.
+// vendorAnswerText is what the sink did with a call, and whether its caller had left.
 func vendorAnswerText(c downstream.Call) string {
+	if c.CallerLeft {
+		return answerText(c) + ", caller gone before the answer"
+	}
+	return answerText(c)
+}
+
+func answerText(c downstream.Call) string {
 	switch c.Answer {
 	case downstream.AnswerCommitted:
 		return "201 done"

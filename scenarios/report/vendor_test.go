@@ -49,3 +49,9 @@ func TestTimelineListsTheVendorCalls(t *testing.T) {
 	require.Contains(t, text, "vendor calls (downstream sink, after settle): 2 call(s), 2 effect(s), 1 key(s), 1 without a key:")
 	require.Regexp(t, `(?m)^    8 +\+95ms +POST /v1/notifications +no key +201 done`, text)
 }
+
+func TestTimelineSaysWhenTheTargetHungUpBeforeTheVendorsAnswer(t *testing.T) {
+	rec := vendorRecord()
+	rec.Downstream[1].CallerLeft = true
+	require.Regexp(t, `(?m)^    8 +\+95ms +POST /v1/notifications +no key +201 done, caller gone before the answer`, report.Timeline(rec))
+}
