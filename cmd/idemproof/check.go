@@ -46,19 +46,20 @@ func checkFlags(stderr io.Writer) (*flag.FlagSet, *checkOptions) {
 	fs.IntVar(&o.allowUnknown, "allow-unknown", 0, "UNKNOWN results tolerated before the run counts as incomplete (exit 3)")
 	o.extras.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: idemproof check [flags]")
-		fmt.Fprintln(stderr)
-		fmt.Fprintln(stderr, "Runs the scenario catalogue against each target and reports a verdict per scenario.")
-		fmt.Fprintln(stderr, "Each target is first checked with one request (preflight): a target that does not answer,")
-		fmt.Fprintln(stderr, "answers other than success, or whose ledger does not count it stops the run (exit 2).")
-		fmt.Fprintln(stderr)
-		fmt.Fprintln(stderr, "Exit status:")
-		fmt.Fprintln(stderr, "  0  every scenario judged, none failing")
-		fmt.Fprintln(stderr, "  1  a FAIL (under --strict also NON-STRICT)")
-		fmt.Fprintln(stderr, "  2  a usage, profile or preflight error: nothing was run")
-		fmt.Fprintln(stderr, "  3  incomplete: interrupted (SIGINT/SIGTERM; the reports say so), or UNKNOWN results")
-		fmt.Fprintln(stderr, "     beyond --allow-unknown. A FAIL wins over incomplete (exit 1).")
-		fmt.Fprintln(stderr)
+		w := fs.Output() // stdout when asked for with -h (parseFlags), else stderr
+		fmt.Fprintln(w, "usage: idemproof check [flags]")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Runs the scenario catalogue against each target and reports a verdict per scenario.")
+		fmt.Fprintln(w, "Each target is first checked with one request (preflight): a target that does not answer,")
+		fmt.Fprintln(w, "answers other than success, or whose ledger does not count it stops the run (exit 2).")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Exit status:")
+		fmt.Fprintln(w, "  0  every scenario judged, none failing")
+		fmt.Fprintln(w, "  1  a FAIL (under --strict also NON-STRICT)")
+		fmt.Fprintln(w, "  2  a usage, profile or preflight error: nothing was run")
+		fmt.Fprintln(w, "  3  incomplete: interrupted (SIGINT/SIGTERM; the reports say so), or UNKNOWN results")
+		fmt.Fprintln(w, "     beyond --allow-unknown. A FAIL wins over incomplete (exit 1).")
+		fmt.Fprintln(w)
 		fs.PrintDefaults()
 	}
 	return fs, o
@@ -67,7 +68,7 @@ func checkFlags(stderr io.Writer) (*flag.FlagSet, *checkOptions) {
 // runCheck is `idemproof check`.
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, o := checkFlags(stderr)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -245,7 +245,7 @@ func TestCheckUnknownExitsThreeUnlessAllowed(t *testing.T) {
 }
 
 func TestCheckHelpDocumentsTheExitCodes(t *testing.T) {
-	_, errOut, code := runCLI(t, "check", "-h")
+	out, _, code := runCLI(t, "check", "-h")
 	require.Equal(t, 0, code)
 	for _, line := range []string{
 		"  0  every scenario judged, none failing",
@@ -254,6 +254,6 @@ func TestCheckHelpDocumentsTheExitCodes(t *testing.T) {
 		"  3  incomplete: interrupted (SIGINT/SIGTERM; the reports say so), or UNKNOWN results",
 		"-allow-unknown",
 	} {
-		require.Contains(t, errOut, line)
+		require.Contains(t, out, line)
 	}
 }

@@ -36,7 +36,7 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	format := fs.String("format", "console", "console | json (the report on stdout)")
 	restart := fs.Bool("restart", false, "kill the command (its whole process group) right after every attempt whose response the proxy lost, and start it again with the same environment and "+clientcheck.EnvStateDir+" (once per operation)")
 	stateDir := fs.String("state-dir", "", "the state folder exported as "+clientcheck.EnvStateDir+" (default: a temporary folder, removed after the run)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	argv := fs.Args()

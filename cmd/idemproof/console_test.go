@@ -41,10 +41,11 @@ func TestProgressCounterOnATerminalOnly(t *testing.T) {
 }
 
 func TestEveryCommandHasTheSameHelpStyle(t *testing.T) {
-	for _, c := range [][]string{{"check"}, {"serve"}, {"proxy"}, {"scenarios"}, {"client-check"}, {"init"}, {"diff"}, {"version"}, {"report", "merge"}} {
-		_, errOut, code := runCLI(t, append(c, "-h")...)
+	for _, c := range [][]string{{"check"}, {"serve"}, {"proxy"}, {"scenarios"}, {"client-check"}, {"init"}, {"diff"}, {"version"}, {"vendor"}, {"report", "merge"}} {
+		out, errOut, code := runCLI(t, append(c, "-h")...)
 		require.Equal(t, 0, code, "%v -h", c)
-		lines := strings.Split(errOut, "\n")
+		require.Empty(t, errOut, "%v -h: help asked for is output, as for idemproof -h", c)
+		lines := strings.Split(out, "\n")
 		require.GreaterOrEqual(t, len(lines), 3, "%v", c)
 		require.Regexp(t, regexp.MustCompile(`^usage: idemproof `+regexp.QuoteMeta(strings.Join(c, " "))+`( |$)`), lines[0], "%v", c)
 		require.Empty(t, lines[1], "%v: a blank line after the usage line", c)

@@ -17,7 +17,7 @@ func runDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("diff", "OLD/report.json NEW/report.json",
 		"Prints every verdict that changed between two runs, per target and scenario.\n"+
 			"Exit status: 0 nothing got worse, 1 a verdict got worse (or a new scenario is NON-STRICT, UNKNOWN or FAIL), 2 a usage error.", stderr)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	if fs.NArg() != 2 {

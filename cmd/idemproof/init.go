@@ -22,7 +22,7 @@ func runInit(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	operation := fs.String("operation", "", "the operationId of the keyed operation (default: the one operation declaring an idempotency header)")
 	out := fs.String("out", "-", "where to write the profile; - is stdout")
 	force := fs.Bool("force", false, "overwrite --out if it exists")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

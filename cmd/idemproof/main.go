@@ -60,10 +60,11 @@ var errExitIncomplete = errors.New("incomplete")
 var errUsageReported = errors.New("usage error")
 
 // parseFlags parses args into fs (made with flag.ContinueOnError). -h prints the
-// command's usage; a bad flag is printed once, by the flag package, followed by the
+// command's usage to stdout, as `idemproof -h` does (help asked for is output, not an
+// error); a bad flag is printed once, by the flag package, followed by the
 // closest flag and where the flags are listed, not by the whole usage, so the line that
 // says what to fix is not scrolled away.
-func parseFlags(fs *flag.FlagSet, args []string) error {
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	usage := fs.Usage
 	fs.Usage = func() {}
 	err := fs.Parse(args)
@@ -72,12 +73,15 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, flag.ErrHelp):
+		out := fs.Output()
+		fs.SetOutput(stdout)
 		if usage != nil {
 			usage()
 		} else {
-			fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name())
+			fmt.Fprintf(stdout, "Usage of %s:\n", fs.Name())
 			fs.PrintDefaults()
 		}
+		fs.SetOutput(out)
 		return err
 	}
 	suggestFlag(fs, err, fs.Output())

@@ -42,7 +42,7 @@ func runReportMerge(_ context.Context, args []string, stdout, stderr io.Writer) 
 	fs.StringVar(&extras.markdown, "markdown", "", "write the merged Markdown summary to this file, or - for stdout")
 	fs.StringVar(&extras.json, "json", "", "write the merged JSON report to this file, or - for stdout")
 	fs.StringVar(&extras.junit, "junit", "", "write the merged JUnit XML report to this file")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {

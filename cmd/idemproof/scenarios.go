@@ -23,7 +23,7 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var only, labels listFlag
 	fs.Var(&only, "only", "scenario IDs or globs, comma list or repeated")
 	fs.Var(&labels, "label", "only scenarios carrying these labels")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

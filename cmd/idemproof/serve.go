@@ -43,7 +43,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	headerTimeout := fs.Duration("read-header-timeout", serveReadHeaderTimeout, "time a client has to send its request headers")
 	bodyTimeout := fs.Duration("body-timeout", reference.DefaultBodyTimeout, "time a client has to send a whole request body (past it: 408, nothing recorded)")
 	idleTimeout := fs.Duration("idle-timeout", serveIdleTimeout, "time an idle keep-alive connection stays open")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -22,7 +22,7 @@ func runVendor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	keyHeader := fs.String("key-header", "Idempotency-Key", "the header carrying the downstream key")
 	keyField := fs.String("key-field", "", "a JSON path into the call's body carrying the key instead")
 	entity := fs.String("entity", "order_id", "a JSON path into the call's body naming the operation's entity")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -16,7 +16,7 @@ func version() string { return buildinfo.Read().String() }
 // runVersion is `idemproof version`: the one line, then the build's parts one per line.
 func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("version", "", "Prints the version, VCS commit and Go version this binary was built from.", stderr)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -50,17 +50,18 @@ func newFlagSet(name, args, about string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("idemproof "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
+		w := fs.Output() // stdout when asked for with -h (parseFlags), else stderr
 		line := "usage: idemproof " + name
 		if args != "" {
 			line += " " + args
 		}
-		fmt.Fprintln(stderr, line)
-		fmt.Fprintln(stderr)
-		fmt.Fprintln(stderr, about)
+		fmt.Fprintln(w, line)
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, about)
 		hasFlags := false
 		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
 		if hasFlags {
-			fmt.Fprintln(stderr)
+			fmt.Fprintln(w)
 			fs.PrintDefaults()
 		}
 	}
