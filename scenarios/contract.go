@@ -143,6 +143,9 @@ type Result struct {
 	// BaselineVerdict, its verdict there): listed in every report, not failing the run.
 	KnownFailure    bool    `json:"known_failure,omitempty"`
 	BaselineVerdict Verdict `json:"baseline_verdict,omitempty"`
+	// RunVerdicts counts the verdicts the scenario got in each run of a repeated check
+	// (--repeat, package scenarios/rounds); Verdict is the most telling of them.
+	RunVerdicts map[Verdict]int `json:"run_verdicts,omitempty"`
 }
 
 // ReportSchemaVersion is the version of the JSON report's schema; bumped on any change
@@ -181,6 +184,8 @@ type Report struct {
 	// results are not repeated one by one with `idemproof check --only` (client-check
 	// reruns the client under the same seed and faults).
 	Repeat string `json:"repeat,omitempty"`
+	// Runs is how many times the catalogue ran (--repeat); 0 or 1 for one run.
+	Runs int `json:"runs,omitempty"`
 }
 
 // Incomplete reports whether the run stopped before every selected scenario was judged:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/scenarios/rounds"
 )
 
 // checkOptions are the parsed flags of `idemproof check`.
@@ -26,8 +27,14 @@ type checkOptions struct {
 	timeout     time.Duration
 	// allowUnknown is how many UNKNOWN results still let the run exit 0.
 	allowUnknown int
-	extras       checkExtras // check_extras.go: report files, baseline, skip, shard
+	// repeat is how many times the catalogue runs (seeds seed, seed+1, …), combined by
+	// scenarios/rounds.
+	repeat int
+	extras checkExtras // check_extras.go: report files, baseline, skip, shard
 }
+
+// maxRepeat bounds --repeat: every run of the catalogue takes seconds to minutes.
+const maxRepeat = 1000
 
 func checkFlags(stderr io.Writer) (*flag.FlagSet, *checkOptions) {
 	o := &checkOptions{}
@@ -44,6 +51,7 @@ func checkFlags(stderr io.Writer) (*flag.FlagSet, *checkOptions) {
 	fs.IntVar(&o.concurrency, "concurrency", 0, "scenarios run at once (default: the runner's)")
 	fs.DurationVar(&o.timeout, "timeout", 0, "time limit per scenario, e.g. 30s (default: the runner's)")
 	fs.IntVar(&o.allowUnknown, "allow-unknown", 0, "UNKNOWN results tolerated before the run counts as incomplete (exit 3)")
+	fs.IntVar(&o.repeat, "repeat", 1, "run the selected scenarios this many times (seeds --seed, --seed+1, …) and report each one's most telling verdict with how often each came: a race lost once in N runs FAILs")
 	o.extras.register(fs)
 	fs.Usage = func() {
 		w := fs.Output() // stdout when asked for with -h (parseFlags), else stderr
@@ -87,6 +95,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if o.allowUnknown < 0 {
 		return fmt.Errorf("--allow-unknown %d: must be 0 or more", o.allowUnknown)
 	}
+	if o.repeat < 1 || o.repeat > maxRepeat {
+		return fmt.Errorf("--repeat %d: must be 1 to %d", o.repeat, maxRepeat)
+	}
 	if err := checkReportDir(o.reportDir); err != nil {
 		return err
 	}
@@ -123,23 +134,47 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintf(stdout, "idemproof check: %d scenarios × %d target(s) [%s], seed %d, strict=%t\n",
 		len(selected), len(names), strings.Join(names, ", "), o.seed, o.strict)
-	fmt.Fprintf(stdout, "repeat with: --seed %d\n\n", o.seed)
+	if o.repeat > 1 {
+		fmt.Fprintf(stdout, "repeat with: --seed %d --repeat %d\n\n", o.seed, o.repeat)
+	} else {
+		fmt.Fprintf(stdout, "repeat with: --seed %d\n\n", o.seed)
+	}
 
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{
-		Profiles:        targets.profiles,
-		Only:            only,
-		Labels:          o.labels,
-		Seed:            o.seed,
-		Strict:          o.strict,
-		Concurrency:     o.concurrency,
-		ScenarioTimeout: o.timeout,
-		Progress:        liveProgress(stdout, len(selected)*len(names)),
-		Notice:          func(msg string) { fmt.Fprintln(stdout, msg) },
-		Tool:            "idemproof " + version(),
-		NoPreflight:     true, // done above, before the header
-	})
-	if err != nil {
-		return fmt.Errorf("run: %w", err)
+	var rep *scenarios.Report
+	var combined rounds.Rounds // only each scenario's winning result is kept between runs
+	for i := range o.repeat {
+		seed := o.seed + int64(i)
+		if o.repeat > 1 {
+			fmt.Fprintf(stdout, "run %d of %d, seed %d\n", i+1, o.repeat, seed)
+		}
+		run, err := scenarios.Run(ctx, scenarios.RunConfig{
+			Profiles:        targets.profiles,
+			Only:            only,
+			Labels:          o.labels,
+			Seed:            seed,
+			Strict:          o.strict,
+			Concurrency:     o.concurrency,
+			ScenarioTimeout: o.timeout,
+			Progress:        liveProgress(stdout, len(selected)*len(names)),
+			Notice:          func(msg string) { fmt.Fprintln(stdout, msg) },
+			Tool:            "idemproof " + version(),
+			NoPreflight:     true, // done above, before the header
+		})
+		if err != nil {
+			return fmt.Errorf("run: %w", err)
+		}
+		rep = run
+		if o.repeat > 1 {
+			if err := combined.Add(run); err != nil {
+				return err
+			}
+		}
+		if !run.Complete {
+			break // interrupted: the runs not started are not run at all
+		}
+	}
+	if o.repeat > 1 {
+		rep = combined.Report()
 	}
 	o.extras.finish(rep)
 	fmt.Fprintln(stdout)

@@ -100,10 +100,10 @@ func WriteSummary(w io.Writer, rep *scenarios.Report) {
 	}
 	if len(failing) == 0 {
 		if rep.Incomplete() {
-			fmt.Fprintf(w, "\nno failures among the results, but the run is INCOMPLETE (seed %d, strict=%t)\n", rep.Seed, rep.Strict)
+			fmt.Fprintf(w, "\nno failures among the results, but the run is INCOMPLETE (%s, strict=%t)\n", SeedText(rep), rep.Strict)
 			return
 		}
-		fmt.Fprintf(w, "\nno failures (seed %d, strict=%t)\n", rep.Seed, rep.Strict)
+		fmt.Fprintf(w, "\nno failures (%s, strict=%t)\n", SeedText(rep), rep.Strict)
 		return
 	}
 	unknown := 0
@@ -113,9 +113,9 @@ func WriteSummary(w io.Writer, rep *scenarios.Report) {
 		}
 	}
 	if unknown == 0 {
-		fmt.Fprintf(w, "\n%d failing result(s) (seed %d, strict=%t):\n", len(failing), rep.Seed, rep.Strict)
+		fmt.Fprintf(w, "\n%d failing result(s) (%s, strict=%t):\n", len(failing), SeedText(rep), rep.Strict)
 	} else { // detailed under strict, but an UNKNOWN is incomplete (exit 3), not a FAIL
-		fmt.Fprintf(w, "\n%d failing result(s) and %d UNKNOWN (incomplete, never a pass) (seed %d, strict=%t):\n", len(failing)-unknown, unknown, rep.Seed, rep.Strict)
+		fmt.Fprintf(w, "\n%d failing result(s) and %d UNKNOWN (incomplete, never a pass) (%s, strict=%t):\n", len(failing)-unknown, unknown, SeedText(rep), rep.Strict)
 	}
 	for _, r := range failing {
 		fmt.Fprintf(w, "\n%s %s @ %s: %s\n", r.Verdict, r.ScenarioID, r.Target, oneLine(r.Message))
@@ -134,6 +134,15 @@ func WriteSummary(w io.Writer, rep *scenarios.Report) {
 		}
 		fmt.Fprintf(w, "  repeat: %s\n", RepeatCommand(rep, r))
 	}
+}
+
+// SeedText is the run's seed, "seed 5", or for a repeated check its seeds and runs,
+// "seeds 5-7, 3 runs".
+func SeedText(rep *scenarios.Report) string {
+	if rep.Runs > 1 {
+		return fmt.Sprintf("seeds %d-%d, %d runs", rep.Seed, rep.Seed+int64(rep.Runs)-1, rep.Runs)
+	}
+	return fmt.Sprintf("seed %d", rep.Seed)
 }
 
 // RepeatCommand is the command line that runs one result's scenario again with the same

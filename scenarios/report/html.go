@@ -27,7 +27,7 @@ type htmlPage struct {
 	Tool     string
 	Started  string
 	Duration string
-	Seed     int64
+	Seed     string // "seed 5", or "seeds 5-7, 3 runs" (SeedText)
 	Strict   bool
 	Targets  []string
 	Verdicts []scenarios.Verdict
@@ -127,7 +127,7 @@ func buildPage(rep *scenarios.Report) htmlPage {
 	p := htmlPage{
 		Title:    "idemproof report",
 		Tool:     rep.Tool,
-		Seed:     rep.Seed,
+		Seed:     SeedText(rep),
 		Strict:   rep.Strict,
 		Targets:  ts,
 		Verdicts: verdictOrder,

@@ -51,7 +51,7 @@ func WriteMarkdown(w io.Writer, rep *scenarios.Report) error {
 		}
 		b.WriteString("\n\n")
 	}
-	fmt.Fprintf(&b, "%s · seed %d · strict=%t", mdText(rep.Tool), rep.Seed, rep.Strict)
+	fmt.Fprintf(&b, "%s · %s · strict=%t", mdText(rep.Tool), SeedText(rep), rep.Strict)
 	if rep.Shard != "" {
 		fmt.Fprintf(&b, " · shard %s", mdText(rep.Shard))
 	}

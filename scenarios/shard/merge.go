@@ -24,7 +24,7 @@ func Merge(reps ...*scenarios.Report) (*scenarios.Report, error) {
 	first := reps[0]
 	out := &scenarios.Report{
 		SchemaVersion: scenarios.ReportSchemaVersion, Tool: first.Tool, Seed: first.Seed,
-		Strict: first.Strict, Started: first.Started, Baseline: first.Baseline,
+		Strict: first.Strict, Started: first.Started, Baseline: first.Baseline, Runs: first.Runs,
 	}
 	// The merge is complete only when every shard was: a shard stopped early lacks
 	// scenarios, and the merged report must say so instead of looking whole.
@@ -39,6 +39,9 @@ func Merge(reps ...*scenarios.Report) (*scenarios.Report, error) {
 		}
 		if rep.Strict != first.Strict {
 			return nil, fmt.Errorf("merge: report %d has strict=%t, report 1 strict=%t", i+1, rep.Strict, first.Strict)
+		}
+		if max(rep.Runs, 1) != max(first.Runs, 1) {
+			return nil, fmt.Errorf("merge: report %d is of %d run(s) (--repeat), report 1 of %d: merge shards run alike", i+1, max(rep.Runs, 1), max(first.Runs, 1))
 		}
 		if !rep.Started.IsZero() && (out.Started.IsZero() || rep.Started.Before(out.Started)) {
 			out.Started = rep.Started

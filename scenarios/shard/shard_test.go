@@ -88,3 +88,23 @@ func done2(r *scenarios.Report) *scenarios.Report {
 	c.Results = []scenarios.Result{{ScenarioID: "replay/after-502", Target: "a", Verdict: scenarios.Pass}}
 	return &c
 }
+
+func TestMergeKeepsTheRunsOfRepeatedShardsAndRefusesMixedOnes(t *testing.T) {
+	a := &scenarios.Report{Tool: "idemproof t", Complete: true, Targets: []string{"a"}, Runs: 5,
+		Results: []scenarios.Result{{ScenarioID: "replay/after-503", Target: "a", Verdict: scenarios.Pass,
+			RunVerdicts: map[scenarios.Verdict]int{scenarios.Pass: 5}}}}
+	b := done2(a)
+	merged, err := shard.Merge(a, b)
+	require.NoError(t, err)
+	require.Equal(t, 5, merged.Runs)
+	for _, r := range merged.Results {
+		if r.ScenarioID == "replay/after-503" {
+			require.Equal(t, map[scenarios.Verdict]int{scenarios.Pass: 5}, r.RunVerdicts)
+		}
+	}
+
+	once := done2(a)
+	once.Runs = 0
+	_, err = shard.Merge(a, once)
+	require.ErrorContains(t, err, "report 2 is of 1 run(s) (--repeat), report 1 of 5")
+}

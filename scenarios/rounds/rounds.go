@@ -1,0 +1,165 @@
+// Package rounds combines the reports of one catalogue run several times over
+// (`idemproof check --repeat N`) into one report: a race that a target loses only now
+// and then shows in some runs and not in others, and one run's PASS proves only that run.
+//
+// Each scenario against each target gets the most telling of its runs' verdicts, with
+// that run's message and evidence (so its record, and the seed that repeats it), and the
+// count of every verdict it got across the runs:
+//
+//	FAIL > NON-STRICT > PASS > INFO > N/A > UNKNOWN
+//
+// A definite violation seen once is a violation, whatever the other runs saw. A PASS is
+// proof from the run that made it; a run that could not see the outcome (UNKNOWN)
+// contradicts nothing, so it gives way to any run that did. Only a scenario that no run
+// could judge stays UNKNOWN.
+package rounds
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// rank orders verdicts by how much they tell: the higher wins.
+var rank = map[scenarios.Verdict]int{
+	scenarios.Unknown:   0,
+	scenarios.NA:        1,
+	scenarios.Info:      2,
+	scenarios.Pass:      3,
+	scenarios.NonStrict: 4,
+	scenarios.Fail:      5,
+}
+
+// order is how a tally lists the verdicts.
+var order = []scenarios.Verdict{scenarios.Fail, scenarios.NonStrict, scenarios.Pass, scenarios.Info, scenarios.NA, scenarios.Unknown}
+
+// Combine joins the reports of the runs, in the order they ran, into one (Rounds.Add
+// for each, then Rounds.Report).
+func Combine(runs []*scenarios.Report) (*scenarios.Report, error) {
+	if len(runs) == 0 {
+		return nil, errors.New("combine: no run given")
+	}
+	var r Rounds
+	for _, rep := range runs {
+		if err := r.Add(rep); err != nil {
+			return nil, err
+		}
+	}
+	return r.Report(), nil
+}
+
+// Rounds combines runs one at a time: it keeps, per scenario and target, only the
+// result that is winning and the tally, so a thousand runs cost the memory of one and
+// their best results, not of a thousand reports. The zero value is ready to use.
+type Rounds struct {
+	out         *scenarios.Report
+	runs        int
+	best        map[[2]string]int // index into out.Results
+	tally       map[[2]string]map[scenarios.Verdict]int
+	keys        [][2]string
+	notRun      []scenarios.NotRun
+	interrupted []string
+	end         time.Time
+}
+
+// Add takes the next run's report. The runs must be of one build, strictness and
+// selection (as `idemproof check --repeat` makes them).
+func (c *Rounds) Add(rep *scenarios.Report) error {
+	if c.out == nil {
+		first := *rep
+		first.Results, first.NotRun = nil, nil
+		first.Complete, first.Interrupted = true, ""
+		c.out, c.end = &first, rep.Started
+		c.best, c.tally = map[[2]string]int{}, map[[2]string]map[scenarios.Verdict]int{}
+	}
+	c.runs++
+	if rep.Tool != c.out.Tool || rep.Strict != c.out.Strict {
+		return fmt.Errorf("combine: run %d is %q strict=%t, run 1 %q strict=%t: combine runs of one check", c.runs, rep.Tool, rep.Strict, c.out.Tool, c.out.Strict)
+	}
+	if e := rep.Started.Add(time.Duration(rep.DurationMS * float64(time.Millisecond))); e.After(c.end) {
+		c.end = e
+	}
+	if !rep.Complete {
+		c.out.Complete = false
+		if rep.Interrupted != "" {
+			c.interrupted = append(c.interrupted, fmt.Sprintf("run %d: %s", c.runs, rep.Interrupted))
+		}
+	}
+	for _, r := range rep.Results {
+		k := [2]string{r.Target, r.ScenarioID}
+		i, ok := c.best[k]
+		switch {
+		case !ok:
+			c.best[k] = len(c.out.Results)
+			c.tally[k] = map[scenarios.Verdict]int{}
+			c.keys = append(c.keys, k)
+			c.out.Results = append(c.out.Results, r)
+		case rank[r.Verdict] > rank[c.out.Results[i].Verdict]:
+			c.out.Results[i] = r
+		}
+		c.tally[k][r.Verdict]++
+	}
+	c.notRun = append(c.notRun, rep.NotRun...)
+	return nil
+}
+
+// Report is the combined report of the runs added so far (nil before the first).
+func (c *Rounds) Report() *scenarios.Report {
+	if c.out == nil {
+		return nil
+	}
+	out := *c.out
+	out.Runs = c.runs
+	out.Results = make([]scenarios.Result, len(c.out.Results))
+	copy(out.Results, c.out.Results)
+	for _, k := range c.keys {
+		r := &out.Results[c.best[k]]
+		r.RunVerdicts = maps.Clone(c.tally[k])
+		r.Message = fmt.Sprintf("%s [%s]", r.Message, Tally(c.tally[k], c.runs))
+	}
+	// What some run did not finish but another did is judged; only what none finished
+	// is not run.
+	seen := map[[2]string]bool{}
+	out.NotRun = nil
+	for _, n := range c.notRun {
+		k := [2]string{n.Target, n.ScenarioID}
+		if _, judged := c.best[k]; !judged && !seen[k] {
+			seen[k] = true
+			out.NotRun = append(out.NotRun, n)
+		}
+	}
+	out.Interrupted = strings.Join(c.interrupted, "; ")
+	out.DurationMS = float64(c.end.Sub(out.Started)) / float64(time.Millisecond)
+	return &out
+}
+
+// Tally says how often each verdict came: "PASS in all 10 runs" when every run agreed,
+// "1 FAIL, 9 PASS in 10 runs" when they did not, and "in 2 of 3 runs" when a run never
+// got to the scenario (interrupted).
+func Tally(tally map[scenarios.Verdict]int, runs int) string {
+	var parts []string
+	var only scenarios.Verdict
+	total := 0
+	for _, v := range order {
+		if n := tally[v]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, v))
+			only = v
+			total += n
+		}
+	}
+	in := fmt.Sprintf("in %d runs", runs)
+	if total < runs {
+		in = fmt.Sprintf("in %d of %d runs", total, runs)
+	}
+	switch {
+	case len(parts) == 1 && total == runs:
+		return fmt.Sprintf("%s in all %d runs", only, runs)
+	case len(parts) == 1:
+		return fmt.Sprintf("%s %s", only, in)
+	}
+	return strings.Join(parts, ", ") + " " + in
+}
