@@ -3,6 +3,7 @@ package scenarios
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -71,6 +72,39 @@ func (r Record) stoppedBefore() int {
 		}
 	}
 	return n
+}
+
+// faultNeverApplied reports whether the scenario injects proxy faults and the journal
+// shows none applied to any attempt: the failure the scenario is about did not happen,
+// so whatever the checker saw proves nothing about it. It names the faults it missed.
+func faultNeverApplied(sc Scenario, r Record) (string, bool) {
+	if len(sc.Faults) == 0 {
+		return "", false
+	}
+	for _, j := range r.Journal {
+		if j.Fault != "" {
+			return "", false
+		}
+	}
+	types := make([]string, 0, len(sc.Faults))
+	for _, fo := range sc.Faults {
+		if t := string(fo.Fault.Type); !slices.Contains(types, t) {
+			types = append(types, t)
+		}
+	}
+	return strings.Join(types, ", "), true
+}
+
+// withPremise turns a PASS into UNKNOWN when the scenario's fault was applied to no
+// attempt: no PASS without the failure it is about, so a rule that matched nothing (a
+// key the proxy did not see, a fault of the harness) never reads as a proof. Other
+// verdicts stand: what the checker saw still happened.
+func withPremise(sc Scenario, r Record, v Verdict, msg string) (Verdict, string) {
+	faults, missed := faultNeverApplied(sc, r)
+	if !missed || v != Pass {
+		return v, msg
+	}
+	return Unknown, fmt.Sprintf("the scenario's fault (%s) was applied to no attempt (%d in the proxy's journal): what it is about did not happen; the checker saw: %s", faults, len(r.Journal), msg)
 }
 
 // upstreamCalls counts the requests the upstream received, per the journal.

@@ -1,0 +1,4 @@
+package scenarios
+
+// WithPremise is withPremise, for the external tests.
+var WithPremise = withPremise
