@@ -182,10 +182,40 @@ func keepAliveManyKeys(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Unknown, "no success was seen for any of the %d keys%s", keys, timedOut)
 	case compared == 0 && lateDiffer > 0:
 		return f.result(Unknown, "no repeat could be judged against its key's first response%s", timedOut)
+	case !targetKeptAlive(r):
+		return f.result(Info, "each of the %d keys executed once and %s, but the target kept no connection alive (no direct attempt went over a reused one): keys sharing a connection was not exercised%s",
+			keys, replayed, timedOut)
 	case maybe > 0 && n > seen:
 		return f.result(Pass, "%d keys over at most %d keep-alive connections per route (through the proxy and direct): %d side effects, %s%s",
 			keys, MaxKeepAliveConns, n, replayed, timedOut)
 	}
 	return f.result(Pass, "%d keys over at most %d keep-alive connections per route (through the proxy and direct): one side effect each, %s%s",
 		keys, MaxKeepAliveConns, replayed, timedOut)
+}
+
+// targetKeptAlive reports whether the direct route shows the target reusing a
+// connection: keys can alias only on a connection that carries more than one request.
+// Through the proxy the client's connections are the proxy's, which always keeps them
+// alive, so only direct attempts tell; when the direct step went through the proxy (no
+// base_url) or sent nothing, the target is given the benefit of the doubt, as before
+// connections were observed.
+func targetKeptAlive(r Record) bool {
+	inJournal := map[string]bool{}
+	for _, j := range r.Journal {
+		inJournal[j.Key] = true
+	}
+	direct := 0
+	for _, op := range r.History {
+		if op.Type == OpInvoke || (op.Step != "direct" && op.Step != "direct"+againSuffix) {
+			continue
+		}
+		if inJournal[op.Key] {
+			return true // the direct step went through the proxy: nothing to tell
+		}
+		if op.ReusedConn {
+			return true
+		}
+		direct++
+	}
+	return direct == 0
 }

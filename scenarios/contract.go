@@ -78,6 +78,9 @@ type Op struct {
 	// RequestSHA256 is the hex SHA-256 of the request body as sent, when it is unique to
 	// the attempt (a JSON-RPC request with its own id): the proxy journal's body_sha256.
 	RequestSHA256 string `json:"request_sha256,omitempty"`
+	// ReusedConn: the attempt went over a connection an earlier attempt had used
+	// (keep-alive), as the client saw it; recorded by the keep-alive key sets.
+	ReusedConn bool `json:"reused_conn,omitempty"`
 }
 
 // Record is everything observed in one scenario run: the checker's only input.

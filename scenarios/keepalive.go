@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/outcome"
 )
 
 // againSuffix names the second sending of a Twice step: "proxied" then "proxied-again".
@@ -101,7 +104,7 @@ func (e *execution) sendKeySet(ctx context.Context, st Step, attempt int, starte
 			for i := range work {
 				e.rec.invoke(i, attempt, keys[i], st.Name)
 				invoked.Done()
-				op := send(ctx, client, reqs[i], timeout, e.t.keepHeaders(), e.t.classifier)
+				op := sendTraced(ctx, client, reqs[i], timeout, e.t.keepHeaders(), e.t.classifier)
 				done := e.rec.complete(i, attempt, keys[i], st.Name, op)
 				e.mu.Lock()
 				if e.firstAnswer.IsZero() {
@@ -111,7 +114,7 @@ func (e *execution) sendKeySet(ctx context.Context, st Step, attempt int, starte
 				if st.Twice {
 					again := st.Name + againSuffix
 					e.rec.invoke(i, attempt+1, keys[i], again)
-					op := send(ctx, client, repeats[i], timeout, e.t.keepHeaders(), e.t.classifier)
+					op := sendTraced(ctx, client, repeats[i], timeout, e.t.keepHeaders(), e.t.classifier)
 					e.rec.complete(i, attempt+1, keys[i], again, op)
 				}
 			}
@@ -123,6 +126,16 @@ func (e *execution) sendKeySet(ctx context.Context, st Step, attempt int, starte
 	close(work)
 	wg.Wait()
 	return ctx.Err()
+}
+
+// sendTraced is send that also records whether the attempt went over a reused
+// connection: keys can alias on a kept-alive connection only if there was one.
+func sendTraced(ctx context.Context, c *http.Client, req *http.Request, timeout time.Duration, keep []string, cl outcome.Classifier) Op {
+	var reused atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused.Store(i.Reused) }})
+	op := send(ctx, c, req, timeout, keep, cl)
+	op.ReusedConn = reused.Load()
+	return op
 }
 
 // manyKeys is the number of keys past which the journal is read in one query and

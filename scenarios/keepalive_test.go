@@ -75,3 +75,28 @@ func TestKeepAliveManyKeysReusesFewConnectionsAndHidesNoAttempt(t *testing.T) {
 	require.NotEmpty(t, counter.direct)
 	require.LessOrEqual(t, len(counter.direct), scenarios.MaxKeepAliveConns, "400 direct attempts over at most 4 connections")
 }
+
+// A target that closes every connection after its answer gives the keys no connection
+// to share: the scenario reports that (INFO) instead of a PASS it has no proof for.
+func TestKeepAliveManyKeysAgainstATargetThatClosesEveryConnection(t *testing.T) {
+	fake := &fakeRefunds{}
+	startFake(t, fake)
+	srv := httptest.NewUnstartedServer(fake)
+	srv.Config.SetKeepAlivesEnabled(false)
+	srv.Start()
+	t.Cleanup(srv.Close)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{fakeProfile(t, srv.URL)}, Only: []string{"race/keepalive-many-keys"}})
+	require.NoError(t, err)
+	r := rep.Results[0]
+	require.Equal(t, scenarios.Info, r.Verdict, r.Message)
+	require.Contains(t, r.Message, "each of the 400 keys executed once")
+	require.Contains(t, r.Message, "the target kept no connection alive")
+	for _, op := range r.Evidence.Record.History {
+		if op.Step == "direct" || op.Step == "direct-again" {
+			require.False(t, op.ReusedConn, "every direct attempt on a new connection")
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/scenarios"
 )
@@ -213,6 +214,7 @@ func TestKeepAliveManyKeys(t *testing.T) {
 				took := repeatTook(route, i)
 				h.at(ms, route, a.Type, a.Status, string(a.Body), nil).keyed(key)
 				h.span(ms+1, ms+1+took, route+"-again", b.Type, b.Status, string(b.Body), nil).keyed(key)
+				h.ops[len(h.ops)-1].ReusedConn = true // the repeat follows on its key's connection
 				ms += 1 + took
 			}
 		}
@@ -226,6 +228,26 @@ func TestKeepAliveManyKeys(t *testing.T) {
 		return scenarios.Op{Type: scenarios.OpOK, Status: 201, Body: b}, scenarios.Op{Type: scenarios.OpOK, Status: 201, Body: b}
 	}
 	v, msg, _ := judgeWith(t, "race/keepalive-many-keys", build(8, own), p)
+	require.Equal(t, scenarios.Pass, v, msg)
+
+	// A target that closes every connection: no key met another on a connection, so the
+	// property was not exercised (INFO, not a PASS). Through the proxy the client's
+	// connections are the proxy's and tell nothing.
+	closing := build(8, own)
+	for i := range closing.History {
+		closing.History[i].ReusedConn = closing.History[i].Step == "proxied-again"
+	}
+	v, msg, _ = judgeWith(t, "race/keepalive-many-keys", closing, p)
+	require.Equal(t, scenarios.Info, v, msg)
+	require.Contains(t, msg, "the target kept no connection alive")
+	// A direct step that went through the proxy (its keys journaled) cannot tell.
+	viaProxy := closing
+	for _, op := range closing.History {
+		if op.Step == "direct" && op.Type != scenarios.OpInvoke {
+			viaProxy.Journal = append(viaProxy.Journal, faultproxy.Record{Key: op.Key, HasKey: true})
+		}
+	}
+	v, msg, _ = judgeWith(t, "race/keepalive-many-keys", viaProxy, p)
 	require.Equal(t, scenarios.Pass, v, msg)
 
 	// Key i on a connection finds key i-1's record: its answer is i-1's, no effect of its own.
