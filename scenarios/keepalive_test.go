@@ -36,6 +36,17 @@ func (c *connCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.next.ServeHTTP(w, r)
 }
 
+// runKeepAlive runs race/keepalive-many-keys against the fake served at url.
+func runKeepAlive(t *testing.T, url string) scenarios.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{fakeProfile(t, url)}, Only: []string{"race/keepalive-many-keys"}})
+	require.NoError(t, err)
+	require.Len(t, rep.Results, 1)
+	return rep.Results[0]
+}
+
 // race/keepalive-many-keys really reuses at most four connections, and keep-alive hides
 // no attempt: every proxied attempt is one journal record, the direct ones none.
 func TestKeepAliveManyKeysReusesFewConnectionsAndHidesNoAttempt(t *testing.T) {
@@ -45,11 +56,7 @@ func TestKeepAliveManyKeysReusesFewConnectionsAndHidesNoAttempt(t *testing.T) {
 	srv := httptest.NewServer(counter)
 	t.Cleanup(srv.Close)
 
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{fakeProfile(t, srv.URL)}, Only: []string{"race/keepalive-many-keys"}})
-	require.NoError(t, err)
-	r := rep.Results[0]
+	r := runKeepAlive(t, srv.URL)
 	require.Equal(t, scenarios.Pass, r.Verdict, r.Message)
 	rec := r.Evidence.Record
 	require.Equal(t, 400, rec.Ledger["operation"], "200 keys through the proxy and 200 direct, each executed once")
@@ -86,11 +93,7 @@ func TestKeepAliveManyKeysAgainstATargetThatClosesEveryConnection(t *testing.T) 
 	srv.Start()
 	t.Cleanup(srv.Close)
 
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{fakeProfile(t, srv.URL)}, Only: []string{"race/keepalive-many-keys"}})
-	require.NoError(t, err)
-	r := rep.Results[0]
+	r := runKeepAlive(t, srv.URL)
 	require.Equal(t, scenarios.Info, r.Verdict, r.Message)
 	require.Contains(t, r.Message, "each of the 400 keys executed once")
 	require.Contains(t, r.Message, "the target kept no connection alive")
