@@ -378,6 +378,14 @@ func TestTakeoverThatMetALiveLockIsUnknown(t *testing.T) {
 	require.Equal(t, scenarios.Unknown, v)
 	require.Contains(t, msg, "no takeover to judge")
 
+	// The original finished and committed while the takeover was refused: still no
+	// takeover happened, so the fencing it is about was not exercised.
+	lateOriginal := newHistory().span(0, 1300, "original", scenarios.OpOK, 201, committed, nil).
+		span(800, 810, "takeover", scenarios.OpFail, 409, "in use", nil).record(1)
+	v, msg, _ = checker(t, "recovery/slow-past-lock")(lateOriginal, p)
+	require.Equal(t, scenarios.Unknown, v, "a refused takeover proves no fencing: %s", msg)
+	require.Contains(t, msg, "no takeover to judge")
+
 	fenced := newHistory().span(0, 1300, "original", scenarios.OpFail, 409, "taken over", nil).
 		span(800, 810, "takeover", scenarios.OpOK, 201, committed, nil).record(1)
 	v, _, _ = checker(t, "recovery/slow-past-lock")(fenced, p)
