@@ -447,6 +447,11 @@ func inFlightNotFabricated(r Record, p *Profile) (Verdict, string, Evidence) {
 	if unseen(repeat) {
 		return f.result(Pass, "the repeat's answer was not seen (%s); nothing was delivered before the original finished, one side effect", describe(repeat))
 	}
+	if _, _, during := overlap(r, p); !during {
+		// The repeat met a finished original (a loaded machine delayed it): there was
+		// nothing to fabricate, so its answer proves nothing about the invariant.
+		return f.result(Unknown, "no overlap: the original (%s) had finished before the repeat (%s) reached the target: nothing was there to fabricate", describe(original), describe(repeat))
+	}
 	return f.result(Pass, "the repeat got %s; nothing was fabricated", describe(repeat))
 }
 
