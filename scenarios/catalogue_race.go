@@ -503,5 +503,8 @@ func inFlightOtherPayload(r Record, p *Profile) (Verdict, string, Evidence) {
 	if _, v, msg, failed := judgeSettle(r, p, &f, wants, true); failed {
 		return v, msg, f.ev
 	}
+	if _, _, during := overlap(r, p); !during {
+		return f.result(Unknown, "no overlap: the original (%s) had finished before the other payload (%s) reached the target: nothing ran for it to meet", describe(original), describe(repeat))
+	}
 	return f.result(Pass, "another payload during the original got %s and did not execute", describe(repeat))
 }

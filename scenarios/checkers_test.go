@@ -204,6 +204,17 @@ func TestInFlightVerdicts(t *testing.T) {
 	v, msg, _ = checker(t, "race/in-flight-not-fabricated")(noOverlap, p)
 	require.Equal(t, scenarios.Unknown, v, msg)
 	require.Contains(t, msg, "no overlap")
+	// Likewise another payload refused after the original finished says nothing about
+	// one that arrives while it runs.
+	lateOther := newHistory().span(0, 10, "original", scenarios.OpOK, 201, committed, nil).
+		span(20, 30, "repeat", scenarios.OpFail, 422, "mismatch", nil).record(1)
+	v, msg, _ = checker(t, "race/in-flight-other-payload")(lateOther, p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Contains(t, msg, "no overlap")
+	duringOther := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
+		span(5, 110, "repeat", scenarios.OpFail, 422, "mismatch", nil).record(1)
+	v, msg, _ = checker(t, "race/in-flight-other-payload")(duringOther, p)
+	require.Equal(t, scenarios.Pass, v, msg)
 
 	noRetryAfter := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
 		span(5, 110, "repeat", scenarios.OpFail, 409, "busy", nil).record(1)
