@@ -76,10 +76,11 @@ func (c *Rounds) Add(rep *scenarios.Report) error {
 		c.out, c.end = &first, rep.Started
 		c.best, c.tally = map[[2]string]int{}, map[[2]string]map[scenarios.Verdict]int{}
 	}
-	c.runs++
 	if rep.Tool != c.out.Tool || rep.Strict != c.out.Strict {
-		return fmt.Errorf("combine: run %d is %q strict=%t, run 1 %q strict=%t: combine runs of one check", c.runs, rep.Tool, rep.Strict, c.out.Tool, c.out.Strict)
+		// Refused before anything is counted: the rounds stay as they were.
+		return fmt.Errorf("combine: run %d is %q strict=%t, run 1 %q strict=%t: combine runs of one check", c.runs+1, rep.Tool, rep.Strict, c.out.Tool, c.out.Strict)
 	}
+	c.runs++
 	if e := rep.Started.Add(time.Duration(rep.DurationMS * float64(time.Millisecond))); e.After(c.end) {
 		c.end = e
 	}
@@ -156,6 +157,8 @@ func Tally(tally map[scenarios.Verdict]int, runs int) string {
 		in = fmt.Sprintf("in %d of %d runs", total, runs)
 	}
 	switch {
+	case runs == 1 && total == 1:
+		return fmt.Sprintf("%s in 1 run", only)
 	case len(parts) == 1 && total == runs:
 		return fmt.Sprintf("%s in all %d runs", only, runs)
 	case len(parts) == 1:

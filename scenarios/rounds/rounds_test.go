@@ -79,6 +79,12 @@ func TestRunsOfAnotherBuildOrStrictnessAreRefused(t *testing.T) {
 	b.Strict = true
 	_, err := rounds.Combine([]*scenarios.Report{a, b})
 	require.ErrorContains(t, err, "combine runs of one check")
+
+	var r rounds.Rounds
+	require.NoError(t, r.Add(a))
+	require.ErrorContains(t, r.Add(b), "run 2 is")
+	require.Equal(t, 1, r.Report().Runs, "a refused run is not counted")
+	require.Equal(t, "ok [PASS in 1 run]", r.Report().Results[0].Message)
 	_, err = rounds.Combine(nil)
 	require.Error(t, err)
 }
