@@ -449,7 +449,12 @@ func newEnv(p *scenarios.Profile, entity scenarios.EntityRef, base, admin, outco
 // NewReport wraps the checks of o, the applied fault schedule, then one INFO result per
 // operation (Operations), into a report the scenarios/report renderers accept.
 func NewReport(o Observation, seed int64, started time.Time) scenarios.Report {
-	results := append(Check(o), scheduleResult(o))
+	results := append(append(Check(o), scheduleResult(o)), Operations(o)...)
+	for _, r := range results {
+		if r.Evidence.Record != nil {
+			r.Evidence.Record.Seed = seed // the run that repeats it, once runs are combined (--repeat)
+		}
+	}
 	return scenarios.Report{
 		SchemaVersion: scenarios.ReportSchemaVersion,
 		Tool:          "idemproof client-check",
@@ -457,7 +462,7 @@ func NewReport(o Observation, seed int64, started time.Time) scenarios.Report {
 		Started:       started.UTC(),
 		DurationMS:    millis(time.Since(started)),
 		Targets:       []string{Target},
-		Results:       append(results, Operations(o)...),
+		Results:       results,
 	}
 }
 

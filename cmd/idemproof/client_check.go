@@ -10,6 +10,7 @@ import (
 	"github.com/idemproof/idemproof/clientcheck"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/scenarios/rounds"
 )
 
 // runClientCheck runs a client command against the reference server behind the fault
@@ -36,6 +37,7 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	format := fs.String("format", "console", "console | json (the report on stdout)")
 	restart := fs.Bool("restart", false, "kill the command (its whole process group) right after every attempt whose response the proxy lost, and start it again with the same environment and "+clientcheck.EnvStateDir+" (once per operation)")
 	stateDir := fs.String("state-dir", "", "the state folder exported as "+clientcheck.EnvStateDir+" (default: a temporary folder, removed after the run)")
+	repeat := fs.Int("repeat", 1, "run the client this many times (seeds --seed, --seed+1, …: other faults on other operations) and report each check's most telling verdict with how often each came; any run's finding is a finding")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -53,6 +55,14 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	if *timeout <= 0 {
 		return fmt.Errorf("--timeout %s: must be a positive duration, e.g. 2m", *timeout)
 	}
+	if *repeat < 1 || *repeat > maxRepeat {
+		return fmt.Errorf("--repeat %d: must be 1 to %d", *repeat, maxRepeat)
+	}
+	if *repeat > 1 && *stateDir != "" {
+		// A run's saved state (a key kept for a restart) would reach the next run's
+		// operations: each run gets a fresh temporary folder instead.
+		return fmt.Errorf("--state-dir with --repeat %d: each run needs a fresh state folder; leave --state-dir out (each run then gets its own temporary one)", *repeat)
+	}
 	if _, err := clientcheck.ParseSchedule(*faults); err != nil {
 		return fmt.Errorf("--faults: %w", err)
 	}
@@ -66,22 +76,50 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 
 	// The client's own output goes to stderr so stdout stays the report.
-	res, err := clientcheck.Run(ctx, clientcheck.Config{
-		Profile:     profile,
-		FaultSpec:   *faults,
-		Seed:        *seed,
-		Timeout:     *timeout,
-		OutcomeFile: *outcomes,
-		Restart:     *restart,
-		StateDir:    *stateDir,
-	}, clientcheck.Command(argv, stderr, stderr))
-	if err != nil {
-		return err
+	var rep *scenarios.Report
+	var last *clientcheck.Result
+	combined := rounds.Rounds{UndecidedIsFinding: true} // client-check's rule: undecided is a finding
+	interrupted := false
+	var findingSeeds []int64
+	for i := range *repeat {
+		runSeed := *seed + int64(i)
+		res, err := clientcheck.Run(ctx, clientcheck.Config{
+			Profile:     profile,
+			FaultSpec:   *faults,
+			Seed:        runSeed,
+			Timeout:     *timeout,
+			OutcomeFile: *outcomes,
+			Restart:     *restart,
+			StateDir:    *stateDir,
+		}, clientcheck.Command(argv, stderr, stderr))
+		if err != nil {
+			if i > 0 {
+				return fmt.Errorf("run %d of %d, seed %d: %w", i+1, *repeat, runSeed, err)
+			}
+			return err
+		}
+		last, rep = res, &res.Report
+		interrupted = markInterrupted(ctx, rep)
+		rep.Repeat = repeatClientCheck(*profilePath, runSeed, 1, *faults, *restart, argv) // the reports repeat the run, never `idemproof check --only client/…`
+		if len(res.Findings()) > 0 {
+			findingSeeds = append(findingSeeds, runSeed)
+		}
+		if *repeat > 1 {
+			if err := combined.Add(rep); err != nil {
+				return err
+			}
+			if *format != "json" {
+				printClientCheckRun(stdout, res, fmt.Sprintf("run %d of %d, seed %d", i+1, *repeat, runSeed))
+			}
+		}
+		if interrupted {
+			break // the runs not started are not run at all
+		}
 	}
-	rep := &res.Report
-	interrupted := markInterrupted(ctx, rep)
-	repeat := repeatClientCheck(*profilePath, *seed, *faults, *restart, argv)
-	rep.Repeat = repeat // the reports repeat the run, never `idemproof check --only client/…`
+	if *repeat > 1 {
+		rep = combined.Report()
+		rep.Repeat = repeatClientCheck(*profilePath, *seed, *repeat, *faults, *restart, argv)
+	}
 	if *reportDir != "" {
 		if _, err := report.WriteDir(*reportDir, rep); err != nil {
 			return fmt.Errorf("write reports: %w", err)
@@ -91,8 +129,13 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 		if err := report.WriteJSON(stdout, rep); err != nil {
 			return fmt.Errorf("write report: %w", err)
 		}
+	} else if *repeat > 1 {
+		printRepeatedClientCheck(stdout, rep, findingSeeds)
+		if *reportDir != "" {
+			fmt.Fprintf(stdout, "reports: %s\n", *reportDir)
+		}
 	} else {
-		printClientCheck(stdout, res, repeat)
+		printClientCheck(stdout, last, rep.Repeat)
 		if *reportDir != "" {
 			fmt.Fprintf(stdout, "reports: %s\n", *reportDir)
 		}
@@ -106,10 +149,30 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(stdout, "\nincomplete: %s (exit 3)\n", rep.Interrupted)
 		return errExitIncomplete
 	}
-	if len(res.Findings()) > 0 {
+	if len(clientcheck.Findings(rep.Results, false)) > 0 {
 		return errExitFailure
 	}
 	return nil
+}
+
+// printRepeatedClientCheck prints the combined checks of a repeated run (each run's own
+// findings and attempts were printed as it ended) and which seeds had findings.
+func printRepeatedClientCheck(w io.Writer, rep *scenarios.Report, findingSeeds []int64) {
+	fmt.Fprintf(w, "\ncombined over %s:\n", report.SeedText(rep))
+	for _, r := range rep.Results {
+		if r.ScenarioID != clientcheck.IDFaultSchedule {
+			report.WriteLine(w, r)
+		}
+	}
+	if len(findingSeeds) == 0 {
+		fmt.Fprintf(w, "\nclient-check: no findings in any run (%s)\n", report.SeedText(rep))
+		return
+	}
+	seeds := make([]string, len(findingSeeds))
+	for i, s := range findingSeeds {
+		seeds[i] = fmt.Sprint(s)
+	}
+	fmt.Fprintf(w, "\nclient-check: findings in %d of %d runs (seeds %s); each run's repeat line is above it\n", len(findingSeeds), rep.Runs, strings.Join(seeds, ", "))
 }
 
 // markInterrupted records a run stopped by SIGINT or SIGTERM in rep: incomplete, with
@@ -152,7 +215,45 @@ func printClientCheck(w io.Writer, res *clientcheck.Result, repeat string) {
 			report.WriteLine(w, r)
 		}
 	}
-	findings := clientcheck.Findings(rep.Results, false)
+	findings := printFindings(w, res)
+	if len(findings) == 0 {
+		checks := 0
+		for _, r := range rep.Results {
+			if !strings.HasPrefix(r.ScenarioID, clientcheck.OperationIDPrefix) && r.ScenarioID != clientcheck.IDFaultSchedule {
+				checks++
+			}
+		}
+		fmt.Fprintf(w, "\nclient-check: no findings (%d checks, seed %d)\n", checks, rep.Seed)
+		return
+	}
+	fmt.Fprintf(w, "\nclient-check: %d finding(s) (seed %d)\n  repeat: %s\n", len(findings), rep.Seed, repeat)
+}
+
+// printClientCheckRun prints one run of a repeated client-check in brief: a line for the
+// run, and only its findings in full, with their attempts and the line that repeats it.
+func printClientCheckRun(w io.Writer, res *clientcheck.Result, title string) {
+	s := res.Observation.Schedule
+	fmt.Fprintf(w, "%s: fault schedule %s over %d operation(s)", title, s.Spec, len(s.Assignments))
+	if len(res.Observation.Restarts) > 0 {
+		fmt.Fprintf(w, ", %d restart(s)", len(res.Observation.Restarts))
+	}
+	if banner := report.IncompleteBanner(&res.Report); banner != "" {
+		fmt.Fprintf(w, "\n%s", banner)
+	}
+	findings := clientcheck.Findings(res.Report.Results, false)
+	if len(findings) == 0 {
+		fmt.Fprintln(w, ": no findings")
+		return
+	}
+	fmt.Fprintf(w, ": %d finding(s)\n", len(findings))
+	printFindings(w, res)
+	fmt.Fprintf(w, "  repeat: %s\n", res.Report.Repeat)
+}
+
+// printFindings prints every finding with its evidence and, once per operation, the
+// operation's attempts as the proxy saw them; it returns the findings.
+func printFindings(w io.Writer, res *clientcheck.Result) []scenarios.Result {
+	findings := clientcheck.Findings(res.Report.Results, false)
 	shown := map[string]bool{} // one attempt table per operation, however many findings name it
 	for _, r := range findings {
 		fmt.Fprintf(w, "\n%s %s: %s\n", r.Verdict, r.ScenarioID, r.Message)
@@ -169,17 +270,7 @@ func printClientCheck(w io.Writer, res *clientcheck.Result, repeat string) {
 			fmt.Fprintf(w, "    ledger: %s\n", ledgerText(rec))
 		}
 	}
-	if len(findings) == 0 {
-		checks := 0
-		for _, r := range rep.Results {
-			if !strings.HasPrefix(r.ScenarioID, clientcheck.OperationIDPrefix) && r.ScenarioID != clientcheck.IDFaultSchedule {
-				checks++
-			}
-		}
-		fmt.Fprintf(w, "\nclient-check: no findings (%d checks, seed %d)\n", checks, rep.Seed)
-		return
-	}
-	fmt.Fprintf(w, "\nclient-check: %d finding(s) (seed %d)\n  repeat: %s\n", len(findings), rep.Seed, repeat)
+	return findings
 }
 
 // ledgerText is "operation=2", or why the ledger is unknown.
@@ -193,8 +284,9 @@ func ledgerText(rec *scenarios.Record) string {
 	return "not read (the operation named no entity)"
 }
 
-// repeatClientCheck is the command line that repeats a run with the same seed.
-func repeatClientCheck(profile string, seed int64, faults string, restart bool, argv []string) string {
+// repeatClientCheck is the command line that repeats a run with the same seed (and, for
+// a repeated run, the same number of runs).
+func repeatClientCheck(profile string, seed int64, runs int, faults string, restart bool, argv []string) string {
 	quoted := make([]string, len(argv))
 	for i, a := range argv {
 		quoted[i] = report.ShellQuote(a)
@@ -206,5 +298,9 @@ func repeatClientCheck(profile string, seed int64, faults string, restart bool, 
 	if restart {
 		cmd += " --restart"
 	}
-	return fmt.Sprintf("%s --seed %d --faults %s -- %s", cmd, seed, report.ShellQuote(faults), strings.Join(quoted, " "))
+	cmd += fmt.Sprintf(" --seed %d", seed)
+	if runs > 1 {
+		cmd += fmt.Sprintf(" --repeat %d", runs)
+	}
+	return fmt.Sprintf("%s --faults %s -- %s", cmd, report.ShellQuote(faults), strings.Join(quoted, " "))
 }

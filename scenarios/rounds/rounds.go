@@ -12,6 +12,10 @@
 // proof from the run that made it; a run that could not see the outcome (UNKNOWN)
 // contradicts nothing, so it gives way to any run that did. Only a scenario that no run
 // could judge stays UNKNOWN.
+//
+// client-check counts an undecided check as a finding (a client killed at its timeout
+// may be a stuck client), so its rounds set UndecidedIsFinding: UNKNOWN then ranks just
+// below NON-STRICT, and one run that could not decide keeps the combined check red.
 package rounds
 
 import (
@@ -30,6 +34,16 @@ var rank = map[scenarios.Verdict]int{
 	scenarios.NA:        1,
 	scenarios.Info:      2,
 	scenarios.Pass:      3,
+	scenarios.NonStrict: 4,
+	scenarios.Fail:      5,
+}
+
+// rankUndecidedFirst is rank when an UNKNOWN is a finding.
+var rankUndecidedFirst = map[scenarios.Verdict]int{
+	scenarios.NA:        0,
+	scenarios.Info:      1,
+	scenarios.Pass:      2,
+	scenarios.Unknown:   3,
 	scenarios.NonStrict: 4,
 	scenarios.Fail:      5,
 }
@@ -56,6 +70,10 @@ func Combine(runs []*scenarios.Report) (*scenarios.Report, error) {
 // result that is winning and the tally, so a thousand runs cost the memory of one and
 // their best results, not of a thousand reports. The zero value is ready to use.
 type Rounds struct {
+	// UndecidedIsFinding makes an UNKNOWN outrank PASS, INFO and N/A (client-check's
+	// rule): set it before the first Add.
+	UndecidedIsFinding bool
+
 	out         *scenarios.Report
 	runs        int
 	best        map[[2]string]int // index into out.Results
@@ -99,13 +117,20 @@ func (c *Rounds) Add(rep *scenarios.Report) error {
 			c.tally[k] = map[scenarios.Verdict]int{}
 			c.keys = append(c.keys, k)
 			c.out.Results = append(c.out.Results, r)
-		case rank[r.Verdict] > rank[c.out.Results[i].Verdict]:
+		case c.rank(r.Verdict) > c.rank(c.out.Results[i].Verdict):
 			c.out.Results[i] = r
 		}
 		c.tally[k][r.Verdict]++
 	}
 	c.notRun = append(c.notRun, rep.NotRun...)
 	return nil
+}
+
+func (c *Rounds) rank(v scenarios.Verdict) int {
+	if c.UndecidedIsFinding {
+		return rankUndecidedFirst[v]
+	}
+	return rank[v]
 }
 
 // Report is the combined report of the runs added so far (nil before the first).

@@ -109,3 +109,20 @@ func TestRoundsKeepOnlyTheWinningResultBetweenRuns(t *testing.T) {
 	require.Equal(t, "run", r.Report().Results[0].Message[:3], "Report leaves the rounds as they were")
 	require.Equal(t, rep.Results[0].Message, r.Report().Results[0].Message)
 }
+
+func TestUndecidedIsAFindingOutranksAPassButNotAViolation(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	r := rounds.Rounds{UndecidedIsFinding: true}
+	for i, rep := range []*scenarios.Report{
+		run(t0, result("client/command-exit", scenarios.Pass, "exit 0", 1), result("client/one-effect", scenarios.Pass, "one", 1)),
+		run(t0.Add(time.Second), result("client/command-exit", scenarios.Unknown, "killed at the timeout", 2), result("client/one-effect", scenarios.Fail, "two", 2)),
+		run(t0.Add(2*time.Second), result("client/command-exit", scenarios.Pass, "exit 0", 3), result("client/one-effect", scenarios.Unknown, "unread", 3)),
+	} {
+		require.NoError(t, r.Add(rep), "run %d", i+1)
+	}
+	rep := r.Report()
+	require.Equal(t, scenarios.Unknown, rep.Results[0].Verdict, "one run that could not decide keeps the check red")
+	require.Equal(t, "killed at the timeout [2 PASS, 1 UNKNOWN in 3 runs]", rep.Results[0].Message)
+	require.Equal(t, int64(2), rep.Results[0].Evidence.Record.Seed)
+	require.Equal(t, scenarios.Fail, rep.Results[1].Verdict, "a violation still outranks an undecided run")
+}
