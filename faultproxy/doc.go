@@ -16,6 +16,13 @@
 //     sends the request upstream exactly once, waits for the complete response, and only
 //     then damages what the client gets. "duplicate" sends it exactly twice (to two
 //     different upstreams when there are several).
+//   - The upstream connection that carried an attempt an "after-*" fault or "duplicate"
+//     acts on is never reused: the request goes with "Connection: close" and the proxy
+//     closes the connection once the response is read, whatever the upstream answers. The
+//     client's retry (and a duplicate's second copy) reaches the upstream on another
+//     connection, as it would through another proxy instance; a target that scopes its
+//     idempotency state to a connection would otherwise pass every lost-response check.
+//     Pass-through and "before-*" attempts keep their pooled connections.
 //   - The proxy's own upstream transport never replays a keyed request on its own. Plain
 //     http calls with a small or buffered body go through the proxy's direct client
 //     (upstream_direct.go), which never resends anything; the rest go through Go's

@@ -41,6 +41,13 @@ type Exchange struct {
 	// attempt it retries already in the journal (seq follows what clients observed).
 	hijacked net.Conn
 	rpc      rpcExchange // JSON-RPC id and the answer kept for Config.Classify (jsonrpc.go)
+	// retireUpstream: every upstream connection this attempt's calls use is closed after
+	// the call instead of going back to the pool (the request says "Connection: close").
+	// Upstream and ForwardTwice set it: the client's retry of an answer the fault damaged,
+	// or the second copy of a duplicate, must reach the upstream on another connection,
+	// as it would through another proxy instance; a target that scoped its idempotency
+	// state to a connection would otherwise pass.
+	retireUpstream bool
 }
 
 func (p *Proxy) newExchange(w http.ResponseWriter, r *http.Request) *Exchange {
@@ -108,6 +115,9 @@ func (ex *Exchange) Upstream() (*UpstreamResponse, bool) {
 	if !ex.readAvailable() {
 		return nil, false
 	}
+	// Decided before the call: the connection is released when the body is read, before
+	// the fault acts on the response (and after-delay's client may give up meanwhile).
+	ex.retireUpstream = true
 	body, n := ex.body.forwardBody()
 	res := ex.send(ex.r.Context(), ex.p.pick(), body, n)
 	ex.count(res)
@@ -216,6 +226,7 @@ func (ex *Exchange) ForwardTwice(concurrent bool) {
 		ex.Forward()
 		return
 	}
+	ex.retireUpstream = true // copy 2 must not follow copy 1 on its connection
 	ctx := ex.r.Context()
 	first, second := ex.p.pickPair()
 	sendDrained := func() *sendResult {

@@ -114,6 +114,7 @@ func (ex *Exchange) send(ctx context.Context, target *url.URL, body io.Reader, l
 		Header:        ex.outHeader,
 		Host:          target.Host,
 		ContentLength: length,
+		Close:         ex.retireUpstream,
 	}
 	if _, ok := ex.outHeader["User-Agent"]; !ok {
 		// Request.Write would add Go's own; the upstream sees what the client sent.

@@ -216,7 +216,9 @@ func (ex *Exchange) sendDirect(ctx context.Context, pool *connPool, out *http.Re
 		fail(err)
 		return
 	}
-	db := &directBody{rc: resp.Body, c: c, pool: pool, stop: stop, reuse: !resp.Close}
+	// out.Close: retired by the attempt (Exchange.retireUpstream) even if the upstream
+	// would keep it alive.
+	db := &directBody{rc: resp.Body, c: c, pool: pool, stop: stop, reuse: !resp.Close && !out.Close}
 	if resp.Body == http.NoBody {
 		db.finish(true)
 	} else {
