@@ -115,11 +115,14 @@ type Record struct {
 	UpstreamStatus      int               `json:"upstream_status,omitempty"`
 	UpstreamBody        []byte            `json:"upstream_body,omitempty"`         // buffered upstream body when a fault buffered it, at most Config.JournalBodyLimit
 	UpstreamBodyClipped int               `json:"upstream_body_clipped,omitempty"` // bytes of that body not kept
-	UpstreamMillis      float64           `json:"upstream_ms"`
-	ClientStatus        int               `json:"client_status,omitempty"` // status the client got, when it got one
-	ClientResult        string            `json:"client_result"`           // Client* constants
-	Outcome             string            `json:"outcome"`                 // Outcome* constants
-	Note                string            `json:"note,omitempty"`          // e.g. "response over buffer limit: fault not applied"
+	// UpstreamContentEncoding is that body's Content-Encoding ("gzip"), so a reader can
+	// compare it with what a client decoded.
+	UpstreamContentEncoding string  `json:"upstream_content_encoding,omitempty"`
+	UpstreamMillis          float64 `json:"upstream_ms"`
+	ClientStatus            int     `json:"client_status,omitempty"` // status the client got, when it got one
+	ClientResult            string  `json:"client_result"`           // Client* constants
+	Outcome                 string  `json:"outcome"`                 // Outcome* constants
+	Note                    string  `json:"note,omitempty"`          // e.g. "response over buffer limit: fault not applied"
 	// The JSON-RPC request's id (as JSON: 7, "a1") and method ("tools/call"), when the
 	// proxy read the body as one: for a key field, or to find the response to it in an
 	// event stream.

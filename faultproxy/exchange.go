@@ -146,6 +146,7 @@ func (ex *Exchange) Upstream() (*UpstreamResponse, bool) {
 	}
 	resp.Body.Close()
 	ex.rec.UpstreamMillis = millis(time.Since(res.start))
+	ex.rec.UpstreamContentEncoding = resp.Header.Get("Content-Encoding")
 	if len(data) <= ex.p.cfg.JournalBodyLimit {
 		ex.rec.UpstreamBody = data
 	} else {

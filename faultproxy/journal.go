@@ -206,6 +206,6 @@ const headerEntryBytes = 32
 // headers (counted when they were recorded).
 func (r *Record) sizeBesidesHeaders() int64 {
 	return int64(recordOverhead + len(r.Method) + len(r.Path) + len(r.Key) + len(r.BodySHA256) + len(r.Rule) +
-		len(r.Fault) + len(r.UpstreamBody) + len(r.ClientResult) + len(r.Outcome) + len(r.Note) +
+		len(r.Fault) + len(r.UpstreamBody) + len(r.UpstreamContentEncoding) + len(r.ClientResult) + len(r.Outcome) + len(r.Note) +
 		len(r.RPCID) + len(r.RPCMethod) + len(r.Class))
 }

@@ -29,6 +29,7 @@ const (
 	CapValidation       Capability = "validation_error" // validation_error
 	CapKeyedMethods     Capability = "keyed_methods"    // keyed_methods, with the ledger's method not among them
 	CapDownstream       Capability = "downstream"       // downstream: a vendor the target calls, observed by a sink
+	CapDirectRoute      Capability = "direct_route"     // base_url: a step may reach the target around the proxy
 	// CapInFlightRefusal: a repeat during the original is refused (expect.in_flight is a
 	// status, not wait), so the refusal's headers can be judged.
 	CapInFlightRefusal Capability = "in_flight_status"
@@ -59,6 +60,10 @@ func (p *Profile) Missing(c Capability) string {
 		}
 		if c == CapIntegerBody && !v.respellIntegers() {
 			return "operation.body has no integer to respell"
+		}
+	case CapDirectRoute:
+		if p.BaseURL == "" {
+			return "base_url not declared (only proxy.url): a step meant to reach the target around the proxy would go through it, and test the proxy's own header spelling instead"
 		}
 	case CapDownstream:
 		if p.Downstream == nil {

@@ -119,7 +119,7 @@ func variantPolicy(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Fail, "executed again under the same key: %d side effects (variant got %s)", n, describe(v))
 	}
 	switch {
-	case isSuccess(v) && sameResponse(v, orig):
+	case isSuccess(v) && p.sameResponse(v, orig):
 		return f.result(Info, "same request: the original response was replayed")
 	case n > 1 && isSuccess(v):
 		return f.result(Unknown, "the variant got %d with a response of its own and executed, but %s: nothing to judge", v.Status, mayBeLate("it", p))

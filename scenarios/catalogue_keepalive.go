@@ -122,7 +122,7 @@ func keepAliveManyKeys(r Record, p *Profile) (Verdict, string, Evidence) {
 			}
 			switch {
 			case !firstOK || !againOK:
-			case kp.again.Status == kp.first.Status && sameBody(kp.again.Body, kp.first.Body):
+			case kp.again.Status == kp.first.Status && p.sameBody(kp.again.Body, kp.first.Body):
 				compared++
 			case late:
 				lateDiffer++
@@ -182,6 +182,9 @@ func keepAliveManyKeys(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Unknown, "no success was seen for any of the %d keys%s", keys, timedOut)
 	case compared == 0 && lateDiffer > 0:
 		return f.result(Unknown, "no repeat could be judged against its key's first response%s", timedOut)
+	case p.BaseURL == "":
+		return f.result(Info, "each of the %d keys executed once and %s through the proxy, but the profile declares no base_url: the direct route went through the proxy too, which keeps its own connections alive, so whether keys sharing one of the target's connections alias was not seen%s",
+			keys, replayed, timedOut)
 	case !targetKeptAlive(r):
 		return f.result(Info, "each of the %d keys executed once and %s, but the target kept no connection alive (no direct attempt went over a reused one): keys sharing a connection was not exercised%s",
 			keys, replayed, timedOut)
@@ -196,9 +199,9 @@ func keepAliveManyKeys(r Record, p *Profile) (Verdict, string, Evidence) {
 // targetKeptAlive reports whether the direct route shows the target reusing a
 // connection: keys can alias only on a connection that carries more than one request.
 // Through the proxy the client's connections are the proxy's, which always keeps them
-// alive, so only direct attempts tell; when the direct step went through the proxy (no
-// base_url) or sent nothing, the target is given the benefit of the doubt, as before
-// connections were observed.
+// alive, so only direct attempts tell. Without a base_url the checker says so before it
+// asks; a direct attempt found in the journal (a base_url that is the proxy itself) or a
+// direct step that sent nothing leaves nothing to tell by, and counts as kept alive.
 func targetKeptAlive(r Record) bool {
 	inJournal := map[string]bool{}
 	for _, j := range r.Journal {

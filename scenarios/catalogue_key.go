@@ -76,7 +76,7 @@ func keyScenarios() []Scenario {
 			Source:      srcRFC9110,
 			Level:       LevelMust,
 			Labels:      []string{"group:key", "fault:none", "level:must"},
-			Needs:       []Capability{CapKeyHeader},
+			Needs:       []Capability{CapKeyHeader, CapDirectRoute},
 			Steps:       []Step{{Name: "original"}, {Name: "repeat", Variant: VariantLowerCaseHeader, Direct: true}},
 			Check:       identicalReplay("original", "repeat"),
 		},
@@ -171,7 +171,7 @@ func sfString(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Unknown, "quoted %s, bare %s: an answer was not seen, cannot tell", describe(q), describe(b))
 	case !isSuccess(q):
 		return f.result(Info, "the quoted form was refused: %s", describe(q))
-	case n == 1 && isSuccess(b) && sameBody(q.Body, b.Body):
+	case n == 1 && isSuccess(b) && p.sameBody(q.Body, b.Body):
 		return f.result(Info, "the quoted and bare forms are the same key (replayed)")
 	case n == 2:
 		return f.result(Info, "the quoted and bare forms are different keys (both executed)")

@@ -103,14 +103,14 @@ func distinctKeysSameBody(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Fail, "%d side effects from two keys, want 2", n)
 	case succ > n:
 		f.count(CatLost, succ-n)
-		if a.Class == outcome.Success && b.Class == outcome.Success && a.Status == b.Status && sameBody(a.Body, b.Body) {
+		if a.Class == outcome.Success && b.Class == outcome.Success && a.Status == b.Status && p.sameBody(a.Body, b.Body) {
 			f.example("first: %d %s", a.Status, clip(a.Body))
 			f.example("second: %d %s", b.Status, clip(b.Body))
 			f.blame(b, "an execution of its own, not the first key's response")
 			return f.result(Fail, "two keys with the same payload: %d side effect(s), and the second key was answered the first key's response", n)
 		}
 		return f.result(Fail, "two keys with the same payload: %d successes but %d side effect(s)", succ, n)
-	case n == 2 && succ == 2 && a.Status == b.Status && sameBody(a.Body, b.Body):
+	case n == 2 && succ == 2 && a.Status == b.Status && p.sameBody(a.Body, b.Body):
 		return f.result(Pass, "two side effects from two keys; the two responses are byte-identical (the body carries no per-execution id)")
 	case n == 2 && succ == 2:
 		return f.result(Pass, "two side effects from two keys, two different responses")
@@ -158,7 +158,7 @@ func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
 				maybe++
 			}
 			switch {
-			case again.Class != outcome.Success || (again.Status == first.Status && sameBody(again.Body, first.Body)):
+			case again.Class != outcome.Success || (again.Status == first.Status && p.sameBody(again.Body, first.Body)):
 			case late:
 				lateDiffer = append(lateDiffer, string(shape))
 			default:
@@ -257,7 +257,7 @@ func emptyQuoted(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Pass, "the key \"\" was refused with %d; nothing executed", first.Status)
 	case n >= 2:
 		return f.result(NonStrict, "the key \"\" was accepted and executed as unkeyed: %d side effects", n)
-	case n == 1 && succ == 2 && sameBody(answers[0].Body, answers[1].Body):
+	case n == 1 && succ == 2 && p.sameBody(answers[0].Body, answers[1].Body):
 		return f.result(NonStrict, "the key \"\" was used as a key: executed once, then replayed")
 	case n > 0:
 		return f.result(NonStrict, "the key \"\" was accepted and executed (%d side effect), want a 4xx", n)
@@ -298,13 +298,13 @@ func getIgnored(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Fail, "the %s with the key a %s carried before got %s (%s): the %s was recorded under the key", p.Operation.Method, method, describe(post), post.Class, method)
 	case post.Class.Determinate() && post.Class != outcome.Success:
 		return f.result(Unknown, "the %s got %s (%s), not a success: nothing to judge", p.Operation.Method, describe(post), post.Class)
-	case post.Class == outcome.Success && before.Class == outcome.Success && post.Status == before.Status && sameBody(post.Body, before.Body):
+	case post.Class == outcome.Success && before.Class == outcome.Success && post.Status == before.Status && p.sameBody(post.Body, before.Body):
 		f.count(CatFabricated, 1)
 		return f.result(Fail, "the %s was answered the %s's response: the %s was stored under the key and replayed", p.Operation.Method, method, method)
 	case post.Class == outcome.Success && n == 0:
 		f.count(CatLost, 1)
 		return f.result(Fail, "the %s got %d but the ledger shows no side effect", p.Operation.Method, post.Status)
-	case after.Class == outcome.Success && post.Class == outcome.Success && sameBody(after.Body, post.Body):
+	case after.Class == outcome.Success && post.Class == outcome.Success && p.sameBody(after.Body, post.Body):
 		f.count(CatLeaked, 1)
 		return f.result(Fail, "the %s carrying the %s's key was answered the %s's stored response", method, p.Operation.Method, p.Operation.Method)
 	case after.Class == outcome.Success && replayMarked(after, p):

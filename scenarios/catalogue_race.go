@@ -157,7 +157,7 @@ func oneWinner(step string) Checker {
 			switch {
 			case isSuccess(a):
 				ok++
-				k := itoa(a.Status) + " " + string(a.Body)
+				k := itoa(a.Status) + " " + p.bodyKey(a.Body)
 				if _, seen := distinct[k]; !seen {
 					distinct[k] = a
 					wants = append(wants, a)
@@ -354,7 +354,7 @@ func inFlightStatus(r Record, p *Profile) (Verdict, string, Evidence) {
 	case !during:
 		return f.result(Unknown, "no overlap: the original (%s) finished before the repeat (%s) was answered", describe(original), describe(repeat))
 	}
-	if isSuccess(repeat) && !sameResponse(repeat, original) && allowedEffects(r, p) > 1 {
+	if isSuccess(repeat) && !p.sameResponse(repeat, original) && allowedEffects(r, p) > 1 {
 		return f.result(Unknown, "%s: nothing to judge", mayBeLate("the repeat", p))
 	}
 	f.example("repeat got %s while the original ran", describe(repeat))
@@ -381,9 +381,9 @@ func inFlightWaited(r Record, p *Profile, f *finding, repeat, original Op, durin
 		f.example("repeat got %s while the original ran", describe(repeat))
 		f.blame(repeat, "wait, then the committed "+itoa(original.Status))
 		return f.result(Fail, "the repeat during the original got %s; the profile declares in_flight: wait (wait, then the committed response)", describe(repeat))
-	case !sameResponse(repeat, original) && allowedEffects(r, p) > 1:
+	case !p.sameResponse(repeat, original) && allowedEffects(r, p) > 1:
 		return f.result(Unknown, "the repeat that waited got %d with another body than the original's, but %s: nothing to judge", repeat.Status, mayBeLate("it", p))
-	case !sameResponse(repeat, original):
+	case !p.sameResponse(repeat, original):
 		f.count(CatDiverged, 1)
 		f.example("original: %d %s", original.Status, clip(original.Body))
 		f.example("repeat:   %d %s", repeat.Status, clip(repeat.Body))
@@ -422,12 +422,12 @@ func inFlightNotFabricated(r Record, p *Profile) (Verdict, string, Evidence) {
 			f.count(CatFabricated, 1)
 			f.blame(repeat, "no success without an execution")
 			return f.result(Fail, "the repeat got %d but nothing executed: the ledger is empty", repeat.Status)
-		case settle.ran && isSuccess(settle.last) && sameResponse(settle.last, repeat):
+		case settle.ran && isSuccess(settle.last) && p.sameResponse(settle.last, repeat):
 			return f.result(Pass, "the repeat got %d, the committed response (the settle retry replays it identically); the original's answer was not seen (%s)", repeat.Status, describe(original))
 		}
 		return f.result(Unknown, "the original's answer was not seen (%s): whether the repeat's %d came before it finished cannot be told", describe(original), repeat.Status)
 	}
-	replay := isSuccess(original) && sameResponse(repeat, original)
+	replay := isSuccess(original) && p.sameResponse(repeat, original)
 	if isSuccess(repeat) && repeat.Time.Before(original.Time) && !replay && allowedEffects(r, p) > 1 {
 		return f.result(Unknown, "%s: nothing to judge", mayBeLate("the repeat", p))
 	}

@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"bytes"
+	"fmt"
 	"strings"
 
 	"github.com/idemproof/idemproof/faultproxy"
@@ -133,10 +135,10 @@ func fidelityBody(r Record, p *Profile) (Verdict, string, Evidence) {
 	if ok && unseen(repeat) {
 		return f.result(Unknown, "the second replay was not seen (%s): the replays cannot be compared", describe(repeat))
 	}
-	if ok && !sameResponse(retry, repeat) && allowedEffects(r, p) > 1 {
+	if ok && !p.sameResponse(retry, repeat) && allowedEffects(r, p) > 1 {
 		return f.result(Unknown, "%s: nothing to judge", mayBeLate("the second replay", p))
 	}
-	if !ok || !sameResponse(retry, repeat) {
+	if !ok || !p.sameResponse(retry, repeat) {
 		f.count(CatDiverged, 1)
 		f.example("retry:  %d %s", retry.Status, clip(retry.Body))
 		f.example("repeat: %d %s", repeat.Status, clip(repeat.Body))
@@ -145,10 +147,36 @@ func fidelityBody(r Record, p *Profile) (Verdict, string, Evidence) {
 		}
 		return f.result(Fail, "two replays of one key differ")
 	}
-	if _, _, buffered := r.committedBody(p); !buffered {
+	committed, _, buffered := r.committedBody(p)
+	// The checks above compare JSON by value (Profile.sameBody); this scenario is the one
+	// that asks whether the bytes were kept.
+	if why := bytesChanged(p, committed, buffered, retry, repeat); why != "" {
+		f.example("retry:  %s", clip(retry.Body))
+		f.example("repeat: %s", clip(repeat.Body))
+		switch {
+		case len(p.Expect.VolatileFields) > 0 && p.volatileDiffer(retry.Body, repeat.Body):
+			return f.result(Pass, "the replays are the committed response (%d) but for the declared volatile fields (%s); %s", retry.Status, strings.Join(p.Expect.VolatileFields, ", "), why)
+		case p.Expect.ReplayBody == "json":
+			return f.result(Pass, "the replays are the committed JSON value (%d), re-serialized as declared (replay_body: json): %s", retry.Status, why)
+		}
+		return f.result(NonStrict, "the replays are the committed JSON value (%d) but not its bytes: %s; a replay SHOULD be the stored response byte for byte (declare expect.replay_body: json if it is re-serialized on purpose)", retry.Status, why)
+	}
+	if !buffered {
 		return f.result(Pass, "replays agree (%d, %d bytes); the committed body was not buffered by the proxy, so it was compared only between replays", retry.Status, len(retry.Body))
 	}
 	return f.result(Pass, "committed response and both replays are identical (%d, %d bytes)", retry.Status, len(retry.Body))
+}
+
+// bytesChanged says how the replays' bytes differ from each other or from the committed
+// body when their JSON values agree: "" when the bytes agree too.
+func bytesChanged(p *Profile, committed []byte, buffered bool, retry, repeat Op) string {
+	switch {
+	case buffered && !bytes.Equal(committed, retry.Body):
+		return fmt.Sprintf("the committed body had %d bytes, the retry's replay %d in another order or spelling", len(committed), len(retry.Body))
+	case !bytes.Equal(retry.Body, repeat.Body):
+		return fmt.Sprintf("the two replays differ in their bytes (%d and %d)", len(retry.Body), len(repeat.Body))
+	}
+	return ""
 }
 
 func fidelityHeaders(r Record, p *Profile) (Verdict, string, Evidence) {

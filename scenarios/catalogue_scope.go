@@ -37,7 +37,7 @@ func independent(ledger string) Checker {
 		if !isSuccess(orig) {
 			return f.result(Unknown, "the original did not succeed (%s)", describe(orig))
 		}
-		if isSuccess(other) && (sameBody(other.Body, orig.Body) || replayMarked(other, p) || sameUnique(p, orig, other)) {
+		if isSuccess(other) && (p.sameBody(other.Body, orig.Body) || replayMarked(other, p) || sameUnique(p, orig, other)) {
 			f.count(CatLeaked, 1)
 			f.example("original: %d %s", orig.Status, clip(orig.Body))
 			f.example("other:    %d %s", other.Status, clip(other.Body))
@@ -58,7 +58,45 @@ func independent(ledger string) Checker {
 			if n := r.Ledger[ledger]; n != 1 {
 				return f.result(Fail, "the other operation's ledger shows %d side effects, want 1", n)
 			}
+			return f.result(Pass, "executed independently: %d with its own body, one side effect in the other operation's ledger", other.Status)
 		}
-		return f.result(Pass, "executed independently: %d with its own body", other.Status)
+		return otherPrincipalExecuted(r, p, &f, orig, other)
 	}
+}
+
+// otherPrincipalExecuted judges the other principal's success that did not look like the
+// original's response. Bytes of its own are no proof on their own: a leaked stored
+// response with a per-response member (a request id) differs too. Proof is a
+// per-execution value of its own (expect.unique_field), or the ledger counting both.
+// The ledger is read as the first principal; a target whose ledgers are per principal
+// counts only the original there, which cannot be told from a leak without the value.
+func otherPrincipalExecuted(r Record, p *Profile, f *finding, orig, other Op) (Verdict, string, Evidence) {
+	ua, okA := uniqueValue(p, orig.Body)
+	ub, okB := uniqueValue(p, other.Body)
+	if okA && okB && ua != ub {
+		return f.result(Pass, "executed independently: %d with its own %s (%s, the original's %s)", other.Status, p.Expect.UniqueField, clipValue(ub), clipValue(ua))
+	}
+	if r.LedgerErr != "" {
+		return unknownLedger(r)
+	}
+	switch n := r.Ledger[LedgerOperation]; {
+	case n == 2:
+		return f.result(Pass, "executed independently: %d with its own body, and the ledger counts both requests (2 side effects)", other.Status)
+	case n > 2:
+		f.count(CatDuplicated, n-2)
+		return f.result(Fail, "%d side effects for two requests, one per principal: want at most 2", n)
+	case n == 0:
+		f.count(CatLost, 1)
+		f.blame(orig, "a success with its side effect")
+		return f.result(Fail, "the original got %d but the ledger shows no side effect", orig.Status)
+	}
+	return f.result(Unknown, "the other principal got %d with a body of its own, but the ledger shows 1 side effect: either its ledger is its own (read here as the first principal) or it got the original's response with per-response members changed; declare expect.unique_field to tell", other.Status)
+}
+
+// clipValue shows a JSON value in a message, cut after 40 bytes.
+func clipValue(raw string) string {
+	if len(raw) > 40 {
+		return raw[:40] + "…"
+	}
+	return raw
 }

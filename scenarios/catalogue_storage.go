@@ -87,7 +87,7 @@ func businessStored(r Record, p *Profile) (Verdict, string, Evidence) {
 	switch {
 	case okA && okB:
 		stored = ua == ub
-		if stored && !sameBody(a.Body, b.Body) {
+		if stored && !p.sameBody(a.Body, b.Body) {
 			f.count(CatDiverged, 1)
 			f.example("business: %s", clip(a.Body))
 			f.example("repeat:   %s", clip(b.Body))
@@ -96,14 +96,14 @@ func businessStored(r Record, p *Profile) (Verdict, string, Evidence) {
 		}
 	case replayMarked(b, p):
 		stored = true
-		if !sameBody(a.Body, b.Body) {
+		if !p.sameBody(a.Body, b.Body) {
 			f.count(CatDiverged, 1)
 			f.example("business: %s", clip(a.Body))
 			f.example("repeat:   %s", clip(b.Body))
 			f.blameAgainst(b, "the stored "+itoa(a.Status)+", byte for byte", &a)
 			return f.result(Fail, "the marked replay of the business %d differs from the stored body", a.Status)
 		}
-	case !sameBody(a.Body, b.Body):
+	case !p.sameBody(a.Body, b.Body):
 		stored = false
 	case p.Expect.UniqueField != "":
 		return f.result(Info, "repeat got the same %d and body, without a replay marker and without %s in the body: replayed or re-executed deterministically, cannot tell", b.Status, p.Expect.UniqueField)
@@ -167,7 +167,7 @@ func notPinned(r Record, p *Profile) (Verdict, string, Evidence) {
 		switch {
 		case unseen(b):
 			return f.result(Unknown, "the retry's answer was not seen (%s): whether the %d was replayed cannot be told", describe(b), a.Status)
-		case sameResponse(a, b):
+		case p.sameResponse(a, b):
 			if _, v, msg, failed := judgeSettle(r, p, &f, []Op{a}, true); failed {
 				return v, msg, f.ev
 			}
@@ -186,7 +186,7 @@ func notPinned(r Record, p *Profile) (Verdict, string, Evidence) {
 		f.count(CatStuck, 1)
 		f.blame(b, "a success (the "+itoa(a.Status)+" not stored)")
 		return f.result(Fail, "the key is stuck: the retry after the %d got %s", a.Status, describe(b))
-	case sameResponse(a, b) || (b.Class == a.Class && b.Status == a.Status):
+	case p.sameResponse(a, b) || (b.Class == a.Class && b.Status == a.Status):
 		f.count(CatStuck, 1)
 		f.blame(b, "a success (the "+itoa(a.Status)+" not stored)")
 		return f.result(Fail, "the %d was stored and replayed to the retry", a.Status)

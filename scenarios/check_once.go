@@ -65,7 +65,7 @@ func exactlyOnce(final string) Checker {
 			return f.result(Fail, "%s got %d but the ledger shows no side effect", witness, ans.Status)
 		}
 		body, status, buffered := r.committedBody(p)
-		if buffered && (ans.Status != status || !sameBody(ans.Body, body)) {
+		if buffered && (ans.Status != status || !p.sameBody(ans.Body, body)) {
 			if allowed > 1 {
 				return f.result(Unknown, "%s: nothing to judge", mayBeLate(witness, p))
 			}
@@ -142,13 +142,13 @@ func identicalReplay(first, repeat string) Checker {
 		switch {
 		case !okB || unseen(b):
 			return f.result(Unknown, "the repeat's answer was not seen (%s): whether it replayed cannot be told", describe(b))
-		case !sameResponse(a, b) && allowed > 1:
+		case !p.sameResponse(a, b) && allowed > 1:
 			return f.result(Unknown, "%s: nothing to judge", mayBeLate("the repeat", p))
 		case b.Class == outcome.InFlight:
 			f.count(CatStuck, 1)
 			f.blame(b, "the replay of the "+itoa(a.Status))
 			return f.result(Fail, "the key is stuck: the repeat after the original's %d got %s", a.Status, describe(b))
-		case !sameResponse(a, b):
+		case !p.sameResponse(a, b):
 			f.count(CatDiverged, 1)
 			f.example("%s: %d %s", first, a.Status, clip(a.Body))
 			f.example("%s: %d %s", repeat, b.Status, clip(b.Body))

@@ -430,3 +430,39 @@ func classedBy(rec scenarios.Record, p *scenarios.Profile) scenarios.Record {
 	}
 	return out
 }
+
+// Bytes of its own are no proof that the other principal's request executed: a leaked
+// stored response with a per-response member differs too. Its own unique_field value,
+// or the ledger counting both, is.
+func TestOtherPrincipalPassesOnlyWithProofOfItsOwnExecution(t *testing.T) {
+	p := refProfile(t) // unique_field: id
+	own := newHistory().at(0, "original", scenarios.OpOK, 201, `{"id":"re_1","request_id":"a"}`, nil).
+		at(5, "other", scenarios.OpOK, 201, `{"id":"re_2","request_id":"b"}`, nil).record(1)
+	v, msg, _ := checker(t, "scope/other-principal")(own, p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Contains(t, msg, `its own id ("re_2", the original's "re_1")`)
+
+	leakedWithNewRequestID := newHistory().at(0, "original", scenarios.OpOK, 201, `{"id":"re_1","request_id":"a"}`, nil).
+		at(5, "other", scenarios.OpOK, 201, `{"id":"re_1","request_id":"b"}`, nil).record(1)
+	v, _, _ = checker(t, "scope/other-principal")(leakedWithNewRequestID, p)
+	require.Equal(t, scenarios.Fail, v, "the same id is the original's execution")
+
+	noUnique := *p
+	noUnique.Expect.UniqueField = ""
+	oneEffect := newHistory().at(0, "original", scenarios.OpOK, 201, `{"amount":4900,"request_id":"a"}`, nil).
+		at(5, "other", scenarios.OpOK, 201, `{"amount":4900,"request_id":"b"}`, nil).record(1)
+	v, msg, _ = checker(t, "scope/other-principal")(oneEffect, &noUnique)
+	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Contains(t, msg, "declare expect.unique_field to tell")
+
+	bothCounted := newHistory().at(0, "original", scenarios.OpOK, 201, `{"amount":4900,"request_id":"a"}`, nil).
+		at(5, "other", scenarios.OpOK, 201, `{"amount":4900,"request_id":"b"}`, nil).record(2)
+	v, msg, _ = checker(t, "scope/other-principal")(bothCounted, &noUnique)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Contains(t, msg, "the ledger counts both requests")
+
+	three := newHistory().at(0, "original", scenarios.OpOK, 201, `{"amount":4900}`, nil).
+		at(5, "other", scenarios.OpOK, 201, `{"amount":4900,"x":1}`, nil).record(3)
+	v, _, _ = checker(t, "scope/other-principal")(three, &noUnique)
+	require.Equal(t, scenarios.Fail, v)
+}

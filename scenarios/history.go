@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"strconv"
@@ -182,8 +181,10 @@ func isSuccess(op Op) bool { return op.Class == outcome.Success }
 func unseen(op Op) bool { return !op.Class.Determinate() }
 
 // sameResponse reports whether two answers are the same response: same status and the
-// same body bytes.
-func sameResponse(a, b Op) bool { return a.Status == b.Status && sameBody(a.Body, b.Body) }
+// same body (Profile.sameBody).
+func (p *Profile) sameResponse(a, b Op) bool {
+	return a.Status == b.Status && p.sameBody(a.Body, b.Body)
+}
 
 // describeUnseen names the attempts nobody saw the outcome of, for evidence: "37 attempts
 // timed out (info)", or with the causes when they differ.
@@ -247,8 +248,6 @@ func describe(op Op) string {
 	}
 	return string(op.Type)
 }
-
-func sameBody(a, b []byte) bool { return bytes.Equal(a, b) }
 
 func replayMarked(op Op, p *Profile) bool {
 	if p.Expect.ReplayHeader == "" {

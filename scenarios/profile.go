@@ -111,6 +111,14 @@ type Expect struct {
 	// execution (a refund id, a decline id): equal values prove a replay, different ones
 	// a new execution. "" = not declared (replays are told by their bytes and the ledger).
 	UniqueField string `yaml:"unique_field,omitempty" json:"unique_field,omitempty"`
+	// VolatileFields are JSON paths (gjson syntax) into a response body to members that
+	// differ in every response, the replay's too (a request id, a served-at time): they
+	// are left out when a replay is compared with the response it replays.
+	VolatileFields []string `yaml:"volatile_fields,omitempty" json:"volatile_fields,omitempty"`
+	// ReplayBody is how a replay's body must match the stored response: "bytes" (the
+	// default: byte for byte) or "json" (the same JSON value; members may come back in
+	// another order, re-serialized). Only replay/fidelity-body tells the two apart.
+	ReplayBody string `yaml:"replay_body,omitempty" json:"replay_body,omitempty"`
 }
 
 // TestHook is how a request switches a test hook of the target on: a request header

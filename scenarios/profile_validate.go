@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/idemproof/idemproof/transport/contentcoding"
 )
 
 // Validate reports everything wrong with the profile at once (errors.Join), each error
@@ -55,6 +57,19 @@ func (p *Profile) fieldErrors() []fieldError {
 	if f := p.Expect.UniqueField; f != "" && (!validFieldPath(f) || strings.ContainsAny(f, " \t\r\n")) {
 		add("expect.unique_field", "must be a JSON path to a value minted per execution, such as id or data.decline_id, got %q", f)
 	}
+	for i, f := range p.Expect.VolatileFields {
+		switch {
+		case f == "" || !validFieldPath(f) || strings.ContainsAny(f, " \t\r\n"):
+			add(fmt.Sprintf("expect.volatile_fields[%d]", i), "must be a JSON path to a member that differs in every response, such as request_id or meta.served_at, got %q", f)
+		case f == p.Expect.UniqueField:
+			add(fmt.Sprintf("expect.volatile_fields[%d]", i), "%q is also expect.unique_field: a value minted per execution is the same in a replay, a volatile one is not; it cannot be both", f)
+		}
+	}
+	switch p.Expect.ReplayBody {
+	case "", "bytes", "json":
+	default:
+		add("expect.replay_body", "must be bytes (a replay is the stored response byte for byte) or json (the same JSON value, members in any order), got %q", p.Expect.ReplayBody)
+	}
 	if !is4xx(p.Expect.Mismatch) {
 		add("expect.mismatch", "must be a 4xx status (422 in draft-07, 400 at Stripe), got %d", p.Expect.Mismatch)
 	}
@@ -88,6 +103,7 @@ func (p *Profile) fieldErrors() []fieldError {
 		if len(pr) == 0 {
 			add(fmt.Sprintf("principals[%d]", i), "must set at least one header, e.g. {Authorization: \"Bearer ...\"}")
 		}
+		errs = append(errs, checkAcceptEncoding(fmt.Sprintf("principals[%d]", i), pr)...)
 	}
 	for name, ex := range map[string]*Example{"business_error": p.Business, "validation_error": p.Validation} {
 		if ex == nil {
@@ -126,6 +142,7 @@ func checkOperation(path string, op Operation, bodyIsJSON bool) []fieldError {
 	if msg := checkTemplate(op.Body, bodyIsJSON); msg != "" {
 		errs = append(errs, fieldError{Path: path + ".body", Msg: msg})
 	}
+	errs = append(errs, checkAcceptEncoding(path+".headers", op.Headers)...)
 	if op.AlteredBody != "" {
 		if msg := checkTemplate(op.AlteredBody, bodyIsJSON); msg != "" {
 			errs = append(errs, fieldError{Path: path + ".altered_body", Msg: msg})
@@ -134,6 +151,31 @@ func checkOperation(path string, op Operation, bodyIsJSON bool) []fieldError {
 		}
 	}
 	return errs
+}
+
+// checkAcceptEncoding refuses an Accept-Encoding that lets the target pick a coding the
+// checks cannot undo: its answers could then not be compared (package contentcoding).
+func checkAcceptEncoding(path string, headers map[string]string) []fieldError {
+	for name, value := range headers {
+		if !strings.EqualFold(name, "Accept-Encoding") {
+			continue
+		}
+		for _, item := range strings.Split(value, ",") {
+			coding, params, _ := strings.Cut(item, ";")
+			coding = strings.ToLower(strings.TrimSpace(coding))
+			if q, err := strconv.ParseFloat(strings.TrimPrefix(strings.ReplaceAll(params, " ", ""), "q="), 64); err == nil && q == 0 {
+				continue // refused, not asked for
+			}
+			switch {
+			case coding == "" || contentcoding.IsSupported(coding):
+			case coding == "*":
+				return []fieldError{{Path: path + "." + name, Msg: fmt.Sprintf("%q lets the target choose any coding: name only ones idemproof decodes (gzip, deflate), or leave the header out", value)}}
+			default:
+				return []fieldError{{Path: path + "." + name, Msg: fmt.Sprintf("asks for %q, which idemproof does not decode, so two answers could not be compared: ask only for gzip or deflate, or leave the header out", coding)}}
+			}
+		}
+	}
+	return nil
 }
 
 func checkProbe(path string, pr Probe) []fieldError {

@@ -81,7 +81,7 @@ func judgeSettle(r Record, p *Profile, f *finding, wants []Op, exact bool) (s se
 		return s, "", "", false
 	}
 	for _, w := range wants {
-		if got.Class == w.Class && got.Status == w.Status && (!exact || sameBody(got.Body, w.Body)) {
+		if got.Class == w.Class && got.Status == w.Status && (!exact || p.sameBody(got.Body, w.Body)) {
 			return s, "", "", false
 		}
 	}
@@ -100,9 +100,14 @@ func judgeSettle(r Record, p *Profile, f *finding, wants []Op, exact bool) (s se
 func uniqueNote(p *Profile, a, b Op) string {
 	ua, okA := uniqueValue(p, a.Body)
 	ub, okB := uniqueValue(p, b.Body)
+	changed := changedMembers(a.Body, b.Body)
 	switch {
+	case (!okA || !okB) && changed != "":
+		return " (" + changed + volatileHint + ")"
 	case !okA || !okB:
 		return ""
+	case ua == ub && changed != "":
+		return " (same " + p.Expect.UniqueField + " " + ua + ": the replay was altered, " + changed + volatileHint + ")"
 	case ua == ub:
 		return " (same " + p.Expect.UniqueField + " " + ua + ": the replay was altered)"
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/idemproof/idemproof/faultproxy/client"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/transport"
+	"github.com/idemproof/idemproof/transport/contentcoding"
 )
 
 // target is one profile made runnable: where attempts go (through a fault proxy), the
@@ -53,7 +54,13 @@ func openTarget(ctx context.Context, p *Profile, seed int64) (*target, error) {
 	journalClass := p.Classifier()
 	srv, err := faultproxy.Start(ctx, faultproxy.Config{
 		Upstream: p.BaseURL, KeyHeader: p.KeyHeader, KeyField: p.KeyField, Seed: seed,
+		// A committed body is compared with what the client got, which is read up to
+		// MaxResponseBody: the journal keeps as much, so a large one is compared whole.
+		JournalBodyLimit: transport.MaxResponseBody,
 		Classify: func(status int, h http.Header, body []byte) string {
+			if decoded, err := contentcoding.Decode(h.Get("Content-Encoding"), body, transport.MaxResponseBody); err == nil {
+				body = decoded
+			}
 			return string(journalClass.Classify(outcome.Answer{Status: status, Header: h, Body: body}))
 		},
 	})

@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/scenarios/bodytext"
+	"github.com/idemproof/idemproof/transport/contentcoding"
 	"github.com/tidwall/gjson"
 )
 
@@ -24,8 +26,15 @@ type HTTP struct {
 // Frame implements Transport: the body is sent as it is.
 func (h *HTTP) Frame(_ string, body []byte) ([]byte, error) { return body, nil }
 
-// Comparable implements Transport: the body as it is.
-func (h *HTTP) Comparable(body []byte) []byte { return body }
+// Comparable implements Transport: the body with its content coding undone, as Do
+// reads an answer.
+func (h *HTTP) Comparable(body []byte, contentEncoding string) []byte {
+	decoded, err := contentcoding.Decode(contentEncoding, body, MaxResponseBody)
+	if err != nil {
+		return nil
+	}
+	return decoded
+}
 
 // Open implements Transport; plain HTTP has nothing to share between attempts.
 func (h *HTTP) Open() Sender { return httpSender{h} }
@@ -69,19 +78,43 @@ func Do(ctx context.Context, c *http.Client, req *http.Request, timeout time.Dur
 		return Answer{Class: outcome.Info, Err: ErrorName(ctx, err)}
 	}
 	defer resp.Body.Close()
-	if read == nil {
-		read = func(resp *http.Response) ([]byte, error) {
-			return io.ReadAll(io.LimitReader(resp.Body, MaxResponseBody))
-		}
-	}
-	body, err := read(resp)
-	a := Answer{Status: resp.StatusCode, Header: resp.Header, Body: body}
+	// A compressed answer is compared by what it says (package contentcoding): the same
+	// stored response gzipped twice is two byte strings.
+	decoded, err := contentcoding.NewReader(resp.Header.Get("Content-Encoding"), resp.Body)
 	if err != nil {
+		return Answer{Status: resp.StatusCode, Header: resp.Header, Class: outcome.Info, Err: "undecodable: " + err.Error()}
+	}
+	if read == nil {
+		read = readWhole
+	}
+	body, err := read(&http.Response{StatusCode: resp.StatusCode, Header: resp.Header, Body: io.NopCloser(decoded)})
+	a := Answer{Status: resp.StatusCode, Header: resp.Header, Body: body}
+	switch {
+	case errors.Is(err, errTooLarge):
+		a.Class, a.Err = outcome.Info, err.Error()
+		return a
+	case err != nil && contentcoding.IsDecodeError(err):
+		a.Class, a.Err = outcome.Info, "undecodable: "+err.Error()
+		return a
+	case err != nil:
 		a.Class, a.Err = outcome.Info, "truncated: "+ErrorName(ctx, err)
 		return a
 	}
 	a.Class = cl.Classify(outcome.Answer{Status: resp.StatusCode, Header: resp.Header, Body: body})
 	return a
+}
+
+// errTooLarge: an answer longer than MaxResponseBody is not read whole, so it is never
+// compared as if it were.
+var errTooLarge = fmt.Errorf("too large: over %d bytes, more than idemproof reads of one answer", MaxResponseBody)
+
+// readWhole reads a whole body, at most MaxResponseBody bytes of it.
+func readWhole(resp *http.Response) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBody+1))
+	if err == nil && len(body) > MaxResponseBody {
+		return body[:MaxResponseBody], errTooLarge
+	}
+	return body, err
 }
 
 // Count implements Transport: a GET of the ledger and the count at its path.
@@ -107,7 +140,11 @@ func (h *HTTP) Count(ctx context.Context, l Ledger) (int, error) {
 		return 0, fmt.Errorf("read ledger: %w", err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBody))
+	decoded, err := contentcoding.NewReader(resp.Header.Get("Content-Encoding"), resp.Body)
+	if err != nil {
+		return 0, fmt.Errorf("read ledger: %w", err)
+	}
+	body, err := io.ReadAll(io.LimitReader(decoded, MaxResponseBody))
 	if err != nil {
 		return 0, fmt.Errorf("read ledger: %w", err)
 	}

@@ -85,9 +85,10 @@ type Transport interface {
 	// Open starts the attempts of one scenario run; sessions are never shared between
 	// runs.
 	Open() Sender
-	// Comparable turns a body the upstream produced (as the fault proxy journaled it)
-	// into the form Answer.Body has, so a checker can compare the two.
-	Comparable(body []byte) []byte
+	// Comparable turns a body the upstream produced (as the fault proxy journaled it,
+	// with its Content-Encoding) into the form Answer.Body has, so a checker can compare
+	// the two; nil when it cannot (a coding that does not decode).
+	Comparable(body []byte, contentEncoding string) []byte
 	// Count reads the ledger.
 	Count(ctx context.Context, l Ledger) (int, error)
 }

@@ -61,6 +61,7 @@ import (
 
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/transport"
+	"github.com/idemproof/idemproof/transport/contentcoding"
 	"github.com/idemproof/idemproof/transport/sse"
 )
 
@@ -184,7 +185,11 @@ func withID(body []byte, id int64) ([]byte, error) {
 
 // Comparable implements transport.Transport: the JSON-RPC response (in a JSON body or an
 // event stream) without its id.
-func (t *Transport) Comparable(body []byte) []byte {
+func (t *Transport) Comparable(body []byte, contentEncoding string) []byte {
+	body, err := contentcoding.Decode(contentEncoding, body, transport.MaxResponseBody)
+	if err != nil {
+		return nil
+	}
 	if gjson.ValidBytes(body) {
 		return responseBody(body)
 	}

@@ -340,7 +340,7 @@ func TestFrameAndComparable(t *testing.T) {
 	require.ErrorContains(t, err, "must be a JSON object")
 
 	stream := []byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"a\":1}}\n\n")
-	require.Equal(t, `{"result":{"a":1}}`, string(tr.Comparable(stream)))
-	require.Equal(t, `{"error":{"code":1}}`, string(tr.Comparable([]byte(`{"jsonrpc":"2.0","id":4,"error":{"code":1}}`))))
-	require.Equal(t, "plain", string(tr.Comparable([]byte("plain"))))
+	require.Equal(t, `{"result":{"a":1}}`, string(tr.Comparable(stream, "")))
+	require.Equal(t, `{"error":{"code":1}}`, string(tr.Comparable([]byte(`{"jsonrpc":"2.0","id":4,"error":{"code":1}}`), "")))
+	require.Equal(t, "plain", string(tr.Comparable([]byte("plain"), "")))
 }

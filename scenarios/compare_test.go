@@ -1,0 +1,173 @@
+package scenarios_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// reshaped serves a correct fake through a layer that changes how its answers travel but
+// not what they say, as real APIs do: gzip with another header time per response when the
+// request accepts it, a replay re-serialized with its members in another order, and a
+// request id minted per response.
+type reshaped struct {
+	next      http.Handler
+	gzip      bool
+	reorder   bool
+	requestID bool
+	served    atomic.Int64
+}
+
+func (s *reshaped) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := httptest.NewRecorder()
+	s.next.ServeHTTP(rec, r)
+	body := rec.Body.Bytes()
+	n := s.served.Add(1)
+	var doc map[string]any
+	if (s.reorder || s.requestID) && json.Unmarshal(body, &doc) == nil && r.Method == http.MethodPost {
+		if s.requestID {
+			doc["request_id"] = fmt.Sprintf("req_%d", n)
+		}
+		body, _ = json.Marshal(doc) // sorted members
+		if s.reorder && rec.Header().Get("Idempotent-Replayed") != "" {
+			body = reverseMembers(doc)
+		}
+	}
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	if s.gzip && strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		var b bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&b, int(n%9)+1)
+		zw.ModTime = time.Unix(n, 0)
+		_, _ = zw.Write(body)
+		_ = zw.Close()
+		body = b.Bytes()
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Set("Vary", "Accept-Encoding")
+	}
+	w.Header().Del("Content-Length")
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(body)
+}
+
+// reverseMembers writes a flat JSON object with its members in reverse name order.
+func reverseMembers(doc map[string]any) []byte {
+	sorted, _ := json.Marshal(doc)
+	var keys []string
+	dec := json.NewDecoder(bytes.NewReader(sorted))
+	_, _ = dec.Token()
+	for dec.More() {
+		k, _ := dec.Token()
+		keys = append(keys, k.(string))
+		var skip json.RawMessage
+		_ = dec.Decode(&skip)
+	}
+	var b bytes.Buffer
+	b.WriteString("{ ")
+	for i := len(keys) - 1; i >= 0; i-- {
+		v, _ := json.Marshal(doc[keys[i]])
+		fmt.Fprintf(&b, "%q: %s", keys[i], v)
+		if i > 0 {
+			b.WriteString(", ")
+		}
+	}
+	b.WriteString(" }")
+	return b.Bytes()
+}
+
+func startReshaped(t *testing.T, s *reshaped) string {
+	t.Helper()
+	inner := &fakeRefunds{}
+	startFake(t, inner) // sets the fake up; its own listener goes unused
+	s.next = inner
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func runOn(t *testing.T, p *scenarios.Profile, only ...string) map[string]scenarios.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: only, NoPreflight: true, Seed: 1})
+	require.NoError(t, err)
+	out := map[string]scenarios.Result{}
+	for _, r := range rep.Results {
+		out[r.ScenarioID] = r
+	}
+	return out
+}
+
+var replaySet = []string{"replay/sequential", "replay/after-503", "replay/after-reset", "replay/lost-twice", "replay/fidelity-body", "race/burst-50", "fingerprint/original-intact"}
+
+func TestGzippedAnswersAreComparedByWhatTheySay(t *testing.T) {
+	p := fakeProfile(t, startReshaped(t, &reshaped{gzip: true}))
+	p.Operation.Headers = map[string]string{"Accept-Encoding": "gzip"}
+	p.SideEffects.Headers = map[string]string{"Accept-Encoding": "gzip"} // the ledger answers gzipped too
+	for id, r := range runOn(t, p, replaySet...) {
+		require.Equal(t, scenarios.Pass, r.Verdict, "%s: %s", id, r.Message)
+	}
+}
+
+func TestAReplayReserializedIsTheSameBodyAndOnlyFidelityAsksForTheBytes(t *testing.T) {
+	p := fakeProfile(t, startReshaped(t, &reshaped{reorder: true}))
+	results := runOn(t, p, replaySet...)
+	for id, r := range results {
+		if id == "replay/fidelity-body" {
+			continue
+		}
+		require.Equal(t, scenarios.Pass, r.Verdict, "%s: %s", id, r.Message)
+	}
+	fid := results["replay/fidelity-body"]
+	require.Equal(t, scenarios.NonStrict, fid.Verdict, fid.Message)
+	require.Contains(t, fid.Message, "the committed JSON value (201) but not its bytes")
+	require.Contains(t, fid.Message, "declare expect.replay_body: json")
+
+	p.Expect.ReplayBody = "json"
+	fid = runOn(t, p, "replay/fidelity-body")["replay/fidelity-body"]
+	require.Equal(t, scenarios.Pass, fid.Verdict, fid.Message)
+	require.Contains(t, fid.Message, "re-serialized as declared")
+}
+
+func TestAVolatileMemberIsADivergenceUntilItIsDeclared(t *testing.T) {
+	p := fakeProfile(t, startReshaped(t, &reshaped{requestID: true}))
+	r := runOn(t, p, "replay/sequential")["replay/sequential"]
+	require.Equal(t, scenarios.Fail, r.Verdict, "undeclared, a changed member is a changed replay")
+	require.Contains(t, r.Message, "request_id changed")
+	require.Contains(t, r.Message, "expect.volatile_fields")
+
+	p.Expect.VolatileFields = []string{"request_id"}
+	for id, r := range runOn(t, p, replaySet...) {
+		require.Equal(t, scenarios.Pass, r.Verdict, "%s: %s", id, r.Message)
+	}
+}
+
+func TestProfileRefusesCodingsItCannotUndoAndContradictoryFields(t *testing.T) {
+	base := "name: x\nbase_url: http://127.0.0.1:1\noperation: {path: /v1/refunds, body: '{\"order_id\": \"{{.Entity}}\"}', headers: {%s}}\nside_effects: {path: '/c?o={{.Entity}}', count: count}\nexpect: {in_flight: 409, mismatch: 422, missing_key: \"400\"%s}\n"
+	for _, tc := range []struct{ headers, expect, want string }{
+		{`Accept-Encoding: "br, gzip"`, "", `asks for "br", which idemproof does not decode`},
+		{`Accept-Encoding: "*"`, "", `lets the target choose any coding`},
+		{`X-A: b`, ", volatile_fields: [id], unique_field: id", `"id" is also expect.unique_field`},
+		{`X-A: b`, ", replay_body: text", `expect.replay_body: must be bytes`},
+	} {
+		_, err := scenarios.ParseProfile("x.yaml", []byte(fmt.Sprintf(base, tc.headers, tc.expect)))
+		require.ErrorContains(t, err, tc.want)
+	}
+	for _, ok := range []string{`Accept-Encoding: "gzip, deflate;q=0.5, br;q=0"`, `Accept-Encoding: identity`} {
+		_, err := scenarios.ParseProfile("x.yaml", []byte(fmt.Sprintf(base, ok, "")))
+		require.NoError(t, err, ok)
+	}
+}
