@@ -90,8 +90,11 @@ type Record struct {
 	Ledger  map[string]int      `json:"ledger"` // side-effect counts per entity/operation, e.g. "refund"
 	// LedgerErr is set when a ledger probe failed: checkers then answer UNKNOWN.
 	LedgerErr string `json:"ledger_error,omitempty"`
-	Seed      int64  `json:"seed"`
-	Entity    string `json:"entity"`
+	// LateLedger is the ledger read again at the end of the target's run, when that
+	// changed the verdict (see the result's message).
+	LateLedger map[string]int `json:"late_ledger,omitempty"`
+	Seed       int64          `json:"seed"`
+	Entity     string         `json:"entity"`
 	// Downstream is every call the target made to its vendor for this entity, as the
 	// downstream sink recorded it (boundary scenarios only).
 	Downstream []downstream.Call `json:"downstream,omitempty"`

@@ -176,6 +176,8 @@ func runTarget(ctx context.Context, t *target, list []Scenario, cfg RunConfig, n
 	sort.SliceStable(order, func(a, b int) bool { return isSlow(list[order[a]]) && !isSlow(list[order[b]]) })
 	all := make([]Result, len(list))
 	ran := make([]bool, len(list))
+	var endMu sync.Mutex
+	var lastEnd time.Time
 	var interrupted atomic.Bool
 	work := make(chan int)
 	var wg sync.WaitGroup
@@ -190,6 +192,9 @@ func runTarget(ctx context.Context, t *target, list []Scenario, cfg RunConfig, n
 				var cutShort bool
 				all[i], cutShort = runOne(ctx, t, list[i], cfg, nonce, i)
 				ran[i] = true
+				endMu.Lock()
+				lastEnd = time.Now()
+				endMu.Unlock()
 				if cutShort {
 					interrupted.Store(true)
 				}
@@ -211,6 +216,9 @@ feed:
 	}
 	close(work)
 	wg.Wait()
+	if !interrupted.Load() && ctx.Err() == nil {
+		judgeLate(ctx, t, list, all, ran, lastEnd, cfg.Notice)
+	}
 	for i, sc := range list {
 		if ran[i] {
 			results = append(results, all[i])

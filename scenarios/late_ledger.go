@@ -1,0 +1,90 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+)
+
+// LateLedgerDelay is how long after a scenario's end its ledger is read again, at the
+// earliest (the whole target's catalogue usually takes longer than that).
+const LateLedgerDelay = time.Second
+
+// judgeLate reads each judged scenario's ledgers again once every scenario of the target
+// has ended, and judges the record again with those counts: a side effect that appeared
+// after every answer had been given (a replay that queued the work again, a duplicate
+// applied by a background job) shows only there. The checker decides what the later
+// counts mean, exactly as it did the first time, so an attempt that was still unseen may
+// commit late where the checker allows it; only a judgment that becomes FAIL is kept,
+// and the result then says both counts. Entity ledgers only: a global ledger counts the
+// other scenarios' effects too by then.
+func judgeLate(ctx context.Context, t *target, list []Scenario, all []Result, ran []bool, lastEnd time.Time, notice func(string)) {
+	if t.p.SideEffects.global() {
+		return
+	}
+	if wait := time.Until(lastEnd.Add(LateLedgerDelay)); wait > 0 {
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return
+		}
+	}
+	for i, sc := range list {
+		res := &all[i]
+		rec := res.Evidence.Record
+		if !ran[i] || rec == nil || rec.LedgerErr != "" || len(rec.Ledger) == 0 || res.Verdict == Fail || ctx.Err() != nil {
+			continue
+		}
+		late, ok := t.readLateLedger(ctx, rec)
+		if !ok || maps.Equal(late, rec.Ledger) {
+			continue
+		}
+		again := *rec
+		again.Ledger = late
+		v, msg, ev := judge(sc, again, t.p)
+		v, msg = withPremise(sc, again, v, msg)
+		if v != Fail {
+			continue
+		}
+		recCopy := *rec
+		recCopy.LateLedger = late
+		ev.Record = &recCopy
+		res.Verdict, res.Evidence = Fail, ev
+		res.Message = fmt.Sprintf("%s — read again at the end of the run: %s, %s when the scenario was judged (an effect that appeared after every answer)",
+			msg, ledgerCounts(late), ledgerCounts(rec.Ledger))
+		if notice != nil {
+			notice(fmt.Sprintf("%s @ %s is FAIL after all: %s", sc.ID, t.p.Name, res.Message))
+		}
+	}
+}
+
+// readLateLedger reads the ledgers the record has counts of, for its entity.
+func (t *target) readLateLedger(ctx context.Context, rec *Record) (map[string]int, bool) {
+	late := map[string]int{}
+	for name := range rec.Ledger {
+		pr := t.p.SideEffects
+		if name == LedgerOther {
+			if t.p.Other == nil || t.p.Other.SideEffects.global() {
+				return nil, false
+			}
+			pr = t.p.Other.SideEffects
+		}
+		n, err := t.readLedger(ctx, pr, rec.Entity)
+		if err != nil {
+			return nil, false
+		}
+		late[name] = n
+	}
+	return late, true
+}
+
+// ledgerCounts is "2 side effects" or "operation 2, other_operation 1".
+func ledgerCounts(l map[string]int) string {
+	if len(l) == 1 {
+		if n, ok := l[LedgerOperation]; ok {
+			return fmt.Sprintf("%d side effect(s)", n)
+		}
+	}
+	return fmt.Sprintf("%s %d, %s %d", LedgerOperation, l[LedgerOperation], LedgerOther, l[LedgerOther])
+}

@@ -1,0 +1,66 @@
+package scenarios_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// reapplying answers every replay correctly, then applies the refund again a little
+// later, from a queue: the ledger is right when the scenario is judged and wrong after.
+type reapplying struct {
+	*fakeRefunds
+	after time.Duration
+}
+
+func (s reapplying) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := httptest.NewRecorder()
+	s.fakeRefunds.ServeHTTP(rec, r)
+	if rec.Header().Get("Idempotent-Replayed") != "" {
+		order := r.URL.Query().Get("order_id")
+		if order == "" {
+			order = entityOf(rec.Body.String())
+		}
+		time.AfterFunc(s.after, func() {
+			s.mu.Lock()
+			s.ledger[order]++
+			s.mu.Unlock()
+		})
+	}
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
+}
+
+func TestAnEffectAppliedAfterEveryAnswerFailsWhenTheLedgerIsReadAgain(t *testing.T) {
+	inner := &fakeRefunds{}
+	startFake(t, inner)
+	srv := httptest.NewServer(reapplying{inner, 300 * time.Millisecond})
+	t.Cleanup(srv.Close)
+	p := fakeProfile(t, srv.URL)
+	var notices []string
+	rep, err := scenarios.Run(t.Context(), scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/sequential", "key/missing"},
+		NoPreflight: true, Seed: 1, Notice: func(s string) { notices = append(notices, s) }})
+	require.NoError(t, err)
+	got := map[string]scenarios.Result{}
+	for _, r := range rep.Results {
+		got[r.ScenarioID] = r
+	}
+	seq := got["replay/sequential"]
+	require.Equal(t, scenarios.Fail, seq.Verdict, seq.Message)
+	require.Contains(t, seq.Message, "read again at the end of the run: 2 side effect(s), 1 side effect(s) when the scenario was judged")
+	require.Equal(t, map[string]int{"operation": 1}, seq.Evidence.Record.Ledger, "the counts it was judged by stay")
+	require.Equal(t, map[string]int{"operation": 2}, seq.Evidence.Record.LateLedger)
+	require.Equal(t, 1, seq.Evidence.Categories["duplicated"])
+	require.Len(t, notices, 1)
+	require.Contains(t, notices[0], "replay/sequential @ fake is FAIL after all")
+
+	require.Equal(t, scenarios.Pass, got["key/missing"].Verdict, "nothing was replayed there, nothing changed: %s", got["key/missing"].Message)
+}
