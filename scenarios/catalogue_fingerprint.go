@@ -1,6 +1,10 @@
 package scenarios
 
-import "github.com/idemproof/idemproof/outcome"
+import (
+	"fmt"
+
+	"github.com/idemproof/idemproof/outcome"
+)
 
 func fingerprintScenarios() []Scenario {
 	return []Scenario{
@@ -128,7 +132,11 @@ func variantPolicy(r Record, p *Profile) (Verdict, string, Evidence) {
 	case isSuccess(v):
 		f.count(CatDiverged, 1)
 		f.blameAgainst(v, "the original's "+itoa(orig.Status)+" replayed, byte for byte", &orig)
-		return f.result(Fail, "answered %d with a body that differs from the original, yet nothing executed%s", v.Status, uniqueNote(p, orig, v))
+		what := "a body that differs from the original's"
+		if p.sameBody(v.Body, orig.Body) {
+			what = fmt.Sprintf("the original's body but not its status (%d)", orig.Status)
+		}
+		return f.result(Fail, "answered %d with %s, yet nothing executed%s", v.Status, what, uniqueNote(p, orig, v))
 	case unseen(v):
 		return f.result(Unknown, "the variant's answer was not seen (%s): its treatment cannot be told", describe(v))
 	}

@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"fmt"
+	"sort"
 	"time"
 
 	"github.com/idemproof/idemproof/faultproxy"
@@ -235,12 +237,50 @@ func oneWinner(step string) Checker {
 		if !p.Expect.InFlightWait {
 			refusals = fmtRefused(refused, refusedStatus)
 		}
+		atOnce := inFlightAtOnce(r, step)
+		if atOnce < 2 && len(answers) > 1 {
+			return f.result(Info, "one side effect from %d attempts, but no two were ever in flight at once (each answered before the next was sent): nothing concurrent was exercised", len(answers))
+		}
+		tail += fmt.Sprintf("; up to %d in flight at once", atOnce)
 		if n > 1 {
 			return f.result(Pass, "%d side effects from %d attempts spanning %d retention windows (%s); %d successes carry %d responses%s%s",
 				n, len(answers), allowed, p.Retention, ok, len(distinct), refusals, tail)
 		}
 		return f.result(Pass, "one side effect from %d attempts: %d identical successes%s%s", len(answers), ok, refusals, tail)
 	}
+}
+
+// inFlightAtOnce is the most attempts of the step that had been sent and not yet
+// answered at one time, from the history's invoke and completion events.
+func inFlightAtOnce(r Record, step string) int {
+	type event struct {
+		at    time.Time
+		delta int
+	}
+	var events []event
+	for _, op := range r.History {
+		if op.Step != step {
+			continue
+		}
+		d := -1
+		if op.Type == OpInvoke {
+			d = 1
+		}
+		events = append(events, event{op.Time, d})
+	}
+	// At one instant completions count first: an answer at t and a send at t never met.
+	sort.SliceStable(events, func(i, j int) bool {
+		if events[i].at.Equal(events[j].at) {
+			return events[i].delta < events[j].delta
+		}
+		return events[i].at.Before(events[j].at)
+	})
+	cur, most := 0, 0
+	for _, e := range events {
+		cur += e.delta
+		most = max(most, cur)
+	}
+	return most
 }
 
 func fmtRefused(n, status int) string {

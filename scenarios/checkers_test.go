@@ -167,7 +167,7 @@ func TestBurstOneWinner(t *testing.T) {
 	h.at(2, "burst", scenarios.OpOK, 201, committed, nil)
 	v, msg, _ := checker(t, "race/burst-50")(h.record(1), refProfile(t))
 	require.Equal(t, scenarios.Pass, v)
-	require.Equal(t, "one side effect from 5 attempts: 2 identical successes, 3 refused with 409", msg)
+	require.Equal(t, "one side effect from 5 attempts: 2 identical successes, 3 refused with 409; up to 3 in flight at once", msg)
 
 	h.at(3, "burst", scenarios.OpOK, 201, `{"id":"re_other"}`, nil)
 	v, _, ev := checker(t, "race/burst-50")(h.record(1), refProfile(t))
@@ -321,7 +321,7 @@ func TestStoragePolicies(t *testing.T) {
 func TestBurstIsWindowAware(t *testing.T) {
 	p := refProfile(t) // retention 1s
 	h := newHistory().
-		at(0, "burst", scenarios.OpOK, 201, committed, nil).
+		span(0, 600, "burst", scenarios.OpOK, 201, committed, nil).
 		at(500, "burst", scenarios.OpOK, 201, committed, nil).
 		at(1200, "burst", scenarios.OpOK, 201, `{"id":"re_2"}`, nil).
 		at(1300, "burst", scenarios.OpOK, 201, `{"id":"re_2"}`, nil)
@@ -465,4 +465,22 @@ func TestOtherPrincipalPassesOnlyWithProofOfItsOwnExecution(t *testing.T) {
 		at(5, "other", scenarios.OpOK, 201, `{"amount":4900,"x":1}`, nil).record(3)
 	v, _, _ = checker(t, "scope/other-principal")(three, &noUnique)
 	require.Equal(t, scenarios.Fail, v)
+}
+
+// A burst whose attempts never overlapped (each answered before the next left) raced
+// nothing: the one side effect is no proof of what the scenario is about.
+func TestBurstWhoseAttemptsNeverOverlappedIsInfo(t *testing.T) {
+	p := refProfile(t)
+	h := newHistory()
+	for i := 0; i < 4; i++ {
+		h.at(10*i, "burst", scenarios.OpOK, 201, committed, nil)
+	}
+	v, msg, _ := checker(t, "race/burst-50")(h.record(1), p)
+	require.Equal(t, scenarios.Info, v, msg)
+	require.Contains(t, msg, "no two were ever in flight at once")
+
+	h = newHistory().span(0, 15, "burst", scenarios.OpOK, 201, committed, nil).at(10, "burst", scenarios.OpOK, 201, committed, nil)
+	v, msg, _ = checker(t, "race/burst-50")(h.record(1), p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Contains(t, msg, "up to 2 in flight at once")
 }

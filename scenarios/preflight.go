@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +14,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/idemproof/idemproof/outcome"
@@ -185,6 +188,10 @@ func (pf *preflight) count(ctx context.Context, field string, pr Probe, note str
 			url, status, answerClip(ctype, body), field)
 	case !got && (errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout()):
 		return 0, pf.fail("base_url", "the ledger %s did not answer within client_timeout (%v): fix base_url or %s.path, or raise client_timeout", url, pf.t.p.ClientTimeout.Std(), field)
+	case !got && isUntrustedCertificate(err):
+		return 0, pf.fail("base_url", "base_url %s answers, but its TLS certificate is not trusted (%s): idemproof trusts the system's CA roots; for a test CA set SSL_CERT_FILE to its PEM file (or SSL_CERT_DIR), or put `idemproof proxy --insecure-upstream` in front and give its address as proxy.url", pf.t.ledgerBase(), strings.TrimPrefix(err.Error(), "read ledger: "))
+	case !got && isResetAtOnce(err) && !strings.HasPrefix(pf.t.ledgerBase(), "https:"):
+		return 0, pf.fail("base_url", "base_url %s accepted the connection and then reset it (reading the ledger: %s): is something else listening there, or a server that speaks only HTTP/2 without TLS (h2c)? idemproof speaks HTTP/1.1; start the target's HTTP/1.1 listener or fix base_url", pf.t.ledgerBase(), strings.TrimPrefix(err.Error(), "read ledger: "))
 	case !got:
 		return 0, pf.fail("base_url", "base_url %s is not reachable (reading the ledger: %s): start the target or fix base_url", pf.t.ledgerBase(), strings.TrimPrefix(err.Error(), "read ledger: "))
 	case !is2xx(status) && pr.Tool != "":
@@ -302,3 +309,19 @@ func newUUID() string {
 // preflightTimeout bounds a whole Preflight beyond the per-request client_timeout: at
 // most four requests, and one more second for the connections.
 func preflightTimeout(p *Profile) time.Duration { return 4*p.ClientTimeout.Std() + time.Second }
+
+// isUntrustedCertificate reports whether err is a TLS certificate the client does not
+// trust (an unknown authority, another host's name, expired): the target is there.
+func isUntrustedCertificate(err error) bool {
+	var verify *tls.CertificateVerificationError
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	return errors.As(err, &verify) || errors.As(err, &unknown) || errors.As(err, &host) || errors.As(err, &invalid)
+}
+
+// isResetAtOnce reports whether err is a connection that was accepted and then reset or
+// closed before any answer: not a target that is down (that refuses the connection).
+func isResetAtOnce(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}

@@ -35,7 +35,7 @@ func TestBurstWithTimedOutAttemptsPasses(t *testing.T) {
 		h := burstOf(10, 37).at(3000, settle, scenarios.OpOK, 201, committed, nil)
 		v, msg, ev := checker(t, id)(h.record(1), refProfile(t))
 		require.Equal(t, scenarios.Pass, v, "%s: %s", id, msg)
-		require.Equal(t, "one side effect from 48 attempts: 1 identical successes, 10 refused with 409; 37 attempts timed out (info)", msg)
+		require.Equal(t, "one side effect from 48 attempts: 1 identical successes, 10 refused with 409; 37 attempts timed out (info); up to 37 in flight at once", msg)
 		require.Empty(t, ev.Categories, "nothing wrong was seen")
 	}
 }
@@ -324,11 +324,11 @@ func TestInFlightWaitSchool(t *testing.T) {
 
 	h := newHistory()
 	for i := 0; i < 5; i++ {
-		h.at(i, "burst", scenarios.OpOK, 201, committed, nil)
+		h.span(i, 10+i, "burst", scenarios.OpOK, 201, committed, nil)
 	}
 	v, msg, _ = checker(t, "race/burst-50")(classedBy(h.record(1), p), p)
 	require.Equal(t, scenarios.Pass, v, msg)
-	require.Equal(t, "one side effect from 5 attempts: 5 identical successes", msg)
+	require.Equal(t, "one side effect from 5 attempts: 5 identical successes; up to 5 in flight at once", msg)
 
 	require.Equal(t, "an in-flight refusal; the profile declares in_flight: wait (a repeat waits and is never refused, so there is no refusal to carry Retry-After)",
 		p.Missing(scenarios.CapInFlightRefusal))
