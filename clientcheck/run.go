@@ -21,6 +21,7 @@ import (
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/reference"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/transport/contentcoding"
 )
 
 // Environment variables client-check exports to the code under test.
@@ -490,7 +491,11 @@ func observe(ctx context.Context, proxy faultproxy.Controller, fr *front, p *sce
 		}
 		complete := r.ClientResult == faultproxy.ClientDelivered || r.ClientResult == faultproxy.ClientError
 		if complete && fa.wrote {
-			d.Class = classifier.Classify(outcome.Answer{Status: r.ClientStatus, Header: fa.header, Body: fa.body})
+			body := fa.body
+			if decoded, err := contentcoding.Decode(fa.header.Get("Content-Encoding"), body, maxDeliveredBody); err == nil {
+				body = decoded // a gzipped answer is classed by what it says
+			}
+			d.Class = classifier.Classify(outcome.Answer{Status: r.ClientStatus, Header: fa.header, Body: body})
 			// An HTTP-date Retry-After is a wait from the moment the answer left.
 			d.RetryAfter = retryAfter(fa.header.Get("Retry-After"), d.answered())
 		}
