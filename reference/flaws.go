@@ -52,6 +52,10 @@ func middlewareFlaws() []Flaw {
 			func(f *idempotency.Flaws) { f.NoReplayHeader = true }},
 		{"mismatch-overwrites", "the 422 path replaces the stored fingerprint, so the changed request goes through on its next try", "fingerprint/mismatch-repeat",
 			func(f *idempotency.Flaws) { f.MismatchOverwrites = true }},
+		{"key-casefold", "keys are compared case-insensitively (a case-insensitive collation on the key column): a second key that differs only in letter case is replayed the first key's response", "key/case-distinct",
+			func(f *idempotency.Flaws) { f.KeyCaseFold = true }},
+		{"key-truncate-64", "only a key's first 64 characters are kept (a VARCHAR(64) column) while keys up to 255 are accepted: a second long key with the same first 64 characters is replayed the first key's response", "key/long-prefix-distinct",
+			func(f *idempotency.Flaws) { f.KeyTruncate64 = true }},
 	}
 }
 

@@ -121,6 +121,28 @@ func TestEachFlawMisbehaves(t *testing.T) {
 			require.Equal(t, http.StatusCreated, e.Post(t, refunds, key, body(order, 5000)).Status,
 				"the uncorrected changed request goes through on its next try")
 		},
+		"key-casefold": func(t *testing.T, e *servertest.Env, order, key string) {
+			first := e.Post(t, refunds, "Ab_9-"+key, body(order, 4900))
+			other := e.Post(t, refunds, "aB_9-"+key, body(order, 4900))
+			require.Equal(t, http.StatusCreated, other.Status)
+			require.True(t, other.Replayed(), "a key differing only in case finds the first key's record")
+			require.Equal(t, first.Body, other.Body)
+			require.Equal(t, 1, e.Count(t, "refunds", order), "two keys, one side effect")
+		},
+		"key-truncate-64": func(t *testing.T, e *servertest.Env, order, key string) {
+			prefix := key + strings.Repeat("p", 254-len(key))
+			first := e.Post(t, refunds, prefix+"1", body(order, 4900))
+			other := e.Post(t, refunds, prefix+"2", body(order, 4900))
+			require.Equal(t, http.StatusCreated, other.Status)
+			require.True(t, other.Replayed(), "a 255-character key sharing the first 64 characters finds the first key's record")
+			require.Equal(t, first.Body, other.Body)
+			require.Equal(t, 1, e.Count(t, "refunds", order))
+
+			// Keys that differ inside their first 64 characters stay apart.
+			short := e.Post(t, refunds, "x"+key, body(order, 4900))
+			require.False(t, short.Replayed())
+			require.Equal(t, 2, e.Count(t, "refunds", order))
+		},
 	}
 	for name, c := range wrapperFlawCases {
 		cases[name] = c

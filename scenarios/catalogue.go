@@ -14,7 +14,7 @@ func Catalogue() []Scenario {
 	for _, group := range [][]Scenario{
 		replayScenarios(), raceScenarios(), fingerprintScenarios(), keyScenarios(),
 		scopeScenarios(), storageScenarios(), expiryScenarios(), recoveryScenarios(),
-		keyShapeScenarios(), keepAliveScenarios(), errorScenarios(), boundaryScenarios(),
+		keyShapeScenarios(), keyPairScenarios(), keepAliveScenarios(), errorScenarios(), boundaryScenarios(),
 	} {
 		all = append(all, group...)
 	}

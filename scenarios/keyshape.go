@@ -16,7 +16,18 @@ const (
 	KeyULID        KeyForm = "ulid"         // 26 characters of Crockford base32, as a ULID is written
 	KeyBase64URL   KeyForm = "base64url"    // 43 characters of base64url, - and _ among them
 	KeyOneChar     KeyForm = "one-char"     // a single character: the shortest valid key
+
+	// Pairs of distinct keys that a key-handling bug would take for one key.
+	KeyCaseFirst        KeyForm = "case-first"         // the scenario's key with upper- and lower-case letters
+	KeyCaseSecond       KeyForm = "case-second"        // KeyCaseFirst with every letter's case swapped
+	KeyLongPrefixFirst  KeyForm = "long-prefix-first"  // 255 characters: a 254-character prefix, then "1"
+	KeyLongPrefixSecond KeyForm = "long-prefix-second" // the same 254-character prefix, then "2"
 )
+
+// longPrefixLen is the prefix the long-prefix pair shares: all but the last of the 255
+// characters key/max-length requires, so that a store keeping fewer characters of a key
+// (a VARCHAR(64) column, a prefix index, MySQL's 191) sees the two keys as one.
+const longPrefixLen = 254
 
 // PayloadLedgerRead sends the side_effects probe (its method, path and headers, no body)
 // as the step's request, carrying the step's key.
@@ -53,8 +64,32 @@ func (k scenarioKeys) shaped(f KeyForm) (string, bool) {
 		// key, which the checker allows for (see validNever5xx).
 		const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 		return string(alnum[int(sum[0])%len(alnum)]), true
+	case KeyCaseFirst:
+		return k.main + "-CaseKey", true
+	case KeyCaseSecond:
+		return swapCase(k.main + "-CaseKey"), true
+	case KeyLongPrefixFirst, KeyLongPrefixSecond:
+		prefix := k.main + "-" + strings.Repeat("p", longPrefixLen-len(k.main)-1)
+		if f == KeyLongPrefixFirst {
+			return prefix + "1", true
+		}
+		return prefix + "2", true
 	}
 	return "", false
+}
+
+// swapCase swaps the case of every ASCII letter: the same key to a store that folds case.
+func swapCase(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		switch {
+		case 'a' <= c && c <= 'z':
+			b[i] = c - 'a' + 'A'
+		case 'A' <= c && c <= 'Z':
+			b[i] = c - 'A' + 'a'
+		}
+	}
+	return string(b)
 }
 
 // setKey is key i of a step's key set.

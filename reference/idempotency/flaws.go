@@ -1,5 +1,7 @@
 package idempotency
 
+import "strings"
+
 // Flaws switches on known-bad variants of the rules. The zero value is the correct
 // middleware. Each field models a bug real libraries shipped; the reference package
 // keeps the catalogue of names, descriptions and the scenario that catches each.
@@ -18,4 +20,24 @@ type Flaws struct {
 	ReplayRegenerates  bool // a replay re-renders the body with a fresh id and timestamp
 	NoReplayHeader     bool // replays carry no Idempotent-Replayed marker
 	MismatchOverwrites bool // the 422 path stores the new fingerprint: the changed request passes next time
+	KeyCaseFold        bool // keys are compared case-insensitively: Ab_9 and aB_9 are one key
+	KeyTruncate64      bool // only a key's first 64 characters are kept: long keys sharing them are one key
+}
+
+// truncatedKeyLength is where KeyTruncate64 cuts a key: a VARCHAR(64) column behind an
+// API that accepts MaxKeyLength.
+const truncatedKeyLength = 64
+
+// storedKey is the key as a flawed store keeps it: folded to lower case (a
+// case-insensitive collation on the key column), cut to its first 64 characters (a
+// VARCHAR(64) column that truncates, or a prefix index). The correct store keeps it as
+// sent.
+func (f Flaws) storedKey(key string) string {
+	if f.KeyCaseFold {
+		key = strings.ToLower(key)
+	}
+	if f.KeyTruncate64 && len(key) > truncatedKeyLength {
+		key = key[:truncatedKeyLength]
+	}
+	return key
 }

@@ -157,6 +157,7 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	key = m.cfg.Flaws.storedKey(key)
 	principal := m.cfg.Principal(r)
 	scope := Scope{Principal: principal, Endpoint: r.Method + " " + r.URL.Path, Key: key}
 	fpPrincipal, fpPath := principal, r.URL.Path

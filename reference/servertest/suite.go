@@ -133,6 +133,22 @@ func Run(t *testing.T, store idempotency.Store, burst int) {
 		require.Equal(t, 2, e.Count(t, "refunds", order))
 	})
 
+	t.Run("keys are case-sensitive and kept whole: keys differing in case or in their 255th character are two", func(t *testing.T) {
+		e := Start(t, store)
+		order := Fresh("o-")
+		key := Fresh("Ab_9-")
+		long := Fresh("k-") + strings.Repeat("p", 254-18)
+		for _, pair := range [][2]string{{key, "aB_9-" + key[5:]}, {long + "1", long + "2"}} {
+			first := e.Post(t, refunds, pair[0], RefundBody(order, 4900))
+			require.Equal(t, http.StatusCreated, first.Status, "key %q", pair[0])
+			second := e.Post(t, refunds, pair[1], RefundBody(order, 4900))
+			require.Equal(t, http.StatusCreated, second.Status, "key %q", pair[1])
+			require.False(t, second.Replayed(), "%q is another key than %q", pair[1], pair[0])
+			require.NotEqual(t, first.Body, second.Body)
+		}
+		require.Equal(t, 4, e.Count(t, "refunds", order))
+	})
+
 	t.Run("the key header name is case-insensitive on the wire", func(t *testing.T) {
 		e := Start(t, store)
 		order, key := Fresh("o-"), Fresh("k-")
