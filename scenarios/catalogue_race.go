@@ -299,7 +299,12 @@ func fmtRefused(n, status int) string {
 // repeat may have met a committed key, and a replay is then what it should get. Without
 // the journal records, the client's answer times are compared.
 func overlap(r Record, p *Profile) (repeat Op, original Op, ok bool) {
-	repeat, okR := r.answer("repeat")
+	return overlapOf(r, p, "repeat")
+}
+
+// overlapOf is overlap for the step that met the original (another principal's).
+func overlapOf(r Record, p *Profile, step string) (repeat Op, original Op, ok bool) {
+	repeat, okR := r.answer(step)
 	original, okO := r.answer("original")
 	if !okR || !okO {
 		return repeat, original, false

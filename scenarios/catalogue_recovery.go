@@ -17,6 +17,20 @@ func recoveryScenarios() []Scenario {
 			Check:       exactlyOnce("retry"),
 		},
 		{
+			ID:          "recovery/client-gave-up",
+			Description: "the client gives up while the target still works; the retry after the work would have ended gets its one result",
+			Requirement: "a client that leaves mid-work (its timeout) neither wedges the key nor lets the work run twice: the retry replays the committed result or, if the work was abandoned and its key released, executes it once",
+			Source:      and(srcBrandur, srcSeed),
+			Level:       LevelSafety,
+			Labels:      []string{"group:recovery", "fault:none", "level:safety", "speed:slow"},
+			Needs:       []Capability{CapSlow},
+			// The original's attempt keeps client_timeout while the work is held past it,
+			// so the client leaves and the proxy cuts the target's connection mid-work.
+			Steps:  []Step{{Name: "original", Hook: HookSlowPastTimeout}, {Name: "retry", Wait: WaitPastHold}},
+			Settle: &Settle{},
+			Check:  gaveUpThenOnce,
+		},
+		{
 			ID:          "recovery/crash-after-commit",
 			Description: "the original is abandoned after the commit; the retry gets the committed result",
 			Requirement: "the side effect and the stored response commit together: the retry replays, one side effect",
@@ -102,4 +116,17 @@ func atMostOnce(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Fail, "neither the original (%s) nor the takeover (%s) succeeded", describe(orig), describe(take))
 	}
 	return f.result(Pass, "one side effect: original %s, takeover %s", describe(orig), describe(take))
+}
+
+// gaveUpThenOnce judges the retry after the client gave up, but only when it did: an
+// original that got its answer inside client_timeout (a hook that did not hold) left the
+// target nothing to see.
+func gaveUpThenOnce(r Record, p *Profile) (Verdict, string, Evidence) {
+	a, ok := r.answer("original")
+	if !ok || a.Error != "timed-out" {
+		var f finding
+		return f.result(Unknown, "the original got %s within client_timeout (%s): the slow hook did not hold the work past it, so no client left mid-work", describe(a), p.ClientTimeout)
+	}
+	v, msg, ev := exactlyOnce("retry")(r, p)
+	return v, "the client gave up after " + p.ClientTimeout.String() + " while the work was held: " + msg, ev
 }

@@ -52,6 +52,18 @@ func replayScenarios() []Scenario {
 		afterUpstream("replay/after-truncate", "a body truncated after 8 bytes", faultproxy.FaultSpec{Type: faultproxy.FaultAfterTruncate, Bytes: 8}, ""),
 		withLabel(afterUpstream("replay/after-hold", "a response held past the client's timeout", faultproxy.FaultSpec{Type: faultproxy.FaultAfterHold, Then: "drop"}, PastClientTimeout), "speed:slow"),
 		{
+			ID:          "replay/new-session",
+			Description: "the original's response is reset after the commit and the retry comes in a new MCP session, as from an agent that initialized again",
+			Requirement: "a key outlives the session it came in: the retry in another session of the same principal gets the committed response, one side effect",
+			Source:      and(srcDraftEnforced, srcSeed),
+			Level:       LevelSafety,
+			Labels:      []string{"group:replay", "fault:after-upstream", "level:safety"},
+			Needs:       []Capability{CapMCPSessions},
+			Faults:      []FaultOn{{Attempts: firstAttempt, Fault: faultproxy.FaultSpec{Type: faultproxy.FaultAfterReset}}},
+			Steps:       []Step{{Name: "original"}, {Name: "retry", NewSession: true}},
+			Check:       inAnotherSession,
+		},
+		{
 			ID:          "replay/lost-twice",
 			Description: "the original's and the first replay's responses are both lost; the third attempt gets the committed result",
 			Requirement: "replays keep working after a lost replay: one side effect, the committed response",
@@ -220,4 +232,26 @@ func replayMarker(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(NonStrict, "the replay does not carry %s", h)
 	}
 	return f.result(Pass, "the replay carries %s: %q; the first response does not", h, b.Headers[h])
+}
+
+// inAnotherSession is exactlyOnce("retry"), but a PASS needs the journal to show the
+// key's attempts in two sessions (two Mcp-Session-Id values): a server that issues no
+// session id gives the retry nothing new to come in.
+func inAnotherSession(r Record, p *Profile) (Verdict, string, Evidence) {
+	v, msg, ev := exactlyOnce("retry")(r, p)
+	if v != Pass {
+		return v, msg, ev
+	}
+	sessions := map[string]bool{}
+	for _, j := range r.Journal {
+		for name, value := range j.Headers {
+			if strings.EqualFold(name, "Mcp-Session-Id") && value != "" {
+				sessions[value] = true
+			}
+		}
+	}
+	if len(sessions) < 2 {
+		return Unknown, fmt.Sprintf("the key's attempts came in %d distinct session(s) (Mcp-Session-Id), not two, so the retry in a new session was not exercised; it saw: %s", len(sessions), msg), ev
+	}
+	return Pass, "the retry came in a new session: " + msg, ev
 }

@@ -1,5 +1,7 @@
 package scenarios
 
+import "github.com/idemproof/idemproof/faultproxy"
+
 func scopeScenarios() []Scenario {
 	return []Scenario{
 		{
@@ -12,6 +14,24 @@ func scopeScenarios() []Scenario {
 			Needs:       []Capability{CapPrincipals},
 			Steps:       []Step{{Name: "original"}, {Name: "other", Principal: 1}},
 			Check:       independent(""),
+		},
+		{
+			ID:          "scope/other-principal-in-flight",
+			Description: "the same key from another principal while the original still runs executes independently",
+			Requirement: "keys are scoped per principal while in flight too: another principal's request is neither refused as in flight nor made to wait for and given the first one's response",
+			Source:      and(srcDraftUniqueness, srcBrandur),
+			Level:       LevelSafety,
+			Labels:      []string{"group:scope", "fault:before-upstream", "level:safety"},
+			Needs:       []Capability{CapPrincipals, CapSlow},
+			// As the in-flight scenarios: the original runs slowly in the background and the
+			// other principal's request is delayed by the proxy to arrive during it.
+			Faults: []FaultOn{{Step: "other", Fault: faultproxy.FaultSpec{Type: faultproxy.FaultBeforeDelay}, DurationOf: QuarterSlow}},
+			Steps: []Step{
+				{Name: "original", Hook: HookSlow, Background: true},
+				{Name: "other", Principal: 1},
+				{Name: "after", Wait: WaitBackground},
+			},
+			Check: otherPrincipalInFlight,
 		},
 		{
 			ID:          "scope/other-endpoint",
@@ -99,4 +119,19 @@ func clipValue(raw string) string {
 		return raw[:40] + "…"
 	}
 	return raw
+}
+
+// otherPrincipalInFlight is independent("") for a request that met the original in
+// flight: a definite leak or refusal FAILs however the two met, but a PASS needs the
+// other request to have reached the target before the original could have committed
+// (else it is only scope/other-principal again).
+func otherPrincipalInFlight(r Record, p *Profile) (Verdict, string, Evidence) {
+	v, msg, ev := independent("")(r, p)
+	if v != Pass {
+		return v, msg, ev
+	}
+	if _, _, during := overlapOf(r, p, "other"); !during {
+		return Unknown, "the other principal's request reached the target only after the original could have committed, so the in-flight case was not exercised (the sequential case is scope/other-principal); it saw: " + msg, ev
+	}
+	return Pass, "during the original: " + msg, ev
 }

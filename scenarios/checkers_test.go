@@ -484,3 +484,56 @@ func TestBurstWhoseAttemptsNeverOverlappedIsInfo(t *testing.T) {
 	require.Equal(t, scenarios.Pass, v, msg)
 	require.Contains(t, msg, "up to 2 in flight at once")
 }
+
+// Another principal's request that met the original in flight: given the original's
+// response (a shared wait) or refused FAILs; its own execution passes only when it
+// really arrived while the original ran.
+func TestOtherPrincipalInFlight(t *testing.T) {
+	p := refProfile(t)
+	check := checker(t, "scope/other-principal-in-flight")
+	shared := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
+		span(100, 401, "other", scenarios.OpOK, 201, committed, nil).record(1)
+	v, msg, _ := check(shared, p)
+	require.Equal(t, scenarios.Fail, v, msg)
+	require.Equal(t, "the other request received the original's stored response", msg)
+
+	refused := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
+		at(100, "other", scenarios.OpFail, 409, `{"error":"in flight"}`, nil).record(1)
+	v, _, _ = check(refused, p)
+	require.Equal(t, scenarios.Fail, v)
+
+	during := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
+		at(100, "other", scenarios.OpOK, 201, `{"id":"re_2","amount":4900}`, nil).record(2)
+	v, msg, _ = check(during, p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Contains(t, msg, "during the original: executed independently")
+
+	after := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
+		at(500, "other", scenarios.OpOK, 201, `{"id":"re_2","amount":4900}`, nil).record(2)
+	v, msg, _ = check(after, p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Contains(t, msg, "the in-flight case was not exercised")
+}
+
+// The retry in a new session proves a key that outlives its session only when the
+// journal shows the key's attempts in two sessions.
+func TestNewSessionReplayNeedsTwoSessions(t *testing.T) {
+	p := refProfile(t)
+	rec := newHistory().timeout(0, "original").at(10, "retry", scenarios.OpOK, 201, committed, nil).record(1)
+	rec.Journal = []faultproxy.Record{
+		{Seq: 1, ReachedUpstream: true, UpstreamStatus: 201, UpstreamBody: []byte(committed), Fault: "after-reset", Headers: map[string]string{"Mcp-Session-Id": "s1"}},
+		{Seq: 2, ReachedUpstream: true, UpstreamStatus: 201, Headers: map[string]string{"Mcp-Session-Id": "s1"}},
+	}
+	v, msg, _ := checker(t, "replay/new-session")(rec, p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Contains(t, msg, "came in 1 distinct session(s)")
+
+	rec.Journal[1].Headers["Mcp-Session-Id"] = "s2"
+	v, msg, _ = checker(t, "replay/new-session")(rec, p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Contains(t, msg, "the retry came in a new session")
+
+	rec.Ledger["operation"] = 2 // a server whose dedup lives in the session
+	v, _, _ = checker(t, "replay/new-session")(rec, p)
+	require.Equal(t, scenarios.Fail, v)
+}

@@ -51,11 +51,14 @@ func (t *target) stepHook(h Hook, entity string) (stepHook, bool, error) {
 	data := hookData{Entity: entity}
 	value := ""
 	switch {
-	case (h == HookSlow || h == HookSlowPastLock) && p.Slow != nil:
+	case (h == HookSlow || h == HookSlowPastLock || h == HookSlowPastTimeout) && p.Slow != nil:
 		form, value = p.Slow.form(), p.Slow.Value
 		hold := p.Slow.hold()
-		if h == HookSlowPastLock {
+		if h == HookSlowPastLock || h == HookSlowPastTimeout {
 			hold = 2 * p.LockTimeout.Std()
+			if h == HookSlowPastTimeout {
+				hold = t.giveUpHold()
+			}
 			if !strings.Contains(value, "{{") {
 				// A plain header value is the hold as a duration: send the longer one.
 				value = hold.String()

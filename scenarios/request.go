@@ -52,6 +52,7 @@ type requestSpec struct {
 	body        []byte
 	key         string // "" when the step sends no key
 	principal   int
+	session     string // the transport session's name: the principal's, or the step's own
 }
 
 // newRequest is the spec as one plain HTTP request (steps that choose their own client).
@@ -67,7 +68,7 @@ func (s requestSpec) newRequest() (*http.Request, error) {
 // request is the spec as the transport takes it.
 func (s requestSpec) request(p *Profile) *transport.Request {
 	return &transport.Request{URL: s.url, Method: s.method, Header: s.header, Body: s.body,
-		Session: strconv.Itoa(s.principal), SessionHeader: p.sessionHeader(s.principal)}
+		Session: s.session, SessionHeader: p.sessionHeader(s.principal)}
 }
 
 // stepRequest builds the request of one step against base (the proxy).
@@ -120,7 +121,11 @@ func (t *target) stepRequest(base, entity string, keys scenarioKeys, st Step, ma
 		}
 		path += sep + "idemproof=1"
 	}
-	req := requestSpec{method: op.Method, url: strings.TrimSuffix(base, "/") + path, header: http.Header{}, body: payload, principal: st.Principal}
+	req := requestSpec{method: op.Method, url: strings.TrimSuffix(base, "/") + path, header: http.Header{}, body: payload, principal: st.Principal,
+		session: strconv.Itoa(st.Principal)}
+	if st.NewSession {
+		req.session += "/" + st.Name
+	}
 	if isJSON {
 		req.header.Set("Content-Type", "application/json")
 	}
@@ -199,7 +204,15 @@ func (t *target) attemptTimeout(h Hook, held bool) time.Duration {
 	case HookSlowPastLock:
 		d += 2 * t.p.LockTimeout.Std()
 	}
+	// HookSlowPastTimeout adds nothing: the client is meant to give up.
 	return d
+}
+
+// giveUpHold is how long HookSlowPastTimeout holds the work: past the client timeout by
+// half of it (at least 300 ms), so the client has gone well before the work could end.
+func (t *target) giveUpHold() time.Duration {
+	c := t.p.ClientTimeout.Std()
+	return c + max(c/2, 300*time.Millisecond)
 }
 
 func (t *target) slow() time.Duration {

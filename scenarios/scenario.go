@@ -81,6 +81,9 @@ type Step struct {
 	Variant   Variant `json:"variant,omitempty"`   // a same-meaning respelling of the request
 	Hook      Hook    `json:"hook,omitempty"`      // a profile test hook to attach
 	Principal int     `json:"principal,omitempty"` // index into profile principals (0 = default)
+	// NewSession sends the step's attempts in a session of their own (MCP: a client that
+	// initialized again, as an agent does after a transport error); plain HTTP has none.
+	NewSession bool `json:"new_session,omitempty"`
 	// Copies sends the same request this many times at once (a burst); 0 means 1.
 	Copies int `json:"copies,omitempty"`
 	// Background starts the step and moves on without waiting for its answer; a later
@@ -147,6 +150,7 @@ const (
 	HookNone             Hook = ""
 	HookSlow             Hook = "slow"               // slow_operation as declared
 	HookSlowPastLock     Hook = "slow-past-lock"     // slow_operation held for 2x lock_timeout
+	HookSlowPastTimeout  Hook = "slow-past-timeout"  // slow_operation held past client_timeout, which the attempt keeps: the client gives up
 	HookFail             Hook = "fail"               // fail_operation
 	HookCrashAfterKey    Hook = "crash-after-key"    // crash.after_key
 	HookCrashAfterCommit Hook = "crash-after-commit" // crash.after_commit
@@ -162,4 +166,5 @@ const (
 	WaitInsideWindow Wait = "inside-retention"  // retention minus a margin since the first answer
 	WaitPastWindow   Wait = "past-retention"    // retention plus a margin since the first answer
 	WaitPastLock     Wait = "past-lock-timeout" // lock_timeout plus a margin since the step before
+	WaitPastHold     Wait = "past-hold"         // the slow-past-timeout hold plus a margin since the step before began
 )

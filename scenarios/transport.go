@@ -42,6 +42,8 @@ const (
 	// CapHTTPConnections: the runner chooses the connections plain HTTP requests travel
 	// on (keep-alive steps).
 	CapHTTPConnections Capability = "http_connections"
+	// CapMCPSessions: attempts travel in MCP sessions, so a retry can come in another one.
+	CapMCPSessions Capability = "mcp_sessions"
 	// CapHTTPRefusals: a refusal is an HTTP response of its own (its status and content
 	// type are the refusal), not an error object inside a protocol's answer.
 	CapHTTPRefusals Capability = "http_refusals"
@@ -59,6 +61,11 @@ func (p *Profile) missingOverTransport(c Capability) (string, bool) {
 	case CapHTTPRefusals:
 		if p.isMCP() {
 			return "refusals that are HTTP responses of their own; over transport mcp a refusal is a JSON-RPC error object, which RFC 9457 does not describe", true
+		}
+		return "", true
+	case CapMCPSessions:
+		if !p.isMCP() {
+			return "MCP sessions; a plain HTTP request belongs to none", true
 		}
 		return "", true
 	case CapHTTPConnections:

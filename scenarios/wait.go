@@ -28,6 +28,10 @@ func (e *execution) wait(ctx context.Context, w Wait) error {
 	case WaitPastWindow:
 		r := p.Retention.Std()
 		until = first.Add(r + max(r/2, 300*time.Millisecond))
+	case WaitPastHold:
+		// From the previous step's start: the target began holding no earlier.
+		h := e.t.giveUpHold()
+		until = last.Add(h + max(h/4, 300*time.Millisecond))
 	case WaitPastLock:
 		// From the later of the previous step's start and the latest answer: a request
 		// that answered (a crash after the key insert) took its lock before it did, and
@@ -65,12 +69,16 @@ func (t *target) declaredWaits(sc Scenario) time.Duration {
 			d += p.Retention.Std()*3/2 + 300*time.Millisecond
 		case WaitPastLock:
 			d += pastLock(p.LockTimeout.Std())
+		case WaitPastHold:
+			d += t.giveUpHold() * 5 / 4
 		}
 		switch st.Hook {
 		case HookSlow:
 			d += t.slow()
 		case HookSlowPastLock:
 			d += 2 * p.LockTimeout.Std()
+		case HookSlowPastTimeout:
+			d += t.giveUpHold()
 		}
 	}
 	for _, fo := range sc.Faults {

@@ -1,0 +1,128 @@
+package scenarios_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// disconnecting is a keyed refund API whose slow work meets a client that left: it
+// carries on and commits, or abandons the work and releases the key (both correct), or
+// keeps the refund but forgets the key, or abandons the work and leaves the key held
+// (both wrong).
+type disconnecting struct {
+	onLeave string // "carry-on", "abandon", "forget-key", "wedge"
+	mu      sync.Mutex
+	keys    map[string]*gaveUpEntry
+	ledger  map[string]int
+	seq     int
+}
+
+type gaveUpEntry struct {
+	done bool
+	body []byte
+}
+
+func (d *disconnecting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		d.mu.Lock()
+		n := d.ledger[r.URL.Query().Get("order_id")]
+		d.mu.Unlock()
+		writeJSON(w, 200, map[string]any{"count": n})
+		return
+	}
+	raw, _ := io.ReadAll(r.Body)
+	var body map[string]any
+	_ = json.Unmarshal(raw, &body)
+	order, _ := body["order_id"].(string)
+	key := r.Header.Get("Idempotency-Key")
+	d.mu.Lock()
+	if e, ok := d.keys[key]; ok {
+		d.mu.Unlock()
+		if !e.done {
+			w.Header().Set("Retry-After", "1")
+			writeJSON(w, 409, map[string]any{"error": "in flight"})
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Idempotent-Replayed", "true")
+		w.WriteHeader(201)
+		_, _ = w.Write(e.body)
+		return
+	}
+	e := &gaveUpEntry{}
+	d.keys[key] = e
+	d.mu.Unlock()
+	hold, _ := time.ParseDuration(r.Header.Get("X-Test-Delay"))
+	left := false
+	select {
+	case <-time.After(hold):
+	case <-r.Context().Done():
+		left = true
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if left {
+		switch d.onLeave {
+		case "abandon":
+			delete(d.keys, key)
+			return
+		case "wedge":
+			return
+		case "forget-key":
+			d.ledger[order]++
+			delete(d.keys, key)
+			return
+		}
+	}
+	d.ledger[order]++
+	d.seq++
+	e.body, _ = json.Marshal(map[string]any{"id": d.seq, "order_id": order})
+	e.done = true
+	if !left {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(201)
+		_, _ = w.Write(e.body)
+	}
+}
+
+func TestClientGaveUpJudgesWhatTheTargetDidWhenItsClientLeft(t *testing.T) {
+	for _, tc := range []struct {
+		onLeave string
+		want    scenarios.Verdict
+		msg     string
+	}{
+		{"carry-on", scenarios.Pass, "one side effect"},
+		{"abandon", scenarios.Pass, "one side effect"},
+		{"forget-key", scenarios.Fail, "2 side effects for one key"},
+		{"wedge", scenarios.Fail, "the key is stuck"},
+	} {
+		t.Run(tc.onLeave, func(t *testing.T) {
+			srv := httptest.NewServer(&disconnecting{onLeave: tc.onLeave, keys: map[string]*gaveUpEntry{}, ledger: map[string]int{}})
+			t.Cleanup(srv.Close)
+			p := fakeProfile(t, srv.URL) // client_timeout 1s; the hook's value is the hold
+			r := runOn(t, p, "recovery/client-gave-up")["recovery/client-gave-up"]
+			require.Equal(t, tc.want, r.Verdict, r.Message)
+			require.Contains(t, r.Message, "the client gave up after 1s while the work was held")
+			require.Contains(t, r.Message, tc.msg)
+		})
+	}
+}
+
+func TestClientGaveUpIsUnknownWhenTheHookDidNotHold(t *testing.T) {
+	srv := httptest.NewServer(&disconnecting{onLeave: "carry-on", keys: map[string]*gaveUpEntry{}, ledger: map[string]int{}})
+	t.Cleanup(srv.Close)
+	p := fakeProfile(t, srv.URL)
+	p.Slow.Header = "X-Ignored" // the target never sees its hold
+	r := runOn(t, p, "recovery/client-gave-up")["recovery/client-gave-up"]
+	require.Equal(t, scenarios.Unknown, r.Verdict, r.Message)
+	require.Contains(t, r.Message, "the slow hook did not hold the work past it")
+}
