@@ -321,6 +321,17 @@ func overlapOf(r Record, p *Profile, step string) (repeat Op, original Op, ok bo
 	return repeat, original, arrival.Before(commit)
 }
 
+// releasedTogether reports whether the repeat's answer came right after the original's
+// at the target (within a quarter of the hold, at least 100 ms): a repeat that was made
+// to wait for the original, not one that happened to look its key up late.
+func releasedTogether(r Record, p *Profile, repeat, original Op) bool {
+	end := original.Time
+	if first, ok := originalRecord(r); ok && first.UpstreamMillis > 0 {
+		end = first.Time.Add(millisDuration(first.UpstreamMillis))
+	}
+	return repeat.Time.Sub(end) <= max(100*time.Millisecond, slowHold(p)/4)
+}
+
 // slowHold is the declared slow_operation hold (0 when not declared).
 func slowHold(p *Profile) time.Duration {
 	if p.Slow == nil {
@@ -401,6 +412,14 @@ func inFlightStatus(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	if isSuccess(repeat) && !p.sameResponse(repeat, original) && allowedEffects(r, p) > 1 {
 		return f.result(Unknown, "%s: nothing to judge", mayBeLate("the repeat", p))
+	}
+	if isSuccess(repeat) && isSuccess(original) && p.sameResponse(repeat, original) && !releasedTogether(r, p, repeat, original) {
+		// The committed response itself, answered well after the original: the repeat
+		// reached the target while the original ran, but the target may have looked its
+		// key up only after the commit (a target that does other work first), and a
+		// replay is then the right answer. A repeat released with the original is the
+		// block-and-replay school's wait, which the declared 409 rules out.
+		return f.result(Unknown, "the repeat reached the target during the original but got the original's committed response (%d), identical: the target may have looked its key up only after the commit, so whether it refuses a repeat in flight cannot be told", repeat.Status)
 	}
 	f.example("repeat got %s while the original ran", describe(repeat))
 	f.blame(repeat, wantText(p.Expect.InFlight, outcome.InFlight))

@@ -40,6 +40,10 @@ func exactlyOnce(final string) Checker {
 		switch {
 		case unseen(ans):
 			return f.result(Unknown, "%s was not seen (%s): whether it got the committed response cannot be told", final, describe(ans))
+		case ans.Class == outcome.InFlight && r.givenUpWhileRunning() > 0:
+			// The client gave up on an attempt before the target answered it: the
+			// target may still be working on it, so "in flight" may be the truth.
+			return f.result(Unknown, "%s got %s, but %d earlier attempt(s) were given up by the client before the target answered them: the original may still be running", witness, describe(ans), r.givenUpWhileRunning())
 		case ans.Class == outcome.InFlight:
 			f.count(CatStuck, 1)
 			f.example("%s still answered %d after the original finished", final, ans.Status)

@@ -537,3 +537,35 @@ func TestNewSessionReplayNeedsTwoSessions(t *testing.T) {
 	v, _, _ = checker(t, "replay/new-session")(rec, p)
 	require.Equal(t, scenarios.Fail, v)
 }
+
+// A client that gave up on an attempt the target had not answered yet leaves the target
+// working on it: a 409 after that is no stuck key, and a fault that acts on the target's
+// answer never acted.
+func TestAnAttemptGivenUpBeforeTheTargetAnsweredProvesNothing(t *testing.T) {
+	p := refProfile(t)
+	rec := newHistory().timeout(0, "original").at(10, "retry", scenarios.OpFail, 409, `{"error":"in flight"}`, nil).record(0)
+	rec.Journal = []faultproxy.Record{
+		{Seq: 1, Attempt: 1, Fault: faultproxy.FaultAfterStatus, ReachedUpstream: true, ClientResult: faultproxy.ClientTimedOut},
+		{Seq: 2, Attempt: 2, ReachedUpstream: true, UpstreamStatus: 409, ClientResult: faultproxy.ClientDelivered},
+	}
+	v, msg, _ := checker(t, "replay/after-503")(rec, p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Contains(t, msg, "the original may still be running")
+
+	rec.Journal[0].ClientResult = faultproxy.ClientError // the target failed it: it is not running
+	v, _, _ = checker(t, "replay/after-503")(rec, p)
+	require.Equal(t, scenarios.Fail, v, "a 409 after an attempt the target ended is a stuck key")
+
+	passed := newHistory().timeout(0, "original").at(10, "retry", scenarios.OpOK, 201, committed, nil).record(1)
+	passed.Journal = []faultproxy.Record{
+		{Seq: 1, Attempt: 1, Fault: faultproxy.FaultAfterStatus, ReachedUpstream: true, ClientResult: faultproxy.ClientTimedOut},
+		{Seq: 2, Attempt: 2, ReachedUpstream: true, UpstreamStatus: 201, ClientResult: faultproxy.ClientDelivered},
+	}
+	sc, ok := scenarios.Lookup("replay/after-503")
+	require.True(t, ok)
+	v, msg, _ = sc.Check(passed, p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	v, msg = scenarios.WithPremise(sc, passed, v, msg)
+	require.Equal(t, scenarios.Unknown, v, "the 503 after the commit never happened: %s", msg)
+	require.Contains(t, msg, "was applied to no attempt")
+}

@@ -96,19 +96,24 @@ func (d *disconnecting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func TestClientGaveUpJudgesWhatTheTargetDidWhenItsClientLeft(t *testing.T) {
 	for _, tc := range []struct {
-		onLeave string
-		want    scenarios.Verdict
-		msg     string
+		name, onLeave string
+		lock          time.Duration // the declared lock_timeout (0: none)
+		want          scenarios.Verdict
+		msg           string
 	}{
-		{"carry-on", scenarios.Pass, "one side effect"},
-		{"abandon", scenarios.Pass, "one side effect"},
-		{"forget-key", scenarios.Fail, "2 side effects for one key"},
-		{"wedge", scenarios.Fail, "the key is stuck"},
+		{"carry-on", "carry-on", 0, scenarios.Pass, "one side effect"},
+		{"abandon", "abandon", 0, scenarios.Pass, "one side effect"},
+		{"forget-key", "forget-key", 0, scenarios.Fail, "2 side effects for one key"},
+		// A key still refused after the client left proves nothing until a declared
+		// lock_timeout says how long the target may hold it.
+		{"wedge without lock_timeout", "wedge", 0, scenarios.Unknown, "declare lock_timeout to judge a stuck key"},
+		{"wedge", "wedge", time.Second, scenarios.Fail, "the key is stuck"},
 	} {
-		t.Run(tc.onLeave, func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(&disconnecting{onLeave: tc.onLeave, keys: map[string]*gaveUpEntry{}, ledger: map[string]int{}})
 			t.Cleanup(srv.Close)
 			p := fakeProfile(t, srv.URL) // client_timeout 1s; the hook's value is the hold
+			p.LockTimeout = scenarios.Duration(tc.lock)
 			r := runOn(t, p, "recovery/client-gave-up")["recovery/client-gave-up"]
 			require.Equal(t, tc.want, r.Verdict, r.Message)
 			require.Contains(t, r.Message, "the client gave up after 1s while the work was held")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/scenarios/bodytext"
 )
@@ -62,6 +63,19 @@ func (r Record) committedBody(p *Profile) ([]byte, int, bool) {
 	return nil, 0, false
 }
 
+// givenUpWhileRunning counts the attempts that reached the target but whose client left
+// before the target answered (a client timeout, not a target that failed the request):
+// the target may still be working on them, however long that takes.
+func (r Record) givenUpWhileRunning() int {
+	n := 0
+	for _, j := range r.Journal {
+		if j.ReachedUpstream && j.UpstreamStatus == 0 && j.ClientResult == faultproxy.ClientTimedOut {
+			n++
+		}
+	}
+	return n
+}
+
 // stoppedBefore counts the attempts a proxy fault stopped before the target.
 func (r Record) stoppedBefore() int {
 	n := 0
@@ -81,7 +95,7 @@ func faultNeverApplied(sc Scenario, r Record) (string, bool) {
 		return "", false
 	}
 	for _, j := range r.Journal {
-		if j.Fault != "" {
+		if j.Fault != "" && (!actsOnTheAnswer(j.Fault) || j.UpstreamStatus != 0) {
 			return "", false
 		}
 	}
@@ -93,6 +107,10 @@ func faultNeverApplied(sc Scenario, r Record) (string, bool) {
 	}
 	return strings.Join(types, ", "), true
 }
+
+// actsOnTheAnswer reports whether a fault acts on the upstream's answer: it was applied
+// only where the upstream gave one (a client that left first never let it act).
+func actsOnTheAnswer(fault string) bool { return strings.HasPrefix(fault, "after-") }
 
 // withPremise turns a PASS into UNKNOWN when the scenario's fault was applied to no
 // attempt: no PASS without the failure it is about, so a rule that matched nothing (a
