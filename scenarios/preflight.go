@@ -49,8 +49,17 @@ func (e *PreflightError) Error() string {
 // Without it, a misdescribed target yields an UNKNOWN per scenario: a run that proved
 // nothing and looked like one that ran. Each request is bounded by client_timeout.
 func Preflight(ctx context.Context, p *Profile) error {
+	_, err := PreflightNotes(ctx, p)
+	return err
+}
+
+// PreflightNotes is Preflight, with what it noticed that does not stop the run: an
+// operation that answered, but took more than half of client_timeout (a target that slow
+// is sometimes slower, and its attempts then time out: UNKNOWN where a longer
+// client_timeout would have judged).
+func PreflightNotes(ctx context.Context, p *Profile) ([]string, error) {
 	if err := p.Validate(); err != nil {
-		return fmt.Errorf("preflight: profile %s: %w", p.Name, err)
+		return nil, fmt.Errorf("preflight: profile %s: %w", p.Name, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, preflightTimeout(p))
 	defer cancel()
@@ -58,9 +67,9 @@ func Preflight(ctx context.Context, p *Profile) error {
 	err := pf.run(ctx)
 	if err != nil && ctx.Err() != nil && context.Cause(ctx) != context.DeadlineExceeded {
 		// Stopped from outside (an interrupt): not a fault of the profile.
-		return fmt.Errorf("preflight target %s: %w", p.Name, context.Cause(ctx))
+		return nil, fmt.Errorf("preflight target %s: %w", p.Name, context.Cause(ctx))
 	}
-	return err
+	return pf.notes, err
 }
 
 // preflight is one Preflight: a target with no fault proxy (the operation goes straight
@@ -71,6 +80,7 @@ type preflight struct {
 	ledger *lastAnswer
 	entity string
 	key    string
+	notes  []string
 }
 
 func newPreflight(p *Profile) *preflight {
@@ -143,11 +153,16 @@ func (pf *preflight) send(ctx context.Context) (string, error) {
 	timeout := p.ClientTimeout.Std()
 	snd := pf.t.tr.Open()
 	defer snd.Close()
+	sent := time.Now()
 	op, err := pf.t.sendAttempt(ctx, snd, spec.request(p), timeout)
 	if err != nil {
 		return "", pf.fail(field, "could not send the operation: %v: fix %s (and mcp:, operation.path)", err, field)
 	}
 	what := spec.method + " " + spec.url
+	if took := time.Since(sent); op.Class == outcome.Success && took > timeout/2 {
+		pf.notes = append(pf.notes, fmt.Sprintf("%s took %s of client_timeout (%s): attempts of a target this slow time out whenever it is slower still, and are then UNKNOWN; raise client_timeout",
+			what, took.Round(time.Millisecond), timeout))
+	}
 	switch {
 	case op.Status == 0 && op.Error == "timed-out":
 		return "", pf.fail(field, "%s did not answer within client_timeout (%v): fix %s (and operation.path), or raise client_timeout if the target is that slow", what, timeout, field)

@@ -327,3 +327,22 @@ func notRunSorted(list []scenarios.NotRun) []scenarios.NotRun {
 	})
 	return out
 }
+
+// An operation that answers, but slower than half of client_timeout, is noted: a target
+// that slow times out whenever it is slower still. The bounds hold on any machine: the
+// slow one takes at least its hold, the fast one has half a minute.
+func TestPreflightNotesAnOperationNearClientTimeout(t *testing.T) {
+	slow := fakeProfile(t, startFake(t, &fakeRefunds{hold: 3 * time.Second}))
+	slow.ClientTimeout = scenarios.Duration(5 * time.Second)
+	notes, err := scenarios.PreflightNotes(context.Background(), slow)
+	require.NoError(t, err)
+	require.Len(t, notes, 1)
+	require.Contains(t, notes[0], "of client_timeout (5s): attempts of a target this slow time out whenever it is slower still")
+	require.Contains(t, notes[0], "raise client_timeout")
+
+	fast := fakeProfile(t, startFake(t, &fakeRefunds{}))
+	fast.ClientTimeout = scenarios.Duration(30 * time.Second)
+	notes, err = scenarios.PreflightNotes(context.Background(), fast)
+	require.NoError(t, err)
+	require.Empty(t, notes)
+}

@@ -33,7 +33,10 @@ func checkReportDir(dir string) error {
 // during the preflight is an incomplete run, exit 3.
 func preflightAll(ctx context.Context, profiles []*scenarios.Profile, stderr io.Writer) error {
 	for _, p := range profiles {
-		err := scenarios.Preflight(ctx, p)
+		notes, err := scenarios.PreflightNotes(ctx, p)
+		for _, n := range notes {
+			fmt.Fprintf(stderr, "idemproof check: preflight target %s: note: %s\n", p.Name, n)
+		}
 		if err == nil {
 			continue
 		}
