@@ -569,3 +569,23 @@ func TestAnAttemptGivenUpBeforeTheTargetAnsweredProvesNothing(t *testing.T) {
 	require.Equal(t, scenarios.Unknown, v, "the 503 after the commit never happened: %s", msg)
 	require.Contains(t, msg, "was applied to no attempt")
 }
+
+// A repeat that reached the target during the original and got its committed response,
+// identical, well after the original was answered, may have met a target that looks its
+// key up only after other work: no FAIL against the declared 409. Released with the
+// original, it was made to wait, which a declared 409 rules out.
+func TestInFlightIdenticalReplayLongAfterTheOriginalIsUnknown(t *testing.T) {
+	p := refProfile(t) // slow_operation 300ms, in_flight 409
+	late := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
+		span(5, 2000, "repeat", scenarios.OpOK, 201, committed, nil).record(1)
+	late.Journal = []faultproxy.Record{{Seq: 2, Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 1920}}
+	v, msg, _ := checker(t, "race/in-flight-409")(late, p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Contains(t, msg, "may have looked its key up only after the commit")
+
+	together := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
+		span(5, 450, "repeat", scenarios.OpOK, 201, committed, nil).record(1)
+	together.Journal = []faultproxy.Record{{Seq: 2, Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 370}}
+	v, msg, _ = checker(t, "race/in-flight-409")(together, p)
+	require.Equal(t, scenarios.Fail, v, msg)
+}

@@ -15,7 +15,7 @@ import (
 // stored response re-serialized for its replay (from a jsonb column, by another
 // encoder) comes back with its members in another order and other whitespace; no client
 // that parses it can tell, so that is no divergence. Whether the bytes themselves were
-// kept is replay/fidelity-body's question (sameBytes).
+// kept is replay/fidelity-body's question (bytesChanged).
 func (p *Profile) sameBody(a, b []byte) bool {
 	if bytes.Equal(a, b) && len(p.Expect.VolatileFields) == 0 {
 		return true

@@ -129,13 +129,12 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 		if err := report.WriteJSON(stdout, rep); err != nil {
 			return fmt.Errorf("write report: %w", err)
 		}
-	} else if *repeat > 1 {
-		printRepeatedClientCheck(stdout, rep, findingSeeds)
-		if *reportDir != "" {
-			fmt.Fprintf(stdout, "reports: %s\n", *reportDir)
-		}
 	} else {
-		printClientCheck(stdout, last, rep.Repeat)
+		if *repeat > 1 {
+			printRepeatedClientCheck(stdout, rep, findingSeeds)
+		} else {
+			printClientCheck(stdout, last, rep.Repeat)
+		}
 		if *reportDir != "" {
 			fmt.Fprintf(stdout, "reports: %s\n", *reportDir)
 		}

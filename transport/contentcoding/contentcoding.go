@@ -65,10 +65,7 @@ func NewReader(contentEncoding string, r io.Reader) (io.Reader, error) {
 	}
 	r = source{r}
 	for i := len(codings) - 1; i >= 0; i-- {
-		var err error
-		if r, err = decodeOne(codings[i], r); err != nil {
-			return nil, err
-		}
+		r = &lazy{coding: codings[i], src: r}
 	}
 	return r, nil
 }
@@ -98,14 +95,9 @@ func IsSupported(coding string) bool {
 	return false
 }
 
-// decodeOne returns a reader that undoes one coding. Nothing is read until its first
-// Read, so a connection that fails before the coding's header arrived fails there, as a
-// SourceError, and is not mistaken for a body that is not what it says.
-func decodeOne(coding string, r io.Reader) (io.Reader, error) {
-	return &lazy{coding: coding, src: r}, nil
-}
-
-// lazy sets its decoder up on the first Read.
+// lazy undoes one coding, and sets its decoder up on the first Read: nothing is read
+// before, so a connection that fails before the coding's header arrived fails there, as
+// a SourceError, and is not mistaken for a body that is not what it says.
 type lazy struct {
 	coding string
 	src    io.Reader

@@ -184,7 +184,7 @@ func withID(body []byte, id int64) ([]byte, error) {
 }
 
 // Comparable implements transport.Transport: the JSON-RPC response (in a JSON body or an
-// event stream) without its id.
+// event stream, its content coding undone) without its id; nil when it does not decode.
 func (t *Transport) Comparable(body []byte, contentEncoding string) []byte {
 	body, err := contentcoding.Decode(contentEncoding, body, transport.MaxResponseBody)
 	if err != nil {
