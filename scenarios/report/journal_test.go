@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -46,4 +47,26 @@ func TestSequenceDiagramInArrivalOrder(t *testing.T) {
 	require.Contains(t, svg, ">P1 X-Test-Delay=400ms<")
 	require.Contains(t, svg, ">P2 step=other-payload<")
 	require.Contains(t, svg, ">+3ms<")
+}
+
+// A record with hundreds of keys (expiry/not-evicted sends 500 newer ones): the timeline
+// shows its first rows, and the key legend names only the keys those rows show, counting
+// the rest, instead of a line hundreds of keys long.
+func TestTimelineKeyLegendNamesOnlyShownKeys(t *testing.T) {
+	rec := &scenarios.Record{Ledger: map[string]int{"refund": 1}}
+	const keys = 300
+	for i := range keys {
+		key := fmt.Sprintf("newer-key-%03d", i)
+		rec.History = append(rec.History,
+			scenarios.Op{Index: 2 * i, Type: scenarios.OpInvoke, Key: key, Step: "newer-keys", Time: t0},
+			scenarios.Op{Index: 2*i + 1, Type: scenarios.OpOK, Key: key, Step: "newer-keys", Status: 201, Time: t0})
+	}
+	out := report.Timeline(rec)
+	legend := out[strings.Index(out, "  keys: "):]
+	legend = legend[:strings.Index(legend, "\n")]
+	shown := report.MaxTimelineRows // the history shows 2*MaxTimelineRows events, two per key
+	require.Contains(t, legend, "K1=newer-key-000")
+	require.Contains(t, legend, fmt.Sprintf("K%d=", shown))
+	require.NotContains(t, legend, fmt.Sprintf("K%d=", shown+1), "a key no printed row names is not in the legend")
+	require.Contains(t, legend, fmt.Sprintf("(%d more keys in rows not shown)", keys-shown))
 }

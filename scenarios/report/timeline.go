@@ -20,10 +20,11 @@ const MaxTimelineRows = 24
 type keyLabels struct {
 	names map[string]string
 	order []string
+	shown map[string]bool // keys a printed row named: the legend explains only those
 }
 
 func newKeyLabels(rec *scenarios.Record) *keyLabels {
-	k := &keyLabels{names: map[string]string{}}
+	k := &keyLabels{names: map[string]string{}, shown: map[string]bool{}}
 	for _, j := range rec.Journal {
 		k.add(j.Key, j.HasKey)
 	}
@@ -49,14 +50,22 @@ func (k *keyLabels) label(key string, has bool) string {
 	if !has {
 		return "-"
 	}
+	k.shown[key] = true
 	return k.names[key]
 }
 
-// legend lists "K1=<key>" pairs, each key shortened to keep the line readable.
+// legend lists "K1=<key>" pairs for the keys the printed rows named, each key shortened
+// to keep the line readable; the keys of rows summarised away (a scenario sending
+// hundreds of keys) are only counted.
 func (k *keyLabels) legend() string {
-	parts := make([]string, 0, len(k.order))
+	parts := make([]string, 0, len(k.shown)+1)
 	for _, key := range k.order {
-		parts = append(parts, k.names[key]+"="+shorten(printable(key), 40))
+		if k.shown[key] {
+			parts = append(parts, k.names[key]+"="+shorten(printable(key), 40))
+		}
+	}
+	if rest := len(k.order) - len(parts); rest > 0 {
+		parts = append(parts, fmt.Sprintf("(%d more keys in rows not shown)", rest))
 	}
 	return strings.Join(parts, " ")
 }
