@@ -27,6 +27,7 @@ func wrapperFlaws() []Flaw {
 		{"key-aliasing", "the key is kept as a view of the connection's reused read buffer: on a keep-alive connection the next request's key of the same length finds the previous key's record", "race/keepalive-many-keys", none},
 		{"distinct-keys-dedup", "the payload alone decides: the key is replaced by a hash of the request, so two keys with one payload are one operation", "key/distinct-keys-same-body", none},
 		{"strict-key-shape", "a key that is not shaped like a UUID (36 characters) makes the key parser fail with a 500", "key/valid-never-5xx", none},
+		{"evict-oldest-keys", "keys live in a bounded LRU cache of 128: once 128 newer keys arrived, the oldest is forgotten and its retry inside the retention executes again", "expiry/not-evicted", none},
 	}
 }
 
@@ -39,6 +40,7 @@ func flawWrappers(names []string) []func(http.Handler) http.Handler {
 		"key-aliasing":            keyAliasing,
 		"distinct-keys-dedup":     distinctKeysDedup,
 		"strict-key-shape":        strictKeyShape,
+		"evict-oldest-keys":       evictOldestKeys,
 	}
 	var out []func(http.Handler) http.Handler
 	for _, n := range names {

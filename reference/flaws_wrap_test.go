@@ -70,6 +70,24 @@ var wrapperFlawCases = map[string]func(t *testing.T, e *servertest.Env, order, k
 		require.Equal(t, first.Body, second.Body)
 		require.Equal(t, 1, e.Count(t, "refunds", order))
 	},
+	"evict-oldest-keys": func(t *testing.T, e *servertest.Env, order, key string) {
+		first := e.Post(t, refunds, key, body(order, 4900))
+		require.Equal(t, http.StatusCreated, first.Status)
+		newer := servertest.Fresh("o-")
+		for i := 0; i < 127; i++ {
+			require.Equal(t, http.StatusCreated, e.Post(t, refunds, servertest.Fresh("k-"), body(newer, 100)).Status)
+		}
+		kept := e.Post(t, refunds, key, body(order, 4900))
+		require.True(t, kept.Replayed(), "127 newer keys: the key is still in the cache")
+		require.Equal(t, first.Body, kept.Body)
+		for i := 0; i < 128; i++ {
+			require.Equal(t, http.StatusCreated, e.Post(t, refunds, servertest.Fresh("k-"), body(newer, 100)).Status)
+		}
+		again := e.Post(t, refunds, key, body(order, 4900))
+		require.Equal(t, http.StatusCreated, again.Status)
+		require.False(t, again.Replayed(), "128 newer keys since its last use: the key was evicted and executes again")
+		require.Equal(t, 2, e.Count(t, "refunds", order))
+	},
 	"strict-key-shape": func(t *testing.T, e *servertest.Env, order, key string) {
 		require.Equal(t, http.StatusInternalServerError, e.Post(t, refunds, key, body(order, 4900)).Status, "a valid key that is not 36 characters")
 		require.Equal(t, http.StatusCreated, e.Post(t, refunds, "3f0c1d5e-8b8a-4c1e-9d3a-5b7e2a9c4f10", body(order, 4900)).Status)

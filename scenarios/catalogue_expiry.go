@@ -1,7 +1,38 @@
 package scenarios
 
+import (
+	"fmt"
+	"maps"
+
+	"github.com/idemproof/idemproof/outcome"
+)
+
+// newerKeys is how many newer keys expiry/not-evicted sends between a key's first request
+// and its repeat: more than a bounded in-process cache of a few hundred keys (an LRU in
+// front of, or instead of, a durable store) holds, few enough for a sandbox API.
+const newerKeys = 500
+
+// newerKeysStep names the step of expiry/not-evicted that sends the newer keys.
+const newerKeysStep = "newer-keys"
+
+// minNewerExecuted is how many newer keys must have executed for expiry/not-evicted to
+// claim that its key outlived them: a target that refused, rate-limited or was too slow
+// for most of them (the step sends for at most freshKeysWindow) stored too few to evict
+// anything.
+const minNewerExecuted = 200
+
 func expiryScenarios() []Scenario {
 	return []Scenario{
+		{
+			ID:          "expiry/not-evicted",
+			Description: fmt.Sprintf("a repeat after %d newer keys, inside the retention, replays", newerKeys),
+			Requirement: "a key is honoured for its retention however many keys came after it: a bounded cache that evicts old keys executes their retries again",
+			Source:      and(srcDraftExpiry, srcStripe),
+			Level:       LevelMust,
+			Labels:      []string{"group:expiry", "fault:none", "level:must"},
+			Steps:       []Step{{Name: "original"}, {Name: newerKeysStep, FreshKeys: newerKeys}, {Name: "repeat"}},
+			Check:       notEvicted,
+		},
 		{
 			ID:          "expiry/inside-window",
 			Description: "a repeat just inside the declared retention replays",
@@ -52,4 +83,69 @@ func executedAnew(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Fail, "%d side effects from two requests", n)
 	}
 	return f.result(Pass, "executed anew after the %s window (%d)", p.Retention, b.Status)
+}
+
+// notEvicted judges the key's original and repeat as identicalReplay does, once the newer
+// keys' attempts are taken out of the record. Their side effects are in a ledger of their
+// own (the side entity), except under a global ledger, which counts every effect: there
+// each executed newer key is subtracted, and a newer key whose answer was not seen may or
+// may not have added one, so the verdict must hold at both ends of that range.
+func notEvicted(r Record, p *Profile) (Verdict, string, Evidence) {
+	if r.LedgerErr != "" {
+		return unknownLedger(r)
+	}
+	var f finding
+	own := r
+	own.History = nil
+	sent, executed, unseenNewer, refused := 0, 0, 0, 0
+	for _, op := range r.History {
+		if op.Step != newerKeysStep {
+			own.History = append(own.History, op)
+			continue
+		}
+		switch {
+		case op.Type == OpInvoke:
+			sent++
+		case op.Class == outcome.Success:
+			executed++
+		case unseen(op):
+			unseenNewer++
+		default:
+			refused++
+		}
+	}
+	judge := identicalReplay("original", "repeat")
+	withEffects := func(n int) (Verdict, string, Evidence) {
+		own.Ledger = maps.Clone(r.Ledger)
+		own.Ledger[LedgerOperation] = max(n, 0)
+		return judge(own, p)
+	}
+	n := r.Ledger[LedgerOperation]
+	verdict, msg, ev := withEffects(n)
+	if p.SideEffects.global() {
+		verdict, msg, ev = withEffects(n - executed)
+		if unseenNewer > 0 {
+			// Where both ends agree, the end that charges this key the fewest effects
+			// words the verdict: what it says holds whatever the unseen keys did.
+			v, m, e := withEffects(n - executed - unseenNewer)
+			if v != verdict {
+				return f.result(Unknown, "%d of the %d newer keys' answers were not seen, and the global ledger counts their side effects with this key's: whether the repeat executed again cannot be told", unseenNewer, sent)
+			}
+			verdict, msg, ev = v, m, e
+		}
+	}
+	newer := fmt.Sprintf("after %d newer keys executed", executed)
+	if unseenNewer+refused > 0 {
+		newer = fmt.Sprintf("after %d newer keys executed (%d not seen, %d refused or failed)", executed, unseenNewer, refused)
+	}
+	switch {
+	case verdict == Fail && ev.Categories[CatDuplicated] > 0:
+		return verdict, msg + ", " + newer + ": the key was forgotten (evicted) inside its retention", ev
+	case verdict != Pass:
+		return verdict, msg + " (" + newer + ")", ev
+	case executed < minNewerExecuted:
+		return f.result(Info, "the repeat replayed, but only %d newer keys executed (%d sent of %d in at most %s; %d not seen, %d refused or failed): fewer than the %d it takes to show that older keys are not evicted",
+			executed, sent, newerKeys, p.freshKeysWindow(), unseenNewer, refused, minNewerExecuted)
+	}
+	return verdict, msg + ", " + newer, ev
 }

@@ -210,6 +210,12 @@ func (e *execution) sendCopies(ctx context.Context, st Step, attempt int, starte
 	if st.KeySet != "" {
 		return e.sendKeySet(ctx, st, attempt, started)
 	}
+	if st.FreshKeys > 0 {
+		if started != nil {
+			close(started) // a FreshKeys step is never a background step's barrier
+		}
+		return e.sendFreshKeys(ctx, st, attempt)
+	}
 	n := max(st.Copies, 1)
 	var invoked sync.WaitGroup
 	invoked.Add(n)

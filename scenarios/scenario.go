@@ -100,6 +100,11 @@ type Step struct {
 	// KeepAlive sends the copies over at most MaxKeepAliveConns reused keep-alive
 	// connections (with KeySet; see sendKeySet for why that is safe to count).
 	KeepAlive bool `json:"keep_alive,omitempty"`
+	// FreshKeys sends this many requests through the proxy, a few at a time, each with a
+	// fresh key of its own and acting on a side entity (the scenario's entity with
+	// sideEntitySuffix): newer keys that a bounded key store would evict older ones for,
+	// whose side effects stay out of the scenario's ledger (sendFreshKeys).
+	FreshKeys int `json:"fresh_keys,omitempty"`
 	// Twice sends every copy of a KeySet step a second time right after its answer, with
 	// the same key (on the same connection when KeepAlive), recorded as step Name+"-again".
 	Twice bool `json:"twice,omitempty"`
