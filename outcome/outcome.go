@@ -30,11 +30,15 @@ const (
 	BusinessError   Class = "business_error"   // the work ran and refused (e.g. a declined refund)
 	ClientError     Class = "client_error"     // another refusal the profile does not name (e.g. 401, 404)
 	ServerError     Class = "server_error"     // the target failed (5xx, or the rules say so)
-	Info            Class = "info"             // the client could not see the outcome: timeout, reset, cut body
+	// Throttled is a rate limit's refusal (429 unless the profile declares 429 for
+	// something else): the target would not look at the request now, so the answer says
+	// nothing about the operation, the key or the contract, and proves nothing either way.
+	Throttled Class = "throttled"
+	Info      Class = "info" // the client could not see the outcome: timeout, reset, cut body
 )
 
 // Classes lists every class, in the order profiles and reports name them.
-var Classes = []Class{Success, InFlight, Mismatch, MissingKey, InvalidKey, ValidationError, BusinessError, ClientError, ServerError, Info}
+var Classes = []Class{Success, InFlight, Mismatch, MissingKey, InvalidKey, ValidationError, BusinessError, ClientError, ServerError, Throttled, Info}
 
 // Valid reports whether c is one of Classes.
 func (c Class) Valid() bool {
@@ -56,8 +60,10 @@ func (c Class) Refusal() bool {
 	return false
 }
 
-// Determinate reports whether the client saw the answer whole (everything but Info).
-func (c Class) Determinate() bool { return c != Info && c != "" }
+// Determinate reports whether the answer tells the operation's fate: the client saw it
+// whole (not Info) and the target looked at the request (not Throttled). Checkers judge
+// an indeterminate answer as nothing seen: it neither proves nor violates anything.
+func (c Class) Determinate() bool { return c != Info && c != Throttled && c != "" }
 
 // Answer is one complete answer as the transport saw it.
 type Answer struct {
@@ -109,6 +115,8 @@ func (s Statuses) Classify(a Answer) Class {
 		return MissingKey
 	case s.Validation != 0 && st == s.Validation:
 		return ValidationError
+	case st == http.StatusTooManyRequests:
+		return Throttled
 	case st >= 400:
 		return ClientError
 	}

@@ -270,8 +270,8 @@ type ClassRules struct {
 // class, unless that class is itself covered by rules: then the rules that describe it
 // did not recognise this answer, and it is a ClientError (an answer the profile does not
 // name) — so a 200 carrying an unknown JSON-RPC error is never a Success when success has
-// rules of its own. ServerError and Info from the fallback stay as they are: a 5xx and a
-// missing answer mean the same whatever the body says.
+// rules of its own. ServerError, Throttled and Info from the fallback stay as they are: a
+// 5xx, a 429 and a missing answer mean the same whatever the body says.
 //
 // Rules counts how often each rule matched (Matches), so a preflight can report a rule
 // that never matched a real answer.
@@ -309,7 +309,7 @@ func (r *Rules) Classify(a Answer) Class {
 		}
 	}
 	c := r.fallback.Classify(a)
-	if r.covered[c] && c != ServerError && c != Info {
+	if r.covered[c] && c != ServerError && c != Throttled && c != Info {
 		return ClientError
 	}
 	return c

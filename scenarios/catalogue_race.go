@@ -239,6 +239,9 @@ func oneWinner(step string) Checker {
 		}
 		atOnce := inFlightAtOnce(r, step)
 		if atOnce < 2 && len(answers) > 1 {
+			if throttledN := countClass(answers, outcome.Throttled); throttledN > 0 {
+				return f.result(Info, "one side effect from %d attempts, but %d were throttled (429) and no two of the rest were in flight at once: nothing concurrent reached the key", len(answers), throttledN)
+			}
 			return f.result(Info, "one side effect from %d attempts, but no two were ever in flight at once (each answered before the next was sent): nothing concurrent was exercised", len(answers))
 		}
 		tail += fmt.Sprintf("; up to %d in flight at once", atOnce)
@@ -251,15 +254,24 @@ func oneWinner(step string) Checker {
 }
 
 // inFlightAtOnce is the most attempts of the step that had been sent and not yet
-// answered at one time, from the history's invoke and completion events.
+// answered at one time, from the history's invoke and completion events. An attempt a
+// rate limit refused (throttled) is left out: it never reached the key's logic, so it
+// raced nothing.
 func inFlightAtOnce(r Record, step string) int {
 	type event struct {
 		at    time.Time
 		delta int
 	}
+	type attemptID struct{ client, attempt int }
+	throttled := map[attemptID]bool{}
+	for _, op := range r.History {
+		if op.Step == step && op.Type != OpInvoke && op.Class == outcome.Throttled {
+			throttled[attemptID{op.Client, op.Attempt}] = true
+		}
+	}
 	var events []event
 	for _, op := range r.History {
-		if op.Step != step {
+		if op.Step != step || throttled[attemptID{op.Client, op.Attempt}] {
 			continue
 		}
 		d := -1
@@ -571,4 +583,15 @@ func inFlightOtherPayload(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Unknown, "no overlap: the original (%s) had finished before the other payload (%s) reached the target: nothing ran for it to meet", describe(original), describe(repeat))
 	}
 	return f.result(Pass, "another payload during the original got %s and did not execute", describe(repeat))
+}
+
+// countClass counts the answers of one class.
+func countClass(ops []Op, c outcome.Class) int {
+	n := 0
+	for _, op := range ops {
+		if op.Type != OpInvoke && op.Class == c {
+			n++
+		}
+	}
+	return n
 }

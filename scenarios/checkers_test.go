@@ -589,3 +589,29 @@ func TestInFlightIdenticalReplayLongAfterTheOriginalIsUnknown(t *testing.T) {
 	v, msg, _ = checker(t, "race/in-flight-409")(together, p)
 	require.Equal(t, scenarios.Fail, v, msg)
 }
+
+// Attempts a rate limit refused (429, throttled) never reached the key: a burst with one
+// attempt looked at and the rest throttled raced nothing, however many were in flight.
+func TestBurstOfThrottledAttemptsIsInfo(t *testing.T) {
+	p := refProfile(t)
+	burst := func(looked int) scenarios.Record {
+		h := newHistory()
+		for i := 0; i < 50; i++ {
+			status, typ, body := 429, scenarios.OpFail, `{"error":"rate_limited"}`
+			if i < looked {
+				status, typ, body = 201, scenarios.OpOK, committed
+			}
+			h.span(0, 20, "burst", typ, status, body, nil)
+			h.ops[len(h.ops)-2].Client, h.ops[len(h.ops)-1].Client = i, i
+		}
+		return h.record(1)
+	}
+	v, msg, _ := checker(t, "race/burst-50")(burst(1), p)
+	require.Equal(t, scenarios.Info, v, msg)
+	require.Contains(t, msg, "49 were throttled (429)")
+
+	v, msg, _ = checker(t, "race/burst-50")(burst(2), p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Contains(t, msg, "48 attempts unseen (info: 48 throttled (429))")
+	require.Contains(t, msg, "up to 2 in flight at once", "the throttled attempts are not counted as in flight")
+}

@@ -216,7 +216,10 @@ func describeUnseen(ops []Op) string {
 		}
 		n++
 		c := op.Error
-		if c == "" {
+		switch {
+		case op.Class == outcome.Throttled:
+			c = "throttled (" + strconv.Itoa(op.Status) + ")"
+		case c == "":
 			c = "no answer"
 		}
 		if causes[c] == 0 {

@@ -361,6 +361,18 @@ func TestRefusalsAreProblemDetails(t *testing.T) {
 	require.Equal(t, scenarios.NonStrict, v)
 	require.Contains(t, msg, `no "type" or "title" member`)
 
+	// The delayed repeat reached the target first: the original is the one refused in
+	// flight, and its 409 is inspected.
+	overtaken := newHistory().
+		at(0, "unkeyed", scenarios.OpFail, 400, `{"title":"Idempotency-Key missing"}`, problem).
+		span(1, 300, "repeat", scenarios.OpOK, 201, `{"id":"re_1"}`, nil).
+		at(5, "original", scenarios.OpFail, 409, "in use", map[string]string{"Content-Type": "text/plain"}).
+		at(310, "mismatch", scenarios.OpFail, 422, `{"title":"reused"}`, problem).
+		record(1)
+	v, msg, _ = judgeWith(t, "errors/problem-json", overtaken, p)
+	require.Equal(t, scenarios.NonStrict, v, msg)
+	require.Contains(t, msg, `409 (original): Content-Type "text/plain"`)
+
 	unseen := newHistory().at(0, "unkeyed", scenarios.OpOK, 201, `{}`, nil).at(5, "repeat", scenarios.OpOK, 201, `{}`, nil).
 		at(10, "mismatch", scenarios.OpInfo, 0, "", nil).record(1)
 	v, _, _ = judgeWith(t, "errors/problem-json", unseen, p)

@@ -2,11 +2,24 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/idemproof/idemproof/transport"
+)
+
+// A ledger read a rate limit refuses (429) is read again after its Retry-After (at most
+// ledgerThrottleWait, ledgerThrottleDefault without one, plus a little jitter so parallel
+// scenarios do not come back together), for at most ledgerThrottleBudget in all: a GET
+// is safe to repeat, and without the count the scenario could only be UNKNOWN.
+const (
+	ledgerThrottleBudget  = 20 * time.Second
+	ledgerThrottleWait    = 5 * time.Second
+	ledgerThrottleDefault = time.Second
 )
 
 // readLedger counts the side effects for entity with the probe, through the target's
@@ -36,5 +49,25 @@ func (t *target) readLedger(ctx context.Context, pr Probe, entity string) (int, 
 	if args != "" {
 		l.Arguments = []byte(args)
 	}
-	return t.tr.Count(ctx, l)
+	deadline := time.Now().Add(ledgerThrottleBudget)
+	for {
+		n, err := t.tr.Count(ctx, l)
+		var status *transport.LedgerStatusError
+		if err == nil || !errors.As(err, &status) || !status.Throttled() {
+			return n, err
+		}
+		wait := status.RetryAfter
+		if !status.HasRetryAfter {
+			wait = ledgerThrottleDefault
+		}
+		wait = min(wait, ledgerThrottleWait) + rand.N(250*time.Millisecond)
+		if time.Now().Add(wait).After(deadline) {
+			return 0, fmt.Errorf("%w: still rate-limited after %s of waiting it out; lower --concurrency, or raise the target's rate limit for the harness", err, ledgerThrottleBudget)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, err
+		case <-time.After(wait):
+		}
+	}
 }

@@ -77,7 +77,7 @@ func TestOutcomesErrorsNameTheField(t *testing.T) {
 	_, err := scenarios.ParseProfile("mcp.yaml", []byte(doc))
 	require.Error(t, err)
 	for _, want := range []string{
-		"line 17: outcomes.sucess: unknown class (known: success, in_flight, mismatch, missing_key, invalid_key, validation_error, business_error, client_error, server_error)",
+		"line 17: outcomes.sucess: unknown class (known: success, in_flight, mismatch, missing_key, invalid_key, validation_error, business_error, client_error, server_error, throttled)",
 		"line 18: outcomes.in_flight.json: set exactly one of equals, exists, matches (got 2)",
 		"line 19: outcomes.mismatch[0].statuz: unknown field (known: json, status, text)",
 		"line 19: outcomes.mismatch[1].json.path: required",

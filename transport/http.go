@@ -149,7 +149,9 @@ func (h *HTTP) Count(ctx context.Context, l Ledger) (int, error) {
 		return 0, fmt.Errorf("read ledger: %w", err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return 0, fmt.Errorf("read ledger: %s %s answered %d", method, req.URL.RequestURI(), resp.StatusCode)
+		wait, hasWait := retryAfter(resp.Header.Get("Retry-After"), time.Now())
+		return 0, &LedgerStatusError{Method: method, URI: req.URL.RequestURI(), Status: resp.StatusCode,
+			RetryAfter: wait, HasRetryAfter: hasWait}
 	}
 	return Count(body, l.Count)
 }

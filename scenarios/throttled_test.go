@@ -1,0 +1,55 @@
+package scenarios_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// rateLimited answers 429 (Retry-After: 0) to the first `refuse` ledger reads of each
+// entity, and passes everything else to a correct fake.
+type rateLimited struct {
+	next   http.Handler
+	refuse int
+	mu     sync.Mutex
+	reads  map[string]int
+}
+
+func (l *rateLimited) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		l.mu.Lock()
+		entity := r.URL.Query().Get("order_id")
+		l.reads[entity]++
+		refused := l.reads[entity] <= l.refuse
+		l.mu.Unlock()
+		if refused {
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+	}
+	l.next.ServeHTTP(w, r)
+}
+
+// A ledger read a rate limit refuses is read again after its Retry-After: the scenario
+// gets its count and a verdict, not an UNKNOWN for a ledger it could not read.
+func TestThrottledLedgerReadIsReadAgain(t *testing.T) {
+	inner := &fakeRefunds{}
+	startFake(t, inner)
+	limited := &rateLimited{next: inner, refuse: 2, reads: map[string]int{}}
+	srv := httptest.NewServer(limited)
+	t.Cleanup(srv.Close)
+	r := runOn(t, fakeProfile(t, srv.URL), "replay/sequential")["replay/sequential"]
+	require.Equal(t, scenarios.Pass, r.Verdict, r.Message)
+	limited.mu.Lock()
+	defer limited.mu.Unlock()
+	for entity, n := range limited.reads {
+		require.GreaterOrEqual(t, n, 3, "entity %s: two refused reads, then the one that counted (and the late re-read)", entity)
+	}
+	require.NotEmpty(t, limited.reads)
+}

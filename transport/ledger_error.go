@@ -1,0 +1,43 @@
+package transport
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// LedgerStatusError is a ledger read the target answered with a status other than 2xx.
+// RetryAfter is its Retry-After (delta-seconds or an HTTP-date), HasRetryAfter whether
+// it had a valid one, so a caller can wait out a rate limit before reading again.
+type LedgerStatusError struct {
+	Method, URI   string
+	Status        int
+	RetryAfter    time.Duration
+	HasRetryAfter bool
+}
+
+func (e *LedgerStatusError) Error() string {
+	return fmt.Sprintf("read ledger: %s %s answered %d", e.Method, e.URI, e.Status)
+}
+
+// Throttled reports whether a rate limit refused the read (429): nothing is wrong with
+// it but the moment, so reading again later is the fix.
+func (e *LedgerStatusError) Throttled() bool { return e.Status == http.StatusTooManyRequests }
+
+// retryAfter reads a Retry-After value relative to now (RFC 9110 §10.2.3); ok is false
+// when there is none or it does not parse.
+func retryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
+}
