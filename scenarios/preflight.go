@@ -87,8 +87,8 @@ func newPreflight(p *Profile) *preflight {
 	ledger := &lastAnswer{}
 	t := &target{
 		p:          p,
-		client:     transport.NewAttemptClient(),
-		probe:      &http.Client{Timeout: p.ClientTimeout.Std(), Transport: &clipTransport{base: transport.NewAttemptClient().Transport, last: ledger}},
+		client:     transport.NewAttemptClient(nil),
+		probe:      &http.Client{Timeout: p.ClientTimeout.Std(), Transport: &clipTransport{base: transport.NewAttemptClient(nil).Transport, last: ledger}},
 		classifier: p.Classifier(),
 		proxyURL:   p.BaseURL,
 	}

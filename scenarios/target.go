@@ -37,7 +37,7 @@ type target struct {
 // openTarget starts an in-process fault proxy in front of the profile's base URL, or
 // connects to the running proxy the profile names.
 func openTarget(ctx context.Context, p *Profile, seed int64) (*target, error) {
-	t := &target{p: p, client: transport.NewAttemptClient(), probe: &http.Client{Timeout: 10 * time.Second}, classifier: p.Classifier()}
+	t := &target{p: p, client: transport.NewAttemptClient(nil), probe: &http.Client{Timeout: 10 * time.Second}, classifier: p.Classifier()}
 	t.tr = p.newTransport(t.classifier, t.probe)
 	if p.Proxy != nil {
 		// The remote proxy must read the key where the profile puts it (its own

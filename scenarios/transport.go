@@ -195,9 +195,9 @@ func checkToolProbe(path string, pr Probe) []fieldError {
 // newTransport builds the profile's transport around the classifier.
 func (p *Profile) newTransport(cl outcome.Classifier, probe *http.Client) transport.Transport {
 	if !p.isMCP() {
-		return &transport.HTTP{Client: transport.NewAttemptClient(), Probe: probe, Classifier: cl}
+		return &transport.HTTP{Client: transport.NewAttemptClient(nil), Probe: probe, Classifier: cl}
 	}
-	t := &mcp.Transport{Tool: p.Operation.Tool, Client: transport.NewAttemptClient(), Probe: probe, Classifier: cl}
+	t := &mcp.Transport{Tool: p.Operation.Tool, Client: transport.NewAttemptClient(nil), Probe: probe, Classifier: cl}
 	if o := p.MCP; o != nil {
 		t.ProtocolVersion = o.ProtocolVersion
 		t.SessionPerAttempt = o.Session == SessionPerAttempt
