@@ -25,6 +25,13 @@ import (
 // result. GET /ledger?order=E is {"n": N}. Any other method on /rpc (an initialize
 // call) is answered and never executes.
 func toolServer(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(toolHandler(t))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// toolHandler is toolServer's handler.
+func toolHandler(t *testing.T) http.Handler {
 	var mu sync.Mutex
 	stored, effects := map[string][]byte{}, map[string]int{}
 	mux := http.NewServeMux()
@@ -62,9 +69,7 @@ func toolServer(t *testing.T) *httptest.Server {
 		defer mu.Unlock()
 		fmt.Fprintf(w, `{"n": %d}`, effects[r.URL.Query().Get("order")])
 	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
+	return mux
 }
 
 const toolProfile = `name: tool-api

@@ -21,6 +21,7 @@ import (
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/reference"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/transport"
 	"github.com/idemproof/idemproof/transport/contentcoding"
 )
 
@@ -229,7 +230,11 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	ledger := ledgerReader{p: p, client: &http.Client{Timeout: 10 * time.Second}}
+	tc, err := p.TLSClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("profile %s: %w", p.Name, err)
+	}
+	ledger := ledgerReader{p: p, client: transport.NewProbeClient(10*time.Second, tc)}
 	if _, err := ledger.count(ctx, "idemproof-preflight-"+strconv.FormatInt(started.UnixNano(), 36)); err != nil {
 		return nil, fmt.Errorf("preflight: the target %s does not answer its ledger (is it running?): %w", p.BaseURL, err)
 	}
@@ -261,13 +266,17 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	fr := newFront(nil, p, entity, deal)
 	fr.baseline = newBaselines(ledger)
 	fr.restarter = restarts
+	upstream := faultproxy.NewTransport(false)
+	if tc != nil {
+		upstream.TLSClientConfig = tc.Clone()
+	}
 	proxy, err := faultproxy.New(faultproxy.Config{
 		Upstream:  p.BaseURL,
 		KeyHeader: p.KeyHeader,
 		KeyField:  p.KeyField,
 		Seed:      cfg.Seed,
 		Rules:     rules,
-		Transport: restartTransport{next: stripInternal{faultproxy.NewTransport(false)}, restarter: restarts, front: fr, lifetime: runCtx},
+		Transport: restartTransport{next: stripInternal{upstream}, restarter: restarts, front: fr, lifetime: runCtx},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start proxy: %w", err)

@@ -1,6 +1,7 @@
 package faultproxy
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -76,6 +77,10 @@ type Config struct {
 	JournalBodyLimit int
 	// InsecureSkipVerify accepts any upstream TLS certificate (self-signed test servers).
 	InsecureSkipVerify bool
+	// TLSClientConfig, when set, verifies an https upstream (RootCAs with a test CA);
+	// the tuned transport uses a clone of it, InsecureSkipVerify still applying. nil: the
+	// system's roots. Ignored when Transport is set.
+	TLSClientConfig *tls.Config
 	// Classify, when set, names the outcome class of the complete answer each client got
 	// (its status, header and body; for an event stream, the JSON-RPC response inside
 	// it), journaled as Record.Class. nil: Record.Class stays empty. It runs once per
@@ -86,7 +91,8 @@ type Config struct {
 	// Faults is the fault registry; nil means DefaultFaults().
 	Faults Registry
 	// Transport replaces the tuned upstream transport (tests, custom TLS); nil means
-	// NewTransport(InsecureSkipVerify). It must not replay requests on its own.
+	// NewTransport(InsecureSkipVerify) with TLSClientConfig. It must not replay requests
+	// on its own.
 	Transport http.RoundTripper
 
 	// ReadHeaderTimeout, BodyTimeout and IdleTimeout bound the client side of Start's

@@ -58,7 +58,12 @@ func New(cfg Config) (*Proxy, error) {
 		keyPath:   keyPath(cfg.KeyField),
 	}
 	if p.transport == nil {
-		p.transport = NewTransport(cfg.InsecureSkipVerify)
+		tr := NewTransport(cfg.InsecureSkipVerify)
+		if cfg.TLSClientConfig != nil {
+			tr.TLSClientConfig = cfg.TLSClientConfig.Clone()
+			tr.TLSClientConfig.InsecureSkipVerify = tr.TLSClientConfig.InsecureSkipVerify || cfg.InsecureSkipVerify
+		}
+		p.transport = tr
 		p.direct = newDirectClient(ups)
 	}
 	p.fast = p.fastEligible()

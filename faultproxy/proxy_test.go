@@ -3,6 +3,8 @@ package faultproxy_test
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
@@ -365,6 +367,23 @@ func TestHTTPSUpstreamNeedsInsecureForSelfSigned(t *testing.T) {
 	status, _, err = insecure.post("k", `{}`)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, status)
+}
+
+// A test CA given as TLSClientConfig.RootCAs verifies the upstream: no InsecureSkipVerify.
+func TestHTTPSUpstreamVerifiedWithTLSClientConfig(t *testing.T) {
+	up := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusCreated)
+	}))
+	defer up.Close()
+	roots := x509.NewCertPool()
+	roots.AddCert(up.Certificate())
+	tc := &tls.Config{RootCAs: roots}
+
+	f := newFixture(t, faultproxy.Config{Upstream: up.URL, TLSClientConfig: tc})
+	status, body, err := f.post("k", `{}`)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, status, "%s", body)
+	require.Empty(t, tc.NextProtos, "the caller's config is cloned, never changed")
 }
 
 func TestUpstreamBasePathIsAPrefix(t *testing.T) {

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -23,8 +24,9 @@ const MaxKeepAliveConns = 4
 // newKeepAliveClient is the one client of the runner that reuses connections: at most
 // MaxKeepAliveConns per host, kept alive between attempts. Zero-copy header parsers that
 // keep a key as a view of the connection's read buffer only go wrong when one connection
-// carries many requests, which a fresh connection per attempt never shows.
-func newKeepAliveClient() *http.Client {
+// carries many requests, which a fresh connection per attempt never shows. tc verifies an
+// https:// target (nil: the system's roots); the client uses a clone of it.
+func newKeepAliveClient(tc *tls.Config) *http.Client {
 	return &http.Client{
 		Transport: &http.Transport{
 			Proxy:               nil,
@@ -33,6 +35,7 @@ func newKeepAliveClient() *http.Client {
 			MaxIdleConnsPerHost: MaxKeepAliveConns,
 			IdleConnTimeout:     30 * time.Second,
 			DisableCompression:  true,
+			TLSClientConfig:     tc.Clone(),
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
@@ -91,7 +94,7 @@ func (e *execution) sendKeySet(ctx context.Context, st Step, attempt int, starte
 	e.mu.Unlock()
 	client := e.t.client
 	if st.KeepAlive {
-		client = newKeepAliveClient()
+		client = newKeepAliveClient(e.t.tls)
 		defer client.CloseIdleConnections()
 	}
 	timeout := e.t.attemptTimeout(st.Hook, false)

@@ -61,10 +61,15 @@ func PreflightNotes(ctx context.Context, p *Profile) ([]string, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("preflight: profile %s: %w", p.Name, err)
 	}
+	tc, err := p.TLSClientConfig()
+	if err != nil {
+		// Validate read the file a moment ago; it has gone since.
+		return nil, fmt.Errorf("preflight: profile %s: %w", p.Name, err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, preflightTimeout(p))
 	defer cancel()
-	pf := newPreflight(p)
-	err := pf.run(ctx)
+	pf := newPreflight(p, tc)
+	err = pf.run(ctx)
 	if err != nil && ctx.Err() != nil && context.Cause(ctx) != context.DeadlineExceeded {
 		// Stopped from outside (an interrupt): not a fault of the profile.
 		return nil, fmt.Errorf("preflight target %s: %w", p.Name, context.Cause(ctx))
@@ -83,16 +88,17 @@ type preflight struct {
 	notes  []string
 }
 
-func newPreflight(p *Profile) *preflight {
+func newPreflight(p *Profile, tc *tls.Config) *preflight {
 	ledger := &lastAnswer{}
 	t := &target{
 		p:          p,
-		client:     transport.NewAttemptClient(),
-		probe:      &http.Client{Timeout: p.ClientTimeout.Std(), Transport: &clipTransport{base: transport.NewAttemptClient().Transport, last: ledger}},
+		client:     transport.NewAttemptClient(tc),
+		probe:      &http.Client{Timeout: p.ClientTimeout.Std(), Transport: &clipTransport{base: transport.NewAttemptClient(tc).Transport, last: ledger}},
 		classifier: p.Classifier(),
 		proxyURL:   p.BaseURL,
+		tls:        tc,
 	}
-	t.tr = p.newTransport(t.classifier, t.probe)
+	t.tr = p.newTransport(t.classifier, t.probe, tc)
 	if p.Proxy != nil && p.Proxy.URL != "" {
 		t.proxyURL = p.Proxy.URL
 	}
@@ -204,7 +210,7 @@ func (pf *preflight) count(ctx context.Context, field string, pr Probe, note str
 	case !got && (errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout()):
 		return 0, pf.fail("base_url", "the ledger %s did not answer within client_timeout (%v): fix base_url or %s.path, or raise client_timeout", url, pf.t.p.ClientTimeout.Std(), field)
 	case !got && isUntrustedCertificate(err):
-		return 0, pf.fail("base_url", "base_url %s answers, but its TLS certificate is not trusted (%s): idemproof trusts the system's CA roots; for a test CA set SSL_CERT_FILE to its PEM file (or SSL_CERT_DIR), or put `idemproof proxy --insecure-upstream` in front and give its address as proxy.url", pf.t.ledgerBase(), strings.TrimPrefix(err.Error(), "read ledger: "))
+		return 0, pf.untrusted(err)
 	case !got && isResetAtOnce(err) && !strings.HasPrefix(pf.t.ledgerBase(), "https:"):
 		return 0, pf.fail("base_url", "base_url %s accepted the connection and then reset it (reading the ledger: %s): is something else listening there, or a server that speaks only HTTP/2 without TLS (h2c)? idemproof speaks HTTP/1.1; start the target's HTTP/1.1 listener or fix base_url", pf.t.ledgerBase(), strings.TrimPrefix(err.Error(), "read ledger: "))
 	case !got:
@@ -324,6 +330,27 @@ func newUUID() string {
 // preflightTimeout bounds a whole Preflight beyond the per-request client_timeout: at
 // most four requests, and one more second for the connections.
 func preflightTimeout(p *Profile) time.Duration { return 4*p.ClientTimeout.Std() + time.Second }
+
+// untrusted names the fix for a TLS certificate the harness does not trust: tls.ca_file
+// first, unless no CA would make it right (it names other hosts, it has expired).
+func (pf *preflight) untrusted(err error) error {
+	field := "base_url"
+	if pf.t.p.BaseURL == "" {
+		field = "proxy.url"
+	}
+	base, why := pf.t.ledgerBase(), strings.TrimPrefix(err.Error(), "read ledger: ")
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	switch {
+	case errors.As(err, &host):
+		return pf.fail(field, "%s %s answers, but its TLS certificate is for other names (%s): give %s a host name the certificate names", field, base, why, field)
+	case errors.As(err, &invalid):
+		return pf.fail(field, "%s %s answers, but its TLS certificate is not valid (%s), which no tls.ca_file changes: fix the target's certificate", field, base, why)
+	case pf.t.p.TLS != nil && pf.t.p.TLS.CAFile != "":
+		return pf.fail("tls.ca_file", "%s %s answers, but its TLS certificate is not trusted (%s): tls.ca_file %s does not hold the CA that signed it; fix tls.ca_file (the PEM file of that CA, or of one of its issuers)", field, base, why, pf.t.p.TLS.CAFile)
+	}
+	return pf.fail("tls.ca_file", "%s %s answers, but its TLS certificate is not trusted (%s): set tls.ca_file to the PEM file of the CA that signed it (a test CA; idemproof trusts the system's CA roots and tls.ca_file's), or put `idemproof proxy --insecure-upstream` in front and give its address as proxy.url", field, base, why)
+}
 
 // isUntrustedCertificate reports whether err is a TLS certificate the client does not
 // trust (an unknown authority, another host's name, expired): the target is there.

@@ -34,6 +34,9 @@ type Profile struct {
 	// KeyedMethods are the methods the key applies to (e.g. [POST]); a key on any other
 	// method must change nothing. Empty = not declared (key/get-ignored N/A).
 	KeyedMethods []string `yaml:"keyed_methods,omitempty" json:"keyed_methods,omitempty"`
+	// TLS says how an https:// target is verified besides the system's CA roots
+	// (tls.ca_file); nil: the system's roots only.
+	TLS *TLSOptions `yaml:"tls,omitempty" json:"tls,omitempty"`
 	// Proxy, when set, is an already running faultproxy in front of the target (e.g. in a
 	// container); otherwise the runner starts one in-process in front of BaseURL.
 	Proxy *ProxyRef `yaml:"proxy,omitempty" json:"proxy,omitempty"`

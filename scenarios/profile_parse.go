@@ -21,7 +21,8 @@ const (
 
 // LoadProfile reads and validates a profile file. Errors name the file, the line and the
 // field: `profile refunds.yaml: line 12: expect.mismatch: must be a 4xx status, got 200`.
-// A relative `extends:` path is resolved against the file's folder.
+// A relative `extends:` path, and a relative tls.ca_file, is resolved against the folder
+// of the file that names it.
 func LoadProfile(path string) (*Profile, error) {
 	data, err := readProfileFile(path)
 	if err != nil {
@@ -84,6 +85,7 @@ func parseTree(name, dir string, data []byte, depth int) (*yaml.Node, error) {
 	if err := expandTree(name, root, ""); err != nil {
 		return nil, err
 	}
+	resolveTLSPaths(root, dir)
 	ext := takeKey(root, "extends")
 	if ext == nil {
 		return root, nil

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -32,13 +33,19 @@ type target struct {
 	tr transport.Transport
 	// sink records the target's calls to its vendor (profile downstream:); nil without.
 	sink downstream.Recorder
+	// tls verifies an https:// target (the profile's tls.ca_file); nil: the system's roots.
+	tls *tls.Config
 }
 
 // openTarget starts an in-process fault proxy in front of the profile's base URL, or
 // connects to the running proxy the profile names.
 func openTarget(ctx context.Context, p *Profile, seed int64) (*target, error) {
-	t := &target{p: p, client: transport.NewAttemptClient(), probe: &http.Client{Timeout: 10 * time.Second}, classifier: p.Classifier()}
-	t.tr = p.newTransport(t.classifier, t.probe)
+	tc, err := p.TLSClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("open target %s: %w", p.Name, err)
+	}
+	t := &target{p: p, client: transport.NewAttemptClient(tc), probe: transport.NewProbeClient(10*time.Second, tc), classifier: p.Classifier(), tls: tc}
+	t.tr = p.newTransport(t.classifier, t.probe, tc)
 	if p.Proxy != nil {
 		// The remote proxy must read the key where the profile puts it (its own
 		// --key-header / --key-field); the runner cannot reconfigure it.
@@ -53,7 +60,7 @@ func openTarget(ctx context.Context, p *Profile, seed int64) (*target, error) {
 	// rule-match counts (reported by the preflight) stay the runner's alone.
 	journalClass := p.Classifier()
 	srv, err := faultproxy.Start(ctx, faultproxy.Config{
-		Upstream: p.BaseURL, KeyHeader: p.KeyHeader, KeyField: p.KeyField, Seed: seed,
+		Upstream: p.BaseURL, KeyHeader: p.KeyHeader, KeyField: p.KeyField, Seed: seed, TLSClientConfig: tc,
 		// A committed body is compared with what the client got, which is read up to
 		// MaxResponseBody: the journal keeps as much, so a large one is compared whole.
 		JournalBodyLimit: transport.MaxResponseBody,

@@ -1,9 +1,11 @@
 package scenarios
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/transport"
@@ -192,12 +194,13 @@ func checkToolProbe(path string, pr Probe) []fieldError {
 	return errs
 }
 
-// newTransport builds the profile's transport around the classifier.
-func (p *Profile) newTransport(cl outcome.Classifier, probe *http.Client) transport.Transport {
+// newTransport builds the profile's transport around the classifier; tc verifies an
+// https:// target (nil: the system's roots).
+func (p *Profile) newTransport(cl outcome.Classifier, probe *http.Client, tc *tls.Config) transport.Transport {
 	if !p.isMCP() {
-		return &transport.HTTP{Client: transport.NewAttemptClient(), Probe: probe, Classifier: cl}
+		return &transport.HTTP{Client: transport.NewAttemptClient(tc), Probe: probe, Classifier: cl}
 	}
-	t := &mcp.Transport{Tool: p.Operation.Tool, Client: transport.NewAttemptClient(), Probe: probe, Classifier: cl}
+	t := &mcp.Transport{Tool: p.Operation.Tool, Client: transport.NewAttemptClient(tc), Probe: probe, Classifier: cl}
 	if o := p.MCP; o != nil {
 		t.ProtocolVersion = o.ProtocolVersion
 		t.SessionPerAttempt = o.Session == SessionPerAttempt
@@ -207,13 +210,15 @@ func (p *Profile) newTransport(cl outcome.Classifier, probe *http.Client) transp
 }
 
 // NewMCPTransport returns the MCP transport the runner uses for the profile (nil for a
-// profile of another transport): the preflight opens a session with it
-// (Initialize, Session.AdvertisesIdempotency).
+// profile of another transport), to open a session with (Initialize,
+// Session.AdvertisesIdempotency). A tls.ca_file that cannot be read (Validate says why)
+// adds no roots: the target is then verified against the system's alone.
 func (p *Profile) NewMCPTransport() *mcp.Transport {
 	if !p.isMCP() {
 		return nil
 	}
-	t, _ := p.newTransport(p.Classifier(), nil).(*mcp.Transport)
+	tc, _ := p.TLSClientConfig()
+	t, _ := p.newTransport(p.Classifier(), transport.NewProbeClient(10*time.Second, tc), tc).(*mcp.Transport)
 	return t
 }
 

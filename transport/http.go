@@ -18,8 +18,8 @@ import (
 // HTTP is the plain HTTP transport: one request per attempt, the body as the profile
 // writes it, the ledger read with a GET.
 type HTTP struct {
-	Client     *http.Client       // attempts; nil: NewAttemptClient()
-	Probe      *http.Client       // ledger reads; nil: a client with a 10 s timeout
+	Client     *http.Client       // attempts; nil: NewAttemptClient(nil)
+	Probe      *http.Client       // ledger reads; nil: NewProbeClient(10 s, nil)
 	Classifier outcome.Classifier // nil: outcome.Statuses{}
 }
 
@@ -54,7 +54,7 @@ func (httpSender) Close() {}
 
 func (h *HTTP) client() *http.Client {
 	if h.Client == nil {
-		h.Client = NewAttemptClient()
+		h.Client = NewAttemptClient(nil)
 	}
 	return h.Client
 }
@@ -133,7 +133,7 @@ func (h *HTTP) Count(ctx context.Context, l Ledger) (int, error) {
 	}
 	probe := h.Probe
 	if probe == nil {
-		probe = &http.Client{Timeout: 10 * time.Second}
+		probe = NewProbeClient(10*time.Second, nil)
 	}
 	resp, err := probe.Do(req)
 	if err != nil {

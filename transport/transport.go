@@ -24,6 +24,7 @@ package transport
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -105,17 +106,36 @@ type Sender interface {
 
 // NewAttemptClient returns the client every attempt goes through: a fresh connection per
 // request, no proxy from the environment, no compression (bodies are compared byte for
-// byte as sent), redirects not followed.
-func NewAttemptClient() *http.Client {
+// byte as sent), redirects not followed. tlsConfig verifies an https:// target (a
+// profile's tls.ca_file); the client uses a clone of it. nil: Go's defaults, the
+// system's roots.
+func NewAttemptClient(tlsConfig *tls.Config) *http.Client {
 	return &http.Client{
 		Transport: &http.Transport{
 			Proxy:              nil,
 			DialContext:        (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 			DisableKeepAlives:  true,
 			DisableCompression: true,
+			TLSClientConfig:    tlsConfig.Clone(),
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
+}
+
+// NewProbeClient returns a client for ledger reads, which no fault stands in the way of:
+// Go's default transport, bounded by timeout. tlsConfig is as for NewAttemptClient.
+func NewProbeClient(timeout time.Duration, tlsConfig *tls.Config) *http.Client {
+	c := &http.Client{Timeout: timeout}
+	if tlsConfig != nil {
+		tr := &http.Transport{Proxy: http.ProxyFromEnvironment}
+		if d, ok := http.DefaultTransport.(*http.Transport); ok {
+			tr = d.Clone()
+		}
+		// A Transport adds "h2" to the NextProtos of the config it is given: its own clone.
+		tr.TLSClientConfig = tlsConfig.Clone()
+		c.Transport = tr
+	}
+	return c
 }
 
 // ErrorName names what happened to an attempt in the words of the fault proxy's client

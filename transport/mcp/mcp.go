@@ -81,7 +81,7 @@ const setupTimeout = 10 * time.Second
 // Transport speaks MCP Streamable HTTP to one server. The zero value is ready to use.
 type Transport struct {
 	Tool       string             // the tools/call name when Frame is given none
-	Client     *http.Client       // attempts and session set-up; nil: transport.NewAttemptClient()
+	Client     *http.Client       // attempts and session set-up; nil: transport.NewAttemptClient(nil)
 	Probe      *http.Client       // ledger reads; nil: a client with a 10 s timeout
 	Classifier outcome.Classifier // nil: DefaultOutcomes() over outcome.Statuses{}
 	// ProtocolVersion asked for in initialize; "" means DefaultProtocolVersion.
@@ -100,7 +100,7 @@ var _ transport.Transport = (*Transport)(nil)
 
 func (t *Transport) client() *http.Client {
 	if t.Client == nil {
-		t.Client = transport.NewAttemptClient()
+		t.Client = transport.NewAttemptClient(nil)
 	}
 	return t.Client
 }
