@@ -56,6 +56,8 @@ func middlewareFlaws() []Flaw {
 			func(f *idempotency.Flaws) { f.KeyCaseFold = true }},
 		{"key-truncate-64", "only a key's first 64 characters are kept (a VARCHAR(64) column) while keys up to 255 are accepted: a second long key with the same first 64 characters is replayed the first key's response", "key/long-prefix-distinct",
 			func(f *idempotency.Flaws) { f.KeyTruncate64 = true }},
+		{"fingerprint-amount-only", "the fingerprint covers the amount alone: the key reused with another reason is replayed the original's response", "fingerprint/each-member",
+			func(f *idempotency.Flaws) { f.FingerprintAmountOnly = true }},
 	}
 }
 

@@ -143,6 +143,15 @@ func TestEachFlawMisbehaves(t *testing.T) {
 			require.False(t, short.Replayed())
 			require.Equal(t, 2, e.Count(t, "refunds", order))
 		},
+		"fingerprint-amount-only": func(t *testing.T, e *servertest.Env, order, key string) {
+			first := e.Post(t, refunds, key, body(order, 4900))
+			otherReason := fmt.Sprintf(`{"order_id":%q,"amount":4900,"reason":"duplicate"}`, order)
+			other := e.Post(t, refunds, key, otherReason)
+			require.True(t, other.Replayed(), "another reason under the key is replayed the original's response")
+			require.Equal(t, first.Body, other.Body)
+			require.Equal(t, http.StatusUnprocessableEntity, e.Post(t, refunds, key, body(order, 5000)).Status, "another amount is still refused")
+			require.Equal(t, 1, e.Count(t, "refunds", order))
+		},
 	}
 	for name, c := range wrapperFlawCases {
 		cases[name] = c

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/idemproof/idemproof/outcome"
 )
@@ -40,6 +41,17 @@ func fingerprintScenarios() []Scenario {
 			Needs:       []Capability{CapAlteredBody},
 			Steps:       []Step{{Name: "original"}, {Name: "altered", Payload: PayloadAltered}, {Name: "repeat"}},
 			Check:       identicalReplay("original", "repeat"),
+		},
+		{
+			ID:          "fingerprint/each-member",
+			Description: fmt.Sprintf("the same key with one member of the body changed at a time (up to %d) is refused each time", maxChangedMembers),
+			Requirement: "every member of the payload is in the fingerprint: reuse with any one member changed gets expect.mismatch, never the original's response (a member left out on purpose is declared in expect.fingerprint_ignores)",
+			Source:      and(srcDraftErrors, srcDraftFingerprint),
+			Level:       LevelShould,
+			Labels:      []string{"group:fingerprint", "fault:none", "level:should"},
+			Needs:       []Capability{CapJSONBody},
+			Steps:       memberSteps(),
+			Check:       eachMemberRefused,
 		},
 		variantScenario("fingerprint/json-key-order", "the same JSON with its keys in reverse order", VariantKeyOrder, CapJSONBody),
 		variantScenario("fingerprint/json-whitespace", "the same JSON with other whitespace", VariantWhitespace, CapJSONBody),
@@ -141,4 +153,107 @@ func variantPolicy(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Unknown, "the variant's answer was not seen (%s): its treatment cannot be told", describe(v))
 	}
 	return f.result(Info, "answered %s", describe(v))
+}
+
+// memberSteps are fingerprint/each-member's steps: the original, then one step per
+// changeable member (the runner skips those past the body's last one).
+func memberSteps() []Step {
+	steps := []Step{{Name: "original"}}
+	for i := 1; i <= maxChangedMembers; i++ {
+		steps = append(steps, Step{Name: memberStep(i), ChangeMember: i})
+	}
+	return steps
+}
+
+func memberStep(i int) string { return fmt.Sprintf("member-%d", i) }
+
+// eachMemberRefused judges each changed member's answer: refused as a mismatch (in the
+// fingerprint), the original's response (left out of it: NON-STRICT, a SHOULD, since a
+// target may scope its fingerprint on purpose and declare so), executed again under the
+// key (FAIL), or refused otherwise (a validation of the changed value before the key was
+// looked at: nothing to judge for that member).
+func eachMemberRefused(r Record, p *Profile) (Verdict, string, Evidence) {
+	if r.LedgerErr != "" {
+		return unknownLedger(r)
+	}
+	var f finding
+	orig, _ := r.answer("original")
+	if !isSuccess(orig) {
+		return f.result(Unknown, "the original did not succeed (%s)", describe(orig))
+	}
+	members := p.changeableMembers()
+	if len(members) == 0 {
+		return f.result(Info, "operation.body has no member to change (every member names the entity, carries the key or is in expect.fingerprint_ignores)")
+	}
+	var refused, ignored, own, other, notSeen []string
+	var ignoredOps, ownOps []Op
+	for i, m := range members {
+		a, ok := r.answer(memberStep(i + 1))
+		switch {
+		case !ok || unseen(a):
+			notSeen = append(notSeen, fmt.Sprintf("%s (%s)", m, describe(a)))
+		case a.Class == outcome.Mismatch:
+			refused = append(refused, m)
+		case isSuccess(a) && p.sameResponse(a, orig):
+			ignored = append(ignored, m)
+			ignoredOps = append(ignoredOps, a)
+		case isSuccess(a):
+			own = append(own, m)
+			ownOps = append(ownOps, a)
+		default:
+			other = append(other, fmt.Sprintf("%s (%s)", m, describe(a)))
+		}
+	}
+	n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
+	want := wantText(p.Expect.Mismatch, outcome.Mismatch)
+	switch {
+	case n > allowed:
+		f.count(CatDuplicated, n-allowed)
+		for _, a := range ownOps {
+			f.blame(a, want+", no execution")
+		}
+		return f.result(Fail, "a request with a changed member executed under the same key: %d side effects (changed alone and answered with a response of its own: %s)", n, orNone(own))
+	case len(own) > 0 && allowed > 1:
+		return f.result(Unknown, "%s got a response of their own, but %s: nothing to judge", strings.Join(own, ", "), mayBeLate("they", p))
+	case len(own) > 0:
+		f.count(CatDiverged, len(own))
+		for _, a := range ownOps {
+			f.blameAgainst(a, want+" or the original's response", &orig)
+		}
+		return f.result(Fail, "with %s changed, the key was answered a success of its own (%d), yet nothing executed", strings.Join(own, ", "), ownOps[0].Status)
+	case len(ignored) > 0:
+		f.count(CatLeaked, len(ignored))
+		for _, a := range ignoredOps {
+			f.blameAgainst(a, want, &orig)
+		}
+		return f.result(NonStrict, "the fingerprint ignores %s: the key reused with only that changed got the original's response (%d) instead of %s; if the target leaves it out on purpose, declare expect.fingerprint_ignores: [%s]%s",
+			strings.Join(ignored, ", "), ignoredOps[0].Status, want, strings.Join(ignored, ", "), memberNotes(refused, other, notSeen))
+	case len(refused) == 0 && len(notSeen) > 0:
+		return f.result(Unknown, "no changed member was seen refused as a mismatch%s", memberNotes(nil, other, notSeen))
+	case len(refused) == 0:
+		return f.result(Info, "every changed member was refused before the fingerprint could be seen%s", memberNotes(nil, other, nil))
+	}
+	return f.result(Pass, "each changed member was refused with %s and executed nothing: %s%s", want, strings.Join(refused, ", "), memberNotes(nil, other, notSeen))
+}
+
+// memberNotes lists the members fingerprint/each-member could not judge.
+func memberNotes(refused, other, notSeen []string) string {
+	var b strings.Builder
+	if len(refused) > 0 {
+		fmt.Fprintf(&b, "; refused as a mismatch: %s", strings.Join(refused, ", "))
+	}
+	if len(other) > 0 {
+		fmt.Fprintf(&b, "; refused otherwise (not judged): %s", strings.Join(other, ", "))
+	}
+	if len(notSeen) > 0 {
+		fmt.Fprintf(&b, "; not seen: %s", strings.Join(notSeen, ", "))
+	}
+	return b.String()
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
 }

@@ -167,6 +167,9 @@ func (e *execution) installFaults(ctx context.Context) ([]string, error) {
 
 func (e *execution) runSteps(ctx context.Context) error {
 	for _, st := range e.sc.Steps {
+		if st.ChangeMember > len(e.t.p.changeableMembers()) {
+			continue // the body has fewer members to change than the scenario has steps
+		}
 		if err := e.wait(ctx, st.Wait); err != nil {
 			return err
 		}

@@ -122,6 +122,10 @@ type Expect struct {
 	// default: byte for byte) or "json" (the same JSON value; members may come back in
 	// another order, re-serialized). Only replay/fidelity-body tells the two apart.
 	ReplayBody string `yaml:"replay_body,omitempty" json:"replay_body,omitempty"`
+	// FingerprintIgnores are members of operation.body (dotted paths) the target leaves
+	// out of its fingerprint on purpose (a client's trace id, a note): reuse with only
+	// such a member changed may replay. fingerprint/each-member does not change them.
+	FingerprintIgnores []string `yaml:"fingerprint_ignores,omitempty" json:"fingerprint_ignores,omitempty"`
 }
 
 // TestHook is how a request switches a test hook of the target on: a request header

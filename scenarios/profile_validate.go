@@ -66,6 +66,7 @@ func (p *Profile) fieldErrors() []fieldError {
 			add(fmt.Sprintf("expect.volatile_fields[%d]", i), "%q is also expect.unique_field: a value minted per execution is the same in a replay, a volatile one is not; it cannot be both", f)
 		}
 	}
+	errs = append(errs, checkFingerprintIgnores(p)...)
 	switch p.Expect.ReplayBody {
 	case "", "bytes", "json":
 	default:

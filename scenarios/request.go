@@ -98,6 +98,15 @@ func (t *target) stepRequest(base, entity string, keys scenarioKeys, st Step, ma
 	if err != nil {
 		return requestSpec{}, fmt.Errorf("render body: %w", err)
 	}
+	if st.ChangeMember > 0 {
+		members := p.changeableMembers()
+		if st.ChangeMember > len(members) {
+			return requestSpec{}, fmt.Errorf("step %s: operation.body has %d changeable members", st.Name, len(members))
+		}
+		if rendered, err = changeMember(rendered, members[st.ChangeMember-1]); err != nil {
+			return requestSpec{}, err
+		}
+	}
 	framed, err := t.tr.Frame(op.Tool, []byte(rendered))
 	if err != nil {
 		return requestSpec{}, err

@@ -100,6 +100,10 @@ type Step struct {
 	// KeepAlive sends the copies over at most MaxKeepAliveConns reused keep-alive
 	// connections (with KeySet; see sendKeySet for why that is safe to count).
 	KeepAlive bool `json:"keep_alive,omitempty"`
+	// ChangeMember (1-based) sends the operation's body with its ChangeMember-th
+	// changeable member (Profile.changeableMembers) given another value; a step past the
+	// body's last changeable member is not sent.
+	ChangeMember int `json:"change_member,omitempty"`
 	// FreshKeys sends this many requests through the proxy, a few at a time, each with a
 	// fresh key of its own and acting on a side entity (the scenario's entity with
 	// sideEntitySuffix): newer keys that a bounded key store would evict older ones for,

@@ -1,6 +1,9 @@
 package idempotency
 
-import "strings"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // Flaws switches on known-bad variants of the rules. The zero value is the correct
 // middleware. Each field models a bug real libraries shipped; the reference package
@@ -22,6 +25,19 @@ type Flaws struct {
 	MismatchOverwrites bool // the 422 path stores the new fingerprint: the changed request passes next time
 	KeyCaseFold        bool // keys are compared case-insensitively: Ab_9 and aB_9 are one key
 	KeyTruncate64      bool // only a key's first 64 characters are kept: long keys sharing them are one key
+	// FingerprintAmountOnly: the fingerprint covers the amount alone (the one member its
+	// developer thought mattered): a reuse with another reason is replayed.
+	FingerprintAmountOnly bool
+}
+
+// amountOnly is the body FingerprintAmountOnly fingerprints: its amount member alone
+// (the whole body when it has none, or is not a JSON object).
+func amountOnly(body []byte) []byte {
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(body, &doc) != nil || doc["amount"] == nil {
+		return body
+	}
+	return append(append([]byte(`{"amount":`), doc["amount"]...), '}')
 }
 
 // truncatedKeyLength is where KeyTruncate64 cuts a key: a VARCHAR(64) column behind an

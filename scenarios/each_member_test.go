@@ -1,0 +1,61 @@
+package scenarios_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// The reference profile's body changes in two members, amount and reason (order_id names
+// the entity): member-1 is the amount, member-2 the reason.
+func eachMember(amount, reason scenarios.OpType, amountStatus, reasonStatus int, amountBody, reasonBody string, ledger int) scenarios.Record {
+	return newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).
+		at(2, "member-1", amount, amountStatus, amountBody, nil).
+		at(4, "member-2", reason, reasonStatus, reasonBody, nil).
+		record(ledger)
+}
+
+func TestEachMemberVerdicts(t *testing.T) {
+	p := refProfile(t)
+	judge := checker(t, "fingerprint/each-member")
+	refusal := `{"title":"reused with another payload"}`
+
+	v, msg, _ := judge(eachMember(scenarios.OpFail, scenarios.OpFail, 422, 422, refusal, refusal, 1), p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Contains(t, msg, "amount, reason")
+
+	// The reason is not in the fingerprint: the reuse got the original's response.
+	v, msg, ev := judge(eachMember(scenarios.OpFail, scenarios.OpOK, 422, 201, refusal, committed, 1), p)
+	require.Equal(t, scenarios.NonStrict, v, msg)
+	require.Contains(t, msg, "the fingerprint ignores reason")
+	require.Contains(t, msg, "expect.fingerprint_ignores: [reason]")
+	require.Equal(t, 1, ev.Categories[scenarios.CatLeaked])
+
+	// Declared left out on purpose: the reason is not changed, the amount passes alone.
+	declared := refProfile(t)
+	declared.Expect.FingerprintIgnores = []string{"reason"}
+	v, msg, _ = judge(newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).at(2, "member-1", scenarios.OpFail, 422, refusal, nil).record(1), declared)
+	require.Equal(t, scenarios.Pass, v, msg)
+
+	// Executed under the same key.
+	v, msg, _ = judge(eachMember(scenarios.OpOK, scenarios.OpFail, 201, 422, `{"id":"re_2","amount":4901}`, refusal, 2), p)
+	require.Equal(t, scenarios.Fail, v, msg)
+	require.Contains(t, msg, "executed under the same key: 2 side effects")
+
+	// A response of its own, yet nothing executed.
+	v, msg, _ = judge(eachMember(scenarios.OpOK, scenarios.OpFail, 201, 422, `{"id":"re_2","amount":4901}`, refusal, 1), p)
+	require.Equal(t, scenarios.Fail, v, msg)
+
+	// Refused as invalid before the key was looked at: nothing to judge for that member.
+	v, msg, _ = judge(eachMember(scenarios.OpFail, scenarios.OpFail, 422, 400, refusal, `{"title":"bad reason"}`, 1), p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Contains(t, msg, "refused otherwise (not judged): reason (400")
+	v, msg, _ = judge(eachMember(scenarios.OpFail, scenarios.OpFail, 400, 400, `{}`, `{}`, 1), p)
+	require.Equal(t, scenarios.Info, v, msg)
+
+	// Throttled or unseen: UNKNOWN, never a verdict on the fingerprint.
+	v, msg, _ = judge(eachMember(scenarios.OpFail, scenarios.OpFail, 429, 429, `{}`, `{}`, 1), p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+}

@@ -1,0 +1,190 @@
+package scenarios
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// maxChangedMembers bounds how many members fingerprint/each-member changes (one step
+// each): a body's first few members are where the amount, the account and the currency
+// live, and each step is a request the target must refuse.
+const maxChangedMembers = 8
+
+// sampleEntity renders templates where only the shape of the result matters.
+const sampleEntity = "ip-sample-1"
+
+// changeableMembers lists the operation body's members that fingerprint/each-member
+// changes one at a time, as gjson-style dotted paths in document order: every scalar
+// leaf (the first scalar of an array), at most maxChangedMembers, except the member that
+// names the entity (a change there is another operation, not another payload for this
+// one), the key's own member (key_field) and the members the profile declares left out
+// of the fingerprint (expect.fingerprint_ignores). Nil when the body is not a JSON object.
+func (p *Profile) changeableMembers() []string {
+	rendered, err := render(p.Operation.Body, sampleEntity)
+	if err != nil {
+		return nil
+	}
+	doc, err := parseJSON(rendered)
+	if err != nil || !doc.isObj {
+		return nil
+	}
+	ignored := map[string]bool{}
+	for _, f := range p.Expect.FingerprintIgnores {
+		ignored[f] = true
+	}
+	var out []string
+	var walk func(v *jsonValue, path string)
+	walk = func(v *jsonValue, path string) {
+		if len(out) >= maxChangedMembers || ignored[path] || p.isKeyMember(path) {
+			return
+		}
+		switch {
+		case v.isObj:
+			for _, m := range v.obj {
+				walk(m.Value, memberPath(path, m.Key))
+			}
+		case v.isArr:
+			if len(v.arr) > 0 && !v.arr[0].isObj && !v.arr[0].isArr {
+				walk(v.arr[0], memberPath(path, "0"))
+			}
+		case strings.Contains(string(v.raw), sampleEntity):
+		default:
+			out = append(out, path)
+		}
+	}
+	walk(doc, "")
+	return out
+}
+
+// isKeyMember reports whether path (in operation.body) is where key_field puts the key:
+// key_field is a path into the request as sent, which over MCP wraps the body as
+// params.arguments.
+func (p *Profile) isKeyMember(path string) bool {
+	return p.KeyField != "" && (p.KeyField == path || strings.HasSuffix(p.KeyField, "."+path))
+}
+
+func memberPath(parent, member string) string {
+	if parent == "" {
+		return strings.ReplaceAll(member, ".", `\.`)
+	}
+	return parent + "." + strings.ReplaceAll(member, ".", `\.`)
+}
+
+// changeMember returns the rendered body with the member at path (from
+// changeableMembers) given another value of its type: a string gets "-changed" appended,
+// a number 1 added, a boolean flipped, null becomes "changed". The body is re-encoded
+// compactly, as shapeBody encodes every JSON body.
+func changeMember(rendered, path string) (string, error) {
+	doc, err := parseJSON(rendered)
+	if err != nil {
+		return "", fmt.Errorf("change %s: operation.body is not JSON: %w", path, err)
+	}
+	leaf := doc.at(path)
+	if leaf == nil || leaf.isObj || leaf.isArr {
+		return "", fmt.Errorf("change %s: no such scalar member in operation.body", path)
+	}
+	leaf.raw = changedScalar(leaf.raw)
+	var b bytes.Buffer
+	doc.encode(&b, "", "")
+	return b.String(), nil
+}
+
+// at finds the value at a dotted path (a member name may escape a dot as `\.`; an array
+// element is its index), nil when there is none.
+func (v *jsonValue) at(path string) *jsonValue {
+	cur := v
+	for _, part := range splitPath(path) {
+		switch {
+		case cur.isObj:
+			var next *jsonValue
+			for _, m := range cur.obj {
+				if m.Key == part {
+					next = m.Value
+				}
+			}
+			cur = next
+		case cur.isArr:
+			i, err := strconv.Atoi(part)
+			if err != nil || i < 0 || i >= len(cur.arr) {
+				return nil
+			}
+			cur = cur.arr[i]
+		default:
+			return nil
+		}
+		if cur == nil {
+			return nil
+		}
+	}
+	return cur
+}
+
+// splitPath splits a dotted path at the dots that are not escaped.
+func splitPath(path string) []string {
+	var parts []string
+	var b strings.Builder
+	for i := 0; i < len(path); i++ {
+		switch {
+		case path[i] == '\\' && i+1 < len(path) && path[i+1] == '.':
+			b.WriteByte('.')
+			i++
+		case path[i] == '.':
+			parts = append(parts, b.String())
+			b.Reset()
+		default:
+			b.WriteByte(path[i])
+		}
+	}
+	return append(parts, b.String())
+}
+
+func changedScalar(raw json.RawMessage) json.RawMessage {
+	s := string(raw)
+	switch {
+	case s == "true":
+		return json.RawMessage("false")
+	case s == "false":
+		return json.RawMessage("true")
+	case s == "null":
+		return json.RawMessage(`"changed"`)
+	case strings.HasPrefix(s, `"`):
+		var str string
+		if json.Unmarshal(raw, &str) == nil {
+			out, _ := json.Marshal(str + "-changed")
+			return out
+		}
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return json.RawMessage(strconv.FormatInt(n+1, 10))
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return json.RawMessage(strconv.FormatFloat(f+1, 'f', -1, 64))
+	}
+	return json.RawMessage(`"changed"`)
+}
+
+// checkFingerprintIgnores validates expect.fingerprint_ignores: each entry names a member
+// of operation.body, so a typo does not silently leave a member changed and judged.
+func checkFingerprintIgnores(p *Profile) []fieldError {
+	if len(p.Expect.FingerprintIgnores) == 0 {
+		return nil
+	}
+	var doc *jsonValue
+	if rendered, err := render(p.Operation.Body, sampleEntity); err == nil {
+		doc, _ = parseJSON(rendered)
+	}
+	var errs []fieldError
+	for i, f := range p.Expect.FingerprintIgnores {
+		path := fmt.Sprintf("expect.fingerprint_ignores[%d]", i)
+		switch {
+		case doc == nil || !doc.isObj:
+			errs = append(errs, fieldError{Path: path, Msg: "operation.body is not a JSON object: there is no member to leave out of the fingerprint"})
+		case f == "" || doc.at(f) == nil:
+			errs = append(errs, fieldError{Path: path, Msg: fmt.Sprintf("%q is not a member of operation.body: name a member as a dotted path, such as note or metadata.trace_id", f)})
+		}
+	}
+	return errs
+}

@@ -1,0 +1,66 @@
+package scenarios
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestChangeableMembers(t *testing.T) {
+	p := &Profile{KeyHeader: "Idempotency-Key", Operation: Operation{Body: `{"order_id": "{{.Entity}}", "amount": 4900, "reason": "requested_by_customer"}`}}
+	require.Equal(t, []string{"amount", "reason"}, p.changeableMembers(), "the entity's member is another operation, not another payload")
+
+	p.Operation.Body = `{"order_id": "{{.Entity}}", "idempotency_key": "", "amount": {"value": 4900, "currency": "EUR"}, "tags": ["a", "b"], "lines": [{"sku": "x"}], "note": null, "urgent": false, "a.b": 1}`
+	p.KeyField = "idempotency_key"
+	require.Equal(t, []string{"amount.value", "amount.currency", "tags.0", "note", "urgent", `a\.b`}, p.changeableMembers())
+
+	p.Expect.FingerprintIgnores = []string{"note", "amount.currency"}
+	require.Equal(t, []string{"amount.value", "tags.0", "urgent", `a\.b`}, p.changeableMembers())
+	require.Empty(t, checkFingerprintIgnores(p))
+
+	// Over MCP the key field is a path into the JSON-RPC request around the arguments.
+	p = &Profile{KeyField: "params.arguments.key", Operation: Operation{Body: `{"key": "", "amount": 1}`}}
+	require.Equal(t, []string{"amount"}, p.changeableMembers())
+
+	p = &Profile{Operation: Operation{Body: `not json`}}
+	require.Nil(t, p.changeableMembers())
+
+	var many string
+	for i := 0; i < 12; i++ {
+		many += `"m` + string(rune('a'+i)) + `": 1,`
+	}
+	p = &Profile{Operation: Operation{Body: `{` + many + `"last": 2}`}}
+	require.Len(t, p.changeableMembers(), maxChangedMembers)
+}
+
+func TestChangeMemberGivesAnotherValueOfItsType(t *testing.T) {
+	body := `{"s": "x", "i": 4900, "f": 1.5, "t": true, "n": null, "o": {"k": false}, "a": [7, 8], "d.e": "y"}`
+	for path, want := range map[string]string{
+		"s":    `{"s":"x-changed","i":4900,"f":1.5,"t":true,"n":null,"o":{"k":false},"a":[7,8],"d.e":"y"}`,
+		"i":    `{"s":"x","i":4901,"f":1.5,"t":true,"n":null,"o":{"k":false},"a":[7,8],"d.e":"y"}`,
+		"f":    `{"s":"x","i":4900,"f":2.5,"t":true,"n":null,"o":{"k":false},"a":[7,8],"d.e":"y"}`,
+		"t":    `{"s":"x","i":4900,"f":1.5,"t":false,"n":null,"o":{"k":false},"a":[7,8],"d.e":"y"}`,
+		"n":    `{"s":"x","i":4900,"f":1.5,"t":true,"n":"changed","o":{"k":false},"a":[7,8],"d.e":"y"}`,
+		"o.k":  `{"s":"x","i":4900,"f":1.5,"t":true,"n":null,"o":{"k":true},"a":[7,8],"d.e":"y"}`,
+		"a.0":  `{"s":"x","i":4900,"f":1.5,"t":true,"n":null,"o":{"k":false},"a":[8,8],"d.e":"y"}`,
+		`d\.e`: `{"s":"x","i":4900,"f":1.5,"t":true,"n":null,"o":{"k":false},"a":[7,8],"d.e":"y-changed"}`,
+	} {
+		got, err := changeMember(body, path)
+		require.NoError(t, err, path)
+		require.JSONEq(t, want, got, path)
+	}
+	_, err := changeMember(body, "o")
+	require.ErrorContains(t, err, "no such scalar member")
+	_, err = changeMember(body, "missing")
+	require.ErrorContains(t, err, "no such scalar member")
+}
+
+func TestFingerprintIgnoresMustNameAMember(t *testing.T) {
+	p := &Profile{Operation: Operation{Body: `{"amount": 1, "meta": {"trace": "t"}}`}}
+	p.Expect.FingerprintIgnores = []string{"meta.trace", "meta.nope", ""}
+	errs := checkFingerprintIgnores(p)
+	require.Len(t, errs, 2)
+	require.Equal(t, "expect.fingerprint_ignores[1]", errs[0].Path)
+	require.Contains(t, errs[0].Msg, `"meta.nope" is not a member of operation.body`)
+	require.Equal(t, "expect.fingerprint_ignores[2]", errs[1].Path)
+}
