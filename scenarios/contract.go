@@ -95,6 +95,10 @@ type Record struct {
 	LateLedger map[string]int `json:"late_ledger,omitempty"`
 	Seed       int64          `json:"seed"`
 	Entity     string         `json:"entity"`
+	// SideEntities are the entities a key set's requests acted on, a few keys each
+	// (keysPerSideEntity): their ledgers are read too and added to the operation's count,
+	// so no ledger read counts more effects than a paginated list's first page shows.
+	SideEntities []string `json:"side_entities,omitempty"`
 	// Downstream is every call the target made to its vendor for this entity, as the
 	// downstream sink recorded it (boundary scenarios only).
 	Downstream []downstream.Call `json:"downstream,omitempty"`

@@ -24,6 +24,9 @@ type execution struct {
 	bg      sync.WaitGroup
 	marked  map[string]bool // steps whose attempts carry StepHeader
 	used    map[string]bool // keys sent, for the journal
+	// sideEntities are the entities key sets acted on (sideEntity), whose ledgers count
+	// toward the operation's.
+	sideEntities []string
 	attempt int             // attempt counter of the logical client 0
 
 	firstAnswer time.Time
@@ -76,6 +79,9 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 		return nil, err // a background step's attempt could not be made
 	}
 	rec := &Record{History: e.rec.history(), Ledger: map[string]int{}, Seed: seed, Entity: entity}
+	if !t.p.SideEffects.global() {
+		rec.SideEntities = e.sideEntities // a global ledger counts their effects already
+	}
 	if watchVendor {
 		rec.Downstream, rec.DownstreamErr = e.settleVendor(ctx)
 	}
@@ -83,7 +89,7 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 	if baseErr != nil {
 		ledgerErrs = append(ledgerErrs, baseErr.Error())
 	}
-	n, err := t.readLedger(ctx, t.p.SideEffects, entity)
+	n, err := t.readOperationLedger(ctx, rec)
 	if err != nil {
 		ledgerErrs = append(ledgerErrs, err.Error())
 	} else {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,7 +69,8 @@ func (e *execution) sendKeySet(ctx context.Context, st Step, attempt int, starte
 		keys[i] = e.keys.setKey(st.KeySet, i)
 		one := st
 		one.Key = KeyScenario
-		spec, err := e.t.stepRequest(base, e.entity, scenarioKeys{main: keys[i]}, one, e.marked[st.Name])
+		entity := e.sideEntity(st.KeySet, i)
+		spec, err := e.t.stepRequest(base, entity, scenarioKeys{main: keys[i]}, one, e.marked[st.Name])
 		if err == nil {
 			reqs[i], err = spec.newRequest()
 		}
@@ -129,6 +131,22 @@ func (e *execution) sendKeySet(ctx context.Context, st Step, attempt int, starte
 	close(work)
 	wg.Wait()
 	return ctx.Err()
+}
+
+// keysPerSideEntity is how many keys of a key set act on one side entity: few enough
+// that a ledger read as a paginated list (Stripe's default page holds 10) shows them all.
+const keysPerSideEntity = 10
+
+// sideEntity is the entity key i of a key set acts on: the scenario's entity with the
+// set's name and i/keysPerSideEntity, remembered so its ledger is read with the rest.
+func (e *execution) sideEntity(set string, i int) string {
+	entity := fmt.Sprintf("%s-%s%02d", e.entity, set, i/keysPerSideEntity)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !slices.Contains(e.sideEntities, entity) {
+		e.sideEntities = append(e.sideEntities, entity)
+	}
+	return entity
 }
 
 // sendTraced is send that also records whether the attempt went over a reused

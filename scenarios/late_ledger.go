@@ -59,18 +59,22 @@ func judgeLate(ctx context.Context, t *target, list []Scenario, all []Result, ra
 	}
 }
 
-// readLateLedger reads the ledgers the record has counts of, for its entity.
+// readLateLedger reads the ledgers the record has counts of, for its entity (and the
+// operation's for its side entities too).
 func (t *target) readLateLedger(ctx context.Context, rec *Record) (map[string]int, bool) {
 	late := map[string]int{}
 	for name := range rec.Ledger {
-		pr := t.p.SideEffects
-		if name == LedgerOther {
+		var n int
+		var err error
+		switch name {
+		case LedgerOther:
 			if t.p.Other == nil || t.p.Other.SideEffects.global() {
 				return nil, false
 			}
-			pr = t.p.Other.SideEffects
+			n, err = t.readLedger(ctx, t.p.Other.SideEffects, rec.Entity)
+		default:
+			n, err = t.readOperationLedger(ctx, rec)
 		}
-		n, err := t.readLedger(ctx, pr, rec.Entity)
 		if err != nil {
 			return nil, false
 		}

@@ -53,3 +53,32 @@ func TestThrottledLedgerReadIsReadAgain(t *testing.T) {
 	}
 	require.NotEmpty(t, limited.reads)
 }
+
+// firstPage answers a ledger read as a paginated list does: at most 10 effects counted,
+// however many there are.
+type firstPage struct{ next *fakeRefunds }
+
+func (f firstPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		f.next.mu.Lock()
+		n := min(f.next.ledger[r.URL.Query().Get("order_id")], 10)
+		f.next.mu.Unlock()
+		writeJSON(w, http.StatusOK, map[string]any{"count": n})
+		return
+	}
+	f.next.ServeHTTP(w, r)
+}
+
+// A correct target whose ledger shows only a first page of 10: the scenario with the most
+// side effects (hundreds of keys) spreads them over entities of a few keys each, so it
+// still counts every one.
+func TestManyKeysCountRightOnAFirstPageLedger(t *testing.T) {
+	inner := &fakeRefunds{}
+	startFake(t, inner)
+	srv := httptest.NewServer(firstPage{inner})
+	t.Cleanup(srv.Close)
+	r := runOn(t, fakeProfile(t, srv.URL), "race/keepalive-many-keys")["race/keepalive-many-keys"]
+	require.Equal(t, scenarios.Pass, r.Verdict, r.Message)
+	require.Contains(t, r.Message, "400 keys")
+	require.Len(t, r.Evidence.Record.SideEntities, 40)
+}
