@@ -17,8 +17,12 @@ const LateLedgerDelay = time.Second
 // applied by a background job) shows only there. The checker decides what the later
 // counts mean, exactly as it did the first time, so an attempt that was still unseen may
 // commit late where the checker allows it; only a judgment that becomes FAIL is kept,
-// and the result then says both counts. Entity ledgers only: a global ledger counts the
-// other scenarios' effects too by then.
+// and the result then says both counts. The other way round, a FAIL for effects missing
+// from the ledger alone (lost: a success with no side effect) is judged again too: a
+// ledger that lags behind the writes (a read replica, a search index, work committed
+// after its answer) shows them by then, and the judgment on the complete count is the
+// one kept. Entity ledgers only: a global ledger counts the other scenarios' effects too
+// by then.
 func judgeLate(ctx context.Context, t *target, list []Scenario, all []Result, ran []bool, lastEnd time.Time, notice func(string)) {
 	if t.p.SideEffects.global() {
 		return
@@ -33,7 +37,8 @@ func judgeLate(ctx context.Context, t *target, list []Scenario, all []Result, ra
 	for i, sc := range list {
 		res := &all[i]
 		rec := res.Evidence.Record
-		if !ran[i] || rec == nil || rec.LedgerErr != "" || len(rec.Ledger) == 0 || res.Verdict == Fail || ctx.Err() != nil {
+		lagging := res.Verdict == Fail && onlyLost(res.Evidence)
+		if !ran[i] || rec == nil || rec.LedgerErr != "" || len(rec.Ledger) == 0 || (res.Verdict == Fail && !lagging) || ctx.Err() != nil {
 			continue
 		}
 		late, ok := t.readLateLedger(ctx, rec)
@@ -44,12 +49,24 @@ func judgeLate(ctx context.Context, t *target, list []Scenario, all []Result, ra
 		again.Ledger = late
 		v, msg, ev := judge(sc, again, t.p)
 		v, msg = withPremise(sc, again, v, msg)
-		if v != Fail {
-			continue
-		}
 		recCopy := *rec
 		recCopy.LateLedger = late
 		ev.Record = &recCopy
+		if lagging {
+			if v == Fail {
+				continue
+			}
+			res.Verdict, res.Evidence = v, ev
+			res.Message = fmt.Sprintf("%s — the ledger had caught up when read again at the end of the run: %s, %s when the scenario was judged (effects that appeared only after their answers)",
+				msg, ledgerCounts(late), ledgerCounts(rec.Ledger))
+			if notice != nil {
+				notice(fmt.Sprintf("%s @ %s is %s after all: %s", sc.ID, t.p.Name, v, res.Message))
+			}
+			continue
+		}
+		if v != Fail {
+			continue
+		}
 		res.Verdict, res.Evidence = Fail, ev
 		res.Message = fmt.Sprintf("%s — read again at the end of the run: %s, %s when the scenario was judged (an effect that appeared after every answer)",
 			msg, ledgerCounts(late), ledgerCounts(rec.Ledger))
@@ -91,4 +108,18 @@ func ledgerCounts(l map[string]int) string {
 		}
 	}
 	return fmt.Sprintf("%s %d, %s %d", LedgerOperation, l[LedgerOperation], LedgerOther, l[LedgerOther])
+}
+
+// onlyLost reports whether a FAIL's evidence counts nothing but lost effects: successes
+// the ledger did not show (yet).
+func onlyLost(ev Evidence) bool {
+	if ev.Categories[CatLost] == 0 {
+		return false
+	}
+	for c, n := range ev.Categories {
+		if c != CatLost && n > 0 {
+			return false
+		}
+	}
+	return true
 }

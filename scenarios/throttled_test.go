@@ -82,3 +82,46 @@ func TestManyKeysCountRightOnAFirstPageLedger(t *testing.T) {
 	require.Contains(t, r.Message, "400 keys")
 	require.Len(t, r.Evidence.Record.SideEntities, 40)
 }
+
+// lagging answers each order's first ledger read with the count as it was before the
+// order's effects (none), as a read replica that has not caught up would; later reads see
+// them. Counted by reads, not by time, so a slow machine cannot change what it shows.
+type lagging struct {
+	next  *fakeRefunds
+	mu    sync.Mutex
+	reads map[string]int
+}
+
+func (l *lagging) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		l.next.ServeHTTP(w, r)
+		return
+	}
+	order := r.URL.Query().Get("order_id")
+	l.mu.Lock()
+	l.reads[order]++
+	first := l.reads[order] == 1
+	l.mu.Unlock()
+	l.next.mu.Lock()
+	n := l.next.ledger[order]
+	l.next.mu.Unlock()
+	if first {
+		n = 0
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"count": n})
+}
+
+// A correct target whose ledger lags its writes: read right after the scenario it shows
+// nothing yet, which looks like a success without a side effect; read again at the end of
+// the run it shows the effect, and the verdict is the one on the complete count.
+func TestLaggingLedgerIsJudgedOnItsCaughtUpCount(t *testing.T) {
+	inner := &fakeRefunds{}
+	startFake(t, inner)
+	srv := httptest.NewServer(&lagging{next: inner, reads: map[string]int{}})
+	t.Cleanup(srv.Close)
+	r := runOn(t, fakeProfile(t, srv.URL), "replay/sequential")["replay/sequential"]
+	require.Equal(t, scenarios.Pass, r.Verdict, r.Message)
+	require.Contains(t, r.Message, "the ledger had caught up")
+	require.Equal(t, 0, r.Evidence.Record.Ledger[scenarios.LedgerOperation])
+	require.Equal(t, 1, r.Evidence.Record.LateLedger[scenarios.LedgerOperation])
+}
