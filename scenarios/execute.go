@@ -27,7 +27,7 @@ type execution struct {
 	// sideEntities are the entities key sets acted on (sideEntity), whose ledgers count
 	// toward the operation's.
 	sideEntities []string
-	attempt int             // attempt counter of the logical client 0
+	attempt      int // attempt counter of the logical client 0
 
 	firstAnswer time.Time
 	// lastAnswer is the latest completion of any attempt so far: "past the lock
