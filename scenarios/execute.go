@@ -27,6 +27,7 @@ type execution struct {
 	// sideEntities are the entities key sets acted on (sideEntity), whose ledgers count
 	// toward the operation's.
 	sideEntities []string
+	sideByName   map[string]string // sideEntity's suffix -> the entity
 	attempt      int // attempt counter of the logical client 0
 
 	firstAnswer time.Time

@@ -34,7 +34,10 @@ const sideEntitySuffix = "-newer"
 // are in the history under the step's name, each with its own key.
 func (e *execution) sendFreshKeys(ctx context.Context, st Step, attempt int) error {
 	n := st.FreshKeys
-	entity := e.entity + sideEntitySuffix
+	entity, err := e.sideEntity(ctx, sideEntitySuffix, false)
+	if err != nil {
+		return fmt.Errorf("step %s: %w", st.Name, err)
+	}
 	reqs := make([]requestSpec, n)
 	for i := range reqs {
 		one := st

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -69,7 +68,11 @@ func (e *execution) sendKeySet(ctx context.Context, st Step, attempt int, starte
 		keys[i] = e.keys.setKey(st.KeySet, i)
 		one := st
 		one.Key = KeyScenario
-		entity := e.sideEntity(st.KeySet, i)
+		entity, err := e.sideEntity(ctx, fmt.Sprintf("-%s%02d", st.KeySet, i/keysPerSideEntity), true)
+		if err != nil {
+			invoked.Add(-n)
+			return fmt.Errorf("step %s: %w", st.Name, err)
+		}
 		spec, err := e.t.stepRequest(base, entity, scenarioKeys{main: keys[i]}, one, e.marked[st.Name])
 		if err == nil {
 			reqs[i], err = spec.newRequest()
@@ -137,16 +140,30 @@ func (e *execution) sendKeySet(ctx context.Context, st Step, attempt int, starte
 // that a ledger read as a paginated list (Stripe's default page holds 10) shows them all.
 const keysPerSideEntity = 10
 
-// sideEntity is the entity key i of a key set acts on: the scenario's entity with the
-// set's name and i/keysPerSideEntity, remembered so its ledger is read with the rest.
-func (e *execution) sideEntity(set string, i int) string {
-	entity := fmt.Sprintf("%s-%s%02d", e.entity, set, i/keysPerSideEntity)
+// sideEntity is the entity named by the scenario's entity with suffix: with
+// entity_setup one created for it (once per suffix). A counted one's ledger is read with
+// the scenario's and added to the operation's count.
+func (e *execution) sideEntity(ctx context.Context, suffix string, counted bool) (string, error) {
+	e.mu.Lock()
+	entity, ok := e.sideByName[suffix]
+	e.mu.Unlock()
+	if ok {
+		return entity, nil
+	}
+	entity, err := e.t.createEntity(ctx, e.entity+suffix)
+	if err != nil {
+		return "", err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !slices.Contains(e.sideEntities, entity) {
+	if e.sideByName == nil {
+		e.sideByName = map[string]string{}
+	}
+	e.sideByName[suffix] = entity
+	if counted {
 		e.sideEntities = append(e.sideEntities, entity)
 	}
-	return entity
+	return entity, nil
 }
 
 // sendTraced is send that also records whether the attempt went over a reused

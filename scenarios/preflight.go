@@ -114,6 +114,11 @@ func (pf *preflight) fail(field, format string, args ...any) error {
 
 func (pf *preflight) run(ctx context.Context) error {
 	p := pf.t.p
+	entity, err := pf.t.createEntity(ctx, pf.entity)
+	if err != nil {
+		return pf.fail("entity_setup", "%v", err)
+	}
+	pf.entity = entity
 	before, err := pf.count(ctx, "side_effects", p.SideEffects, "")
 	if err != nil {
 		return err

@@ -47,6 +47,9 @@ type Profile struct {
 	// order, the payment), so that client-check can group a client's attempts without its
 	// cooperation. nil: client-check infers it from operation.body (see EntityRef).
 	Entity *EntityRef `yaml:"entity,omitempty" json:"entity,omitempty"`
+	// EntitySetup creates each scenario's entity (an order, a charge) with a request of
+	// its own, for operations that need a parent that exists; see entity_setup.go.
+	EntitySetup *EntitySetup `yaml:"entity_setup,omitempty" json:"entity_setup,omitempty"`
 	// Downstream is the vendor the target calls, observed by a recording sink (the
 	// boundary scenarios need it); see profile_downstream.go.
 	Downstream *Downstream `yaml:"downstream,omitempty" json:"downstream,omitempty"`

@@ -67,6 +67,7 @@ func (p *Profile) fieldErrors() []fieldError {
 		}
 	}
 	errs = append(errs, checkFingerprintIgnores(p)...)
+	errs = append(errs, checkEntitySetup(p)...)
 	switch p.Expect.ReplayBody {
 	case "", "bytes", "json":
 	default:

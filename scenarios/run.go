@@ -253,7 +253,15 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 	sctx, cancel := context.WithTimeout(ctx, cfg.ScenarioTimeout+t.declaredWaits(sc))
 	defer cancel()
 	keys := mintKeys(nonce, n)
-	entity := fmt.Sprintf("ip-%s-%03d", nonce, n)
+	entity, err := t.createEntity(sctx, fmt.Sprintf("ip-%s-%03d", nonce, n))
+	if err != nil {
+		if ctx.Err() != nil {
+			res.Verdict, res.Message = Unknown, "interrupted before it finished ("+interruption(ctx)+"): nothing was judged"
+			return res, true
+		}
+		res.Verdict, res.Message = Unknown, "could not run: "+err.Error()
+		return res, false
+	}
 	rec, err := t.execute(sctx, sc, keys, entity, cfg.Seed, cfg.BurstConcurrency)
 	if ctx.Err() != nil {
 		res.Verdict, res.Message = Unknown, "interrupted before it finished ("+interruption(ctx)+"): nothing was judged"

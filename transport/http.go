@@ -149,7 +149,7 @@ func (h *HTTP) Count(ctx context.Context, l Ledger) (int, error) {
 		return 0, fmt.Errorf("read ledger: %w", err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		wait, hasWait := retryAfter(resp.Header.Get("Retry-After"), time.Now())
+		wait, hasWait := RetryAfter(resp.Header.Get("Retry-After"), time.Now())
 		return 0, &LedgerStatusError{Method: method, URI: req.URL.RequestURI(), Status: resp.StatusCode,
 			RetryAfter: wait, HasRetryAfter: hasWait}
 	}

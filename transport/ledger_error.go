@@ -26,9 +26,9 @@ func (e *LedgerStatusError) Error() string {
 // it but the moment, so reading again later is the fix.
 func (e *LedgerStatusError) Throttled() bool { return e.Status == http.StatusTooManyRequests }
 
-// retryAfter reads a Retry-After value relative to now (RFC 9110 §10.2.3); ok is false
+// RetryAfter reads a Retry-After value relative to now (RFC 9110 §10.2.3); ok is false
 // when there is none or it does not parse.
-func retryAfter(v string, now time.Time) (time.Duration, bool) {
+func RetryAfter(v string, now time.Time) (time.Duration, bool) {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0, false

@@ -15,12 +15,12 @@ func TestRetryAfterForms(t *testing.T) {
 		now.Add(5 * time.Second).Format(http.TimeFormat): 5 * time.Second,
 		now.Add(-time.Hour).Format(http.TimeFormat):      0, // a date already past: now
 	} {
-		got, ok := retryAfter(v, now)
+		got, ok := RetryAfter(v, now)
 		require.True(t, ok, v)
 		require.Equal(t, want, got, v)
 	}
 	for _, v := range []string{"", "soon", "-1", "1.5"} {
-		_, ok := retryAfter(v, now)
+		_, ok := RetryAfter(v, now)
 		require.False(t, ok, v)
 	}
 	require.True(t, (&LedgerStatusError{Status: 429}).Throttled())
