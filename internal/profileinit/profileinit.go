@@ -59,7 +59,13 @@ expect:                                      # draft-07 answers; Stripe-style AP
   mismatch: 422
   missing_key: "400"                         # or "optional"
   # replay_header: Idempotent-Replayed
+  # fingerprint_ignores: [note]              # body members left out of the fingerprint on purpose
 # retention: 24h                             # your declared key window (the expiry scenarios wait it out)
+# entity_setup:                              # when the operation needs a parent that exists
+#   path: /v1/orders                         #   (an order, a charge): created per scenario
+#   body: '{"note": "{{.Entity}}"}'
+#   id: id                                   # where its answer names the new entity's id
+# tls: { ca_file: test-ca.pem }              # a test CA for an https base_url
 `
 
 // FromOpenAPI loads an OpenAPI document (JSON or YAML, 3.0 or 3.1; external references
