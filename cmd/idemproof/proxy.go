@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/scenarios"
 )
 
 // upstreamFlags collects the repeatable --upstream flag.
@@ -73,6 +74,7 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	keyHeader := fs.String("key-header", faultproxy.DefaultKeyHeader, "header carrying the idempotency key")
 	keyField := fs.String("key-field", "", "dotted JSON path of the key in the request body, used instead of the header (e.g. params.arguments.idempotency_key)")
 	insecure := fs.Bool("insecure-upstream", false, "accept any TLS certificate from an https upstream (self-signed test servers)")
+	upstreamCA := fs.String("upstream-ca-file", "", "PEM file of a CA (a test CA) an https upstream is verified against, besides the system's roots")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -103,6 +105,10 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	upstreamTLS, err := (&scenarios.Profile{TLS: &scenarios.TLSOptions{CAFile: *upstreamCA}}).TLSClientConfig()
+	if err != nil {
+		return fmt.Errorf("--upstream-ca-file: %s", strings.TrimPrefix(err.Error(), "tls.ca_file: "))
+	}
 	cfg := faultproxy.Config{
 		Upstreams:          upstreams,
 		KeyHeader:          *keyHeader,
@@ -113,6 +119,7 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		AttemptKeyBytes:    *attemptBytes,
 		BufferLimit:        *bufferLimit,
 		InsecureSkipVerify: *insecure,
+		TLSClientConfig:    upstreamTLS,
 		ReadHeaderTimeout:  *headerTimeout,
 		BodyTimeout:        *bodyTimeout,
 		IdleTimeout:        *idleTimeout,

@@ -1,0 +1,63 @@
+package main_test
+
+import (
+	"bufio"
+	"encoding/pem"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// startProxyTo starts `idemproof proxy` in front of upstream and returns its proxy URL.
+func startProxyTo(t *testing.T, upstream string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(checkBinary(t), append([]string{"proxy", "--upstream", upstream, "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	require.NoError(t, err, "the proxy printed %q", line)
+	listening, _, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "idemproof proxy: listening on "), ", admin ")
+	require.True(t, ok, line)
+	go io.Copy(io.Discard, stderr)
+	return listening
+}
+
+// An https upstream whose CA only --upstream-ca-file names is relayed; without the flag
+// the proxy cannot verify it and answers 502. A file with no certificate is refused at
+// start with what to fix.
+func TestProxyVerifiesAnHTTPSUpstreamWithUpstreamCAFile(t *testing.T) {
+	api := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusCreated)
+		io.WriteString(w, `{"id":"re_1"}`)
+	}))
+	t.Cleanup(api.Close)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	require.NoError(t, os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: api.Certificate().Raw}), 0o644))
+	post := func(proxy string) int {
+		req, err := http.NewRequest(http.MethodPost, proxy+"/v1/refunds", strings.NewReader(`{}`))
+		require.NoError(t, err)
+		req.Header.Set("Idempotency-Key", "k-1")
+		resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Equal(t, http.StatusCreated, post(startProxyTo(t, api.URL, "--upstream-ca-file", ca)))
+	require.Equal(t, http.StatusBadGateway, post(startProxyTo(t, api.URL)), "an upstream of an unknown CA is not reached")
+
+	empty := filepath.Join(t.TempDir(), "empty.pem")
+	require.NoError(t, os.WriteFile(empty, []byte("not a certificate\n"), 0o644))
+	out, err := exec.Command(checkBinary(t), "proxy", "--upstream", api.URL, "--upstream-ca-file", empty).CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), "--upstream-ca-file: "+empty+" holds no PEM certificate")
+}
