@@ -58,6 +58,8 @@ func middlewareFlaws() []Flaw {
 			func(f *idempotency.Flaws) { f.KeyTruncate64 = true }},
 		{"fingerprint-amount-only", "the fingerprint covers the amount alone: the key reused with another reason is replayed the original's response", "fingerprint/each-member",
 			func(f *idempotency.Flaws) { f.FingerprintAmountOnly = true }},
+		{"entity-blind", "the fingerprint leaves the order id out: the key reused for another order is replayed the first order's refund, and the second order is never refunded", "scope/other-entity",
+			func(f *idempotency.Flaws) { f.EntityBlind = true }},
 	}
 }
 

@@ -152,6 +152,15 @@ func TestEachFlawMisbehaves(t *testing.T) {
 			require.Equal(t, http.StatusUnprocessableEntity, e.Post(t, refunds, key, body(order, 5000)).Status, "another amount is still refused")
 			require.Equal(t, 1, e.Count(t, "refunds", order))
 		},
+		"entity-blind": func(t *testing.T, e *servertest.Env, order, key string) {
+			first := e.Post(t, refunds, key, body(order, 4900))
+			second := servertest.Fresh("o-")
+			other := e.Post(t, refunds, key, body(second, 4900))
+			require.True(t, other.Replayed(), "the key reused for another order is replayed the first order's refund")
+			require.Equal(t, first.Body, other.Body)
+			require.Equal(t, 0, e.Count(t, "refunds", second), "the second order is never refunded")
+			require.Equal(t, http.StatusUnprocessableEntity, e.Post(t, refunds, key, body(order, 5000)).Status, "another amount is still refused")
+		},
 	}
 	for name, c := range wrapperFlawCases {
 		cases[name] = c

@@ -1,6 +1,11 @@
 package scenarios
 
-import "github.com/idemproof/idemproof/faultproxy"
+import (
+	"strings"
+
+	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/outcome"
+)
 
 func scopeScenarios() []Scenario {
 	return []Scenario{
@@ -32,6 +37,16 @@ func scopeScenarios() []Scenario {
 				{Name: "after", Wait: WaitBackground},
 			},
 			Check: otherPrincipalInFlight,
+		},
+		{
+			ID:          "scope/other-entity",
+			Description: "the same key for another entity is refused, or executes for that entity; never the first entity's response",
+			Requirement: "a key reused for another entity (another order in the body or the path) never gets the first entity's stored response while the other entity's operation does not happen: it is refused as another payload, or, where the entity is in the path (another endpoint), executes for it",
+			Source:      and(srcDraftUniqueness, srcDraftErrors),
+			Level:       LevelSafety,
+			Labels:      []string{"group:scope", "fault:none", "level:safety"},
+			Steps:       []Step{{Name: "original"}, {Name: "other", OtherEntity: true}},
+			Check:       otherEntity,
 		},
 		{
 			ID:          "scope/other-endpoint",
@@ -134,4 +149,65 @@ func otherPrincipalInFlight(r Record, p *Profile) (Verdict, string, Evidence) {
 		return Unknown, "the other principal's request reached the target only after the original could have committed, so the in-flight case was not exercised (the sequential case is scope/other-principal); it saw: " + msg, ev
 	}
 	return Pass, "during the original: " + msg, ev
+}
+
+// entityInPath reports whether operation.path names the entity: then a request for
+// another entity is another endpoint, where a key may be scoped on its own.
+func (p *Profile) entityInPath() bool {
+	path, err := render(p.Operation.Path, sampleEntity)
+	return err == nil && strings.Contains(path, sampleEntity)
+}
+
+// otherEntity judges a key reused for another entity. The first entity's response for
+// it, with nothing done for the other entity, is a leak: a client is told its refund of
+// the second order happened. A refusal (another payload) passes. An execution of its own
+// passes where the entity is in the path (another endpoint); where it is only in the
+// body, it is another payload executed under the key, as fingerprint/mismatch judges it.
+func otherEntity(r Record, p *Profile) (Verdict, string, Evidence) {
+	if r.LedgerErr != "" {
+		return unknownLedger(r)
+	}
+	var f finding
+	orig, _ := r.answer("original")
+	if !isSuccess(orig) {
+		return f.result(Unknown, "the original did not succeed (%s)", describe(orig))
+	}
+	other, _ := r.answer("other")
+	global := p.SideEffects.global()
+	nA, nB := r.Ledger[LedgerOperation], r.Ledger[LedgerOtherEntity]
+	if global {
+		nA, nB = min(nA, 1), max(nA-1, 0) // one count for both: the first entity's effect first
+	}
+	allowed := allowedEffects(r, p)
+	switch {
+	case global && r.Ledger[LedgerOperation] > allowed+1:
+		f.count(CatDuplicated, r.Ledger[LedgerOperation]-allowed-1)
+		return f.result(Fail, "%d side effects from two requests, one per entity", r.Ledger[LedgerOperation])
+	case unseen(other):
+		return f.result(Unknown, "the request for the other entity was not seen (%s): what it did cannot be told", describe(other))
+	case !global && nA > allowed:
+		f.count(CatDuplicated, nA-allowed)
+		f.blame(other, "a refusal or an execution for the other entity")
+		return f.result(Fail, "the request for another entity executed again for the first one: %d side effects there", nA)
+	case isSuccess(other) && nB == 0 && (p.sameResponse(other, orig) || replayMarked(other, p) || sameUnique(p, orig, other)):
+		f.count(CatLeaked, 1)
+		f.blameAgainst(other, "a refusal ("+wantText(p.Expect.Mismatch, outcome.Mismatch)+") or an execution for the other entity", &orig)
+		return f.result(Fail, "the key reused for another entity got the first entity's response (%d), and nothing happened for the other entity: its client is told an operation happened that did not", other.Status)
+	case isSuccess(other) && nB == 0:
+		f.count(CatLost, 1)
+		f.blame(other, "a side effect for the other entity")
+		return f.result(Fail, "the request for another entity got %d, but its ledger shows no side effect", other.Status)
+	case isSuccess(other) && nB > 1:
+		f.count(CatDuplicated, nB-1)
+		return f.result(Fail, "%d side effects for the other entity from one request", nB)
+	case isSuccess(other) && p.entityInPath():
+		return f.result(Pass, "executed for the other entity (%d, one side effect there): the entity is in the path, another endpoint with a key scope of its own", other.Status)
+	case isSuccess(other):
+		f.count(CatDuplicated, 1)
+		f.blame(other, wantText(p.Expect.Mismatch, outcome.Mismatch)+": another payload under the key")
+		return f.result(Fail, "another payload (the other entity in the body) executed under the same key, as a new operation: want %s", wantText(p.Expect.Mismatch, outcome.Mismatch))
+	case keyRefusal(other.Class):
+		return f.result(Pass, "refused with %s: the key's first use was for another entity; nothing executed for it", describe(other))
+	}
+	return f.result(Info, "the request for the other entity got %s (refused before the key, or the entity does not exist): nothing to judge", describe(other))
 }

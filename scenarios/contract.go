@@ -99,6 +99,9 @@ type Record struct {
 	// (keysPerSideEntity): their ledgers are read too and added to the operation's count,
 	// so no ledger read counts more effects than a paginated list's first page shows.
 	SideEntities []string `json:"side_entities,omitempty"`
+	// OtherEntity is the entity a Step.OtherEntity step acted on ("" when none did); its
+	// ledger is Ledger[LedgerOtherEntity].
+	OtherEntity string `json:"other_entity,omitempty"`
 	// Downstream is every call the target made to its vendor for this entity, as the
 	// downstream sink recorded it (boundary scenarios only).
 	Downstream []downstream.Call `json:"downstream,omitempty"`

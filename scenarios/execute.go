@@ -28,7 +28,8 @@ type execution struct {
 	// toward the operation's.
 	sideEntities []string
 	sideByName   map[string]string // sideEntity's suffix -> the entity
-	attempt      int // attempt counter of the logical client 0
+	otherEntity  string            // the entity an OtherEntity step acted on
+	attempt      int               // attempt counter of the logical client 0
 
 	firstAnswer time.Time
 	// lastAnswer is the latest completion of any attempt so far: "past the lock
@@ -95,6 +96,15 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 		ledgerErrs = append(ledgerErrs, err.Error())
 	} else {
 		rec.Ledger[LedgerOperation] = n - base[LedgerOperation]
+	}
+	if e.otherEntity != "" && !t.p.SideEffects.global() {
+		rec.OtherEntity = e.otherEntity
+		n, err := t.readLedger(ctx, t.p.SideEffects, e.otherEntity)
+		if err != nil {
+			ledgerErrs = append(ledgerErrs, "other entity: "+err.Error())
+		} else {
+			rec.Ledger[LedgerOtherEntity] = n
+		}
 	}
 	if e.uses(PayloadOther) {
 		n, err := t.readLedger(ctx, t.p.Other.SideEffects, entity)
@@ -236,7 +246,18 @@ func (e *execution) sendCopies(ctx context.Context, st Step, attempt int, starte
 	if st.Direct && e.t.p.BaseURL != "" {
 		base = e.t.p.BaseURL
 	}
-	spec, err := e.t.stepRequest(base, e.entity, e.keys, st, e.marked[st.Name])
+	entity := e.entity
+	if st.OtherEntity {
+		var err error
+		if entity, err = e.sideEntity(ctx, otherEntitySuffix, false); err != nil {
+			invoked.Add(-n)
+			return fmt.Errorf("step %s: %w", st.Name, err)
+		}
+		e.mu.Lock()
+		e.otherEntity = entity
+		e.mu.Unlock()
+	}
+	spec, err := e.t.stepRequest(base, entity, e.keys, st, e.marked[st.Name])
 	if err != nil {
 		invoked.Add(-n)
 		return fmt.Errorf("step %s: %w", st.Name, err)

@@ -27,6 +27,9 @@ func (p *Profile) freshKeysWindow() time.Duration {
 // the target never mixes them with the effects the scenario judges.
 const sideEntitySuffix = "-newer"
 
+// otherEntitySuffix names the entity a Step.OtherEntity step acts on.
+const otherEntitySuffix = "-other"
+
 // sendFreshKeys sends a FreshKeys step: FreshKeys requests through the proxy, each with a
 // fresh key of its own (the step's key set, key i for request i) and the side entity, at
 // most MaxKeepAliveConns (and the run's burst limit) at once, over the run's transport (MCP

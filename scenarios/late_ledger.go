@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 )
 
@@ -89,6 +90,8 @@ func (t *target) readLateLedger(ctx context.Context, rec *Record) (map[string]in
 				return nil, false
 			}
 			n, err = t.readLedger(ctx, t.p.Other.SideEffects, rec.Entity)
+		case LedgerOtherEntity:
+			n, err = t.readLedger(ctx, t.p.SideEffects, rec.OtherEntity)
 		default:
 			n, err = t.readOperationLedger(ctx, rec)
 		}
@@ -107,7 +110,13 @@ func ledgerCounts(l map[string]int) string {
 			return fmt.Sprintf("%d side effect(s)", n)
 		}
 	}
-	return fmt.Sprintf("%s %d, %s %d", LedgerOperation, l[LedgerOperation], LedgerOther, l[LedgerOther])
+	parts := []string{fmt.Sprintf("%s %d", LedgerOperation, l[LedgerOperation])}
+	for _, name := range []string{LedgerOther, LedgerOtherEntity} {
+		if n, ok := l[name]; ok {
+			parts = append(parts, fmt.Sprintf("%s %d", name, n))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // onlyLost reports whether a FAIL's evidence counts nothing but lost effects: successes

@@ -100,6 +100,9 @@ type Step struct {
 	// KeepAlive sends the copies over at most MaxKeepAliveConns reused keep-alive
 	// connections (with KeySet; see sendKeySet for why that is safe to count).
 	KeepAlive bool `json:"keep_alive,omitempty"`
+	// OtherEntity sends the step's request for another entity than the scenario's (one of
+	// its own, created by entity_setup when the profile has one), with the same key.
+	OtherEntity bool `json:"other_entity,omitempty"`
 	// ChangeMember (1-based) sends the operation's body with its ChangeMember-th
 	// changeable member (Profile.changeableMembers) given another value; a step past the
 	// body's last changeable member is not sent.

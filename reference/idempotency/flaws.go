@@ -28,6 +28,25 @@ type Flaws struct {
 	// FingerprintAmountOnly: the fingerprint covers the amount alone (the one member its
 	// developer thought mattered): a reuse with another reason is replayed.
 	FingerprintAmountOnly bool
+	// EntityBlind: the fingerprint leaves the order id out (it hashes what is refunded,
+	// not of what): the key reused for another order is replayed the first order's
+	// response, and the second order is never refunded.
+	EntityBlind bool
+}
+
+// withoutOrder is the body EntityBlind fingerprints: without its order_id member (the
+// whole body when it is not a JSON object).
+func withoutOrder(body []byte) []byte {
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(body, &doc) != nil {
+		return body
+	}
+	delete(doc, "order_id")
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return body
+	}
+	return out
 }
 
 // amountOnly is the body FingerprintAmountOnly fingerprints: its amount member alone
