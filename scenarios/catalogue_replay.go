@@ -227,9 +227,12 @@ func replayMarker(r Record, p *Profile) (Verdict, string, Evidence) {
 	case !replayMarked(b, p) && allowedEffects(r, p) > 1:
 		return f.result(Unknown, "the repeat does not carry %s, but %s: nothing to judge", h, mayBeLate("it", p))
 	case replayMarked(a, p):
-		return f.result(NonStrict, "the first response already carries %s: %q", h, a.Headers[h])
+		return f.result(NonStrict, "the first response already says it is a replay: %s: %q", h, a.Headers[h])
 	case !replayMarked(b, p):
 		return f.result(NonStrict, "the replay does not carry %s", h)
+	}
+	if v, ok := a.Headers[h]; ok {
+		return f.result(Pass, "the replay carries %s: %q; the first response says %q", h, b.Headers[h], v)
 	}
 	return f.result(Pass, "the replay carries %s: %q; the first response does not", h, b.Headers[h])
 }

@@ -615,3 +615,27 @@ func TestBurstOfThrottledAttemptsIsInfo(t *testing.T) {
 	require.Contains(t, msg, "48 attempts unseen (info: 48 throttled (429))")
 	require.Contains(t, msg, "up to 2 in flight at once", "the throttled attempts are not counted as in flight")
 }
+
+// A server that sends its replay header on every response, "false" on a fresh execution,
+// marks no replay with it: the first response is not a replay, and a fresh execution
+// under another key is not "answered the first key's response".
+func TestAFalseReplayHeaderIsNoReplay(t *testing.T) {
+	p := refProfile(t)
+	fresh := map[string]string{"Idempotent-Replayed": "false"}
+	replayed := map[string]string{"Idempotent-Replayed": "true"}
+	rec := newHistory().at(0, "original", scenarios.OpOK, 201, committed, fresh).at(5, "repeat", scenarios.OpOK, 201, committed, replayed).record(1)
+	v, msg, _ := checker(t, "replay/marker")(rec, p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Contains(t, msg, `the first response says "false"`)
+
+	for _, value := range []string{"false", "0", "?0", "FALSE"} {
+		own := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).
+			at(5, "other", scenarios.OpOK, 201, `{"id":"re_2","amount":4900}`, map[string]string{"Idempotent-Replayed": value}).record(2)
+		v, msg, _ = checker(t, "scope/other-principal")(own, p)
+		require.Equal(t, scenarios.Pass, v, "%s: %s", value, msg)
+	}
+	marked := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).
+		at(5, "other", scenarios.OpOK, 201, `{"id":"re_2","amount":4900}`, replayed).record(2)
+	v, _, _ = checker(t, "scope/other-principal")(marked, p)
+	require.Equal(t, scenarios.Fail, v, "a true marker still marks the answer a replay")
+}

@@ -277,8 +277,19 @@ func replayMarked(op Op, p *Profile) bool {
 	if p.Expect.ReplayHeader == "" {
 		return false
 	}
-	_, ok := op.Headers[p.Expect.ReplayHeader]
-	return ok
+	v, ok := op.Headers[p.Expect.ReplayHeader]
+	return ok && !negativeMarker(v)
+}
+
+// negativeMarker reports whether a replay header's value says "not a replay": many
+// servers send the header on every response, `Idempotent-Replayed: false` on a fresh
+// execution (RFC 8941 booleans: ?1 and ?0).
+func negativeMarker(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "false", "0", "?0", "no", "off":
+		return true
+	}
+	return false
 }
 
 // clip shows a body in an example line: JSON as compact JSON text, anything else as
