@@ -114,7 +114,7 @@ func raceScenarios() []Scenario {
 			Source:      srcStripe + " (retry with backoff); RFC 9110 §10.2.3 (Retry-After)",
 			Level:       LevelShould,
 			Labels:      []string{"group:race", "fault:before-upstream", "level:should"},
-			Needs:       []Capability{CapSlow, CapInFlightRefusal},
+			Needs:       []Capability{CapSlow, CapInFlightRefusal, CapHTTPRefusals},
 			Faults:      fo,
 			Steps:       steps,
 			Settle:      &Settle{},

@@ -62,7 +62,7 @@ func (p *Profile) missingOverTransport(c Capability) (string, bool) {
 		return "", true
 	case CapHTTPRefusals:
 		if p.isMCP() {
-			return "refusals that are HTTP responses of their own; over transport mcp a refusal is a JSON-RPC error object, which RFC 9457 does not describe", true
+			return "refusals that are HTTP responses of their own (their status, headers and content type: RFC 9457, Retry-After); over transport mcp a refusal is a JSON-RPC error object inside the answer, which an MCP client reads instead", true
 		}
 		return "", true
 	case CapMCPSessions:
