@@ -82,9 +82,18 @@ func independent(ledger string) Checker {
 		if unseen(other) {
 			return f.result(Unknown, "the other request's answer was not seen (%s): whether it executed on its own cannot be told", describe(other))
 		}
-		if !isSuccess(other) {
+		switch {
+		case !isSuccess(other) && keyRefusal(other.Class) && ledger == LedgerOther:
+			// Shared across endpoints, and refused as the key's reuse: nothing executes
+			// twice and nothing leaks (Stripe scopes keys per account this way).
+			return f.result(Info, "keys are shared across endpoints: the other operation's request with the key was refused as its reuse (%s); safe, but that operation needs a key of its own", describe(other))
+		case !isSuccess(other) && keyRefusal(other.Class):
 			f.blame(other, "a success of its own")
 			return f.result(Fail, "the other request got %s: the key is not scoped independently", describe(other))
+		case !isSuccess(other):
+			// A 404 or 403 says who may see the entity, not how the key is scoped
+			// (entity_setup creates it as the first principal).
+			return f.result(Info, "the other request got %s, which is no refusal of the key (the entity may be the first principal's own, or the request invalid for it): its scope cannot be judged", describe(other))
 		}
 		if ledger != "" {
 			if r.LedgerErr != "" {

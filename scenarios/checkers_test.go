@@ -639,3 +639,21 @@ func TestAFalseReplayHeaderIsNoReplay(t *testing.T) {
 	v, _, _ = checker(t, "scope/other-principal")(marked, p)
 	require.Equal(t, scenarios.Fail, v, "a true marker still marks the answer a replay")
 }
+
+// Refusals of the other request: a refusal of the key (409, 422) shows a scope shared
+// across principals (FAIL), but across endpoints only a policy (INFO: Stripe's keys are per
+// account, and reuse elsewhere is refused); a 404 or 403 is about the entity, not the key.
+func TestScopeRefusalsAreJudgedByWhatTheyRefuse(t *testing.T) {
+	p := refProfile(t)
+	rec := func(status int, body string) scenarios.Record {
+		return newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).at(5, "other", scenarios.OpFail, status, body, nil).record(1)
+	}
+	v, msg, _ := checker(t, "scope/other-principal")(rec(422, `{"title":"reused"}`), p)
+	require.Equal(t, scenarios.Fail, v, msg)
+	v, msg, _ = checker(t, "scope/other-principal")(rec(404, `{"error":"no such order"}`), p)
+	require.Equal(t, scenarios.Info, v, msg)
+	require.Contains(t, msg, "no refusal of the key")
+	v, msg, _ = checker(t, "scope/other-endpoint")(rec(422, `{"title":"reused"}`), p)
+	require.Equal(t, scenarios.Info, v, msg)
+	require.Contains(t, msg, "keys are shared across endpoints")
+}

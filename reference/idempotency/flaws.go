@@ -9,15 +9,18 @@ import (
 // middleware. Each field models a bug real libraries shipped; the reference package
 // keeps the catalogue of names, descriptions and the scenario that catches each.
 type Flaws struct {
-	CheckThenSet       bool // the key is recorded after the work: concurrent first attempts both execute
-	NoFingerprint      bool // the payload is not compared: another payload gets the stored response
-	FingerprintInKey   bool // the fingerprint is folded into the key: another payload executes again
-	FabricateInFlight  bool // a repeat during the original answers 200 with a made-up body
-	Pin5xx             bool // a 5xx is stored and replayed instead of released
-	WedgeOnCrash       bool // a lock never goes stale: a crashed request wedges its key
-	NoFencing          bool // a stale original still commits after another attempt took over
-	GlobalScope        bool // keys are shared across principals
-	EndpointBlind      bool // keys are shared across endpoints
+	CheckThenSet      bool // the key is recorded after the work: concurrent first attempts both execute
+	NoFingerprint     bool // the payload is not compared: another payload gets the stored response
+	FingerprintInKey  bool // the fingerprint is folded into the key: another payload executes again
+	FabricateInFlight bool // a repeat during the original answers 200 with a made-up body
+	Pin5xx            bool // a 5xx is stored and replayed instead of released
+	WedgeOnCrash      bool // a lock never goes stale: a crashed request wedges its key
+	NoFencing         bool // a stale original still commits after another attempt took over
+	GlobalScope       bool // keys are shared across principals
+	// EndpointBlind: keys are shared across endpoints, and the fingerprint covers what
+	// the endpoints' bodies have in common (order and amount): the same key on another
+	// endpoint is replayed the first endpoint's response.
+	EndpointBlind      bool
 	NeverExpire        bool // the retention window is ignored
 	EarlyExpiry        bool // keys expire after a tenth of the declared window
 	ReplayRegenerates  bool // a replay re-renders the body with a fresh id and timestamp
@@ -32,6 +35,20 @@ type Flaws struct {
 	// not of what): the key reused for another order is replayed the first order's
 	// response, and the second order is never refunded.
 	EntityBlind bool
+}
+
+// orderAndAmount is the body EndpointBlind fingerprints: its order_id and amount members
+// alone (the whole body when it is not a JSON object).
+func orderAndAmount(body []byte) []byte {
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(body, &doc) != nil {
+		return body
+	}
+	out, err := json.Marshal(map[string]json.RawMessage{"order_id": doc["order_id"], "amount": doc["amount"]})
+	if err != nil {
+		return body
+	}
+	return out
 }
 
 // withoutOrder is the body EntityBlind fingerprints: without its order_id member (the

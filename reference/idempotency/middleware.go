@@ -174,6 +174,9 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		WriteProblem(w, refused.Status, refused.Slug, refused.Title, refused.Detail)
 		return
 	}
+	if m.cfg.Flaws.EndpointBlind && err == nil {
+		fp, _ = Fingerprint(r.Method, fpPath, fpPrincipal, orderAndAmount(body))
+	}
 	if m.cfg.Flaws.EntityBlind && err == nil {
 		fp, _ = Fingerprint(r.Method, fpPath, fpPrincipal, withoutOrder(body))
 	}
