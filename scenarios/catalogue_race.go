@@ -219,6 +219,10 @@ func oneWinner(step string) Checker {
 		if unseenText != "" {
 			tail = "; " + unseenText
 		}
+		if throttledN := countClass(answers, outcome.Throttled); throttledN > 0 && inFlightAtOnce(r, step) < 2 {
+			// Whatever the settle step shows, nothing concurrent reached the key.
+			return f.result(Info, "%d of %d attempts were throttled (429) and no two of the rest were in flight at once: nothing concurrent reached the key", throttledN, len(answers))
+		}
 		if ok == 0 {
 			// Only the settle step can show the one result nobody saw.
 			switch {
@@ -239,9 +243,6 @@ func oneWinner(step string) Checker {
 		}
 		atOnce := inFlightAtOnce(r, step)
 		if atOnce < 2 && len(answers) > 1 {
-			if throttledN := countClass(answers, outcome.Throttled); throttledN > 0 {
-				return f.result(Info, "one side effect from %d attempts, but %d were throttled (429) and no two of the rest were in flight at once: nothing concurrent reached the key", len(answers), throttledN)
-			}
 			return f.result(Info, "one side effect from %d attempts, but no two were ever in flight at once (each answered before the next was sent): nothing concurrent was exercised", len(answers))
 		}
 		tail += fmt.Sprintf("; up to %d in flight at once", atOnce)

@@ -563,9 +563,9 @@ func TestAnAttemptGivenUpBeforeTheTargetAnsweredProvesNothing(t *testing.T) {
 	}
 	sc, ok := scenarios.Lookup("replay/after-503")
 	require.True(t, ok)
-	v, msg, _ = sc.Check(passed, p)
+	v, msg, ev := sc.Check(passed, p)
 	require.Equal(t, scenarios.Pass, v, msg)
-	v, msg = scenarios.WithPremise(sc, passed, v, msg)
+	v, msg = scenarios.WithPremise(sc, passed, v, msg, ev)
 	require.Equal(t, scenarios.Unknown, v, "the 503 after the commit never happened: %s", msg)
 	require.Contains(t, msg, "was applied to no attempt")
 }
@@ -608,7 +608,7 @@ func TestBurstOfThrottledAttemptsIsInfo(t *testing.T) {
 	}
 	v, msg, _ := checker(t, "race/burst-50")(burst(1), p)
 	require.Equal(t, scenarios.Info, v, msg)
-	require.Contains(t, msg, "49 were throttled (429)")
+	require.Contains(t, msg, "49 of 50 attempts were throttled (429)")
 
 	v, msg, _ = checker(t, "race/burst-50")(burst(2), p)
 	require.Equal(t, scenarios.Pass, v, msg)
@@ -656,4 +656,30 @@ func TestScopeRefusalsAreJudgedByWhatTheyRefuse(t *testing.T) {
 	v, msg, _ = checker(t, "scope/other-endpoint")(rec(422, `{"title":"reused"}`), p)
 	require.Equal(t, scenarios.Info, v, msg)
 	require.Contains(t, msg, "keys are shared across endpoints")
+}
+
+// A held original that a rate limit refused (429) was never in flight: the repeat that
+// "met it" was the first execution, and a takeover took over nothing. Its PASS and its
+// FAIL are UNKNOWN, unless the FAIL counts more effects than the requests allow.
+func TestAThrottledOriginalIsNoPremise(t *testing.T) {
+	p := refProfile(t)
+	for id, second := range map[string]string{"race/in-flight-409": "repeat", "race/in-flight-other-payload": "repeat",
+		"race/in-flight-not-fabricated": "repeat", "recovery/slow-past-lock": "takeover"} {
+		rec := newHistory().span(0, 300, "original", scenarios.OpInfo, 429, `{"error":"rate_limited"}`, nil).
+			at(75, second, scenarios.OpOK, 201, committed, nil).record(1)
+		sc, ok := scenarios.Lookup(id)
+		require.True(t, ok)
+		checked, msg, ev := sc.Check(rec, p)
+		v, msg := scenarios.WithPremise(sc, rec, checked, msg, ev)
+		require.Equal(t, scenarios.Unknown, v, "%s: %s", id, msg)
+		if checked == scenarios.Pass || checked == scenarios.Fail {
+			require.Contains(t, msg, "the original step was throttled (429 (throttled))", id)
+		}
+	}
+	sc, _ := scenarios.Lookup("race/in-flight-409")
+	dup := newHistory().span(0, 300, "original", scenarios.OpInfo, 429, `{}`, nil).at(75, "repeat", scenarios.OpOK, 201, committed, nil).record(2)
+	checked, msg, ev := sc.Check(dup, p)
+	require.Equal(t, scenarios.Fail, checked, msg)
+	v, msg := scenarios.WithPremise(sc, dup, checked, msg, ev)
+	require.Equal(t, scenarios.Fail, v, "two side effects from a throttled original and one repeat are still two: %s", msg)
 }

@@ -318,10 +318,24 @@ func TestKeepAliveManyKeys(t *testing.T) {
 	for _, ledger := range []int{6, 7, 8} {
 		v, msg, _ = judgeWith(t, "race/keepalive-many-keys", build(ledger, timedOut), p)
 		require.Equal(t, scenarios.Pass, v, "ledger %d: %s", ledger, msg)
-		require.Contains(t, msg, "timed out or were cut (info)")
+		require.Contains(t, msg, "4 attempts timed out (info)")
 	}
 	v, _, _ = judgeWith(t, "race/keepalive-many-keys", build(9, timedOut), p)
 	require.Equal(t, scenarios.Fail, v)
+
+	// Throttled (429) keys never reached the key's logic: with most of them throttled,
+	// too few keys ran to show anything (INFO, not a PASS of "8 keys").
+	throttled := func(route string, i int) (scenarios.Op, scenarios.Op) {
+		if i > 0 {
+			no := scenarios.Op{Type: scenarios.OpInfo, Status: 429, Body: []byte(`{"error":"rate_limited"}`)}
+			return no, no
+		}
+		return own(route, i)
+	}
+	v, msg, _ = judgeWith(t, "race/keepalive-many-keys", build(2, throttled), p)
+	require.Equal(t, scenarios.Info, v, msg)
+	require.Contains(t, msg, "only 2 of the 8 keys were seen executing")
+	require.Contains(t, msg, "12 throttled (429)")
 
 	// A later step with the scenario's own key (a settle step) may add its own effect.
 	settled := build(9, own)
