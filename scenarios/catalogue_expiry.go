@@ -75,6 +75,17 @@ func executedAnew(r Record, p *Profile) (Verdict, string, Evidence) {
 	case !isSuccess(b):
 		f.blame(b, "a fresh success (a new execution)")
 		return f.result(Fail, "the repeat after the window got %s, want a fresh 2xx", describe(b))
+	case n == 1 && !p.sameResponse(a, b) && !replayMarked(b, p):
+		// A response of its own, and no replay marker: a new execution whose effect the
+		// ledger does not show (yet, if it lags), not the replay.
+		if ua, okA := uniqueValue(p, a.Body); okA {
+			if ub, okB := uniqueValue(p, b.Body); okB && ua != ub {
+				f.count(CatLost, 1)
+				f.blame(b, "its side effect in the ledger")
+				return f.result(Fail, "the repeat executed anew (its own %s %s) but the ledger shows one side effect", p.Expect.UniqueField, clipValue(ub))
+			}
+		}
+		return f.result(Unknown, "the repeat got a response of its own (%d), but the ledger shows one side effect: a new execution the ledger does not show, or a replay that differs; declare expect.unique_field to tell", b.Status)
 	case n == 1:
 		f.blameAgainst(b, "a new execution, not the replay", &a)
 		return f.result(Fail, "still replayed after the declared %s retention (one side effect)", p.Retention)

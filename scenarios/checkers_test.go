@@ -683,3 +683,19 @@ func TestAThrottledOriginalIsNoPremise(t *testing.T) {
 	v, msg := scenarios.WithPremise(sc, dup, checked, msg, ev)
 	require.Equal(t, scenarios.Fail, v, "two side effects from a throttled original and one repeat are still two: %s", msg)
 }
+
+// expiry/after-window's repeat with a response of its own but one side effect in the
+// ledger: with a per-execution value of its own it executed anew and the ledger does not
+// show it (lost, read again at the end of the run); without one it cannot be told.
+func TestExecutedAnewWithALedgerBehind(t *testing.T) {
+	p := refProfile(t)
+	rec := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).at(1600, "repeat", scenarios.OpOK, 201, `{"id":"re_2","amount":4900}`, nil).record(1)
+	v, msg, ev := checker(t, "expiry/after-window")(rec, p)
+	require.Equal(t, scenarios.Fail, v, msg)
+	require.Equal(t, 1, ev.Categories[scenarios.CatLost], "lost: judged again once the ledger is read at the end of the run")
+	require.Contains(t, msg, `executed anew (its own id "re_2")`)
+
+	p.Expect.UniqueField = ""
+	v, msg, _ = checker(t, "expiry/after-window")(rec, p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+}

@@ -119,14 +119,15 @@ func ledgerCounts(l map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// onlyLost reports whether a FAIL's evidence counts nothing but lost effects: successes
-// the ledger did not show (yet).
+// onlyLost reports whether a FAIL's evidence counts nothing but effects missing from the
+// ledger: successes it did not show (yet), as lost or as fabricated (a success with no
+// side effect at all).
 func onlyLost(ev Evidence) bool {
-	if ev.Categories[CatLost] == 0 {
+	if ev.Categories[CatLost]+ev.Categories[CatFabricated] == 0 {
 		return false
 	}
 	for c, n := range ev.Categories {
-		if c != CatLost && n > 0 {
+		if c != CatLost && c != CatFabricated && n > 0 {
 			return false
 		}
 	}

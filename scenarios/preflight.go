@@ -112,6 +112,10 @@ func (pf *preflight) fail(field, format string, args ...any) error {
 	return &PreflightError{Target: pf.t.p.Name, Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
+// preflightLedgerLag is how long the preflight keeps reading a ledger that does not show
+// the one operation it sent yet.
+const preflightLedgerLag = 5 * time.Second
+
 func (pf *preflight) run(ctx context.Context) error {
 	p := pf.t.p
 	entity, err := pf.t.createEntity(ctx, pf.entity)
@@ -136,8 +140,25 @@ func (pf *preflight) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// A ledger that lags its writes (a read replica, work applied after its answer)
+	// shows the effect a little later: read again for a while before calling it wrong.
+	lagged := time.Duration(0)
+	for after == before && lagged < preflightLedgerLag && ctx.Err() == nil {
+		step := 250 * time.Millisecond
+		select {
+		case <-ctx.Done():
+		case <-time.After(step):
+		}
+		lagged += step
+		if after, err = pf.count(ctx, "side_effects", p.SideEffects, page); err != nil {
+			return err
+		}
+	}
 	if d := after - before; d != 1 {
 		hint := "the path's {{.Entity}} is the entity operation.path/body carry"
+		if d == 0 {
+			hint += fmt.Sprintf("; read again for %s, it still showed no effect", preflightLedgerLag)
+		}
 		if d > 1 {
 			hint = "a ledger that counts every effect of the target must not be written by anything else during the run"
 		}

@@ -118,12 +118,12 @@ name: shop
 base_url: http://127.0.0.1:9000
 operation: {path: /charges, body: '{"order": "{{.Entity}}", "amount": 100}'}
 side_effects: {path: '/charges?order={{.Entity}}', count: total}
-expect: {mismatch: 409}
+expect: {mismatch: 422}
 `
 	p, err := scenarios.ParseProfile("shop.yaml", []byte(doc))
 	require.NoError(t, err)
 	require.Equal(t, "shop", p.Name)
-	require.Equal(t, 409, p.Expect.Mismatch, "the profile overrides the preset")
+	require.Equal(t, 422, p.Expect.Mismatch, "the profile overrides the preset")
 	require.Equal(t, 409, p.Expect.InFlight, "the preset fills what the profile leaves out")
 	require.Equal(t, "optional", p.Expect.MissingKey)
 	require.Equal(t, "Idempotent-Replayed", p.Expect.ReplayHeader)
@@ -254,4 +254,18 @@ func TestProfileFileMustBeASmallRegularFile(t *testing.T) {
 	require.NoError(t, os.WriteFile(big, bytes.Repeat([]byte("# a comment line\n"), 70000), 0o644))
 	_, err = scenarios.LoadProfile(big)
 	require.ErrorContains(t, err, "too large for a profile")
+}
+
+// One status for in flight and mismatch cannot be told apart without rules on the body.
+func TestInFlightAndMismatchNeedTellingApart(t *testing.T) {
+	doc := `name: same
+base_url: http://127.0.0.1:9000
+operation: {path: /charges, body: '{"order": "{{.Entity}}", "amount": 100}'}
+side_effects: {path: '/charges?order={{.Entity}}', count: total}
+expect: {in_flight: 409, mismatch: 409, missing_key: "400"}
+`
+	_, err := scenarios.ParseProfile("same.yaml", []byte(doc))
+	require.ErrorContains(t, err, "expect.mismatch: is 409, as expect.in_flight is")
+	_, err = scenarios.ParseProfile("same.yaml", []byte(doc+"outcomes:\n  in_flight: {status: 409, json: {path: error.code, equals: key_in_use}}\n"))
+	require.NoError(t, err)
 }

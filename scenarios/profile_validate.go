@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"github.com/idemproof/idemproof/outcome"
 	"net/url"
 	"strconv"
 	"strings"
@@ -65,6 +66,10 @@ func (p *Profile) fieldErrors() []fieldError {
 		case f == p.Expect.UniqueField:
 			add(fmt.Sprintf("expect.volatile_fields[%d]", i), "%q is also expect.unique_field: a value minted per execution is the same in a replay, a volatile one is not; it cannot be both", f)
 		}
+	}
+	if !p.Expect.InFlightWait && p.Expect.InFlight != 0 && p.Expect.InFlight == p.Expect.Mismatch &&
+		!p.Outcomes.Covers(outcome.InFlight) && !p.Outcomes.Covers(outcome.Mismatch) {
+		add("expect.mismatch", "is %d, as expect.in_flight is: an answer of that status cannot be told to be one or the other; add outcomes: rules that tell them apart by the body, e.g. in_flight: {status: %d, json: {path: error.code, equals: key_in_use}} (see \"Outcome rules\")", p.Expect.Mismatch, p.Expect.InFlight)
 	}
 	errs = append(errs, checkFingerprintIgnores(p)...)
 	errs = append(errs, checkEntitySetup(p)...)

@@ -119,9 +119,12 @@ func TestLaggingLedgerIsJudgedOnItsCaughtUpCount(t *testing.T) {
 	startFake(t, inner)
 	srv := httptest.NewServer(&lagging{next: inner, reads: map[string]int{}})
 	t.Cleanup(srv.Close)
-	r := runOn(t, fakeProfile(t, srv.URL), "replay/sequential")["replay/sequential"]
-	require.Equal(t, scenarios.Pass, r.Verdict, r.Message)
-	require.Contains(t, r.Message, "the ledger had caught up")
-	require.Equal(t, 0, r.Evidence.Record.Ledger[scenarios.LedgerOperation])
-	require.Equal(t, 1, r.Evidence.Record.LateLedger[scenarios.LedgerOperation])
+	results := runOn(t, fakeProfile(t, srv.URL), "replay/sequential", "race/burst-50")
+	for _, id := range []string{"replay/sequential", "race/burst-50"} {
+		r := results[id]
+		require.Equal(t, scenarios.Pass, r.Verdict, "%s: %s", id, r.Message)
+		require.Contains(t, r.Message, "the ledger had caught up", id)
+		require.Equal(t, 0, r.Evidence.Record.Ledger[scenarios.LedgerOperation], id)
+		require.Equal(t, 1, r.Evidence.Record.LateLedger[scenarios.LedgerOperation], id)
+	}
 }
