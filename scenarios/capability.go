@@ -19,17 +19,18 @@ const (
 	CapFail             Capability = "fail"            // fail_operation
 	CapCrashAfterKey    Capability = "crash_after_key" // crash.after_key
 	CapCrashAfterCommit Capability = "crash_after_commit"
-	CapRetention        Capability = "retention"        // a retention short enough to wait out
-	CapLockTimeout      Capability = "lock_timeout"     // a declared stale-lock takeover
-	CapPrincipals       Capability = "principals"       // at least two principals
-	CapOther            Capability = "other_operation"  // a second keyed endpoint
-	CapReplayHeader     Capability = "replay_header"    // expect.replay_header
-	CapReplayHeaders    Capability = "replay_headers"   // expect.replay_headers
-	CapBusiness         Capability = "business_error"   // business_error
-	CapValidation       Capability = "validation_error" // validation_error
-	CapKeyedMethods     Capability = "keyed_methods"    // keyed_methods, with the ledger's method not among them
-	CapDownstream       Capability = "downstream"       // downstream: a vendor the target calls, observed by a sink
-	CapDirectRoute      Capability = "direct_route"     // base_url: a step may reach the target around the proxy
+	CapRetention        Capability = "retention"         // a retention short enough to wait out
+	CapLockTimeout      Capability = "lock_timeout"      // a declared stale-lock takeover
+	CapPrincipals       Capability = "principals"        // at least two principals
+	CapOther            Capability = "other_operation"   // a second keyed endpoint
+	CapReplayHeader     Capability = "replay_header"     // expect.replay_header
+	CapReplayHeaders    Capability = "replay_headers"    // expect.replay_headers
+	CapBusiness         Capability = "business_error"    // business_error
+	CapValidation       Capability = "validation_error"  // validation_error
+	CapKeyedMethods     Capability = "keyed_methods"     // keyed_methods, with the ledger's method not among them
+	CapDownstream       Capability = "downstream"        // downstream: a vendor the target calls, observed by a sink
+	CapDirectRoute      Capability = "direct_route"      // base_url: a step may reach the target around the proxy
+	CapEntityRequest    Capability = "entity_in_request" // operation.path or body names {{.Entity}}
 	// CapInFlightRefusal: a repeat during the original is refused (expect.in_flight is a
 	// status, not wait), so the refusal's headers can be judged.
 	CapInFlightRefusal Capability = "in_flight_status"
@@ -60,6 +61,10 @@ func (p *Profile) Missing(c Capability) string {
 		}
 		if c == CapIntegerBody && !v.respellIntegers() {
 			return "operation.body has no integer to respell"
+		}
+	case CapEntityRequest:
+		if !p.entityInRequest() {
+			return "an operation that names its entity (operation.path or operation.body with {{.Entity}}); here a request for another entity is the same request"
 		}
 	case CapDirectRoute:
 		if p.BaseURL == "" {

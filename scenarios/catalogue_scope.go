@@ -45,6 +45,7 @@ func scopeScenarios() []Scenario {
 			Source:      and(srcDraftUniqueness, srcDraftErrors),
 			Level:       LevelSafety,
 			Labels:      []string{"group:scope", "fault:none", "level:safety"},
+			Needs:       []Capability{CapEntityRequest},
 			Steps:       []Step{{Name: "original"}, {Name: "other", OtherEntity: true}},
 			Check:       otherEntity,
 		},
@@ -158,6 +159,15 @@ func otherPrincipalInFlight(r Record, p *Profile) (Verdict, string, Evidence) {
 		return Unknown, "the other principal's request reached the target only after the original could have committed, so the in-flight case was not exercised (the sequential case is scope/other-principal); it saw: " + msg, ev
 	}
 	return Pass, "during the original: " + msg, ev
+}
+
+// entityInRequest reports whether the operation's request names the entity at all.
+func (p *Profile) entityInRequest() bool {
+	if p.entityInPath() {
+		return true
+	}
+	body, err := render(p.Operation.Body, sampleEntity)
+	return err == nil && strings.Contains(body, sampleEntity)
 }
 
 // entityInPath reports whether operation.path names the entity: then a request for
