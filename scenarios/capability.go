@@ -157,7 +157,7 @@ func (p *Profile) missingAll(needs []Capability) string {
 }
 
 func mustRender(s string) string {
-	out, err := render(s, "ip-sample-1")
+	out, _, err := renderSample(s)
 	if err != nil {
 		return s
 	}

@@ -166,8 +166,8 @@ func (p *Profile) entityInRequest() bool {
 	if p.entityInPath() {
 		return true
 	}
-	body, err := render(p.Operation.Body, sampleEntity)
-	return err == nil && strings.Contains(body, sampleEntity)
+	body, sample, err := renderSample(p.Operation.Body)
+	return err == nil && strings.Contains(body, sample)
 }
 
 // entityInPath reports whether operation.path names the entity: then a request for

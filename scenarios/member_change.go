@@ -16,6 +16,23 @@ const maxChangedMembers = 8
 // sampleEntity renders templates where only the shape of the result matters.
 const sampleEntity = "ip-sample-1"
 
+// sampleNumericEntity renders a body that writes {{.Entity}} unquoted, as a JSON number
+// ({"charge": {{.Entity}}}, for an API whose ids are integers): with sampleEntity it is
+// no JSON, with this it is.
+const sampleNumericEntity = "987654321"
+
+// renderSample renders a template for its shape: with sampleEntity, or with
+// sampleNumericEntity when only that gives JSON. It returns the sample it used.
+func renderSample(tmpl string) (string, string, error) {
+	out, err := render(tmpl, sampleEntity)
+	if err != nil || strings.Contains(tmpl, "{{") && !json.Valid([]byte(out)) {
+		if num, nerr := render(tmpl, sampleNumericEntity); nerr == nil && json.Valid([]byte(num)) {
+			return num, sampleNumericEntity, nil
+		}
+	}
+	return out, sampleEntity, err
+}
+
 // changeableMembers lists the operation body's members that fingerprint/each-member
 // changes one at a time, as gjson-style dotted paths in document order: every scalar
 // leaf (the first scalar of an array), at most maxChangedMembers, except the member that
@@ -23,7 +40,7 @@ const sampleEntity = "ip-sample-1"
 // one), the key's own member (key_field) and the members the profile declares left out
 // of the fingerprint (expect.fingerprint_ignores). Nil when the body is not a JSON object.
 func (p *Profile) changeableMembers() []string {
-	rendered, err := render(p.Operation.Body, sampleEntity)
+	rendered, sample, err := renderSample(p.Operation.Body)
 	if err != nil {
 		return nil
 	}
@@ -50,7 +67,7 @@ func (p *Profile) changeableMembers() []string {
 			if len(v.arr) > 0 && !v.arr[0].isObj && !v.arr[0].isArr {
 				walk(v.arr[0], memberPath(path, "0"))
 			}
-		case strings.Contains(string(v.raw), sampleEntity):
+		case strings.Contains(string(v.raw), sample):
 		default:
 			out = append(out, path)
 		}
@@ -173,7 +190,7 @@ func checkFingerprintIgnores(p *Profile) []fieldError {
 		return nil
 	}
 	var doc *jsonValue
-	if rendered, err := render(p.Operation.Body, sampleEntity); err == nil {
+	if rendered, _, err := renderSample(p.Operation.Body); err == nil {
 		doc, _ = parseJSON(rendered)
 	}
 	var errs []fieldError

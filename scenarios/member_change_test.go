@@ -64,3 +64,12 @@ func TestFingerprintIgnoresMustNameAMember(t *testing.T) {
 	require.Contains(t, errs[0].Msg, `"meta.nope" is not a member of operation.body`)
 	require.Equal(t, "expect.fingerprint_ignores[2]", errs[1].Path)
 }
+
+// An API whose ids are integers writes {{.Entity}} unquoted: the body is JSON once
+// rendered, and its members are changed as any other's (the entity's left alone).
+func TestChangeableMembersOfABodyWithAnIntegerEntity(t *testing.T) {
+	p := &Profile{Operation: Operation{Body: `{"charge": {{.Entity}}, "amount": 100}`}}
+	require.Equal(t, []string{"amount"}, p.changeableMembers())
+	require.Empty(t, p.Missing(CapJSONBody))
+	require.True(t, p.entityInRequest())
+}
