@@ -31,6 +31,7 @@ const (
 	CapDownstream       Capability = "downstream"        // downstream: a vendor the target calls, observed by a sink
 	CapDirectRoute      Capability = "direct_route"      // base_url: a step may reach the target around the proxy
 	CapEntityRequest    Capability = "entity_in_request" // operation.path or body names {{.Entity}}
+	CapChangeableBody   Capability = "changeable_body"   // a JSON object or form body with a member to change
 	// CapInFlightRefusal: a repeat during the original is refused (expect.in_flight is a
 	// status, not wait), so the refusal's headers can be judged.
 	CapInFlightRefusal Capability = "in_flight_status"
@@ -61,6 +62,10 @@ func (p *Profile) Missing(c Capability) string {
 		}
 		if c == CapIntegerBody && !v.respellIntegers() {
 			return "operation.body has no integer to respell"
+		}
+	case CapChangeableBody:
+		if len(p.changeableMembers()) == 0 {
+			return "a body with a member to change: operation.body is a JSON object or a form (a=1&b=2) with a member that does not name the entity, carry the key or appear in expect.fingerprint_ignores"
 		}
 	case CapEntityRequest:
 		if !p.entityInRequest() {

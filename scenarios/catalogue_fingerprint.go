@@ -49,7 +49,7 @@ func fingerprintScenarios() []Scenario {
 			Source:      and(srcDraftErrors, srcDraftFingerprint),
 			Level:       LevelShould,
 			Labels:      []string{"group:fingerprint", "fault:none", "level:should"},
-			Needs:       []Capability{CapJSONBody},
+			Needs:       []Capability{CapChangeableBody},
 			Steps:       memberSteps(),
 			Check:       eachMemberRefused,
 		},

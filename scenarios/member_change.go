@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 )
@@ -45,7 +46,10 @@ func (p *Profile) changeableMembers() []string {
 		return nil
 	}
 	doc, err := parseJSON(rendered)
-	if err != nil || !doc.isObj {
+	if err != nil {
+		return p.changeableFormFields(rendered, sample)
+	}
+	if !doc.isObj {
 		return nil
 	}
 	ignored := map[string]bool{}
@@ -97,7 +101,10 @@ func memberPath(parent, member string) string {
 func changeMember(rendered, path string) (string, error) {
 	doc, err := parseJSON(rendered)
 	if err != nil {
-		return "", fmt.Errorf("change %s: operation.body is not JSON: %w", path, err)
+		if fields, ok := formFields(rendered); ok {
+			return changeFormField(fields, path)
+		}
+		return "", fmt.Errorf("change %s: operation.body is neither JSON nor a form: %w", path, err)
 	}
 	leaf := doc.at(path)
 	if leaf == nil || leaf.isObj || leaf.isArr {
@@ -190,18 +197,103 @@ func checkFingerprintIgnores(p *Profile) []fieldError {
 		return nil
 	}
 	var doc *jsonValue
+	form := map[string]bool{}
 	if rendered, _, err := renderSample(p.Operation.Body); err == nil {
 		doc, _ = parseJSON(rendered)
+		if fields, ok := formFields(rendered); ok && doc == nil {
+			for _, fl := range fields {
+				name, _ := url.QueryUnescape(fl.name)
+				form[name] = true
+			}
+		}
 	}
 	var errs []fieldError
 	for i, f := range p.Expect.FingerprintIgnores {
 		path := fmt.Sprintf("expect.fingerprint_ignores[%d]", i)
 		switch {
+		case len(form) > 0 && !form[f]:
+			errs = append(errs, fieldError{Path: path, Msg: fmt.Sprintf("%q is not a field of operation.body (a form)", f)})
+		case len(form) > 0:
 		case doc == nil || !doc.isObj:
-			errs = append(errs, fieldError{Path: path, Msg: "operation.body is not a JSON object: there is no member to leave out of the fingerprint"})
+			errs = append(errs, fieldError{Path: path, Msg: "operation.body is neither a JSON object nor a form: there is no member to leave out of the fingerprint"})
 		case f == "" || doc.at(f) == nil:
 			errs = append(errs, fieldError{Path: path, Msg: fmt.Sprintf("%q is not a member of operation.body: name a member as a dotted path, such as note or metadata.trace_id", f)})
 		}
 	}
 	return errs
+}
+
+// formField is one name=value pair of an application/x-www-form-urlencoded body, as
+// written (still escaped), in order.
+type formField struct{ name, value string }
+
+// formFields splits a form body (Stripe's request bodies: amount=100&charge=ch_1), ok
+// false when it is not one: every pair must have a name and unescape.
+func formFields(body string) ([]formField, bool) {
+	body = strings.TrimSpace(body)
+	if body == "" || strings.ContainsAny(body, "{}\" \t\r\n") {
+		return nil, false
+	}
+	var out []formField
+	for _, pair := range strings.Split(body, "&") {
+		name, value, found := strings.Cut(pair, "=")
+		if _, err := url.QueryUnescape(name); err != nil || name == "" || !found {
+			return nil, false
+		}
+		if _, err := url.QueryUnescape(value); err != nil {
+			return nil, false
+		}
+		out = append(out, formField{name, value})
+	}
+	return out, true
+}
+
+// changeableFormFields is changeableMembers for a form body: its fields by name (a name
+// repeated, as in metadata[] lists, once), except the entity's, the key's and the ignored.
+func (p *Profile) changeableFormFields(rendered, sample string) []string {
+	fields, ok := formFields(rendered)
+	if !ok {
+		return nil
+	}
+	ignored := map[string]bool{}
+	for _, f := range p.Expect.FingerprintIgnores {
+		ignored[f] = true
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range fields {
+		name, _ := url.QueryUnescape(f.name)
+		value, _ := url.QueryUnescape(f.value)
+		if seen[name] || ignored[name] || strings.Contains(value, sample) || len(out) >= maxChangedMembers {
+			continue
+		}
+		seen[name] = true
+		out = append(out, name)
+	}
+	return out
+}
+
+// changeFormField gives the first field named name another value of its kind: a number 1
+// more, any other value "-changed" appended.
+func changeFormField(fields []formField, name string) (string, error) {
+	changed := false
+	parts := make([]string, len(fields))
+	for i, f := range fields {
+		n, _ := url.QueryUnescape(f.name)
+		v := f.value
+		if n == name && !changed {
+			raw, _ := url.QueryUnescape(v)
+			if num, err := strconv.ParseInt(raw, 10, 64); err == nil {
+				v = strconv.FormatInt(num+1, 10)
+			} else {
+				v = url.QueryEscape(raw + "-changed")
+			}
+			changed = true
+		}
+		parts[i] = f.name + "=" + v
+	}
+	if !changed {
+		return "", fmt.Errorf("change %s: no such field in operation.body", name)
+	}
+	return strings.Join(parts, "&"), nil
 }

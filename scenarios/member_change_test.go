@@ -73,3 +73,30 @@ func TestChangeableMembersOfABodyWithAnIntegerEntity(t *testing.T) {
 	require.Empty(t, p.Missing(CapJSONBody))
 	require.True(t, p.entityInRequest())
 }
+
+// A form body (Stripe's requests) has its fields changed one at a time too.
+func TestChangeableFormFields(t *testing.T) {
+	p := &Profile{Operation: Operation{Body: `charge={{.Entity}}&amount=100&reason=requested_by_customer&metadata[note]=a%20b`}}
+	require.Equal(t, []string{"amount", "reason", "metadata[note]"}, p.changeableMembers())
+	require.Empty(t, p.Missing(CapChangeableBody))
+	rendered := `charge=ch_1&amount=100&reason=requested_by_customer&metadata[note]=a%20b`
+	for name, want := range map[string]string{
+		"amount":         `charge=ch_1&amount=101&reason=requested_by_customer&metadata[note]=a%20b`,
+		"reason":         `charge=ch_1&amount=100&reason=requested_by_customer-changed&metadata[note]=a%20b`,
+		"metadata[note]": `charge=ch_1&amount=100&reason=requested_by_customer&metadata[note]=a+b-changed`,
+	} {
+		got, err := changeMember(rendered, name)
+		require.NoError(t, err, name)
+		require.Equal(t, want, got, name)
+	}
+	p.Expect.FingerprintIgnores = []string{"reason", "nope"}
+	errs := checkFingerprintIgnores(p)
+	require.Len(t, errs, 1)
+	require.Contains(t, errs[0].Msg, `"nope" is not a field of operation.body (a form)`)
+	require.Equal(t, []string{"amount", "metadata[note]"}, p.changeableMembers())
+
+	for _, notForm := range []string{`[1,2]`, `plain text`, `a=1&b`, ``} {
+		_, ok := formFields(notForm)
+		require.False(t, ok, notForm)
+	}
+}
