@@ -187,6 +187,19 @@ func (pf *preflight) send(ctx context.Context) (string, error) {
 	defer snd.Close()
 	sent := time.Now()
 	op, err := pf.t.sendAttempt(ctx, snd, spec.request(p), timeout)
+	// A rate limit's refusal looked at nothing: the same request again, once it allows.
+	for tries := 1; err == nil && op.Class == outcome.Throttled && tries < 3 && ctx.Err() == nil; tries++ {
+		wait := ledgerThrottleDefault
+		if d, ok := transport.RetryAfter(op.Headers["Retry-After"], time.Now()); ok {
+			wait = min(d, ledgerThrottleWait)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+		sent = time.Now()
+		op, err = pf.t.sendAttempt(ctx, snd, spec.request(p), timeout)
+	}
 	if err != nil {
 		return "", pf.fail(field, "could not send the operation: %v: fix %s (and mcp:, operation.path)", err, field)
 	}
@@ -202,9 +215,17 @@ func (pf *preflight) send(ctx context.Context) (string, error) {
 		return "", pf.fail(field, "%s %s is not reachable (%s: %s): start the target or fix %s", field, pf.t.proxyURL, what, op.Error, field)
 	case op.Class == outcome.Info:
 		return "", pf.fail(field, "%s answered %d but the body was cut short (%s): fix %s", what, op.Status, op.Error, field)
+	case op.Class == outcome.Throttled:
+		return "", pf.fail(field, "%s was refused by a rate limit (%d%s) three times: give the harness's credentials a higher limit, or try again later", what, op.Status, answerClip(op.Headers["Content-Type"], op.Body))
 	case op.Class != outcome.Success:
 		return "", pf.fail("operation", "%s answered %d%s, which the profile's rules call %s, not success: fix operation.path, operation.method, operation.body or operation.headers (or base_url, if it points elsewhere)",
 			what, op.Status, answerClip(op.Headers["Content-Type"], op.Body), op.Class)
+	}
+	if f := p.Expect.UniqueField; f != "" {
+		if _, ok := uniqueValue(p, op.Body); !ok {
+			pf.notes = append(pf.notes, fmt.Sprintf("expect.unique_field %s names nothing in the operation's answer (%d%s): replays are told by their bytes and the ledger instead; fix the path if the answer carries a per-execution id",
+				f, op.Status, answerClip(op.Headers["Content-Type"], op.Body)))
+		}
 	}
 	if looksLikePage(op.Headers["Content-Type"], op.Body) {
 		return fmt.Sprintf("; the operation's answer too was a web page (%d%s): check base_url and operation.path", op.Status, answerClip(op.Headers["Content-Type"], op.Body)), nil
@@ -355,7 +376,9 @@ func newUUID() string {
 
 // preflightTimeout bounds a whole Preflight beyond the per-request client_timeout: at
 // most four requests, and one more second for the connections.
-func preflightTimeout(p *Profile) time.Duration { return 4*p.ClientTimeout.Std() + time.Second }
+func preflightTimeout(p *Profile) time.Duration {
+	return 4*p.ClientTimeout.Std() + time.Second + preflightLedgerLag + 2*ledgerThrottleWait
+}
 
 // untrusted names the fix for a TLS certificate the harness does not trust: tls.ca_file
 // first, unless no CA would make it right (it names other hosts, it has expired).

@@ -346,3 +346,50 @@ func TestPreflightNotesAnOperationNearClientTimeout(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, notes)
 }
+
+// A unique_field the operation's answer does not have is noted: every check that would
+// tell a replay from a new execution by it falls back on bytes and the ledger.
+func TestPreflightNotesAUniqueFieldTheAnswerLacks(t *testing.T) {
+	p := fakeProfile(t, startFake(t, &fakeRefunds{}))
+	p.ClientTimeout = scenarios.Duration(30 * time.Second)
+	p.Expect.UniqueField = "refund.id"
+	notes, err := scenarios.PreflightNotes(context.Background(), p)
+	require.NoError(t, err)
+	require.Len(t, notes, 1)
+	require.Contains(t, notes[0], "expect.unique_field refund.id names nothing in the operation's answer")
+
+	p.Expect.UniqueField = "id"
+	notes, err = scenarios.PreflightNotes(context.Background(), p)
+	require.NoError(t, err)
+	require.Empty(t, notes)
+}
+
+// An operation a rate limit refuses is sent again once the limit allows.
+func TestPreflightWaitsOutAThrottledOperation(t *testing.T) {
+	inner := &fakeRefunds{}
+	startFake(t, inner)
+	var mu sync.Mutex
+	posts := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			mu.Lock()
+			posts++
+			first := posts == 1
+			mu.Unlock()
+			if first {
+				w.Header().Set("Retry-After", "0")
+				w.WriteHeader(http.StatusTooManyRequests)
+				return
+			}
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	p := fakeProfile(t, srv.URL)
+	p.ClientTimeout = scenarios.Duration(30 * time.Second)
+	_, err := scenarios.PreflightNotes(context.Background(), p)
+	require.NoError(t, err)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, 2, posts)
+}
