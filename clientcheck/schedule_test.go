@@ -12,6 +12,7 @@ import (
 
 	"github.com/idemproof/idemproof/clientcheck"
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/scenarios"
 )
 
@@ -86,11 +87,12 @@ func TestHoldIsDealtToOneOperation(t *testing.T) {
 func TestAKindThatCouldNeverFireIsAnErrorBeforeTheRun(t *testing.T) {
 	p, err := scenarios.BuiltinProfile("reference")
 	require.NoError(t, err)
-	p.Expect.Mismatch = 409 // the same status as in flight: a "422" fault would read as in flight
+	// Rules that read a 422 as in flight: a "422" fault would never read as a mismatch.
+	p.Outcomes = &scenarios.Outcomes{Classes: []outcome.ClassRules{{Class: outcome.InFlight, Rules: []outcome.Rule{{Status: []int{409, 422}}}}}}
 	ran := false
 	client := func(string) error { ran = true; return nil }
 	_, err = clientcheck.Run(context.Background(), clientcheck.Config{Profile: p, FaultSpec: "422"}, client)
-	require.ErrorContains(t, err, `fault "422": the profile reference classifies the answer it would send (status 409) as in_flight, not mismatch`)
+	require.ErrorContains(t, err, `fault "422": the profile reference classifies the answer it would send (status 422) as in_flight, not mismatch`)
 	require.False(t, ran, "refused before the client runs")
 
 	dir := t.TempDir()

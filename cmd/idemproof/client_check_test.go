@@ -79,12 +79,12 @@ func TestClientCheckAgainstAProfileTarget(t *testing.T) {
 func TestClientCheckRefusesWhatCouldNeverWork(t *testing.T) {
 	dir := t.TempDir()
 	clash := filepath.Join(dir, "clash.yaml")
-	require.NoError(t, os.WriteFile(clash, []byte("extends: reference\nname: clash\nbase_url: http://127.0.0.1:1\nexpect: {mismatch: 409}\n"), 0o644))
+	require.NoError(t, os.WriteFile(clash, []byte("extends: reference\nname: clash\nbase_url: http://127.0.0.1:1\noutcomes: {in_flight: {status: [409, 422]}}\n"), 0o644))
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--profile", clash, "--faults", "422", "--", "true"}, `fault "422": the profile clash classifies the answer it would send (status 409) as in_flight, not mismatch`},
+		{[]string{"--profile", clash, "--faults", "422", "--", "true"}, `fault "422": the profile clash classifies the answer it would send (status 422) as in_flight, not mismatch`},
 		{[]string{"--profile", clash, "--faults", "503", "--", "true"}, "preflight: the target http://127.0.0.1:1 does not answer its ledger (is it running?)"},
 		{[]string{"--profile", filepath.Join(dir, "missing.yaml"), "--", "true"}, "--profile: load profile"},
 		{[]string{"--faults", "422,teapot", "--", "true"}, `--faults: fault "teapot": unknown fault`},
