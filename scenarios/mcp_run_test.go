@@ -210,7 +210,7 @@ func TestCatalogueOverMCPSaysTheKeyWasIgnored(t *testing.T) {
 	for _, id := range []string{"replay/after-503", "replay/sequential"} {
 		r := result(t, rep, id)
 		require.Equal(t, scenarios.Fail, r.Verdict, id)
-		require.Contains(t, r.Message, "the key was ignored: every repeat executed", id)
+		require.Contains(t, r.Message, "every repeat executed again (the key was not honoured for it", id)
 	}
 	require.Equal(t, scenarios.Pass, result(t, rep, "before/503").Verdict, "the request that never arrived executes once even without a key")
 }

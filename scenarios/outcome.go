@@ -87,7 +87,7 @@ func atoiOr0(s string) int {
 // sees the key). "" when at least one repeat was recognised, or nothing tells.
 func keyIgnored(r Record, effects int) string {
 	if calls := r.upstreamCalls(); calls > 1 && effects >= calls {
-		return "the key was ignored: every repeat executed; "
+		return "every repeat executed again (the key was not honoured for it: ignored, or scoped narrower than the retry, per session or per connection); "
 	}
 	return ""
 }

@@ -194,7 +194,7 @@ func TestKeyIgnoredIsSaidPlainly(t *testing.T) {
 	}
 	v, msg, _ := checker(t, "replay/after-503")(rec, refProfile(t))
 	require.Equal(t, scenarios.Fail, v)
-	require.Equal(t, "the key was ignored: every repeat executed; 2 side effects for one key, want 1", msg)
+	require.Equal(t, "every repeat executed again (the key was not honoured for it: ignored, or scoped narrower than the retry, per session or per connection); 2 side effects for one key, want 1", msg)
 
 	// Three deliveries, two effects: the key did something, the wording stays factual.
 	rec.Journal[0].UpstreamCalls = 2

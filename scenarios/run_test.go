@@ -123,7 +123,7 @@ func TestCheckJoinsFindings(t *testing.T) {
 	require.Error(t, err)
 	msg := err.Error()
 	require.Len(t, strings.Split(msg, "\n"), 3)
-	require.Contains(t, msg, "replay/after-503 [fake] FAIL: the key was ignored: every repeat executed; 2 side effects for one key, want 1")
+	require.Contains(t, msg, "replay/after-503 [fake] FAIL: every repeat executed again (the key was not honoured for it: ignored, or scoped narrower than the retry, per session or per connection); 2 side effects for one key, want 1")
 	require.Contains(t, msg, "replay/sequential [fake] FAIL")
 	require.Contains(t, msg, "key/missing [fake] FAIL")
 }
