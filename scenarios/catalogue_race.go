@@ -221,7 +221,7 @@ func oneWinner(step string) Checker {
 		}
 		if throttledN := countClass(answers, outcome.Throttled); throttledN > 0 && inFlightAtOnce(r, step) < 2 {
 			// Whatever the settle step shows, nothing concurrent reached the key.
-			return f.result(Info, "%d of %d attempts were throttled (429) and no two of the rest were in flight at once: nothing concurrent reached the key", throttledN, len(answers))
+			return f.result(Info, "%d of %d attempts were throttled (a rate limit refused them) and no two of the rest were in flight at once: nothing concurrent reached the key", throttledN, len(answers))
 		}
 		if ok == 0 {
 			// Only the settle step can show the one result nobody saw.

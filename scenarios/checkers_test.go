@@ -608,7 +608,7 @@ func TestBurstOfThrottledAttemptsIsInfo(t *testing.T) {
 	}
 	v, msg, _ := checker(t, "race/burst-50")(burst(1), p)
 	require.Equal(t, scenarios.Info, v, msg)
-	require.Contains(t, msg, "49 of 50 attempts were throttled (429)")
+	require.Contains(t, msg, "49 of 50 attempts were throttled (a rate limit refused them)")
 
 	v, msg, _ = checker(t, "race/burst-50")(burst(2), p)
 	require.Equal(t, scenarios.Pass, v, msg)

@@ -54,7 +54,15 @@ func judgeLate(ctx context.Context, t *target, list []Scenario, all []Result, ra
 		recCopy.LateLedger = late
 		ev.Record = &recCopy
 		if lagging {
+			if v == Fail && onlyLost(ev) {
+				continue // still only missing effects: the first judgment's words stand
+			}
 			if v == Fail {
+				// The later counts show another violation (a duplicate where effects
+				// seemed missing): say that one.
+				res.Evidence = ev
+				res.Message = fmt.Sprintf("%s — read again at the end of the run: %s, %s when the scenario was judged",
+					msg, ledgerCounts(late), ledgerCounts(rec.Ledger))
 				continue
 			}
 			res.Verdict, res.Evidence = v, ev

@@ -128,3 +128,39 @@ func TestLaggingLedgerIsJudgedOnItsCaughtUpCount(t *testing.T) {
 		require.Equal(t, 1, r.Evidence.Record.LateLedger[scenarios.LedgerOperation], id)
 	}
 }
+
+// requeued is lagging's ledger for a target whose replay queued the work once more: read
+// right away it shows nothing, read later it shows a second effect as well.
+type requeued struct{ lagging }
+
+func (q *requeued) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		q.next.ServeHTTP(w, r)
+		return
+	}
+	order := r.URL.Query().Get("order_id")
+	q.mu.Lock()
+	q.reads[order]++
+	first := q.reads[order] == 1
+	q.mu.Unlock()
+	q.next.mu.Lock()
+	n := q.next.ledger[order] + 1
+	q.next.mu.Unlock()
+	if first {
+		n = 0
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"count": n})
+}
+
+// A FAIL for a missing effect whose later count shows a duplicate instead says so.
+func TestALaggingFailThatIsADuplicateSaysSo(t *testing.T) {
+	inner := &fakeRefunds{}
+	startFake(t, inner)
+	srv := httptest.NewServer(&requeued{lagging{next: inner, reads: map[string]int{}}})
+	t.Cleanup(srv.Close)
+	r := runOn(t, fakeProfile(t, srv.URL), "replay/sequential")["replay/sequential"]
+	require.Equal(t, scenarios.Fail, r.Verdict, r.Message)
+	require.Contains(t, r.Message, "2 side effects for one key")
+	require.Contains(t, r.Message, "read again at the end of the run: 2 side effect(s), 0 side effect(s) when the scenario was judged")
+	require.Equal(t, 1, r.Evidence.Categories[scenarios.CatDuplicated])
+}
