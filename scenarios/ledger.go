@@ -66,12 +66,12 @@ func (t *target) readLedger(ctx context.Context, pr Probe, entity string) (int, 
 	deadline := time.Now().Add(ledgerThrottleBudget)
 	for {
 		n, err := t.tr.Count(ctx, l)
-		var status *transport.LedgerStatusError
-		if err == nil || !errors.As(err, &status) || !status.Throttled() {
+		var throttled transport.ThrottledRead
+		if err == nil || !errors.As(err, &throttled) || !throttled.Throttled() {
 			return n, err
 		}
-		wait := status.RetryAfter
-		if !status.HasRetryAfter {
+		wait, ok := throttled.Wait()
+		if !ok {
 			wait = ledgerThrottleDefault
 		}
 		wait = min(wait, ledgerThrottleWait) + rand.N(250*time.Millisecond)

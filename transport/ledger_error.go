@@ -26,6 +26,33 @@ func (e *LedgerStatusError) Error() string {
 // it but the moment, so reading again later is the fix.
 func (e *LedgerStatusError) Throttled() bool { return e.Status == http.StatusTooManyRequests }
 
+// Wait is how long the answer asked to wait before reading again (its Retry-After).
+func (e *LedgerStatusError) Wait() (time.Duration, bool) { return e.RetryAfter, e.HasRetryAfter }
+
+// ThrottledRead is a ledger read error a caller may wait out: a rate limit refused it.
+// Wait is what the answer asked for, ok false when it named no time.
+type ThrottledRead interface {
+	error
+	Throttled() bool
+	Wait() (d time.Duration, ok bool)
+}
+
+// RateLimitedError is a ledger read answered with an error that the profile's outcome
+// rules call throttled (over MCP: a JSON-RPC error such as a "too many requests" code).
+type RateLimitedError struct {
+	What, Detail string
+}
+
+func (e *RateLimitedError) Error() string {
+	return fmt.Sprintf("read ledger: %s answered a rate limit's refusal: %s", e.What, e.Detail)
+}
+
+// Throttled is always true: the rules said so.
+func (e *RateLimitedError) Throttled() bool { return true }
+
+// Wait names no time: a JSON-RPC error has no Retry-After.
+func (e *RateLimitedError) Wait() (time.Duration, bool) { return 0, false }
+
 // RetryAfter reads a Retry-After value relative to now (RFC 9110 §10.2.3); ok is false
 // when there is none or it does not parse.
 func RetryAfter(v string, now time.Time) (time.Duration, bool) {

@@ -523,6 +523,14 @@ func (t *Transport) Count(ctx context.Context, l transport.Ledger) (int, error) 
 		args = json.RawMessage(l.Arguments)
 	}
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: l.Tool, Arguments: args})
+	var wire *jsonrpc.Error
+	if errors.As(err, &wire) {
+		// Classified as an attempt's answer is: the JSON-RPC response without its id.
+		doc, _ := json.Marshal(map[string]any{"error": wire})
+		if t.classifier().Classify(outcome.Answer{Status: http.StatusOK, Body: doc}) == outcome.Throttled {
+			return 0, &transport.RateLimitedError{What: "tool " + l.Tool, Detail: fmt.Sprintf("%d %s", wire.Code, wire.Message)}
+		}
+	}
 	if err != nil {
 		return 0, fmt.Errorf("read ledger: tool %s: %w", l.Tool, err)
 	}

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -343,4 +344,28 @@ func TestFrameAndComparable(t *testing.T) {
 	require.Equal(t, `{"result":{"a":1}}`, string(tr.Comparable(stream, "")))
 	require.Equal(t, `{"error":{"code":1}}`, string(tr.Comparable([]byte(`{"jsonrpc":"2.0","id":4,"error":{"code":1}}`), "")))
 	require.Equal(t, "plain", string(tr.Comparable([]byte("plain"), "")))
+}
+
+// A ledger tool call answered with a JSON-RPC error the outcome rules call throttled is
+// a rate limit's refusal the caller may wait out, not a broken ledger.
+func TestALedgerToolsRateLimitErrorIsThrottled(t *testing.T) {
+	ts := fakeServer(t, `{"tools":{}}`, func(w http.ResponseWriter, id string) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32029,"message":"rate limited: retry later"}}`, id)
+	})
+	limited, errs := outcome.Compile(outcome.RuleSpec{JSON: []outcome.JSONSpec{{Path: "error.code", Equals: -32029, HasEquals: true}}})
+	require.Empty(t, errs)
+	cl := outcome.NewRules(append([]outcome.ClassRules{{Class: outcome.Throttled, Rules: []outcome.Rule{limited}}}, mcp.DefaultOutcomes(map[outcome.Class]bool{})...), outcome.Statuses{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := (&mcp.Transport{Tool: "refund", Classifier: cl}).Count(ctx, transport.Ledger{URL: ts.URL, Tool: "list_refunds", Arguments: []byte(`{"order_id":"o1"}`), Count: "result.structuredContent.count"})
+	var throttled transport.ThrottledRead
+	require.ErrorAs(t, err, &throttled)
+	require.True(t, throttled.Throttled())
+	require.Contains(t, err.Error(), "tool list_refunds answered a rate limit's refusal: -32029 rate limited: retry later")
+
+	// Without the rule it is an error like any other.
+	_, err = (&mcp.Transport{Tool: "refund"}).Count(ctx, transport.Ledger{URL: ts.URL, Tool: "list_refunds", Count: "result.structuredContent.count"})
+	require.Error(t, err)
+	require.False(t, errors.As(err, &throttled))
 }
