@@ -80,13 +80,10 @@ func variantScenario(id, what string, v Variant, need Capability) Scenario {
 
 func mismatchAt(step string) Checker {
 	return func(r Record, p *Profile) (Verdict, string, Evidence) {
-		if r.LedgerErr != "" {
-			return unknownLedger(r)
-		}
 		var f finding
-		orig, _ := r.answer("original")
-		if !isSuccess(orig) {
-			return f.result(Unknown, "the original did not succeed (%s)", describe(orig))
+		orig, v, msg, ev, ok := succeededOriginal(r, &f)
+		if !ok {
+			return v, msg, ev
 		}
 		a, _ := r.answer(step)
 		n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
@@ -173,13 +170,10 @@ func memberStep(i int) string { return fmt.Sprintf("member-%d", i) }
 // key (FAIL), or refused otherwise (a validation of the changed value before the key was
 // looked at: nothing to judge for that member).
 func eachMemberRefused(r Record, p *Profile) (Verdict, string, Evidence) {
-	if r.LedgerErr != "" {
-		return unknownLedger(r)
-	}
 	var f finding
-	orig, _ := r.answer("original")
-	if !isSuccess(orig) {
-		return f.result(Unknown, "the original did not succeed (%s)", describe(orig))
+	orig, v, msg, ev, ok := succeededOriginal(r, &f)
+	if !ok {
+		return v, msg, ev
 	}
 	members := p.changeableMembers()
 	if len(members) == 0 {
@@ -256,4 +250,20 @@ func orNone(s []string) string {
 		return "none"
 	}
 	return strings.Join(s, ", ")
+}
+
+// succeededOriginal is the start of the checkers that judge what followed a successful
+// original: ok false with their UNKNOWN when the ledger could not be read or the original
+// did not succeed.
+func succeededOriginal(r Record, f *finding) (orig Op, v Verdict, msg string, ev Evidence, ok bool) {
+	if r.LedgerErr != "" {
+		v, msg, ev = unknownLedger(r)
+		return Op{}, v, msg, ev, false
+	}
+	orig, _ = r.answer("original")
+	if !isSuccess(orig) {
+		v, msg, ev = f.result(Unknown, "the original did not succeed (%s)", describe(orig))
+		return orig, v, msg, ev, false
+	}
+	return orig, "", "", Evidence{}, true
 }

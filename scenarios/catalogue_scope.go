@@ -183,13 +183,10 @@ func (p *Profile) entityInPath() bool {
 // passes where the entity is in the path (another endpoint); where it is only in the
 // body, it is another payload executed under the key, as fingerprint/mismatch judges it.
 func otherEntity(r Record, p *Profile) (Verdict, string, Evidence) {
-	if r.LedgerErr != "" {
-		return unknownLedger(r)
-	}
 	var f finding
-	orig, _ := r.answer("original")
-	if !isSuccess(orig) {
-		return f.result(Unknown, "the original did not succeed (%s)", describe(orig))
+	orig, v, msg, ev, ok := succeededOriginal(r, &f)
+	if !ok {
+		return v, msg, ev
 	}
 	other, _ := r.answer("other")
 	global := p.SideEffects.global()
