@@ -36,9 +36,23 @@ func (p *Profile) TLSClientConfig() (*tls.Config, error) {
 	if p.TLS == nil || p.TLS.CAFile == "" {
 		return nil, nil
 	}
-	pool, err := loadCAFile(p.TLS.CAFile)
+	c, err := CAFileTLSConfig(p.TLS.CAFile)
 	if err != nil {
 		return nil, fmt.Errorf("tls.ca_file: %w", err)
+	}
+	return c, nil
+}
+
+// CAFileTLSConfig is a TLS client configuration that trusts the system's roots and the
+// PEM certificates of path (`idemproof proxy --upstream-ca-file`, tls.ca_file); nil for
+// an empty path. The error says what to fix.
+func CAFileTLSConfig(path string) (*tls.Config, error) {
+	if path == "" {
+		return nil, nil
+	}
+	pool, err := loadCAFile(path)
+	if err != nil {
+		return nil, err
 	}
 	return &tls.Config{RootCAs: pool}, nil
 }

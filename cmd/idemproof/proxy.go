@@ -105,9 +105,9 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	upstreamTLS, err := (&scenarios.Profile{TLS: &scenarios.TLSOptions{CAFile: *upstreamCA}}).TLSClientConfig()
+	upstreamTLS, err := scenarios.CAFileTLSConfig(*upstreamCA)
 	if err != nil {
-		return fmt.Errorf("--upstream-ca-file: %s", strings.TrimPrefix(err.Error(), "tls.ca_file: "))
+		return fmt.Errorf("--upstream-ca-file: %w", err)
 	}
 	cfg := faultproxy.Config{
 		Upstreams:          upstreams,
