@@ -69,7 +69,7 @@ func loadCAFile(path string) (*x509.CertPool, error) {
 		pool = x509.NewCertPool()
 	}
 	if !pool.AppendCertsFromPEM(data) {
-		return nil, fmt.Errorf("%s holds no PEM certificate (a -----BEGIN CERTIFICATE----- block): give the certificate of the CA that signed base_url's certificate, in PEM form (not its key, not DER)", path)
+		return nil, fmt.Errorf("%s holds no PEM certificate (a -----BEGIN CERTIFICATE----- block): give the certificate of the CA that signed the server's certificate, in PEM form (not its key, not DER)", path)
 	}
 	return pool, nil
 }
@@ -78,7 +78,7 @@ func loadCAFile(path string) (*x509.CertPool, error) {
 func readCAFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read it (%w): give the PEM file of the CA that signed base_url's certificate (a relative path is read from the profile's folder)", err)
+		return nil, fmt.Errorf("cannot read it (%w): give the PEM file of the CA that signed the server's certificate (a relative path is read from the profile's folder)", err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
@@ -86,7 +86,7 @@ func readCAFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("cannot read %s (%w)", path, err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s): give the PEM file of the CA that signed base_url's certificate", path, st.Mode().Type())
+		return nil, fmt.Errorf("%s is not a regular file (%s): give the PEM file of the CA that signed the server's certificate", path, st.Mode().Type())
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxCAFileBytes+1))
 	if err != nil {

@@ -116,7 +116,7 @@ func TestTLSCAFileErrorsNameTheFieldAndTheFix(t *testing.T) {
 	dir := t.TempDir()
 	_, err := tlsProfile(t, dir, "missing.yaml", "https://127.0.0.1:8443", "tls: {ca_file: missing.pem}\n")
 	require.Error(t, err)
-	require.Contains(t, err.Error(), "tls.ca_file: cannot read it (open "+filepath.Join(dir, "missing.pem")+": no such file or directory): give the PEM file of the CA that signed base_url's certificate")
+	require.Contains(t, err.Error(), "tls.ca_file: cannot read it (open "+filepath.Join(dir, "missing.pem")+": no such file or directory): give the PEM file of the CA that signed the server's certificate")
 	require.Contains(t, err.Error(), "line 11: ", "the line of the field")
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "key.pem"), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte("not a certificate")}), 0o644))
