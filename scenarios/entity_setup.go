@@ -61,9 +61,6 @@ func checkEntitySetup(p *Profile) []fieldError {
 	return errs
 }
 
-// entitySetupBudget bounds how long one entity's creation waits out a rate limit (429).
-const entitySetupBudget = 20 * time.Second
-
 // createEntity returns the entity a scenario (or one of its side entities) acts on: name
 // itself without entity_setup, otherwise the id of an entity the setup request created.
 // The request goes straight to base_url, like a ledger read: it is not under test.
@@ -84,19 +81,22 @@ func (t *target) createEntity(ctx context.Context, name string) (string, error) 
 	if method == "" {
 		method = http.MethodPost
 	}
-	deadline := time.Now().Add(entitySetupBudget)
+	deadline := time.Now().Add(ledgerThrottleBudget)
 	for {
 		answer, status, retryAfter, err := t.setupOnce(ctx, method, strings.TrimSuffix(t.ledgerBase(), "/")+path, body)
+		if err == nil && status == http.StatusTooManyRequests {
+			wait := throttleWait(transport.RetryAfter(retryAfter, time.Now()))
+			if time.Now().Add(wait).After(deadline) {
+				return "", stillThrottled(fmt.Errorf("entity_setup: %s %s answered %d", method, path, status))
+			}
+			if !sleepCtx(ctx, wait) {
+				return "", ctx.Err()
+			}
+			continue
+		}
 		switch {
 		case err != nil:
 			return "", fmt.Errorf("entity_setup: %s %s: %w", method, path, err)
-		case status == http.StatusTooManyRequests && time.Now().Add(retryAfter).Before(deadline):
-			select {
-			case <-ctx.Done():
-				return "", ctx.Err()
-			case <-time.After(retryAfter):
-			}
-			continue
 		case status < 200 || status > 299:
 			return "", fmt.Errorf("entity_setup: %s %s answered %d %s: fix entity_setup (its body, headers or path) so that it creates an entity", method, path, status, clipText(answer))
 		}
@@ -108,12 +108,12 @@ func (t *target) createEntity(ctx context.Context, name string) (string, error) 
 	}
 }
 
-// setupOnce sends the setup request once: the decoded answer, its status and, for a 429,
-// how long to wait before the next try.
-func (t *target) setupOnce(ctx context.Context, method, url, body string) ([]byte, int, time.Duration, error) {
+// setupOnce sends the setup request once: the decoded answer, its status and its
+// Retry-After.
+func (t *target) setupOnce(ctx context.Context, method, url, body string) ([]byte, int, string, error) {
 	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, 0, "", err
 	}
 	for k, v := range t.p.Operation.Headers {
 		req.Header.Set(k, v)
@@ -131,24 +131,18 @@ func (t *target) setupOnce(ctx context.Context, method, url, body string) ([]byt
 	}
 	resp, err := t.probe.Do(req)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, 0, "", err
 	}
 	defer resp.Body.Close()
 	decoded, err := contentcoding.NewReader(resp.Header.Get("Content-Encoding"), resp.Body)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, 0, "", err
 	}
 	answer, err := io.ReadAll(io.LimitReader(decoded, transport.MaxResponseBody))
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, 0, 0, err
+		return nil, 0, "", err
 	}
-	wait := ledgerThrottleDefault
-	if resp.StatusCode == http.StatusTooManyRequests {
-		if d, ok := transport.RetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
-			wait = min(d, ledgerThrottleWait)
-		}
-	}
-	return answer, resp.StatusCode, wait, nil
+	return answer, resp.StatusCode, resp.Header.Get("Retry-After"), nil
 }
 
 // clipText renders an answer for an error message: at most 200 bytes.

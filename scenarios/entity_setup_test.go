@@ -119,3 +119,30 @@ func TestEntitySetupErrorsSayWhatToFix(t *testing.T) {
 	require.ErrorContains(t, err, "entity_setup.path: must be a path on base_url starting with /")
 	require.ErrorContains(t, err, "entity_setup.id: must be a JSON path")
 }
+
+// A setup request a rate limit refuses is sent again after its Retry-After.
+func TestEntitySetupWaitsOutARateLimit(t *testing.T) {
+	inner := &fakeRefunds{}
+	startFake(t, inner)
+	api := &ordersFirst{next: inner, orders: map[string]bool{}}
+	var mu sync.Mutex
+	refused := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		first := r.URL.Path == "/v1/orders" && refused == 0
+		if first {
+			refused++
+		}
+		mu.Unlock()
+		if first {
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		api.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	r := runOn(t, ordersProfile(t, srv.URL), "replay/sequential")["replay/sequential"]
+	require.Equal(t, scenarios.Pass, r.Verdict, r.Message)
+	require.Equal(t, 1, refused)
+}

@@ -118,19 +118,17 @@ func actsOnTheAnswer(fault string) bool { return strings.HasPrefix(fault, "after
 // withPremise turns a PASS into UNKNOWN when the scenario's fault was applied to no
 // attempt: no PASS without the failure it is about, so a rule that matched nothing (a
 // key the proxy did not see, a fault of the harness) never reads as a proof. Other
-// verdicts stand: what the checker saw still happened.
+// verdicts stand: what the checker saw still happened. A scenario whose first step (the
+// original) a rate limit refused is UNKNOWN whatever the checker said, unless it FAILed
+// on duplicates (counted from the ledger, not from the original).
 func withPremise(sc Scenario, r Record, v Verdict, msg string, ev Evidence) (Verdict, string) {
 	duplicateFail := ev.Categories[CatDuplicated] > 0
-	if first, throttled := firstStepThrottled(sc, r); throttled && (v == Pass || v == Fail) {
+	if first, answer, throttled := firstStepThrottled(sc, r); throttled && (v == Pass || v == Fail) && !(v == Fail && duplicateFail) {
 		// The step the others are measured against never reached the target's logic: a
 		// repeat "during the original" met nothing, a takeover took over nothing, so a
 		// PASS proves nothing and a FAIL (a repeat "answered during the original") may be
-		// the first execution. What was done is still counted by the checkers that FAIL
-		// on duplicates, whose FAILs come from r's ledger, not from the original.
-		if v == Fail && duplicateFail {
-			return v, msg
-		}
-		return Unknown, fmt.Sprintf("the %s step was throttled (%s): what the scenario is about did not happen; the checker saw: %s", first, describe(stepAnswer(r, first)), msg)
+		// the first execution.
+		return Unknown, fmt.Sprintf("the %s step was throttled (%s): what the scenario is about did not happen; the checker saw: %s", first, describe(answer), msg)
 	}
 	faults, missed := faultNeverApplied(sc, r)
 	if !missed || v != Pass {
@@ -143,29 +141,24 @@ func withPremise(sc Scenario, r Record, v Verdict, msg string, ev Evidence) (Ver
 // request: the original the later steps meet, retry or take over) was a rate limit's
 // refusal. A first step of many copies or keys (a burst, a key set) is judged by its
 // checker, which counts the throttled attempts out.
-func firstStepThrottled(sc Scenario, r Record) (string, bool) {
+func firstStepThrottled(sc Scenario, r Record) (string, Op, bool) {
 	if len(sc.Steps) < 2 {
-		return "", false
+		return "", Op{}, false
 	}
 	st := sc.Steps[0]
 	if st.Copies > 1 || st.KeySet != "" || st.FreshKeys > 0 {
-		return "", false
+		return "", Op{}, false
 	}
 	answers := r.answers(st.Name)
 	if len(answers) == 0 {
-		return "", false
+		return "", Op{}, false
 	}
 	for _, a := range answers {
 		if a.Class != outcome.Throttled {
-			return "", false
+			return "", Op{}, false
 		}
 	}
-	return st.Name, true
-}
-
-func stepAnswer(r Record, step string) Op {
-	a, _ := r.answer(step)
-	return a
+	return st.Name, answers[len(answers)-1], true
 }
 
 // upstreamCalls counts the requests the upstream received, per the journal.

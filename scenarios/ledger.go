@@ -4,22 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/idemproof/idemproof/transport"
-)
-
-// A ledger read a rate limit refuses (429) is read again after its Retry-After (at most
-// ledgerThrottleWait, ledgerThrottleDefault without one, plus a little jitter so parallel
-// scenarios do not come back together), for at most ledgerThrottleBudget in all: a GET
-// is safe to repeat, and without the count the scenario could only be UNKNOWN.
-const (
-	ledgerThrottleBudget  = 20 * time.Second
-	ledgerThrottleWait    = 5 * time.Second
-	ledgerThrottleDefault = time.Second
 )
 
 // readOperationLedger counts the operation's side effects of a scenario run: its
@@ -70,18 +59,13 @@ func (t *target) readLedger(ctx context.Context, pr Probe, entity string) (int, 
 		if err == nil || !errors.As(err, &throttled) || !throttled.Throttled() {
 			return n, err
 		}
-		wait, ok := throttled.Wait()
-		if !ok {
-			wait = ledgerThrottleDefault
-		}
-		wait = min(wait, ledgerThrottleWait) + rand.N(250*time.Millisecond)
+		// A GET is safe to repeat, and without the count the scenario is only UNKNOWN.
+		wait := throttleWait(throttled.Wait())
 		if time.Now().Add(wait).After(deadline) {
-			return 0, fmt.Errorf("%w: still rate-limited after %s of waiting it out; lower --concurrency, or raise the target's rate limit for the harness", err, ledgerThrottleBudget)
+			return 0, stillThrottled(err)
 		}
-		select {
-		case <-ctx.Done():
+		if !sleepCtx(ctx, wait) {
 			return 0, err
-		case <-time.After(wait):
 		}
 	}
 }

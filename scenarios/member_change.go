@@ -81,10 +81,16 @@ func (p *Profile) changeableMembers() []string {
 }
 
 // isKeyMember reports whether path (in operation.body) is where key_field puts the key:
-// key_field is a path into the request as sent, which over MCP wraps the body as
-// params.arguments.
+// key_field is a path into the request as sent, which over MCP wraps the body (the
+// tool's arguments) as params.arguments.
 func (p *Profile) isKeyMember(path string) bool {
-	return p.KeyField != "" && (p.KeyField == path || strings.HasSuffix(p.KeyField, "."+path))
+	if p.KeyField == "" {
+		return false
+	}
+	if p.isMCP() {
+		return p.KeyField == "params.arguments."+path
+	}
+	return p.KeyField == path
 }
 
 func memberPath(parent, member string) string {

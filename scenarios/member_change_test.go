@@ -19,8 +19,12 @@ func TestChangeableMembers(t *testing.T) {
 	require.Empty(t, checkFingerprintIgnores(p))
 
 	// Over MCP the key field is a path into the JSON-RPC request around the arguments.
-	p = &Profile{KeyField: "params.arguments.key", Operation: Operation{Body: `{"key": "", "amount": 1}`}}
+	p = &Profile{Transport: TransportMCP, KeyField: "params.arguments.key", Operation: Operation{Body: `{"key": "", "amount": 1}`}}
 	require.Equal(t, []string{"amount"}, p.changeableMembers())
+	// Over HTTP the key field is a path into the body itself: a top-level member of the
+	// same name elsewhere is a member like any other.
+	p = &Profile{KeyField: "meta.key", Operation: Operation{Body: `{"meta": {"key": ""}, "key": "k", "amount": 1}`}}
+	require.Equal(t, []string{"key", "amount"}, p.changeableMembers())
 
 	p = &Profile{Operation: Operation{Body: `not json`}}
 	require.Nil(t, p.changeableMembers())

@@ -144,11 +144,8 @@ func (pf *preflight) run(ctx context.Context) error {
 	// shows the effect a little later: read again for a while before calling it wrong.
 	lagged := time.Duration(0)
 	for after == before && lagged < preflightLedgerLag && ctx.Err() == nil {
-		step := 250 * time.Millisecond
-		select {
-		case <-ctx.Done():
-		case <-time.After(step):
-		}
+		const step = 250 * time.Millisecond
+		sleepCtx(ctx, step)
 		lagged += step
 		if after, err = pf.count(ctx, "side_effects", p.SideEffects, page); err != nil {
 			return err
@@ -189,13 +186,8 @@ func (pf *preflight) send(ctx context.Context) (string, error) {
 	op, err := pf.t.sendAttempt(ctx, snd, spec.request(p), timeout)
 	// A rate limit's refusal looked at nothing: the same request again, once it allows.
 	for tries := 1; err == nil && op.Class == outcome.Throttled && tries < 3 && ctx.Err() == nil; tries++ {
-		wait := ledgerThrottleDefault
-		if d, ok := transport.RetryAfter(op.Headers["Retry-After"], time.Now()); ok {
-			wait = min(d, ledgerThrottleWait)
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(wait):
+		if !sleepCtx(ctx, throttleWait(transport.RetryAfter(op.Headers["Retry-After"], time.Now()))) {
+			break
 		}
 		sent = time.Now()
 		op, err = pf.t.sendAttempt(ctx, snd, spec.request(p), timeout)

@@ -44,7 +44,15 @@ func TestProxyAndServeRefuseBadNumbers(t *testing.T) {
 // returns its admin URL, read from the one line it prints once it listens.
 func startProxy(t *testing.T, env []string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(checkBinary(t), append([]string{"proxy", "--upstream", "http://127.0.0.1:1", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"}, args...)...)
+	_, admin := startProxyAt(t, "http://127.0.0.1:1", env, args...)
+	return admin
+}
+
+// startProxyAt starts `idemproof proxy` in front of upstream and returns its proxy and
+// admin URLs, as its first line prints them.
+func startProxyAt(t *testing.T, upstream string, env []string, args ...string) (proxy, admin string) {
+	t.Helper()
+	cmd := exec.Command(checkBinary(t), append([]string{"proxy", "--upstream", upstream, "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
@@ -52,10 +60,10 @@ func startProxy(t *testing.T, env []string, args ...string) string {
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	line, err := bufio.NewReader(stderr).ReadString('\n')
 	require.NoError(t, err, "the proxy printed %q", line)
-	_, admin, ok := strings.Cut(strings.TrimSpace(line), ", admin ")
+	proxy, admin, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "idemproof proxy: listening on "), ", admin ")
 	require.True(t, ok, line)
 	go io.Copy(io.Discard, stderr)
-	return admin
+	return proxy, admin
 }
 
 func adminStatus(t *testing.T, url, token string) int {

@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bufio"
 	"encoding/pem"
 	"io"
 	"net/http"
@@ -15,22 +14,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 )
-
-// startProxyTo starts `idemproof proxy` in front of upstream and returns its proxy URL.
-func startProxyTo(t *testing.T, upstream string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(checkBinary(t), append([]string{"proxy", "--upstream", upstream, "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"}, args...)...)
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(stderr).ReadString('\n')
-	require.NoError(t, err, "the proxy printed %q", line)
-	listening, _, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "idemproof proxy: listening on "), ", admin ")
-	require.True(t, ok, line)
-	go io.Copy(io.Discard, stderr)
-	return listening
-}
 
 // An https upstream whose CA only --upstream-ca-file names is relayed; without the flag
 // the proxy cannot verify it and answers 502. A file with no certificate is refused at
@@ -52,12 +35,18 @@ func TestProxyVerifiesAnHTTPSUpstreamWithUpstreamCAFile(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	require.Equal(t, http.StatusCreated, post(startProxyTo(t, api.URL, "--upstream-ca-file", ca)))
-	require.Equal(t, http.StatusBadGateway, post(startProxyTo(t, api.URL)), "an upstream of an unknown CA is not reached")
+	require.Equal(t, http.StatusCreated, post(proxyURL(t, api.URL, "--upstream-ca-file", ca)))
+	require.Equal(t, http.StatusBadGateway, post(proxyURL(t, api.URL)), "an upstream of an unknown CA is not reached")
 
 	empty := filepath.Join(t.TempDir(), "empty.pem")
 	require.NoError(t, os.WriteFile(empty, []byte("not a certificate\n"), 0o644))
 	out, err := exec.Command(checkBinary(t), "proxy", "--upstream", api.URL, "--upstream-ca-file", empty).CombinedOutput()
 	require.Error(t, err)
 	require.Contains(t, string(out), "--upstream-ca-file: "+empty+" holds no PEM certificate")
+}
+
+func proxyURL(t *testing.T, upstream string, args ...string) string {
+	t.Helper()
+	proxy, _ := startProxyAt(t, upstream, nil, args...)
+	return proxy
 }
