@@ -72,6 +72,29 @@ var _ = Describe("the whole catalogue on containers", Ordered, ContinueOnFailure
 			byID[r.ScenarioID] = r
 			verdicts[r.Verdict]++
 		}
+		// An UNKNOWN is an outcome the run could not see (on a loaded machine a race
+		// scenario's repeat can miss the original's window): it proves nothing either way,
+		// so such a scenario runs again, up to three times, as reference/pgstore's
+		// catalogue test does. Every other verdict stands as first judged.
+		for rerun := 0; rerun < 3; rerun++ {
+			var unknown []string
+			for id, r := range byID {
+				if r.Verdict == scenarios.Unknown {
+					unknown = append(unknown, id)
+				}
+			}
+			if len(unknown) == 0 {
+				break
+			}
+			By("running again what could not be judged: " + strings.Join(unknown, ", "))
+			again, err := scenarios.Run(ctx, scenarios.RunConfig{
+				Profiles: []*scenarios.Profile{p}, Seed: 7, Only: unknown, ScenarioTimeout: time.Minute, Tool: "idemproof suites/containers",
+			})
+			Expect(err).NotTo(HaveOccurred())
+			for _, r := range again.Results {
+				byID[r.ScenarioID] = r
+			}
+		}
 		AddReportEntry("catalogue on containers", fmt.Sprintf("%d scenarios in %.1fs: %v", len(rep.Results), rep.DurationMS/1000, verdicts))
 	}, NodeTimeout(10*time.Minute))
 
