@@ -159,6 +159,11 @@ type Result struct {
 	// RunVerdicts counts the verdicts the scenario got in each run of a repeated check
 	// (--repeat, package scenarios/rounds); Verdict is the most telling of them.
 	RunVerdicts map[Verdict]int `json:"run_verdicts,omitempty"`
+	// Provisional marks a FAIL as the runner hands it to RunConfig.Progress when it rests
+	// only on effects missing from a ledger that is read again once the target's run
+	// ends (a ledger may lag its writes): the judgment kept may still change. Never set
+	// in a Report, whose results are final.
+	Provisional bool `json:"-"`
 }
 
 // ReportSchemaVersion is the version of the JSON report's schema; bumped on any change

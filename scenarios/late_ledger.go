@@ -38,7 +38,7 @@ func judgeLate(ctx context.Context, t *target, list []Scenario, all []Result, ra
 	for i, sc := range list {
 		res := &all[i]
 		rec := res.Evidence.Record
-		lagging := res.Verdict == Fail && onlyLost(res.Evidence)
+		lagging := awaitsLateLedger(t.p, *res)
 		if !ran[i] || rec == nil || rec.LedgerErr != "" || len(rec.Ledger) == 0 || (res.Verdict == Fail && !lagging) || ctx.Err() != nil {
 			continue
 		}
@@ -83,6 +83,14 @@ func judgeLate(ctx context.Context, t *target, list []Scenario, all []Result, ra
 			notice(fmt.Sprintf("%s @ %s is FAIL after all: %s", sc.ID, t.p.Name, res.Message))
 		}
 	}
+}
+
+// awaitsLateLedger reports whether judgeLate will judge a FAIL again: it rests only on
+// effects missing from a per-entity ledger the scenario could read.
+func awaitsLateLedger(p *Profile, res Result) bool {
+	rec := res.Evidence.Record
+	return res.Verdict == Fail && !p.SideEffects.global() && rec != nil && rec.LedgerErr == "" &&
+		len(rec.Ledger) > 0 && onlyLost(res.Evidence)
 }
 
 // readLateLedger reads the ledgers the record has counts of, for its entity (and the

@@ -199,8 +199,10 @@ func runTarget(ctx context.Context, t *target, list []Scenario, cfg RunConfig, n
 					interrupted.Store(true)
 				}
 				if cfg.Progress != nil {
+					live := all[i]
+					live.Provisional = awaitsLateLedger(t.p, live)
 					progress.Lock()
-					cfg.Progress(all[i])
+					cfg.Progress(live)
 					progress.Unlock()
 				}
 			}

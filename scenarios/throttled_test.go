@@ -130,6 +130,26 @@ func TestLaggingLedgerIsJudgedOnItsCaughtUpCount(t *testing.T) {
 	}
 }
 
+// The live line of a FAIL that the end of the run will judge again says it is
+// provisional; the report's result, judged on the caught-up count, is not.
+func TestALaggingFailIsProvisionalOnlyWhileLive(t *testing.T) {
+	inner := &fakeRefunds{}
+	startFake(t, inner)
+	srv := httptest.NewServer(&lagging{next: inner, reads: map[string]int{}})
+	t.Cleanup(srv.Close)
+	var live []scenarios.Result
+	rep, err := scenarios.Run(t.Context(), scenarios.RunConfig{Profiles: []*scenarios.Profile{fakeProfile(t, srv.URL)},
+		Only: []string{"replay/sequential"}, NoPreflight: true, Seed: 1, Concurrency: 1,
+		Progress: func(r scenarios.Result) { live = append(live, r) }})
+	require.NoError(t, err)
+	require.Len(t, live, 1)
+	require.Equal(t, scenarios.Fail, live[0].Verdict, live[0].Message)
+	require.True(t, live[0].Provisional, "it rests only on an effect the ledger did not show yet")
+	require.Len(t, rep.Results, 1)
+	require.Equal(t, scenarios.Pass, rep.Results[0].Verdict, rep.Results[0].Message)
+	require.False(t, rep.Results[0].Provisional, "a report's results are final")
+}
+
 // A FAIL for a missing effect whose later count shows a duplicate instead (the replay
 // queued the work once more) says so.
 func TestALaggingFailThatIsADuplicateSaysSo(t *testing.T) {

@@ -28,7 +28,17 @@ func Progress(w io.Writer) func(scenarios.Result) {
 //	PASS        replay/after-503                  reference   41ms  one refund; the retry got the committed 201
 func WriteLine(w io.Writer, r scenarios.Result) {
 	fmt.Fprintf(w, "%-10s  %-32s  %-12s  %7s  %s\n",
-		r.Verdict, r.ScenarioID, r.Target, roundDuration(duration(r)), oneLine(r.Message))
+		r.Verdict, r.ScenarioID, r.Target, roundDuration(duration(r)), lineMessage(r))
+}
+
+// lineMessage is a result's message on its line. A provisional FAIL says first that it
+// may still change: a reader of a CI log who sees it and then "no failures" should not
+// have to guess which one is true.
+func lineMessage(r scenarios.Result) string {
+	if r.Provisional {
+		return oneLine("provisional, the ledger is read again when the target's run ends: " + r.Message)
+	}
+	return oneLine(r.Message)
 }
 
 // oneLine keeps a message on its line whatever the checker wrote.

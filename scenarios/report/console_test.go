@@ -24,6 +24,24 @@ func TestWriteLineIsOneAlignedLine(t *testing.T) {
 	require.Contains(t, line, "2 refunds for one key second line")
 }
 
+func TestAProvisionalFailSaysSoOnItsLine(t *testing.T) {
+	r := sampleReport().Results[1]
+	r.Provisional = true
+	for name, write := range map[string]func(*bytes.Buffer){
+		"plain":   func(b *bytes.Buffer) { report.WriteLine(b, r) },
+		"colored": func(b *bytes.Buffer) { report.ProgressWith(b, report.LiveOptions{Color: true})(r) },
+	} {
+		var buf bytes.Buffer
+		write(&buf)
+		require.Contains(t, buf.String(), "FAIL", name)
+		require.Contains(t, buf.String(), "provisional, the ledger is read again when the target's run ends: 2 refunds for one key", name)
+	}
+	var buf bytes.Buffer
+	r.Provisional = false
+	report.WriteLine(&buf, r)
+	require.NotContains(t, buf.String(), "provisional")
+}
+
 func TestProgressLinesDoNotInterleave(t *testing.T) {
 	rep := sampleReport()
 	var buf bytes.Buffer

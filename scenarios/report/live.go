@@ -40,7 +40,7 @@ func ProgressWith(w io.Writer, o LiveOptions) func(scenarios.Result) {
 			verdict = c + verdict + "\x1b[0m"
 		}
 		fmt.Fprintf(w, "%s  %-32s  %-12s  %7s  %s\n",
-			verdict, r.ScenarioID, r.Target, roundDuration(duration(r)), oneLine(r.Message))
+			verdict, r.ScenarioID, r.Target, roundDuration(duration(r)), lineMessage(r))
 	}
 }
 
