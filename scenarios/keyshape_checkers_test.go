@@ -184,6 +184,18 @@ func TestKeyOnAGetIsIgnored(t *testing.T) {
 	}
 	v, msg := run(read0, created, read1, 201, 1)
 	require.Equal(t, scenarios.Pass, v, msg)
+	// A profile whose success rule only the operation's answers match (Adyen's
+	// resultCode) classes a ledger read client_error: the reads are judged by status.
+	rec := newHistory().at(0, "get-before", scenarios.OpFail, 200, read0, nil).
+		at(5, "original", scenarios.OpOK, 201, created, nil).
+		at(10, "get-after", scenarios.OpFail, 200, read1, nil).record(1)
+	for i := range rec.History {
+		if rec.History[i].Step != "original" && rec.History[i].Type == scenarios.OpFail {
+			rec.History[i].Class = outcome.ClientError
+		}
+	}
+	v, msg, _ = judgeWith(t, "key/get-ignored", rec, p)
+	require.Equal(t, scenarios.Pass, v, msg)
 	v, msg = run(read0, read0, read0, 200, 0)
 	require.Equal(t, scenarios.Fail, v)
 	require.Contains(t, msg, "the GET was stored under the key and replayed")
