@@ -39,7 +39,7 @@ func errorScenarios() []Scenario {
 // (a missing key declared optional, a repeat made to wait) has nothing to inspect.
 func problemJSON(r Record, p *Profile) (Verdict, string, Evidence) {
 	var f finding
-	var good, bad, unseen []string
+	var good, bad, unseen, inBody []string
 	for _, want := range []struct {
 		step  string
 		class outcome.Class
@@ -57,6 +57,12 @@ func problemJSON(r Record, p *Profile) (Verdict, string, Evidence) {
 		if !a.Class.Refusal() {
 			continue
 		}
+		if a.Status < 400 {
+			// A refusal the profile's rules find inside a 2xx (a JSON-RPC error object)
+			// is no HTTP error response: RFC 9457 does not speak of it.
+			inBody = append(inBody, fmt.Sprintf("%s %d (%s)", want.step, a.Status, a.Class))
+			continue
+		}
 		if why := notProblem(a); why != "" {
 			bad = append(bad, fmt.Sprintf("%d (%s): %s", a.Status, want.step, why))
 			f.example("%s got %d, Content-Type %q, body %s", want.step, a.Status, a.Headers["Content-Type"], clip(a.Body))
@@ -67,6 +73,9 @@ func problemJSON(r Record, p *Profile) (Verdict, string, Evidence) {
 	switch {
 	case len(bad) > 0:
 		return f.result(NonStrict, "refusals that are not RFC 9457 problem details: %s", strings.Join(bad, "; "))
+	case len(good) == 0 && len(unseen) == 0 && len(inBody) > 0:
+		return f.result(Info, "the refusals are successes by status that the profile's outcome rules recognise (%s): RFC 9457 is about HTTP error responses, none to inspect",
+			strings.Join(inBody, ", "))
 	case len(good) == 0 && len(unseen) > 0:
 		return f.result(Unknown, "no refusal to inspect: the answer to %s was not seen (info)", strings.Join(unseen, ", "))
 	case len(good) == 0:

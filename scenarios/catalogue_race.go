@@ -541,6 +541,11 @@ func inFlightRetryAfter(r Record, p *Profile) (Verdict, string, Evidence) {
 	if _, v, msg, failed := judgeSettle(r, p, &f, nil, true); failed {
 		return v, msg, f.ev
 	}
+	if repeat.Status < 400 {
+		// A refusal found inside a 2xx (a JSON-RPC error object): Retry-After belongs to
+		// HTTP's 429 and 503 and to error responses, not to a 200's payload.
+		return f.result(Info, "the in-flight refusal is a %d that the profile's outcome rules recognise: no HTTP refusal to carry a Retry-After", repeat.Status)
+	}
 	if v := repeat.Headers["Retry-After"]; v != "" {
 		if why := retryAfterSyntax(v); why != "" {
 			return f.result(NonStrict, "the %d carries a malformed Retry-After: %s", repeat.Status, why)

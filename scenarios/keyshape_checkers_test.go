@@ -431,3 +431,37 @@ func TestRetryAfterMustParse(t *testing.T) {
 		}
 	}
 }
+
+// withClasses sets the outcome class of the named steps' answers, as a profile's outcome
+// rules would (a JSON-RPC error object inside a 200).
+func withClasses(rec scenarios.Record, classes map[string]outcome.Class) scenarios.Record {
+	for i, op := range rec.History {
+		if c, ok := classes[op.Step]; ok && op.Type != scenarios.OpInvoke {
+			rec.History[i].Class = c
+		}
+	}
+	return rec
+}
+
+// A plain JSON-RPC server refuses inside 200s: neither RFC 9457 nor Retry-After speaks of
+// those, so there is nothing to hold against it.
+func TestRefusalsInsideA200AreNoHTTPRefusals(t *testing.T) {
+	p := refProfile(t)
+	rpcError := func(code int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"error":{"code":%d,"message":"no"}}`, code)
+	}
+	jsonType := map[string]string{"Content-Type": "application/json"}
+	rec := withClasses(newHistory().
+		at(0, "unkeyed", scenarios.OpFail, 200, rpcError(-32602), jsonType).
+		at(5, "repeat", scenarios.OpFail, 200, rpcError(-32011), jsonType).
+		span(1, 300, "original", scenarios.OpOK, 200, `{"jsonrpc":"2.0","id":1,"result":{"id":"re_1"}}`, nil).
+		at(310, "mismatch", scenarios.OpFail, 200, rpcError(-32010), jsonType).
+		record(1), map[string]outcome.Class{"unkeyed": outcome.MissingKey, "repeat": outcome.InFlight, "mismatch": outcome.Mismatch})
+	v, msg, _ := judgeWith(t, "errors/problem-json", rec, p)
+	require.Equal(t, scenarios.Info, v, msg)
+	require.Contains(t, msg, "repeat 200 (in_flight)")
+
+	v, msg, _ = judgeWith(t, "race/in-flight-retry-after", rec, p)
+	require.Equal(t, scenarios.Info, v, msg)
+	require.Contains(t, msg, "no HTTP refusal to carry a Retry-After")
+}
