@@ -123,7 +123,7 @@ func keepAliveManyKeys(r Record, p *Profile) (Verdict, string, Evidence) {
 			}
 			switch {
 			case !firstOK || !againOK:
-			case kp.again.Status == kp.first.Status && p.sameBody(kp.again.Body, kp.first.Body):
+			case p.sameResponse(kp.again, kp.first):
 				compared++
 			case late:
 				lateDiffer++

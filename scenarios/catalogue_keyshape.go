@@ -103,14 +103,14 @@ func distinctKeysSameBody(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Fail, "%d side effects from two keys, want 2", n)
 	case succ > n:
 		f.count(CatLost, succ-n)
-		if a.Class == outcome.Success && b.Class == outcome.Success && a.Status == b.Status && p.sameBody(a.Body, b.Body) {
+		if a.Class == outcome.Success && b.Class == outcome.Success && p.sameResponse(a, b) {
 			f.example("first: %d %s", a.Status, clip(a.Body))
 			f.example("second: %d %s", b.Status, clip(b.Body))
 			f.blame(b, "an execution of its own, not the first key's response")
 			return f.result(Fail, "two keys with the same payload: %d side effect(s), and the second key was answered the first key's response", n)
 		}
 		return f.result(Fail, "two keys with the same payload: %d successes but %d side effect(s)", succ, n)
-	case n == 2 && succ == 2 && a.Status == b.Status && p.sameBody(a.Body, b.Body):
+	case n == 2 && succ == 2 && p.sameResponse(a, b):
 		return f.result(Pass, "two side effects from two keys; the two responses are the same (the body carries no per-execution id)")
 	case n == 2 && succ == 2:
 		return f.result(Pass, "two side effects from two keys, two different responses")
@@ -158,7 +158,7 @@ func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
 				maybe++
 			}
 			switch {
-			case again.Class != outcome.Success || (again.Status == first.Status && p.sameBody(again.Body, first.Body)):
+			case again.Class != outcome.Success || p.sameResponse(again, first):
 			case late:
 				lateDiffer = append(lateDiffer, string(shape))
 			default:

@@ -159,7 +159,7 @@ func oneWinner(step string) Checker {
 			switch {
 			case isSuccess(a):
 				ok++
-				k := itoa(a.Status) + " " + p.bodyKey(a.Body)
+				k := p.statusKey(a.Status) + " " + p.bodyKey(a.Body)
 				if _, seen := distinct[k]; !seen {
 					distinct[k] = a
 					wants = append(wants, a)

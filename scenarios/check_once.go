@@ -69,7 +69,7 @@ func exactlyOnce(final string) Checker {
 			return f.result(Fail, "%s got %d but the ledger shows no side effect", witness, ans.Status)
 		}
 		body, status, buffered := r.committedBody(p)
-		if buffered && (ans.Status != status || !p.sameBody(ans.Body, body)) {
+		if buffered && (!p.sameStatus(ans.Status, status) || !p.sameBody(ans.Body, body)) {
 			if allowed > 1 {
 				return f.result(Unknown, "%s: nothing to judge", mayBeLate(witness, p))
 			}

@@ -27,7 +27,9 @@ type reshaped struct {
 	gzip      bool
 	reorder   bool
 	requestID bool
-	served    atomic.Int64
+	// replayStatus, when set, is the status of every replay (PayPal's 200 after a 201).
+	replayStatus int
+	served       atomic.Int64
 }
 
 func (s *reshaped) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -59,6 +61,9 @@ func (s *reshaped) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Vary", "Accept-Encoding")
 	}
 	w.Header().Del("Content-Length")
+	if s.replayStatus != 0 && rec.Code < 300 && rec.Header().Get("Idempotent-Replayed") != "" {
+		rec.Code = s.replayStatus
+	}
 	w.WriteHeader(rec.Code)
 	_, _ = w.Write(body)
 }
@@ -122,6 +127,22 @@ func TestGzippedAnswersAreComparedByWhatTheySay(t *testing.T) {
 	}
 }
 
+// A target whose replays answer 200 after the 201 that executed (PayPal) is told the
+// difference is the status alone and how to declare it; declared, it passes.
+func TestAReplayStatusOfItsOwnIsNamedAndCanBeDeclared(t *testing.T) {
+	url := startReshaped(t, &reshaped{replayStatus: http.StatusOK})
+	p := fakeProfile(t, url)
+	r := runOn(t, p, "replay/sequential")["replay/sequential"]
+	require.Equal(t, scenarios.Fail, r.Verdict, r.Message)
+	require.Contains(t, r.Message, "status 200, the committed 201, with the same body; a target whose replays answer 200 declares expect.replay_status: 200")
+
+	p = fakeProfile(t, url)
+	p.Expect.ReplayStatus = http.StatusOK
+	for id, r := range runOn(t, p, replaySet...) {
+		require.Equal(t, scenarios.Pass, r.Verdict, "%s: %s", id, r.Message)
+	}
+}
+
 func TestAReplayReserializedIsTheSameBodyAndOnlyFidelityAsksForTheBytes(t *testing.T) {
 	p := fakeProfile(t, startReshaped(t, &reshaped{reorder: true}))
 	results := runOn(t, p, replaySet...)
@@ -162,6 +183,7 @@ func TestProfileRefusesCodingsItCannotUndoAndContradictoryFields(t *testing.T) {
 		{`Accept-Encoding: "*"`, "", `lets the target choose any coding`},
 		{`X-A: b`, ", volatile_fields: [id], unique_field: id", `"id" is also expect.unique_field`},
 		{`X-A: b`, ", replay_body: text", `expect.replay_body: must be bytes`},
+		{`X-A: b`, ", replay_status: 409", `expect.replay_status: must be a 2xx status (the status a replay of a success answers with, e.g. 200 after a 201), got 409`},
 	} {
 		_, err := scenarios.ParseProfile("x.yaml", []byte(fmt.Sprintf(base, tc.headers, tc.expect)))
 		require.ErrorContains(t, err, tc.want)

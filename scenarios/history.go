@@ -235,10 +235,30 @@ func isSuccess(op Op) bool { return op.Class == outcome.Success }
 // may or may not have taken effect, so it proves nothing either way.
 func unseen(op Op) bool { return !op.Class.Determinate() }
 
-// sameResponse reports whether two answers are the same response: same status and the
-// same body (Profile.sameBody).
+// sameResponse reports whether two answers are the same response: the same status
+// (Profile.sameStatus) and the same body (Profile.sameBody).
 func (p *Profile) sameResponse(a, b Op) bool {
-	return a.Status == b.Status && p.sameBody(a.Body, b.Body)
+	return p.sameStatus(a.Status, b.Status) && p.sameBody(a.Body, b.Body)
+}
+
+// statusKey is a success's status as responses are grouped by it: with
+// expect.replay_status declared, every 2xx is one (the execution's and the replays').
+func (p *Profile) statusKey(s int) string {
+	if p.Expect.ReplayStatus != 0 && is2xx(s) {
+		return "2xx"
+	}
+	return itoa(s)
+}
+
+// sameStatus reports whether two statuses are those of one response: equal, or two
+// successes one of which is the declared expect.replay_status (a replay may answer with
+// it, whichever came first: the execution's status is not always the one compared).
+func (p *Profile) sameStatus(a, b int) bool {
+	if a == b {
+		return true
+	}
+	rs := p.Expect.ReplayStatus
+	return rs != 0 && is2xx(a) && is2xx(b) && (a == rs || b == rs)
 }
 
 // describeUnseen names the attempts nobody saw the outcome of, for evidence: "37 attempts

@@ -125,6 +125,11 @@ type Expect struct {
 	// default: byte for byte) or "json" (the same JSON value; members may come back in
 	// another order, re-serialized). Only replay/fidelity-body tells the two apart.
 	ReplayBody string `yaml:"replay_body,omitempty" json:"replay_body,omitempty"`
+	// ReplayStatus is the status a replay answers with where it differs from the
+	// execution's (PayPal: a repeat gets 200 with the resource after the 201 that created
+	// it); 0: a replay answers the committed status. A success of either status is then
+	// the same response when the bodies are.
+	ReplayStatus int `yaml:"replay_status,omitempty" json:"replay_status,omitempty"`
 	// FingerprintIgnores are members of operation.body (dotted paths) the target leaves
 	// out of its fingerprint on purpose (a client's trace id, a note): reuse with only
 	// such a member changed may replay. fingerprint/each-member does not change them.

@@ -78,6 +78,9 @@ func (p *Profile) fieldErrors() []fieldError {
 	default:
 		add("expect.replay_body", "must be bytes (a replay is the stored response byte for byte) or json (the same JSON value, members in any order), got %q", p.Expect.ReplayBody)
 	}
+	if s := p.Expect.ReplayStatus; s != 0 && (s < 200 || s > 299) {
+		add("expect.replay_status", "must be a 2xx status (the status a replay of a success answers with, e.g. 200 after a 201), got %d", s)
+	}
 	if !is4xx(p.Expect.Mismatch) {
 		add("expect.mismatch", "must be a 4xx status (422 in draft-07, 400 at Stripe), got %d", p.Expect.Mismatch)
 	}

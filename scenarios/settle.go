@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/idemproof/idemproof/outcome"
@@ -87,7 +88,7 @@ func judgeSettle(r Record, p *Profile, f *finding, wants []Op, exact bool) (s se
 		return s, "", "", false
 	}
 	for _, w := range wants {
-		if got.Class == w.Class && got.Status == w.Status && (!exact || p.sameBody(got.Body, w.Body)) {
+		if got.Class == w.Class && p.sameStatus(got.Status, w.Status) && (!exact || p.sameBody(got.Body, w.Body)) {
 			return s, "", "", false
 		}
 	}
@@ -107,6 +108,15 @@ func uniqueNote(p *Profile, a, b Op) string {
 	ua, okA := uniqueValue(p, a.Body)
 	ub, okB := uniqueValue(p, b.Body)
 	changed := changedMembers(a.Body, b.Body)
+	if a.Status != 0 && b.Status != 0 && !p.sameStatus(a.Status, b.Status) && p.sameBody(a.Body, b.Body) {
+		// Only the status differs: say that, and how a target that replays with a status
+		// of its own declares it.
+		note := fmt.Sprintf("status %d, the committed %d, with the same body", b.Status, a.Status)
+		if is2xx(a.Status) && is2xx(b.Status) {
+			note += fmt.Sprintf("; a target whose replays answer %d declares expect.replay_status: %d", b.Status, b.Status)
+		}
+		return " (" + note + ")"
+	}
 	switch {
 	case (!okA || !okB) && changed != "":
 		return " (" + changed + volatileHint + ")"

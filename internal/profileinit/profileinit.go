@@ -60,6 +60,7 @@ expect:                                      # draft-07 answers; Stripe-style AP
   missing_key: "400"                         # or "optional"
   # replay_header: Idempotent-Replayed
   # fingerprint_ignores: [note]              # body members left out of the fingerprint on purpose
+  # replay_status: 200                       # replays answer 200 after the 201 that executed
 # retention: 24h                             # your declared key window (the expiry scenarios wait it out)
 # entity_setup:                              # when the operation needs a parent that exists
 #   path: /v1/orders                         #   (an order, a charge): created per scenario
