@@ -36,6 +36,10 @@ func (t *target) readLedger(ctx context.Context, pr Probe, entity string) (int, 
 	if err != nil {
 		return 0, fmt.Errorf("render ledger arguments: %w", err)
 	}
+	body, err := render(pr.Body, entity)
+	if err != nil {
+		return 0, fmt.Errorf("render ledger body: %w", err)
+	}
 	h := http.Header{}
 	for k, v := range t.p.Operation.Headers {
 		h.Set(k, v)
@@ -51,6 +55,9 @@ func (t *target) readLedger(ctx context.Context, pr Probe, entity string) (int, 
 	l := transport.Ledger{Method: pr.Method, URL: strings.TrimSuffix(t.ledgerBase(), "/") + path, Header: h, Tool: pr.Tool, Count: pr.Count}
 	if args != "" {
 		l.Arguments = []byte(args)
+	}
+	if body != "" {
+		l.Body = []byte(body)
 	}
 	deadline := time.Now().Add(ledgerThrottleBudget)
 	for {

@@ -81,8 +81,11 @@ type Probe struct {
 	Tool      string `yaml:"tool,omitempty" json:"tool,omitempty"`
 	Arguments string `yaml:"arguments,omitempty" json:"arguments,omitempty"`
 
-	Method  string            `yaml:"method" json:"method"`
-	Path    string            `yaml:"path" json:"path"`
+	Method string `yaml:"method" json:"method"`
+	Path   string `yaml:"path" json:"path"`
+	// Body (HTTP, a method other than GET or HEAD) is the read's request body, a
+	// template with {{.Entity}}: a JSON-RPC server's counting method, a search query.
+	Body    string            `yaml:"body,omitempty" json:"body,omitempty"`
 	Headers map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
 	Count   string            `yaml:"count" json:"count"` // JSON path into the response: "count", "data.#" (length)
 	// Scope is "entity" (default: the path names {{.Entity}} and counts its effects only)

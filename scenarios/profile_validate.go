@@ -198,8 +198,19 @@ func checkProbe(path string, pr Probe) []fieldError {
 		errs = append(errs, fieldError{Path: path + ".path", Msg: fmt.Sprintf("must start with / (the ledger read, e.g. /v1/refunds?order_id={{.Entity}}), got %q", pr.Path)})
 	} else if msg := checkTemplate(pr.Path, false); msg != "" {
 		errs = append(errs, fieldError{Path: path + ".path", Msg: msg})
-	} else if pr.Scope != ScopeGlobal && !strings.Contains(pr.Path, "{{") {
-		errs = append(errs, fieldError{Path: path + ".path", Msg: "must contain {{.Entity}}: the ledger is read per fresh entity (or set scope: global for one count of every effect)"})
+	} else if pr.Scope != ScopeGlobal && !strings.Contains(pr.Path, "{{") && !strings.Contains(pr.Body, "{{") {
+		where := "must contain {{.Entity}}"
+		if pr.Body != "" {
+			where = "or side_effects.body must contain {{.Entity}}"
+		}
+		errs = append(errs, fieldError{Path: path + ".path", Msg: where + ": the ledger is read per fresh entity (or set scope: global for one count of every effect)"})
+	}
+	if pr.Body != "" {
+		if m := strings.ToUpper(pr.Method); m == "GET" || m == "HEAD" {
+			errs = append(errs, fieldError{Path: path + ".body", Msg: fmt.Sprintf("a %s carries no body: a ledger read with a body (a JSON-RPC counting method) is method: POST", m)})
+		} else if msg := checkTemplate(pr.Body, false); msg != "" {
+			errs = append(errs, fieldError{Path: path + ".body", Msg: msg})
+		}
 	}
 	if pr.Scope != "" && pr.Scope != ScopeEntity && pr.Scope != ScopeGlobal {
 		errs = append(errs, fieldError{Path: path + ".scope", Msg: fmt.Sprintf("must be %q (the default: a count per entity) or %q (one count of every effect), got %q", ScopeEntity, ScopeGlobal, pr.Scope)})

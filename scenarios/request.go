@@ -88,7 +88,7 @@ func (t *target) stepRequest(base, entity string, keys scenarioKeys, st Step, ma
 		body = p.Validation.Body
 	case PayloadLedgerRead:
 		op = Operation{Method: p.SideEffects.Method, Path: p.SideEffects.Path, Headers: p.SideEffects.Headers}
-		body = ""
+		body = p.SideEffects.Body
 	}
 	path, err := render(op.Path, entity)
 	if err != nil {

@@ -123,13 +123,20 @@ func (h *HTTP) Count(ctx context.Context, l Ledger) (int, error) {
 	if method == "" {
 		method = http.MethodGet
 	}
-	req, err := http.NewRequestWithContext(ctx, method, l.URL, nil)
+	var reqBody io.Reader
+	if l.Body != nil {
+		reqBody = bytes.NewReader(l.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, l.URL, reqBody)
 	if err != nil {
 		return 0, fmt.Errorf("build ledger request: %w", err)
 	}
 	req.Header = l.Header.Clone()
 	if req.Header == nil {
 		req.Header = http.Header{}
+	}
+	if l.Body != nil && req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	probe := h.Probe
 	if probe == nil {

@@ -73,7 +73,10 @@ type Ledger struct {
 	Header    http.Header
 	Tool      string
 	Arguments []byte
-	Count     string
+	// Body is an HTTP ledger read's request body (a JSON-RPC call of a counting method,
+	// a search query); nil sends none.
+	Body  []byte
+	Count string
 }
 
 // Transport speaks to one target.
