@@ -60,7 +60,14 @@ func (p *Profile) Missing(c Capability) string {
 		if err != nil || !v.isObj {
 			return "operation.body is not a JSON object"
 		}
-		if c == CapIntegerBody && !v.respellIntegers() {
+		respell := v.respellPayloadIntegers // a JSON-RPC request's id is no payload
+		if p.isMCP() {
+			respell = v.respellIntegers // the body is only the tool's arguments
+		}
+		if c == CapIntegerBody && !respell() {
+			if !p.isMCP() && v.isJSONRPCRequest() {
+				return "operation.body has no integer to respell outside the JSON-RPC envelope (its id is not payload)"
+			}
 			return "operation.body has no integer to respell"
 		}
 	case CapChangeableBody:

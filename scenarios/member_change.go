@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // maxChangedMembers bounds how many members fingerprint/each-member changes (one step
@@ -38,8 +41,10 @@ func renderSample(tmpl string) (string, string, error) {
 // changes one at a time, as gjson-style dotted paths in document order: every scalar
 // leaf (the first scalar of an array), at most maxChangedMembers, except the member that
 // names the entity (a change there is another operation, not another payload for this
-// one), the key's own member (key_field) and the members the profile declares left out
-// of the fingerprint (expect.fingerprint_ignores). Nil when the body is not a JSON object.
+// one), the key's own member (key_field), the members the profile declares left out
+// of the fingerprint (expect.fingerprint_ignores) and, when the body is a JSON-RPC 2.0
+// request sent over plain HTTP, its envelope (jsonrpc, id, method). Nil when the body
+// is not a JSON object.
 func (p *Profile) changeableMembers() []string {
 	rendered, sample, err := renderSample(p.Operation.Body)
 	if err != nil {
@@ -56,6 +61,8 @@ func (p *Profile) changeableMembers() []string {
 	for _, f := range p.Expect.FingerprintIgnores {
 		ignored[f] = true
 	}
+	// Over MCP the body is the tool's arguments and the harness writes the envelope itself.
+	envelope := !p.isMCP() && doc.isJSONRPCRequest()
 	var out []string
 	var walk func(v *jsonValue, path string)
 	walk = func(v *jsonValue, path string) {
@@ -65,6 +72,9 @@ func (p *Profile) changeableMembers() []string {
 		switch {
 		case v.isObj:
 			for _, m := range v.obj {
+				if envelope && path == "" && jsonRPCEnvelope[m.Key] {
+					continue
+				}
 				walk(m.Value, memberPath(path, m.Key))
 			}
 		case v.isArr:
@@ -78,6 +88,49 @@ func (p *Profile) changeableMembers() []string {
 	}
 	walk(doc, "")
 	return out
+}
+
+// jsonRPCEnvelope names the top-level members of a JSON-RPC 2.0 request that frame the
+// call rather than carry its payload. A server answers with the request's id (JSON-RPC
+// 2.0 §5), so a changed or respelled id comes back in a correct replay, which would then
+// look like a response of its own; the version and the method name the call itself.
+var jsonRPCEnvelope = map[string]bool{"jsonrpc": true, "id": true, "method": true}
+
+// isJSONRPCRequest reports whether v is a JSON-RPC 2.0 request: an object with
+// "jsonrpc": "2.0" and a string method.
+func (v *jsonValue) isJSONRPCRequest() bool {
+	if v == nil || !v.isObj {
+		return false
+	}
+	var version, method bool
+	for _, m := range v.obj {
+		var s string
+		isString := !m.Value.isObj && !m.Value.isArr && json.Unmarshal(m.Value.raw, &s) == nil
+		switch m.Key {
+		case "jsonrpc":
+			version = isString && s == "2.0"
+		case "method":
+			method = isString
+		}
+	}
+	return version && method
+}
+
+// respellPayloadIntegers is respellIntegers for fingerprint/number-spelling: in a JSON-RPC
+// 2.0 request only the payload is respelled, never the envelope (an id of 1 respelled
+// 1.0 comes back as 1.0 in a correct replay). Over MCP the harness replaces the id of
+// the request it framed on every attempt anyway.
+func (v *jsonValue) respellPayloadIntegers() bool {
+	if !v.isJSONRPCRequest() {
+		return v.respellIntegers()
+	}
+	changed := false
+	for _, m := range v.obj {
+		if !jsonRPCEnvelope[m.Key] {
+			changed = m.Value.respellIntegers() || changed
+		}
+	}
+	return changed
 }
 
 // isKeyMember reports whether path (in operation.body) is where key_field puts the key:
@@ -101,9 +154,8 @@ func memberPath(parent, member string) string {
 }
 
 // changeMember returns the rendered body with the member at path (from
-// changeableMembers) given another value of its type: a string gets "-changed" appended,
-// a number 1 added, a boolean flipped, null becomes "changed". The body is re-encoded
-// compactly, as shapeBody encodes every JSON body.
+// changeableMembers) given another value of its type (changedScalar). The body is
+// re-encoded compactly, as shapeBody encodes every JSON body.
 func changeMember(rendered, path string) (string, error) {
 	doc, err := parseJSON(rendered)
 	if err != nil {
@@ -171,6 +223,8 @@ func splitPath(path string) []string {
 	return append(parts, b.String())
 }
 
+// changedScalar gives a scalar another value of its type: a number 1 added, a boolean
+// flipped, null becomes "changed", a string changedString.
 func changedScalar(raw json.RawMessage) json.RawMessage {
 	s := string(raw)
 	switch {
@@ -183,7 +237,7 @@ func changedScalar(raw json.RawMessage) json.RawMessage {
 	case strings.HasPrefix(s, `"`):
 		var str string
 		if json.Unmarshal(raw, &str) == nil {
-			out, _ := json.Marshal(str + "-changed")
+			out, _ := json.Marshal(changedString(str))
 			return out
 		}
 	}
@@ -194,6 +248,64 @@ func changedScalar(raw json.RawMessage) json.RawMessage {
 		return json.RawMessage(strconv.FormatFloat(f+1, 'f', -1, 64))
 	}
 	return json.RawMessage(`"changed"`)
+}
+
+var (
+	decimalString = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
+	currencyCode  = regexp.MustCompile(`^[A-Z]{3}$`)
+	isoDate       = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
+)
+
+// changedString gives a string another value a validating API still accepts, so that
+// the change reaches the fingerprint instead of a 400: a decimal number ("10.99", as
+// money amounts are written) 1 more with as many decimals ("11.99"), three capitals (an
+// ISO 4217 currency or a country-like code) another real code ("USD" becomes "EUR", any
+// other "USD"), an ISO date ("2026-01-31") the next day. Any other string gets
+// "-changed" appended.
+func changedString(s string) string {
+	switch {
+	case decimalString.MatchString(s):
+		return nextDecimal(s)
+	case currencyCode.MatchString(s) && s == "USD":
+		return "EUR"
+	case currencyCode.MatchString(s):
+		return "USD"
+	case isoDate.MatchString(s):
+		if d, err := time.Parse(time.DateOnly, s); err == nil {
+			return d.AddDate(0, 0, 1).Format(time.DateOnly)
+		}
+	}
+	return s + "-changed"
+}
+
+// nextDecimal adds 1 to a decimal string (decimalString), keeping its number of decimals
+// (and the width of one written with leading zeros): "10.99" is "11.99", "-0.50" is
+// "0.50", "-5.00" is "-4.00", "007" is "008". Exact whatever its length.
+func nextDecimal(s string) string {
+	intPart, frac, _ := strings.Cut(strings.TrimPrefix(s, "-"), ".")
+	n, _ := new(big.Int).SetString(intPart+frac, 10)
+	if strings.HasPrefix(s, "-") {
+		n.Neg(n)
+	}
+	n.Add(n, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(len(frac))), nil))
+	sign := ""
+	if n.Sign() < 0 {
+		sign = "-"
+		n.Neg(n)
+	}
+	digits := n.String()
+	width := len(frac) + 1
+	if len(intPart) > 1 && intPart[0] == '0' {
+		width = len(intPart) + len(frac)
+	}
+	if len(digits) < width {
+		digits = strings.Repeat("0", width-len(digits)) + digits
+	}
+	if len(frac) == 0 {
+		return sign + digits
+	}
+	cut := len(digits) - len(frac)
+	return sign + digits[:cut] + "." + digits[cut:]
 }
 
 // checkFingerprintIgnores validates expect.fingerprint_ignores: each entry names a member
@@ -279,8 +391,8 @@ func (p *Profile) changeableFormFields(rendered, sample string) []string {
 	return out
 }
 
-// changeFormField gives the first field named name another value of its kind: a number 1
-// more, any other value "-changed" appended.
+// changeFormField gives the first field named name another value of its kind: an
+// integer 1 more, any other value changedString's.
 func changeFormField(fields []formField, name string) (string, error) {
 	changed := false
 	parts := make([]string, len(fields))
@@ -292,7 +404,7 @@ func changeFormField(fields []formField, name string) (string, error) {
 			if num, err := strconv.ParseInt(raw, 10, 64); err == nil {
 				v = strconv.FormatInt(num+1, 10)
 			} else {
-				v = url.QueryEscape(raw + "-changed")
+				v = url.QueryEscape(changedString(raw))
 			}
 			changed = true
 		}

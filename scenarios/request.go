@@ -192,7 +192,7 @@ func shapeBody(rendered, keyField, key string, hasKey bool, v Variant) ([]byte, 
 	case VariantWhitespace:
 		indent = "  "
 	case VariantNumberSpelling:
-		doc.respellIntegers()
+		doc.respellPayloadIntegers()
 	}
 	var b bytes.Buffer
 	doc.encode(&b, indent, "")
