@@ -19,8 +19,8 @@ import (
 type rpcCounted struct {
 	mu      sync.Mutex
 	results map[string]json.RawMessage // by key
-	ledger  map[string]int              // by order
-	counts  int                         // ledger reads
+	ledger  map[string]int             // by order
+	counts  int                        // ledger reads
 }
 
 func (s *rpcCounted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -60,7 +60,6 @@ func (s *rpcCounted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such method", http.StatusNotFound)
 	}
 }
-
 
 const countedRPCProfile = `name: rpc
 base_url: %s
