@@ -252,24 +252,30 @@ func changedScalar(raw json.RawMessage) json.RawMessage {
 
 var (
 	decimalString = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
-	currencyCode  = regexp.MustCompile(`^[A-Z]{3}$`)
+	currencyCode  = regexp.MustCompile(`^([A-Z]{3}|[a-z]{3})$`)
 	isoDate       = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
 )
 
 // changedString gives a string another value a validating API still accepts, so that
 // the change reaches the fingerprint instead of a 400: a decimal number ("10.99", as
-// money amounts are written) 1 more with as many decimals ("11.99"), three capitals (an
-// ISO 4217 currency or a country-like code) another real code ("USD" becomes "EUR", any
-// other "USD"), an ISO date ("2026-01-31") the next day. Any other string gets
+// money amounts are written) 1 more with as many decimals ("11.99"), three capitals or
+// three small letters (an ISO 4217 currency as most APIs write it, Stripe's in lower case)
+// another real code in the same case ("USD" becomes "EUR", "usd" "eur", any other "USD"
+// or "usd"), an ISO date ("2026-01-31") the next day. Any other string gets
 // "-changed" appended.
 func changedString(s string) string {
 	switch {
 	case decimalString.MatchString(s):
 		return nextDecimal(s)
-	case currencyCode.MatchString(s) && s == "USD":
-		return "EUR"
 	case currencyCode.MatchString(s):
-		return "USD"
+		other := "usd"
+		if strings.EqualFold(s, "usd") {
+			other = "eur"
+		}
+		if s == strings.ToUpper(s) {
+			other = strings.ToUpper(other)
+		}
+		return other
 	case isoDate.MatchString(s):
 		if d, err := time.Parse(time.DateOnly, s); err == nil {
 			return d.AddDate(0, 0, 1).Format(time.DateOnly)
