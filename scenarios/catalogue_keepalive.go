@@ -179,7 +179,7 @@ func keepAliveManyKeys(r Record, p *Profile) (Verdict, string, Evidence) {
 		for i, op := range divergedOps {
 			f.blameAgainst(op, "its own key's first response replayed", &firstOps[i])
 		}
-		return f.result(Fail, "%d repeats did not replay their own key's response", f.ev.Categories[CatDiverged])
+		return f.result(Fail, "%d repeats did not replay their own key's response%s", f.ev.Categories[CatDiverged], statusOnlyNote(p, firstOps[0], divergedOps[0], "its key's first", true))
 	case n < seen:
 		f.count(CatLost, seen-n)
 		return f.result(Fail, "%d keys were answered a success but the ledger shows %d side effects: %d keys never executed (aliased to another key's record)", seen, n, seen-n)

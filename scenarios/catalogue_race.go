@@ -193,7 +193,31 @@ func oneWinner(step string) Checker {
 			for _, a := range extra {
 				f.blameAgainst(a, "the first success replayed, byte for byte", &wants[0])
 			}
-			return f.result(Fail, "%d successes carry %d different responses for %d side effect(s)", ok, len(distinct), n)
+			// The first success need not be the execution: the committed one, when the
+			// proxy saw it, tells which status was the replay's.
+			// The first success need not be the execution. With one side effect, a status
+			// only one success has is the execution's and one the others share the
+			// replays'.
+			executed, replayed, known := wants[0], extra[0], false
+			if n == 1 {
+				byStatus := map[int]int{}
+				for _, a := range answers {
+					if isSuccess(a) {
+						byStatus[a.Status]++
+					}
+				}
+				switch a, b := byStatus[executed.Status], byStatus[replayed.Status]; {
+				case a == 1 && b > 1:
+					known = true
+				case b == 1 && a > 1:
+					executed, replayed, known = replayed, executed, true
+				}
+			}
+			role := "the first"
+			if known {
+				role = "the execution's"
+			}
+			return f.result(Fail, "%d successes carry %d different responses for %d side effect(s)%s", ok, len(distinct), n, statusOnlyNote(p, executed, replayed, role, known))
 		case ok > 0 && n == 0:
 			f.count(CatFabricated, ok)
 			return f.result(Fail, "%d successes but the ledger shows no side effect", ok)

@@ -132,9 +132,13 @@ func TestGzippedAnswersAreComparedByWhatTheySay(t *testing.T) {
 func TestAReplayStatusOfItsOwnIsNamedAndCanBeDeclared(t *testing.T) {
 	url := startReshaped(t, &reshaped{replayStatus: http.StatusOK})
 	p := fakeProfile(t, url)
-	r := runOn(t, p, "replay/sequential")["replay/sequential"]
+	undeclared := runOn(t, p, "replay/sequential", "race/burst-50")
+	r := undeclared["replay/sequential"]
 	require.Equal(t, scenarios.Fail, r.Verdict, r.Message)
 	require.Contains(t, r.Message, "status 200, the committed 201, with the same body; a target whose replays answer 200 declares expect.replay_status: 200")
+	r = undeclared["race/burst-50"]
+	require.Equal(t, scenarios.Fail, r.Verdict, r.Message)
+	require.Contains(t, r.Message, "different responses for 1 side effect(s) (status 200, the execution's 201, with the same body; a target whose replays answer 200 declares expect.replay_status: 200)")
 
 	p = fakeProfile(t, url)
 	p.Expect.ReplayStatus = http.StatusOK

@@ -108,14 +108,8 @@ func uniqueNote(p *Profile, a, b Op) string {
 	ua, okA := uniqueValue(p, a.Body)
 	ub, okB := uniqueValue(p, b.Body)
 	changed := changedMembers(a.Body, b.Body)
-	if a.Status != 0 && b.Status != 0 && !p.sameStatus(a.Status, b.Status) && p.sameBody(a.Body, b.Body) {
-		// Only the status differs: say that, and how a target that replays with a status
-		// of its own declares it.
-		note := fmt.Sprintf("status %d, the committed %d, with the same body", b.Status, a.Status)
-		if is2xx(a.Status) && is2xx(b.Status) {
-			note += fmt.Sprintf("; a target whose replays answer %d declares expect.replay_status: %d", b.Status, b.Status)
-		}
-		return " (" + note + ")"
+	if note := statusOnlyNote(p, a, b, "the committed", true); note != "" {
+		return note
 	}
 	switch {
 	case (!okA || !okB) && changed != "":
@@ -128,6 +122,23 @@ func uniqueNote(p *Profile, a, b Op) string {
 		return " (same " + p.Expect.UniqueField + " " + ua + ": the replay was altered)"
 	}
 	return " (" + p.Expect.UniqueField + " " + ub + ", committed " + ua + ": not the committed execution's body)"
+}
+
+// statusOnlyNote says, when two answers differ only in their status, that they do, and
+// how a target that replays with a status of its own declares it ("" otherwise). first
+// names a's role ("the committed", "the first"); only when b is known to be the replay
+// (replayed) does the note say which status to declare.
+func statusOnlyNote(p *Profile, a, b Op, first string, replayed bool) string {
+	if a.Status == 0 || b.Status == 0 || p.sameStatus(a.Status, b.Status) || !p.sameBody(a.Body, b.Body) {
+		return ""
+	}
+	note := fmt.Sprintf("status %d, %s %d, with the same body", b.Status, first, a.Status)
+	if !replayed {
+		note += "; a target whose replays answer another 2xx than the execution declares expect.replay_status"
+	} else if is2xx(a.Status) && is2xx(b.Status) {
+		note += fmt.Sprintf("; a target whose replays answer %d declares expect.replay_status: %d", b.Status, b.Status)
+	}
+	return " (" + note + ")"
 }
 
 func anyClass(ops []Op, c outcome.Class) bool {
