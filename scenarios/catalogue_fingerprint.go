@@ -137,7 +137,7 @@ func variantPolicy(r Record, p *Profile) (Verdict, string, Evidence) {
 	case n > 1 && isSuccess(v):
 		return f.result(Unknown, "the variant got %d with a response of its own and executed, but %s: nothing to judge", v.Status, mayBeLate("it", p))
 	case v.Class == outcome.Mismatch:
-		return f.result(Info, "different request: refused with %d", v.Status)
+		return f.result(Info, "different request: refused with %s", describe(v))
 	case isSuccess(v):
 		f.count(CatDiverged, 1)
 		f.blameAgainst(v, "the original's "+itoa(orig.Status)+" replayed, byte for byte", &orig)

@@ -112,7 +112,7 @@ func missingKey(r Record, p *Profile) (Verdict, string, Evidence) {
 		f.blame(a, wantText(want, outcome.MissingKey))
 		return f.result(Fail, "got %s, want %s", describe(a), wantText(want, outcome.MissingKey))
 	}
-	return f.result(Pass, "refused with %d; nothing executed", a.Status)
+	return f.result(Pass, "refused with %s; nothing executed", describe(a))
 }
 
 // refusedKey: a malformed key should get 400 and never execute.

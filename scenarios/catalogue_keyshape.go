@@ -254,7 +254,7 @@ func emptyQuoted(r Record, p *Profile) (Verdict, string, Evidence) {
 				break
 			}
 		}
-		return f.result(Pass, "the key \"\" was refused with %d; nothing executed", first.Status)
+		return f.result(Pass, "the key \"\" was refused with %s; nothing executed", describe(first))
 	case n >= 2:
 		return f.result(NonStrict, "the key \"\" was accepted and executed as unkeyed: %d side effects", n)
 	case n == 1 && succ == 2 && p.sameBody(answers[0].Body, answers[1].Body):

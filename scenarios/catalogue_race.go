@@ -274,7 +274,11 @@ func oneWinner(step string) Checker {
 			return f.result(Pass, "%d side effects from %d attempts spanning %d retention windows (%s); %d successes carry %d responses%s%s",
 				n, len(answers), allowed, p.Retention, ok, len(distinct), refusals, tail)
 		}
-		return f.result(Pass, "one side effect from %d attempts: %d identical successes%s%s", len(answers), ok, refusals, tail)
+		successes := fmt.Sprintf("%d identical successes", ok)
+		if ok == 1 {
+			successes = "1 success"
+		}
+		return f.result(Pass, "one side effect from %d attempts: %s%s%s", len(answers), successes, refusals, tail)
 	}
 }
 
@@ -441,7 +445,7 @@ func inFlightStatus(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	switch {
 	case repeat.Class == outcome.InFlight:
-		return f.result(Pass, "the repeat during the original got %d", repeat.Status)
+		return f.result(Pass, "the repeat during the original got %s", describe(repeat))
 	case unseen(repeat):
 		return f.result(Unknown, "the repeat's answer was not seen (%s): whether it was refused cannot be told", describe(repeat))
 	case !during:

@@ -255,7 +255,7 @@ func TestFingerprintPolicyIsInfoUnlessItExecutesTwice(t *testing.T) {
 	refused := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).at(5, "variant", scenarios.OpFail, 422, "", nil).record(1)
 	v, msg, _ = checker(t, "fingerprint/json-key-order")(refused, p)
 	require.Equal(t, scenarios.Info, v)
-	require.Equal(t, "different request: refused with 422", msg)
+	require.Equal(t, "different request: refused with 422 (mismatch)", msg)
 
 	twice := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).at(5, "variant", scenarios.OpOK, 201, `{"id":"re_2"}`, nil).record(2)
 	v, _, _ = checker(t, "fingerprint/json-key-order")(twice, p)
