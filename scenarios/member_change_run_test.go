@@ -22,11 +22,37 @@ import (
 // echoes the request's id as written (JSON-RPC 2.0 §5).
 type rpcRefunds struct {
 	ignore string // a member of params left out of the fingerprint
+	keyedLedger
+}
 
+// keyedLedger is the state both fakes here keep: stored results by key, effects by order
+// (read with a GET ?order_id=), and a counter for refund ids.
+type keyedLedger struct {
 	mu     sync.Mutex
 	keys   map[string]rpcEntry
 	ledger map[string]int
 	seq    int
+}
+
+// serve starts h, whose state is l, on a new test server.
+func (l *keyedLedger) serve(t *testing.T, h http.Handler) string {
+	t.Helper()
+	l.keys, l.ledger = map[string]rpcEntry{}, map[string]int{}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// serveCount answers a GET with the order's count; false for any other method.
+func (l *keyedLedger) serveCount(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodGet {
+		return false
+	}
+	l.mu.Lock()
+	n := l.ledger[r.URL.Query().Get("order_id")]
+	l.mu.Unlock()
+	writeJSON(w, 200, map[string]any{"count": n})
+	return true
 }
 
 type rpcEntry struct {
@@ -34,20 +60,10 @@ type rpcEntry struct {
 	result json.RawMessage
 }
 
-func startRPCRefunds(t *testing.T, f *rpcRefunds) string {
-	t.Helper()
-	f.keys, f.ledger = map[string]rpcEntry{}, map[string]int{}
-	ts := httptest.NewServer(f)
-	t.Cleanup(ts.Close)
-	return ts.URL
-}
+func startRPCRefunds(t *testing.T, f *rpcRefunds) string { return f.serve(t, f) }
 
 func (f *rpcRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodGet {
-		f.mu.Lock()
-		n := f.ledger[r.URL.Query().Get("order_id")]
-		f.mu.Unlock()
-		writeJSON(w, 200, map[string]any{"count": n})
+	if f.serveCount(w, r) {
 		return
 	}
 	raw, _ := io.ReadAll(r.Body)
@@ -147,27 +163,13 @@ var (
 // fingerprints the body by value, without amount.value when ignoreValue is set.
 type moneyRefunds struct {
 	ignoreValue bool
-
-	mu     sync.Mutex
-	keys   map[string]rpcEntry // the stored result is the refund's body
-	ledger map[string]int
-	seq    int
+	keyedLedger // the stored result is the refund's body
 }
 
-func startMoneyRefunds(t *testing.T, f *moneyRefunds) string {
-	t.Helper()
-	f.keys, f.ledger = map[string]rpcEntry{}, map[string]int{}
-	ts := httptest.NewServer(f)
-	t.Cleanup(ts.Close)
-	return ts.URL
-}
+func startMoneyRefunds(t *testing.T, f *moneyRefunds) string { return f.serve(t, f) }
 
 func (f *moneyRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodGet {
-		f.mu.Lock()
-		n := f.ledger[r.URL.Query().Get("order_id")]
-		f.mu.Unlock()
-		writeJSON(w, 200, map[string]any{"count": n})
+	if f.serveCount(w, r) {
 		return
 	}
 	var body struct {
