@@ -100,7 +100,7 @@ func checks() []checkDef {
 		{IDNoKey, "no attempt of the keyed operation went out without a key", "every keyed operation carries the key header", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelMust, checkNoKey, nil},
 		{ID422Retried, "a mismatch answer (the profile's mismatch class, e.g. 422) was not retried unchanged", "the key was reused with another payload: a client bug, not retryable as is", "draft-ietf-httpapi-idempotency-key-header-07 §2.7", scenarios.LevelMust, check422, nil},
 		{ID409Hammered, "an in-flight answer (the profile's in_flight class, e.g. 409) was retried after Retry-After (or a backoff), not hammered", "an in-flight refusal (409) is retried later, honouring Retry-After", "draft-ietf-httpapi-idempotency-key-header-07 §2.7; RFC 9110 §10.2.3", scenarios.LevelMust, check409, nil},
-		{IDLostResolved, "an operation whose response was lost was retried to a known outcome, or reported unknown", "a lost response is an unknown outcome, never a silent give-up", "Jepsen info operations", scenarios.LevelMust, checkLostResolved, nil},
+		{IDLostResolved, "an operation whose response was lost, or that was refused in flight, was retried to a known outcome, or reported unknown", "a lost response is an unknown outcome, never a silent give-up", "Jepsen info operations", scenarios.LevelMust, checkLostResolved, nil},
 		{IDUnknownAsFailed, "an operation that committed was never reported failed", "an unknown outcome is not a failure: the refund may exist", "idemproof safety invariants (README, Verdicts)", scenarios.LevelSafety, checkUnknownAsFailed, nil},
 		{IDOutcomeFile, "the client's outcome file parsed", "one JSON object per line: operation, outcome ok|failed|unknown", "docs/client-check.md", scenarios.LevelMust, checkOutcomeFile, nil},
 		{IDKeySurvives, "a restarted client retried its pending operation under the original key", "the key survives the client: minted before the first attempt, kept with the pending operation, re-sent after a restart", "seed rule \"the key survives the client\"; draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelSafety, checkKeySurvivesRestart,
@@ -323,7 +323,7 @@ func checkLostResolved(o *analysis) verdict {
 	f, lost, cutOff := failing{}, 0, 0
 	for _, op := range ops {
 		as := attempts[op]
-		lostAt := slices.IndexFunc(as, func(r faultproxy.Record) bool { return responseLost(o.classOf(r)) })
+		lostAt := slices.IndexFunc(as, func(r faultproxy.Record) bool { return unsettled(o.classOf(r)) })
 		if lostAt < 0 {
 			continue
 		}
@@ -341,18 +341,22 @@ func checkLostResolved(o *analysis) verdict {
 			cutOff++ // still retrying, or about to report, when the timeout killed it
 			continue
 		}
-		f.addOp("unresolved", fmt.Sprintf("%s: last attempt without a known outcome, client reported %s", op, reported), o, op, as)
+		last := "last attempt without a known outcome"
+		if o.classOf(as[len(as)-1]) == outcome.InFlight {
+			last = "last attempt refused in flight (the original may still commit)"
+		}
+		f.addOp("unresolved", fmt.Sprintf("%s: %s, client reported %s", op, last, reported), o, op, as)
 	}
 	if lost == 0 {
-		return na("no response was lost")
+		return na("no response was lost and no attempt was refused in flight")
 	}
 	if f.count > 0 {
-		return f.fail("%d of %d operation(s) with a lost response neither reached a known outcome nor were reported unknown", f.count, lost)
+		return f.fail("%d of %d operation(s) with a lost or in-flight answer neither reached a known outcome nor were reported unknown", f.count, lost)
 	}
 	if cutOff > 0 {
-		return unknown("%d of %d operation(s) with a lost response were still unresolved, and unreported, when the timeout killed the code under test", cutOff, lost)
+		return unknown("%d of %d operation(s) with a lost or in-flight answer were still unresolved, and unreported, when the timeout killed the code under test", cutOff, lost)
 	}
-	return pass("%d operation(s) with a lost response, all resolved", lost)
+	return pass("%d operation(s) with a lost or in-flight answer, all resolved", lost)
 }
 
 func checkUnknownAsFailed(o *analysis) verdict {

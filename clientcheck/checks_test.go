@@ -255,7 +255,10 @@ func TestOperationsDescribeEachOperationWithoutFailing(t *testing.T) {
 	require.Empty(t, clientcheck.Findings(ops, true))
 }
 
-func TestA409IsNotALostResponse(t *testing.T) {
+// An in-flight 409 leaves the operation open (the original may still commit): retried to
+// a success it is resolved; given up there it is resolved only when reported unknown.
+// retryablehttp's defaults do not retry a 409, so a client that forgets to is told.
+func TestAnOperationLeftInFlightIsUnresolved(t *testing.T) {
 	o := clientcheck.Observation{
 		Attempts: []faultproxy.Record{
 			attempt(1, "k1", "b1", 409, 0),
@@ -264,7 +267,20 @@ func TestA409IsNotALostResponse(t *testing.T) {
 		Entities: map[string]string{"b1": "order-1"},
 		Ledger:   map[string]int{"order-1": 1},
 	}
-	require.Equal(t, scenarios.NA, verdicts(o)[clientcheck.IDLostResolved].Verdict)
+	require.Equal(t, scenarios.Pass, verdicts(o)[clientcheck.IDLostResolved].Verdict)
+
+	gaveUp := clientcheck.Observation{
+		Attempts:        []faultproxy.Record{attempt(1, "k1", "b1", 409, 0)},
+		Entities:        map[string]string{"b1": "order-1"},
+		Ledger:          map[string]int{"order-1": 0},
+		OutcomesWritten: true,
+		Outcomes:        []clientcheck.Outcome{{Operation: "order-1", Outcome: clientcheck.OutcomeFailed}},
+	}
+	v := verdicts(gaveUp)[clientcheck.IDLostResolved]
+	require.Equal(t, scenarios.Fail, v.Verdict, v.Message)
+	require.Contains(t, v.Evidence.Examples[0], "order-1: last attempt refused in flight (the original may still commit), client reported failed")
+	gaveUp.Outcomes[0].Outcome = clientcheck.OutcomeUnknown
+	require.Equal(t, scenarios.Pass, verdicts(gaveUp)[clientcheck.IDLostResolved].Verdict)
 }
 
 // A command killed at the timeout may have been slow, not stuck: what it had not finished

@@ -11,7 +11,7 @@
 //	client/no-key                    no attempt of the keyed operation went out without a key
 //	client/422-retried               a mismatch answer was not retried unchanged (same key, same body)
 //	client/409-hammered              after an in-flight answer the client waited Retry-After (or a backoff)
-//	client/lost-response-resolved    an operation whose response was lost was retried to a known outcome or reported unknown
+//	client/lost-response-resolved    an operation whose response was lost, or refused in flight, was retried to a known outcome or reported unknown
 //	client/unknown-reported-failed   an operation that committed was never reported "failed" by the client
 //	client/outcome-file              the client's outcome file parsed
 //	client/command-exit              the code under test finished without error

@@ -186,6 +186,11 @@ func responseLost(c outcome.Class) bool {
 	return c == outcome.Info || c == outcome.ServerError
 }
 
+// unsettled reports whether an attempt left its operation's fate open: its answer was
+// lost (responseLost), or it was refused in flight — another attempt under the key is
+// running and may still commit, so giving up there is not a known failure either.
+func unsettled(c outcome.Class) bool { return responseLost(c) || c == outcome.InFlight }
+
 // knownOutcome reports whether the client learned the operation's fate from this
 // attempt: a success or a definite refusal (in flight means "try again", so it is not).
 func knownOutcome(c outcome.Class) bool {
