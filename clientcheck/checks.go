@@ -14,6 +14,7 @@ import (
 const (
 	IDOneEffect        = "client/one-effect-per-operation"
 	IDSameKeyOnRetry   = "client/same-key-on-retry"
+	IDSamePayload      = "client/same-payload-on-retry"
 	IDKeyPerAttempt    = "client/key-per-attempt"
 	IDKeySharedAcross  = "client/key-shared-by-operations"
 	IDNoKey            = "client/no-key"
@@ -95,6 +96,7 @@ func checks() []checkDef {
 		{IDCommandSucceeded, "the code under test finished without error", "the client's own run succeeds", "client-check", scenarios.LevelMust, checkCommand, nil},
 		{IDOneEffect, "every logical operation has exactly one side effect", "one key per logical operation: at most one effect, and none lost", "idemproof safety invariants (README, Verdicts)", scenarios.LevelSafety, checkOneEffect, nil},
 		{IDSameKeyOnRetry, "every retry of an operation re-sent the same key", "the key is minted before the first attempt and re-sent unchanged", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelMust, checkSameKey, nil},
+		{IDSamePayload, "every retry under a key re-sent the same payload", "the request is re-sent unchanged with its key: another payload under it is a mismatch the target refuses, and the client never learns the first one's outcome", "draft-ietf-httpapi-idempotency-key-header-07 §2, §2.7", scenarios.LevelMust, checkSamePayload, nil},
 		{IDKeyPerAttempt, "the same payload was never re-sent under a fresh key", "a retry must not mint a new key (key minted per attempt)", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelSafety, checkKeyPerAttempt, nil},
 		{IDKeySharedAcross, "one key never carried two operations", "a key identifies exactly one logical operation", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelMust, checkKeyShared, nil},
 		{IDNoKey, "no attempt of the keyed operation went out without a key", "every keyed operation carries the key header", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelMust, checkNoKey, nil},
@@ -186,6 +188,59 @@ func checkSameKey(o *analysis) verdict {
 	return pass("%d retried operation(s) kept one key", retried)
 }
 
+// payloadOf is an attempt's payload: the body without the key where the proxy read the
+// key from the body, else the body as received (SHA-256, hex).
+func (o *analysis) payloadOf(r faultproxy.Record) string {
+	if d, ok := o.Delivered[r.Seq]; ok && d.Payload != "" {
+		return d.Payload
+	}
+	return r.BodySHA256
+}
+
+func checkSamePayload(o *analysis) verdict {
+	ops, attempts := o.byOperation()
+	f, resent := failing{}, 0
+	for _, op := range ops {
+		byKey := map[string][]string{}
+		var keys []string
+		for _, r := range attempts[op] {
+			if !r.HasKey {
+				continue
+			}
+			if _, seen := byKey[r.Key]; !seen {
+				keys = append(keys, r.Key)
+			}
+			if p := o.payloadOf(r); !slices.Contains(byKey[r.Key], p) {
+				byKey[r.Key] = append(byKey[r.Key], p)
+			}
+		}
+		changed := false
+		for _, k := range keys {
+			n := 0
+			for _, r := range attempts[op] {
+				if r.HasKey && r.Key == k {
+					n++
+				}
+			}
+			if n < 2 {
+				continue
+			}
+			resent++
+			if len(byKey[k]) > 1 && !changed {
+				changed = true
+				f.addOp("payload-changed", fmt.Sprintf("%s re-sent key %s with %d different payloads", op, shorten(k, 24), len(byKey[k])), o, op, attempts[op])
+			}
+		}
+	}
+	if resent == 0 {
+		return na("no key was re-sent")
+	}
+	if f.count > 0 {
+		return f.fail("%d operation(s) re-sent a key with another payload: the target refuses it as a mismatch, and the first attempt's outcome stays unknown", f.count)
+	}
+	return pass("%d re-sent key(s), each with one payload", resent)
+}
+
 func checkKeyPerAttempt(o *analysis) verdict {
 	_, attempts := o.byOperation()
 	// The payload is the body without the key: where the key travels in the body, a
@@ -194,9 +249,7 @@ func checkKeyPerAttempt(o *analysis) verdict {
 	payloads := make([]faultproxy.Record, len(o.Attempts))
 	for i, r := range o.Attempts {
 		bySeq[r.Seq] = r
-		if d, ok := o.Delivered[r.Seq]; ok && d.Payload != "" {
-			r.BodySHA256 = d.Payload
-		}
+		r.BodySHA256 = o.payloadOf(r)
 		payloads[i] = r
 	}
 	fresh := faultproxy.FreshKeyRetries(payloads)

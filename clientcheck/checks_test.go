@@ -57,9 +57,26 @@ func goodObservation() clientcheck.Observation {
 	}
 }
 
+// A client that rebuilds its body per attempt (the amount, a timestamp) under one key: the
+// target refuses the retry as a mismatch, and the first attempt's outcome stays unknown.
+func TestAKeyReSentWithAnotherPayloadIsAFinding(t *testing.T) {
+	o := clientcheck.Observation{
+		Attempts: []faultproxy.Record{
+			lost(attempt(1, "k1", "b1", 0, 0)),
+			attempt(2, "k1", "b1-amount-4901", 422, 100*time.Millisecond),
+		},
+		Entities: map[string]string{"b1": "order-1", "b1-amount-4901": "order-1"},
+		Ledger:   map[string]int{"order-1": 1},
+	}
+	v := verdicts(o)[clientcheck.IDSamePayload]
+	require.Equal(t, scenarios.Fail, v.Verdict, v.Message)
+	require.Contains(t, v.Evidence.Examples[0], "order-1 re-sent key k1 with 2 different payloads")
+	require.Equal(t, scenarios.Pass, verdicts(goodObservation())[clientcheck.IDSamePayload].Verdict)
+}
+
 func TestGoodClientHasNoFindings(t *testing.T) {
 	results := clientcheck.Check(goodObservation())
-	require.Len(t, results, 11)
+	require.Len(t, results, 12)
 	require.Empty(t, clientcheck.Findings(results, true))
 	v := verdicts(goodObservation())
 	require.Equal(t, scenarios.Pass, v[clientcheck.IDSameKeyOnRetry].Verdict)

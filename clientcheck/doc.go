@@ -6,6 +6,7 @@
 //
 //	client/one-effect-per-operation  exactly one side effect exists for every operation (none lost, none doubled)
 //	client/same-key-on-retry         every attempt of an operation carried the same key
+//	client/same-payload-on-retry     every retry under a key re-sent the same payload
 //	client/key-per-attempt           the same payload was never re-sent under a fresh key ("key minted per attempt")
 //	client/key-shared-by-operations  one key never carried two operations
 //	client/no-key                    no attempt of the keyed operation went out without a key
