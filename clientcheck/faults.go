@@ -163,8 +163,10 @@ func faultItem(name, param string, hasParam bool) (FaultKind, error) {
 		kind.RetryAfter = 1
 		if hasParam {
 			secs, err := strconv.Atoi(param)
-			if err != nil || secs < 0 {
-				return kind, fmt.Errorf("want whole seconds of Retry-After, e.g. 409=1")
+			if err != nil || secs < 1 {
+				// 0 would send no Retry-After at all (the proxy's 0 is "none"), and the
+				// client would then be held to the 50 ms default backoff instead.
+				return kind, fmt.Errorf("want whole seconds of Retry-After, at least 1, e.g. 409=1 (a 409 without Retry-After: @FILE rules)")
 			}
 			kind.RetryAfter = secs
 		}

@@ -57,6 +57,7 @@ func TestFaultSpecErrorsSayWhatToFix(t *testing.T) {
 		"none,503":  "cannot be combined",
 		"@/no/file": "read faults file",
 		"409=-1":    "want whole seconds",
+		"409=0":     "at least 1",
 	} {
 		_, err := clientcheck.ParseSchedule(spec)
 		require.ErrorContains(t, err, want, spec)
