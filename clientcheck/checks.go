@@ -259,12 +259,49 @@ func checkKeyPerAttempt(o *analysis) verdict {
 		}
 		return pass("no payload was re-sent under a fresh key")
 	}
-	f := failing{}
+	f, acrossRestarts := failing{}, 0
 	for _, p := range fresh {
 		op := o.operationOf(bySeq[p.Seqs[0]])
+		if o.oneKeyPerLife(attempts[op]) {
+			acrossRestarts++
+			f.addOp("key-minted-per-attempt", fmt.Sprintf("%s: the same payload under %d keys, a new one only after each restart of the client (client/key-survives-restart)", op, len(p.Keys)), o, op, attempts[op])
+			continue
+		}
 		f.addOp("key-minted-per-attempt", fmt.Sprintf("%s: the same payload under %d keys", op, len(p.Keys)), o, op, attempts[op])
 	}
+	if acrossRestarts == len(fresh) {
+		return f.fail("%d payload(s) retried under a fresh key after a restart of the client: the key was kept, but not across the restart", len(fresh))
+	}
 	return f.fail("key minted per attempt: %d payload(s) retried under a fresh key", len(fresh))
+}
+
+// oneKeyPerLife reports whether a run with restarts kept one key per life of the client:
+// every key change in the attempts falls on a restart (a key kept only in memory).
+func (o *analysis) oneKeyPerLife(as []faultproxy.Record) bool {
+	if len(o.Restarts) == 0 {
+		return false
+	}
+	life := func(r faultproxy.Record) int {
+		n := 0
+		for _, rs := range o.Restarts {
+			if o.startOf(r).After(rs.At) {
+				n++
+			}
+		}
+		return n
+	}
+	keyOf := map[int]string{}
+	for _, r := range as {
+		if !r.HasKey {
+			continue
+		}
+		l := life(r)
+		if k, ok := keyOf[l]; ok && k != r.Key {
+			return false
+		}
+		keyOf[l] = r.Key
+	}
+	return true
 }
 
 func checkKeyShared(o *analysis) verdict {

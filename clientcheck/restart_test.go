@@ -39,6 +39,14 @@ func TestKeySurvivesRestartPassesOnlyWithTheOriginalKey(t *testing.T) {
 	require.Equal(t, map[string]int{"key-changed-across-restart": 1}, v.Evidence.Categories)
 	require.Contains(t, v.Evidence.Examples[0], "order-1: killed after an attempt under k1, retried after the restart under k-after")
 	require.NotNil(t, v.Evidence.Record, "the operation's timeline travels with the finding")
+
+	// key-per-attempt fails it too, but says what happened: a key kept in memory only.
+	v = verdicts(o)[clientcheck.IDKeyPerAttempt]
+	require.Equal(t, scenarios.Fail, v.Verdict, v.Message)
+	require.Equal(t, "1 payload(s) retried under a fresh key after a restart of the client: the key was kept, but not across the restart", v.Message)
+	o.Attempts = append(o.Attempts, attempt(3, "k-again", "b1", 201, 150*time.Millisecond))
+	v = verdicts(o)[clientcheck.IDKeyPerAttempt]
+	require.Contains(t, v.Message, "key minted per attempt", "a new key within one life of the client is minted per attempt")
 }
 
 func TestKeySurvivesRestartIsUnknownWhenTheOperationWasNeverResent(t *testing.T) {
