@@ -120,10 +120,12 @@ func atMostOnce(r Record, p *Profile) (Verdict, string, Evidence) {
 
 // gaveUpThenOnce judges the retry after the client gave up, but only when it did: an
 // original that got its answer inside client_timeout (a hook that did not hold) left the
-// target nothing to see.
+// target nothing to see. An answer cut at client_timeout counts as given up too: an MCP
+// tool that streams progress sends its 200 and events at once and its result only when
+// the work is done.
 func gaveUpThenOnce(r Record, p *Profile) (Verdict, string, Evidence) {
 	a, ok := r.answer("original")
-	if !ok || a.Error != "timed-out" {
+	if !ok || (a.Error != "timed-out" && a.Error != "truncated: timed-out") {
 		var f finding
 		return f.result(Unknown, "the original got %s within client_timeout (%s): the slow hook did not hold the work past it, so no client left mid-work", describe(a), p.ClientTimeout)
 	}

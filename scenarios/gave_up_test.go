@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/scenarios"
 )
 
@@ -130,4 +131,22 @@ func TestClientGaveUpIsUnknownWhenTheHookDidNotHold(t *testing.T) {
 	r := runOn(t, p, "recovery/client-gave-up")["recovery/client-gave-up"]
 	require.Equal(t, scenarios.Unknown, r.Verdict, r.Message)
 	require.Contains(t, r.Message, "the slow hook did not hold the work past it")
+}
+
+// An answer whose status came at once and whose body was cut at client_timeout (an MCP
+// tool streaming progress before its result): the client gave up mid-work all the same,
+// and the retry is judged.
+func TestClientGaveUpMidAnswerIsJudged(t *testing.T) {
+	p := refProfile(t)
+	rec := newHistory().span(0, 1000, "original", scenarios.OpInfo, 200, `{"progress":`, nil).
+		at(1100, "retry", scenarios.OpOK, 201, `{"id":"re_1"}`, nil).record(1)
+	rec.History[1].Class, rec.History[1].Error = outcome.Info, "truncated: timed-out"
+	v, msg, _ := checker(t, "recovery/client-gave-up")(rec, p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Contains(t, msg, "the client gave up after")
+
+	rec.History[1].Error = "" // answered whole within client_timeout
+	rec.History[1].Class = outcome.Success
+	v, msg, _ = checker(t, "recovery/client-gave-up")(rec, p)
+	require.Equal(t, scenarios.Unknown, v, msg)
 }
