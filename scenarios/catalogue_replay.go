@@ -238,8 +238,10 @@ func replayMarker(r Record, p *Profile) (Verdict, string, Evidence) {
 }
 
 // inAnotherSession is exactlyOnce("retry"), but a PASS needs the journal to show the
-// key's attempts in two sessions (two Mcp-Session-Id values): a server that issues no
-// session id gives the retry nothing new to come in.
+// key's attempts in two sessions (two Mcp-Session-Id values). A server that issues no
+// session id at all (a stateless one) has no session to scope a key by, and every retry
+// is already one without: INFO, its retry judged all the same. One session id means the
+// retry did not come in a new one: UNKNOWN.
 func inAnotherSession(r Record, p *Profile) (Verdict, string, Evidence) {
 	v, msg, ev := exactlyOnce("retry")(r, p)
 	if v != Pass {
@@ -252,6 +254,9 @@ func inAnotherSession(r Record, p *Profile) (Verdict, string, Evidence) {
 				sessions[value] = true
 			}
 		}
+	}
+	if len(sessions) == 0 {
+		return Info, "the server issues no session (no Mcp-Session-Id, a stateless server): no session to scope the key by, and the retry came without one as every attempt does; " + msg, ev
 	}
 	if len(sessions) < 2 {
 		return Unknown, fmt.Sprintf("the key's attempts came in %d distinct session(s) (Mcp-Session-Id), not two, so the retry in a new session was not exercised; it saw: %s", len(sessions), msg), ev

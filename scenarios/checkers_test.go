@@ -536,6 +536,18 @@ func TestNewSessionReplayNeedsTwoSessions(t *testing.T) {
 	rec.Ledger["operation"] = 2 // a server whose dedup lives in the session
 	v, _, _ = checker(t, "replay/new-session")(rec, p)
 	require.Equal(t, scenarios.Fail, v)
+
+	// A stateless server issues no session id: nothing to scope the key by. Its retry
+	// is still judged.
+	rec.Ledger["operation"] = 1
+	delete(rec.Journal[0].Headers, "Mcp-Session-Id")
+	delete(rec.Journal[1].Headers, "Mcp-Session-Id")
+	v, msg, _ = checker(t, "replay/new-session")(rec, p)
+	require.Equal(t, scenarios.Info, v, msg)
+	require.Contains(t, msg, "the server issues no session")
+	rec.Ledger["operation"] = 2
+	v, _, _ = checker(t, "replay/new-session")(rec, p)
+	require.Equal(t, scenarios.Fail, v)
 }
 
 // A client that gave up on an attempt the target had not answered yet leaves the target
