@@ -224,6 +224,9 @@ func TestMCPCapabilityRequiredIsCheckedByThePreflight(t *testing.T) {
 	var pe *scenarios.PreflightError
 	require.ErrorAs(t, err, &pe, "the target is not what the profile says: nothing runs")
 	require.Contains(t, pe.Error(), "does not advertise capabilities.tools.idempotency")
+	require.Contains(t, pe.Error(), "mcp.require_idempotency_capability", "the field to fix")
+	require.Contains(t, pe.Error(), "the server must advertise it in its initialize answer")
+	require.NotContains(t, pe.Error(), "fix base_url", "the target is reachable: the address is not what to fix")
 }
 
 // A ledger read by a tool call with a mistyped count path names the tool, the JSON-RPC

@@ -20,6 +20,7 @@ import (
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/scenarios/bodytext"
 	"github.com/idemproof/idemproof/transport"
+	"github.com/idemproof/idemproof/transport/mcp"
 )
 
 // PreflightError is a target that is not what its profile says, found before any
@@ -191,6 +192,9 @@ func (pf *preflight) send(ctx context.Context) (string, error) {
 		}
 		sent = time.Now()
 		op, err = pf.t.sendAttempt(ctx, snd, spec.request(p), timeout)
+	}
+	if errors.Is(err, mcp.ErrNoIdempotencyCapability) {
+		return "", pf.fail("mcp.require_idempotency_capability", "%v: the server must advertise it in its initialize answer; a server that honours keys without advertising it is checked without the field (or without extends: mcp-sep-3182, which sets it)", err)
 	}
 	if err != nil {
 		return "", pf.fail(field, "could not send the operation: %v: fix %s (and mcp:, operation.path)", err, field)

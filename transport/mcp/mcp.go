@@ -257,10 +257,14 @@ func (t *Transport) open(ctx context.Context, url string, header http.Header) (*
 	}
 	if t.RequireIdempotency && !sess.AdvertisesIdempotency() {
 		sess.Close(ctx)
-		return nil, fmt.Errorf("initialize: the server does not advertise capabilities.tools.idempotency (SEP-3182), which the profile requires (mcp.require_idempotency_capability)")
+		return nil, ErrNoIdempotencyCapability
 	}
 	return sess, nil
 }
+
+// ErrNoIdempotencyCapability is a session's initialize answered without the
+// capabilities.tools.idempotency that Transport.RequireIdempotency asks for.
+var ErrNoIdempotencyCapability = errors.New("initialize: the server does not advertise capabilities.tools.idempotency (SEP-3182), which the profile requires (mcp.require_idempotency_capability)")
 
 func (s *sender) Send(ctx context.Context, req *transport.Request, timeout time.Duration) (transport.Answer, error) {
 	var sess *Session
