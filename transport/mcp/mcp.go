@@ -280,6 +280,29 @@ func (s *sender) Send(ctx context.Context, req *transport.Request, timeout time.
 	if err != nil {
 		return transport.Answer{}, err
 	}
+	started := time.Now()
+	a, err := s.post(ctx, sess, req, timeout)
+	if err != nil || a.Status != http.StatusNotFound || sess.ID == "" || s.t.SessionPerAttempt {
+		return a, err
+	}
+	// The specification: a 404 to a request with a session id means the session is gone
+	// (the server expired it), and the client starts a new one and sends the request
+	// again, as an agent's SDK does. The server refused it before any tool ran, so the
+	// attempt is that request in the new session, within what is left of its timeout.
+	s.forget(req.Session, sess)
+	left := timeout - time.Since(started)
+	if left <= 0 {
+		return a, nil
+	}
+	if sess, err = s.session(ctx, req); err != nil {
+		return transport.Answer{}, err
+	}
+	return s.post(ctx, sess, req, left)
+}
+
+// post sends the attempt's tools/call in sess, under a JSON-RPC id of its own, and reads
+// the answer to that id.
+func (s *sender) post(ctx context.Context, sess *Session, req *transport.Request, timeout time.Duration) (transport.Answer, error) {
 	id := s.t.ids.Add(1)
 	body, err := withID(req.Body, id)
 	if err != nil {
@@ -301,12 +324,6 @@ func (s *sender) Send(ctx context.Context, req *transport.Request, timeout time.
 	})
 	sum := sha256.Sum256(body)
 	a.RPCID, a.RPCMethod, a.RequestSHA256 = rpcID, "tools/call", hex.EncodeToString(sum[:])
-	if a.Status == http.StatusNotFound && sess.ID != "" && !s.t.SessionPerAttempt {
-		// The specification: a 404 to a request with a session id means the session is
-		// gone, and the client starts a new one. This attempt's answer stands as it is
-		// (one Send is one attempt); the next attempt opens the new session.
-		s.forget(req.Session, sess)
-	}
 	return a, nil
 }
 

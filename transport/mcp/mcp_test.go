@@ -218,38 +218,50 @@ func fakeServerSeen(t *testing.T, capabilities string, answer func(w http.Respon
 	return ts, s
 }
 
-func TestAGoneSessionIsReplacedForTheNextAttempt(t *testing.T) {
+// A 404 to a request in a session means the server expired the session: as a client
+// must, the attempt opens a new one and sends its request again, and the answer there is
+// the attempt's. A second 404 (no session lasts) stands as it came.
+func TestAGoneSessionIsReplacedAndTheRequestSentAgain(t *testing.T) {
 	var mu sync.Mutex
-	calls := 0
+	calls, goneFor := 0, 1
 	ts, s := fakeServerSeen(t, `{"tools":{}}`, func(w http.ResponseWriter, id string) {
 		mu.Lock()
 		calls++
 		n := calls
 		mu.Unlock()
-		if n == 1 {
+		if n <= goneFor {
 			http.Error(w, "session not found", http.StatusNotFound)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, id)
 	})
+	initializes := func() int {
+		n := 0
+		for _, r := range s.list() {
+			if strings.HasPrefix(r, "POST initialize") {
+				n++
+			}
+		}
+		return n
+	}
 	tr := &mcp.Transport{Tool: "refund"}
 	snd := tr.Open()
 	defer snd.Close()
-	gone, err := snd.Send(t.Context(), request(t, tr, ts.URL, `{}`, "Bearer A"), 5*time.Second)
+	a, err := snd.Send(t.Context(), request(t, tr, ts.URL, `{}`, "Bearer A"), 5*time.Second)
 	require.NoError(t, err)
-	require.Equal(t, 404, gone.Status)
-	require.Equal(t, outcome.ClientError, gone.Class, "the attempt's own answer stands: one Send is one attempt")
-	next, err := snd.Send(t.Context(), request(t, tr, ts.URL, `{}`, "Bearer A"), 5*time.Second)
+	require.Equal(t, outcome.Success, a.Class, "the request sent again in the new session")
+	require.Equal(t, 2, calls)
+	require.Equal(t, 2, initializes(), "a new session after the 404")
+
+	mu.Lock()
+	calls, goneFor = 0, 2
+	mu.Unlock()
+	a, err = snd.Send(t.Context(), request(t, tr, ts.URL, `{}`, "Bearer A"), 5*time.Second)
 	require.NoError(t, err)
-	require.Equal(t, outcome.Success, next.Class)
-	n := 0
-	for _, r := range s.list() {
-		if strings.HasPrefix(r, "POST initialize") {
-			n++
-		}
-	}
-	require.Equal(t, 2, n, "a new session after the 404")
+	require.Equal(t, 404, a.Status, "sent again once: the second 404 stands")
+	require.Equal(t, outcome.ClientError, a.Class)
+	require.Equal(t, 3, initializes())
 }
 
 func send(t *testing.T, tr *mcp.Transport, url string) (transport.Answer, error) {
