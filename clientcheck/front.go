@@ -16,6 +16,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/scenarios"
 )
 
@@ -49,7 +50,7 @@ type front struct {
 	pathGlob  string
 	entity    scenarios.EntityRef
 	keyHeader string
-	keyField  string
+	keyField  string // the profile's key_field as a gjson path (faultproxy.KeyPath)
 	dealer    *dealer
 	// baseline reads an entity's ledger before its first attempt goes on (nil: none), so
 	// effects left by an earlier run against the same target are not counted.
@@ -85,7 +86,7 @@ type frontAttempt struct {
 func newFront(next http.Handler, p *scenarios.Profile, entity scenarios.EntityRef, d *dealer) *front {
 	return &front{
 		next: next, method: p.Operation.Method, pathGlob: operationPathGlob(p), entity: entity,
-		keyHeader: p.KeyHeader, keyField: p.KeyField, dealer: d, attempts: map[uint64]*frontAttempt{}, keys: map[string]bool{},
+		keyHeader: p.KeyHeader, keyField: faultproxy.KeyPath(p.KeyField), dealer: d, attempts: map[uint64]*frontAttempt{}, keys: map[string]bool{},
 	}
 }
 

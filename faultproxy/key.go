@@ -6,15 +6,36 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// keyPath turns the documented dotted field path into a gjson path: every segment is
+// KeyPath turns the documented dotted field path into a gjson path: every segment is
 // escaped, so a name holding gjson's own syntax (* ? # @ | and the like) is a plain
 // name; numeric segments index arrays (and name members of objects), as documented.
-func keyPath(field string) string {
-	segs := strings.Split(field, ".")
+func KeyPath(field string) string {
+	segs := SplitKeyField(field)
 	for i, s := range segs {
 		segs[i] = gjson.Escape(s)
 	}
 	return strings.Join(segs, ".")
+}
+
+// SplitKeyField splits a dotted key field path into its member names. A dot inside a
+// name is written `\.`: MCP's _meta names are namespaced that way
+// (params._meta.io\.modelcontextprotocol/idempotency-key).
+func SplitKeyField(field string) []string {
+	var parts []string
+	var b strings.Builder
+	for i := 0; i < len(field); i++ {
+		switch {
+		case field[i] == '\\' && i+1 < len(field) && field[i+1] == '.':
+			b.WriteByte('.')
+			i++
+		case field[i] == '.':
+			parts = append(parts, b.String())
+			b.Reset()
+		default:
+			b.WriteByte(field[i])
+		}
+	}
+	return append(parts, b.String())
 }
 
 // keyFromBody extracts the idempotency key at a gjson path of a JSON body (keyPath).

@@ -55,7 +55,7 @@ func New(cfg Config) (*Proxy, error) {
 		rules:     newRuleSet(cfg.Seed),
 		journal:   newJournal(cfg.JournalCapacity, cfg.JournalBytes, cfg.AttemptKeyBytes),
 		redacted:  redactionSet(cfg.Redact),
-		keyPath:   keyPath(cfg.KeyField),
+		keyPath:   KeyPath(cfg.KeyField),
 	}
 	if p.transport == nil {
 		tr := NewTransport(cfg.InsecureSkipVerify)

@@ -137,7 +137,7 @@ func (v *jsonValue) String() string {
 // set puts value at a dotted path, creating objects on the way; an existing member keeps
 // its position.
 func (v *jsonValue) set(path string, value *jsonValue) error {
-	parts := strings.Split(path, ".")
+	parts := splitPath(path)
 	cur := v
 	for i, part := range parts {
 		if !cur.isObj {

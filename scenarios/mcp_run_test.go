@@ -24,6 +24,7 @@ import (
 // where its SDK never puts it (it drops an unknown params field): every call executes.
 type mcpRefunds struct {
 	ignoreKey bool
+	metaKey   string // the _meta name of the key ("" idempotency_key)
 
 	mu     sync.Mutex
 	keys   map[string]*mcpEntry
@@ -46,7 +47,11 @@ func startMCP(t *testing.T, s *mcpRefunds) string {
 		Amount  int    `json:"amount"`
 	}
 	sdk.AddTool(srv, &sdk.Tool{Name: "refund"}, func(ctx context.Context, req *sdk.CallToolRequest, in refundIn) (*sdk.CallToolResult, any, error) {
-		key, _ := req.Params.Meta["idempotency_key"].(string)
+		name := s.metaKey
+		if name == "" {
+			name = "idempotency_key"
+		}
+		key, _ := req.Params.Meta[name].(string)
 		if s.ignoreKey {
 			key = "" // an SDK that drops params.idempotencyKey leaves the server nothing to read
 		}
@@ -213,6 +218,16 @@ func TestCatalogueOverMCPSaysTheKeyWasIgnored(t *testing.T) {
 		require.Contains(t, r.Message, "every repeat executed again (the key was not honoured for it", id)
 	}
 	require.Equal(t, scenarios.Pass, result(t, rep, "before/503").Verdict, "the request that never arrived executes once even without a key")
+}
+
+// MCP's _meta names are namespaced with dots; key_field writes such a name's dots as \.
+// and the harness puts the key there, and the proxy reads it there.
+func TestMCPKeyUnderANamespacedMetaName(t *testing.T) {
+	p := mcpRunProfile(t, startMCP(t, &mcpRefunds{metaKey: "io.modelcontextprotocol/idempotency-key"}),
+		`params._meta.io\.modelcontextprotocol/idempotency-key`)
+	for id, r := range runOn(t, p, "replay/sequential", "replay/after-503", "key/missing") {
+		require.Equal(t, scenarios.Pass, r.Verdict, "%s: %s", id, r.Message)
+	}
 }
 
 func TestMCPCapabilityRequiredIsCheckedByThePreflight(t *testing.T) {

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/idemproof/idemproof/faultproxy"
 )
 
 // maxChangedMembers bounds how many members fingerprint/each-member changes (one step
@@ -205,23 +207,7 @@ func (v *jsonValue) at(path string) *jsonValue {
 }
 
 // splitPath splits a dotted path at the dots that are not escaped.
-func splitPath(path string) []string {
-	var parts []string
-	var b strings.Builder
-	for i := 0; i < len(path); i++ {
-		switch {
-		case path[i] == '\\' && i+1 < len(path) && path[i+1] == '.':
-			b.WriteByte('.')
-			i++
-		case path[i] == '.':
-			parts = append(parts, b.String())
-			b.Reset()
-		default:
-			b.WriteByte(path[i])
-		}
-	}
-	return append(parts, b.String())
-}
+func splitPath(path string) []string { return faultproxy.SplitKeyField(path) }
 
 // changedScalar gives a scalar another value of its type: a number 1 added, a boolean
 // flipped, null becomes "changed", a string changedString.

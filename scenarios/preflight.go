@@ -213,6 +213,13 @@ func (pf *preflight) send(ctx context.Context) (string, error) {
 		return "", pf.fail(field, "%s answered %d but the body was cut short (%s): fix %s", what, op.Status, op.Error, field)
 	case op.Class == outcome.Throttled:
 		return "", pf.fail(field, "%s was refused by a rate limit (%d%s) three times: give the harness's credentials a higher limit, or try again later", what, op.Status, answerClip(op.Headers["Content-Type"], op.Body))
+	case (op.Class == outcome.MissingKey || op.Class == outcome.InvalidKey) && p.KeyField != "":
+		// The key went out, so the target did not find it where the profile puts it.
+		return "", pf.fail("key_field", "%s answered %d%s, which the profile's rules call %s: the target did not find the key at key_field %s; fix key_field (a dot inside a member's name is written \\.)",
+			what, op.Status, answerClip(op.Headers["Content-Type"], op.Body), op.Class, p.KeyField)
+	case op.Class == outcome.MissingKey || op.Class == outcome.InvalidKey:
+		return "", pf.fail("key_header", "%s answered %d%s, which the profile's rules call %s: the target did not read the key from the %s header; fix key_header",
+			what, op.Status, answerClip(op.Headers["Content-Type"], op.Body), op.Class, p.KeyHeader)
 	case op.Class != outcome.Success:
 		return "", pf.fail("operation", "%s answered %d%s, which the profile's rules call %s, not success: fix operation.path, operation.method, operation.body or operation.headers (or base_url, if it points elsewhere)",
 			what, op.Status, answerClip(op.Headers["Content-Type"], op.Body), op.Class)

@@ -157,6 +157,27 @@ func TestPreflightNamesAnHTMLTarget(t *testing.T) {
 	require.Contains(t, pe.Error(), "check that base_url points at the API, then side_effects.path and operation.path")
 }
 
+// A target that does not find the key where the profile puts it answers missing_key: the
+// preflight names key_field (or key_header), not the operation.
+func TestPreflightNamesTheKeyPlaceATargetDoesNotRead(t *testing.T) {
+	f := &fakeRefunds{keyField: func(body map[string]any) (string, bool) {
+		k, ok := body["idempotency_key"].(string) // the target reads it at the top level
+		return k, ok
+	}}
+	base := startFake(t, f)
+	p := fakeProfile(t, base)
+	p.KeyHeader, p.KeyField = "", "meta.idempotency_key"
+	pe := preflightErr(t, p)
+	require.Equal(t, "key_field", pe.Field, pe.Error())
+	require.Contains(t, pe.Error(), "the target did not find the key at key_field meta.idempotency_key; fix key_field")
+
+	p = fakeProfile(t, startFake(t, &fakeRefunds{}))
+	p.KeyHeader = "PayPal-Request-Id" // the target reads Idempotency-Key
+	pe = preflightErr(t, p)
+	require.Equal(t, "key_header", pe.Field, pe.Error())
+	require.Contains(t, pe.Error(), "did not read the key from the PayPal-Request-Id header; fix key_header")
+}
+
 // The ledger is fine, the operation's path is not: a 404 page, classified client_error.
 func TestPreflightNamesAnOperationThatDoesNotSucceed(t *testing.T) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

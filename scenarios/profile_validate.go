@@ -233,7 +233,7 @@ func validFieldPath(s string) bool {
 	if s == "" {
 		return false
 	}
-	for _, part := range strings.Split(s, ".") {
+	for _, part := range splitPath(s) {
 		if part == "" {
 			return false
 		}
