@@ -94,7 +94,7 @@ func mismatchAt(step string) Checker {
 			return f.result(Fail, "another payload executed under the same key: %d side effects", n)
 		}
 		if a.Class == outcome.Mismatch {
-			return f.result(Pass, "%s got %d; one side effect", step, a.Status)
+			return f.result(Pass, "%s got %s; one side effect", step, describe(a))
 		}
 		if unseen(a) {
 			return f.result(Unknown, "%s was not seen (%s): whether it was refused cannot be told", step, describe(a))

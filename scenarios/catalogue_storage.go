@@ -106,9 +106,9 @@ func businessStored(r Record, p *Profile) (Verdict, string, Evidence) {
 	case !p.sameBody(a.Body, b.Body):
 		stored = false
 	case p.Expect.UniqueField != "":
-		return f.result(Info, "repeat got the same %d and body, without a replay marker and without %s in the body: replayed or re-executed deterministically, cannot tell", b.Status, p.Expect.UniqueField)
+		return f.result(Info, "repeat got the same %s and body, without a replay marker and without %s in the body: replayed or re-executed deterministically, cannot tell", describe(b), p.Expect.UniqueField)
 	default:
-		return f.result(Info, "repeat got the same %d and body without a replay marker or a declared unique_field: replayed or re-executed deterministically, cannot tell", b.Status)
+		return f.result(Info, "repeat got the same %s and body without a replay marker or a declared unique_field: replayed or re-executed deterministically, cannot tell", describe(b))
 	}
 	if _, v, msg, failed := judgeSettle(r, p, &f, []Op{a}, stored); failed {
 		return v, msg, f.ev
@@ -200,7 +200,7 @@ func notPinned(r Record, p *Profile) (Verdict, string, Evidence) {
 	if _, v, msg, failed := judgeSettle(r, p, &f, []Op{b}, true); failed {
 		return v, msg, f.ev
 	}
-	return f.result(Pass, "the %d was not stored: the retry executed (%d), %s", a.Status, b.Status, sideEffects(n))
+	return f.result(Pass, "the %s was not stored: the retry executed (%s), %s", describe(a), describe(b), sideEffects(n))
 }
 
 // validationNotStored reports (or judges against expect.stores_validation_errors)
