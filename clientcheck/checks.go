@@ -201,35 +201,33 @@ func checkSamePayload(o *analysis) verdict {
 	ops, attempts := o.byOperation()
 	f, resent := failing{}, 0
 	for _, op := range ops {
-		byKey := map[string][]string{}
-		var keys []string
+		sent := map[string]int{}          // attempts per key
+		payloads := map[string][]string{} // distinct payloads per key
+		var keys []string                 // in first-use order
 		for _, r := range attempts[op] {
 			if !r.HasKey {
 				continue
 			}
-			if _, seen := byKey[r.Key]; !seen {
+			if sent[r.Key] == 0 {
 				keys = append(keys, r.Key)
 			}
-			if p := o.payloadOf(r); !slices.Contains(byKey[r.Key], p) {
-				byKey[r.Key] = append(byKey[r.Key], p)
+			sent[r.Key]++
+			if p := o.payloadOf(r); !slices.Contains(payloads[r.Key], p) {
+				payloads[r.Key] = append(payloads[r.Key], p)
 			}
 		}
-		changed := false
+		var changed []string
 		for _, k := range keys {
-			n := 0
-			for _, r := range attempts[op] {
-				if r.HasKey && r.Key == k {
-					n++
-				}
-			}
-			if n < 2 {
+			if sent[k] < 2 {
 				continue
 			}
 			resent++
-			if len(byKey[k]) > 1 && !changed {
-				changed = true
-				f.addOp("payload-changed", fmt.Sprintf("%s re-sent key %s with %d different payloads", op, shorten(k, 24), len(byKey[k])), o, op, attempts[op])
+			if len(payloads[k]) > 1 {
+				changed = append(changed, fmt.Sprintf("%s with %d different payloads", shorten(k, 24), len(payloads[k])))
 			}
+		}
+		if len(changed) > 0 {
+			f.addOp("payload-changed", fmt.Sprintf("%s re-sent key %s", op, strings.Join(changed, ", key ")), o, op, attempts[op])
 		}
 	}
 	if resent == 0 {

@@ -149,9 +149,11 @@ func oneWinner(step string) Checker {
 		answers := r.answers(step)
 		// Successes are judged by their distinct responses: with n side effects there are
 		// at most n committed responses to replay (n > 1 only when the burst outlasted
-		// the retention and a later attempt legitimately executed anew).
-		distinct := map[string]Op{}
+		// the retention and a later attempt legitimately executed anew). wants holds
+		// them, the first of each, and bodies their bodyKeys: a success is another
+		// response unless one has its body and, by sameStatus, its status.
 		var wants []Op
+		var bodies []string
 		ok, refused, lost, other := 0, 0, 0, 0
 		refusedStatus := 0
 		var extra, others []Op // successes with another response than the first; wrong answers
@@ -159,11 +161,13 @@ func oneWinner(step string) Checker {
 			switch {
 			case isSuccess(a):
 				ok++
-				k := p.statusKey(a.Status) + " " + p.bodyKey(a.Body)
-				if _, seen := distinct[k]; !seen {
-					distinct[k] = a
-					wants = append(wants, a)
-					if len(distinct) > 1 {
+				body, seen := p.bodyKey(a.Body), false
+				for i, w := range wants {
+					seen = seen || (bodies[i] == body && p.sameStatus(w.Status, a.Status))
+				}
+				if !seen {
+					wants, bodies = append(wants, a), append(bodies, body)
+					if len(wants) > 1 {
 						f.example("attempt %d got %d %s", a.Client, a.Status, clip(a.Body))
 						extra = append(extra, a)
 					}
@@ -188,13 +192,11 @@ func oneWinner(step string) Checker {
 				f.blameAgainst(a, "the first success replayed, no second execution", &wants[0])
 			}
 			return f.result(Fail, "%d side effects from %d concurrent attempts with one key", n, len(answers))
-		case len(distinct) > max(n, 1):
-			f.count(CatDiverged, len(distinct)-max(n, 1))
+		case len(wants) > max(n, 1):
+			f.count(CatDiverged, len(wants)-max(n, 1))
 			for _, a := range extra {
 				f.blameAgainst(a, "the first success replayed, byte for byte", &wants[0])
 			}
-			// The first success need not be the execution: the committed one, when the
-			// proxy saw it, tells which status was the replay's.
 			// The first success need not be the execution. With one side effect, a status
 			// only one success has is the execution's and one the others share the
 			// replays'.
@@ -217,7 +219,7 @@ func oneWinner(step string) Checker {
 			if known {
 				role = "the execution's"
 			}
-			return f.result(Fail, "%d successes carry %d different responses for %d side effect(s)%s", ok, len(distinct), n, statusOnlyNote(p, executed, replayed, role, known))
+			return f.result(Fail, "%d successes carry %d different responses for %d side effect(s)%s", ok, len(wants), n, statusOnlyNote(p, executed, replayed, role, known))
 		case ok > 0 && n == 0:
 			f.count(CatFabricated, ok)
 			return f.result(Fail, "%d successes but the ledger shows no side effect", ok)
@@ -272,7 +274,7 @@ func oneWinner(step string) Checker {
 		tail += fmt.Sprintf("; up to %d in flight at once", atOnce)
 		if n > 1 {
 			return f.result(Pass, "%d side effects from %d attempts spanning %d retention windows (%s); %d successes carry %d responses%s%s",
-				n, len(answers), allowed, p.Retention, ok, len(distinct), refusals, tail)
+				n, len(answers), allowed, p.Retention, ok, len(wants), refusals, tail)
 		}
 		successes := fmt.Sprintf("%d identical successes", ok)
 		if ok == 1 {

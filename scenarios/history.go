@@ -241,15 +241,6 @@ func (p *Profile) sameResponse(a, b Op) bool {
 	return p.sameStatus(a.Status, b.Status) && p.sameBody(a.Body, b.Body)
 }
 
-// statusKey is a success's status as responses are grouped by it: with
-// expect.replay_status declared, every 2xx is one (the execution's and the replays').
-func (p *Profile) statusKey(s int) string {
-	if p.Expect.ReplayStatus != 0 && is2xx(s) {
-		return "2xx"
-	}
-	return itoa(s)
-}
-
 // sameStatus reports whether two statuses are those of one response: equal, or two
 // successes one of which is the declared expect.replay_status (a replay may answer with
 // it, whichever came first: the execution's status is not always the one compared).

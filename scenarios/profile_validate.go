@@ -201,7 +201,7 @@ func checkProbe(path string, pr Probe) []fieldError {
 	} else if pr.Scope != ScopeGlobal && !strings.Contains(pr.Path, "{{") && !strings.Contains(pr.Body, "{{") {
 		where := "must contain {{.Entity}}"
 		if pr.Body != "" {
-			where = "or side_effects.body must contain {{.Entity}}"
+			where = "or " + path + ".body must contain {{.Entity}}"
 		}
 		errs = append(errs, fieldError{Path: path + ".path", Msg: where + ": the ledger is read per fresh entity (or set scope: global for one count of every effect)"})
 	}

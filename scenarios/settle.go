@@ -105,12 +105,12 @@ func judgeSettle(r Record, p *Profile, f *finding, wants []Op, exact bool) (s se
 // uniqueNote says, when the profile declares a per-execution field, whether two bodies
 // carry the same one.
 func uniqueNote(p *Profile, a, b Op) string {
-	ua, okA := uniqueValue(p, a.Body)
-	ub, okB := uniqueValue(p, b.Body)
-	changed := changedMembers(a.Body, b.Body)
 	if note := statusOnlyNote(p, a, b, "the committed", true); note != "" {
 		return note
 	}
+	ua, okA := uniqueValue(p, a.Body)
+	ub, okB := uniqueValue(p, b.Body)
+	changed := changedMembers(a.Body, b.Body)
 	switch {
 	case (!okA || !okB) && changed != "":
 		return " (" + changed + volatileHint + ")"
@@ -133,10 +133,12 @@ func statusOnlyNote(p *Profile, a, b Op, first string, replayed bool) string {
 		return ""
 	}
 	note := fmt.Sprintf("status %d, %s %d, with the same body", b.Status, first, a.Status)
-	if !replayed {
-		note += "; a target whose replays answer another 2xx than the execution declares expect.replay_status"
-	} else if is2xx(a.Status) && is2xx(b.Status) {
+	switch {
+	case !is2xx(a.Status) || !is2xx(b.Status):
+	case replayed:
 		note += fmt.Sprintf("; a target whose replays answer %d declares expect.replay_status: %d", b.Status, b.Status)
+	default:
+		note += "; a target whose replays answer another 2xx than the execution declares expect.replay_status"
 	}
 	return " (" + note + ")"
 }
