@@ -7,6 +7,8 @@
 //	attempt      ──tools/call (id N, key)──> faultproxy ──> server
 //	             <── JSON, or an event stream: notifications and progress skipped,
 //	                 the response with id N taken; cut before it = info
+//	             ──GET, Last-Event-ID──> (only when the server closed the stream
+//	                 after an event id, to be polled: the rest of the same answer)
 //
 // Sessions. The lifecycle of the MCP specification (2025-11-25, "Lifecycle" and
 // "Transports: Streamable HTTP") is run by the harness itself: initialize, then
@@ -33,7 +35,11 @@
 // attempt as exactly one HTTP request through the fault proxy, see its raw answer (a
 // status, a cut stream, a 200 carrying an error) and never have it retried or
 // reconnected behind its back; the SDK client (StreamableClientTransport) reconnects
-// streams, retries, and turns answers into Go errors. The SDK's protocol types
+// streams, retries, and turns answers into Go errors. The one reconnection this package
+// makes itself is the one the specification asks of every client: a stream the server
+// closed cleanly after an event id is resumed with GET and Last-Event-ID (SEP-1699),
+// which fetches the rest of the same answer and sends nothing again; a reset, a timeout
+// or a stream cut mid-event is the attempt's unseen answer, never resumed. The SDK's protocol types
 // (InitializeParams, CallToolParams, CallToolResult, jsonrpc.Request) build and read the
 // messages. The ledger — a tool call with no faults in its way — does go through the SDK's
 // client.
@@ -184,7 +190,8 @@ func withID(body []byte, id int64) ([]byte, error) {
 }
 
 // Comparable implements transport.Transport: the JSON-RPC response (in a JSON body or an
-// event stream, its content coding undone) without its id; nil when it does not decode.
+// event stream, its content coding undone) without its id; nil when it does not decode,
+// or is an event stream without it (the response came on a resumed stream, or never).
 func (t *Transport) Comparable(body []byte, contentEncoding string) []byte {
 	body, err := contentcoding.Decode(contentEncoding, body, transport.MaxResponseBody)
 	if err != nil {
@@ -194,14 +201,21 @@ func (t *Transport) Comparable(body []byte, contentEncoding string) []byte {
 		return responseBody(body)
 	}
 	r := sse.NewReader(bytes.NewReader(body))
+	events := 0
 	for range 10000 {
 		ev, err := r.Next()
 		if err != nil {
 			break
 		}
+		events++
 		if isResponse(ev.Data) {
 			return responseBody(ev.Data)
 		}
+	}
+	if events > 0 || r.LastEventID() != "" {
+		// An event stream without the response: cut, or closed for the client to resume
+		// elsewhere (SEP-1699). Its bytes are not the committed response.
+		return nil
 	}
 	return body
 }
@@ -301,7 +315,7 @@ func (s *sender) Send(ctx context.Context, req *transport.Request, timeout time.
 }
 
 // post sends the attempt's tools/call in sess, under a JSON-RPC id of its own, and reads
-// the answer to that id.
+// the answer to that id, resuming its event stream when the server closes it first.
 func (s *sender) post(ctx context.Context, sess *Session, req *transport.Request, timeout time.Duration) (transport.Answer, error) {
 	id := s.t.ids.Add(1)
 	body, err := withID(req.Body, id)
@@ -315,8 +329,11 @@ func (s *sender) post(ctx context.Context, sess *Session, req *transport.Request
 	hreq.Header = req.Header.Clone()
 	sess.setHeaders(hreq.Header)
 	rpcID := strconv.FormatInt(id, 10)
+	// The resumption's GETs belong to the attempt: they share its deadline.
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	a := transport.Do(ctx, s.t.client(), hreq, timeout, s.t.classifier(), func(resp *http.Response) ([]byte, error) {
-		msg, err := readResponse(resp, rpcID)
+		msg, err := sess.readResumed(ctx, resp, rpcID)
 		if err != nil {
 			return nil, err
 		}
@@ -325,6 +342,94 @@ func (s *sender) post(ctx context.Context, sess *Session, req *transport.Request
 	sum := sha256.Sum256(body)
 	a.RPCID, a.RPCMethod, a.RequestSHA256 = rpcID, "tools/call", hex.EncodeToString(sum[:])
 	return a, nil
+}
+
+// maxResumes bounds how often one attempt's event stream is resumed; the attempt's
+// timeout bounds how long.
+const maxResumes = 10
+
+// defaultReconnect is the wait before a resumption when the server set no retry field.
+const defaultReconnect = 250 * time.Millisecond
+
+// readResumed reads the response to id from an answer; when its event stream ends
+// cleanly without it after an event id, it resumes the stream as the specification
+// (2025-11-25, "Resumability and Redelivery"; SEP-1699, "SSE polling via server-side
+// disconnect") has a client do: it waits the retry field's time, then GETs the endpoint
+// with Last-Event-ID, and reads on there. This is no new attempt: the tools/call is not
+// sent again, only the rest of its answer fetched. A resumption the server refuses, or a
+// stream that ends again with no event id to go on, leaves the answer unseen (info).
+func (s *Session) readResumed(ctx context.Context, resp *http.Response, id string) ([]byte, error) {
+	msg, err := readResponse(resp, id)
+	lastID := ""
+	for resumes := 0; ; resumes++ {
+		var ended *streamEnded
+		if !errors.As(err, &ended) {
+			return msg, err
+		}
+		if ended.lastID != "" {
+			lastID = ended.lastID
+		}
+		if lastID == "" || resumes == maxResumes {
+			return nil, err
+		}
+		wait := defaultReconnect
+		if ended.retry > 0 {
+			wait = ended.retry
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w; waiting %s to resume it: %w", ended, wait, ctx.Err())
+		case <-time.After(wait):
+		}
+		gresp, gerr := s.resume(ctx, lastID)
+		if gerr != nil {
+			return nil, fmt.Errorf("%w; resuming it: %w", ended, gerr)
+		}
+		ct, _, _ := mime.ParseMediaType(gresp.Header.Get("Content-Type"))
+		if gresp.StatusCode != http.StatusOK || ct != "text/event-stream" {
+			_, _ = io.Copy(io.Discard, io.LimitReader(gresp.Body, 4096))
+			gresp.Body.Close()
+			return nil, fmt.Errorf("%w; resuming it with GET and Last-Event-ID %q was answered %d %s", ended, lastID, gresp.StatusCode, ct)
+		}
+		decoded, derr := contentcoding.NewReader(gresp.Header.Get("Content-Encoding"), gresp.Body)
+		if derr != nil {
+			gresp.Body.Close()
+			return nil, fmt.Errorf("%w; the resumed stream: %w", ended, derr)
+		}
+		msg, err = readResponse(&http.Response{StatusCode: gresp.StatusCode, Header: gresp.Header, Body: io.NopCloser(decoded)}, id)
+		gresp.Body.Close()
+	}
+}
+
+// resume opens the GET that resumes a stream after lastID: the session's set-up headers
+// (no key, so the proxy's per-key rules and journal never see it), its session id and
+// protocol version.
+func (s *Session) resume(ctx context.Context, lastID string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header = s.header.Clone()
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	s.setHeaders(req.Header)
+	req.Header.Del("Content-Type")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Last-Event-ID", lastID)
+	return s.client.Do(req)
+}
+
+// streamEnded is an event stream that ended cleanly without the response to id. A
+// server may close it on purpose once it has sent an event id (SEP-1699): lastID and
+// retry are what resuming it needs.
+type streamEnded struct {
+	id, lastID string
+	retry      time.Duration
+}
+
+func (e *streamEnded) Error() string {
+	return "stream cut: the event stream ended without the response to id " + e.id
 }
 
 // forget drops the principal's session if it is still sess, so the next attempt opens a
@@ -364,7 +469,7 @@ func readResponse(resp *http.Response, id string) ([]byte, error) {
 	for {
 		ev, err := r.Next()
 		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("stream cut: the event stream ended without the response to id %s", id)
+			return nil, &streamEnded{id: id, lastID: r.LastEventID(), retry: time.Duration(r.RetryMillis()) * time.Millisecond}
 		}
 		if err != nil {
 			return nil, err

@@ -381,3 +381,146 @@ func TestALedgerToolsRateLimitErrorIsThrottled(t *testing.T) {
 	require.Error(t, err)
 	require.False(t, errors.As(err, &throttled))
 }
+
+// pollingSDKServer is a real go-sdk server with an event store whose refund tool closes
+// its answer's event stream before it finishes (SEP-1699: the client is to resume with
+// GET and Last-Event-ID after the retry time), then does the work.
+func pollingSDKServer(t *testing.T) (*httptest.Server, *seen, *int) {
+	t.Helper()
+	var mu sync.Mutex
+	executions := 0
+	srv := sdk.NewServer(&sdk.Implementation{Name: "polling", Version: "1"}, nil)
+	type orderIn struct {
+		OrderID string `json:"order_id"`
+	}
+	sdk.AddTool(srv, &sdk.Tool{Name: "refund"}, func(ctx context.Context, req *sdk.CallToolRequest, in orderIn) (*sdk.CallToolResult, any, error) {
+		req.Extra.CloseSSEStream(sdk.CloseSSEStreamArgs{RetryAfter: 20 * time.Millisecond})
+		time.Sleep(100 * time.Millisecond)
+		mu.Lock()
+		executions++
+		mu.Unlock()
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "refunded " + in.OrderID}}}, nil, nil
+	})
+	s := &seen{}
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+		&sdk.StreamableHTTPOptions{EventStore: sdk.NewMemoryEventStore(nil)})
+	ts := httptest.NewServer(recording(s, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.Header.Get("Last-Event-ID"); id != "" {
+			s.add("Last-Event-ID " + id)
+		}
+		h.ServeHTTP(w, r)
+	})))
+	t.Cleanup(ts.Close)
+	return ts, s, &executions
+}
+
+// A server that closes the answer's stream after its priming event is resumed, as the
+// specification asks of a client: the attempt's answer is the tool's result, got on the
+// GET; the call ran once and was sent once.
+func TestAStreamTheServerClosesIsResumed(t *testing.T) {
+	ts, s, executions := pollingSDKServer(t)
+	tr := &mcp.Transport{Tool: "refund"}
+	a, err := send(t, tr, ts.URL)
+	require.NoError(t, err)
+	require.Equal(t, outcome.Success, a.Class, "%s %s", a.Err, a.Body)
+	require.Equal(t, http.StatusOK, a.Status)
+	require.Contains(t, string(a.Body), "refunded o")
+	require.Equal(t, 1, *executions)
+	calls, gets, resumes := 0, 0, 0
+	for _, r := range s.list() {
+		switch {
+		case strings.HasPrefix(r, "POST tools/call"):
+			calls++
+		case strings.HasPrefix(r, "GET"):
+			gets++
+			require.Contains(t, r, "session=yes", "the GET resumes the session's stream")
+			require.Contains(t, r, "auth=Bearer A", "with the principal's set-up headers")
+		case strings.HasPrefix(r, "Last-Event-ID "):
+			resumes++
+		}
+	}
+	require.Equal(t, 1, calls, "the call is not sent again")
+	require.GreaterOrEqual(t, gets, 1)
+	require.Equal(t, gets, resumes, "every GET names the last event id")
+
+	// The journal's copy of the first stream (the priming event only) is no committed
+	// response to compare with.
+	require.Nil(t, tr.Comparable([]byte("event: prime\nid: 0_0\ndata: \n\nretry: 20\n\n"), ""))
+	require.Equal(t, []byte("not found"), tr.Comparable([]byte("not found"), ""), "a plain body stays as it is")
+}
+
+// A stream closed without an event id cannot be resumed, and a resumption the server
+// refuses leaves the answer unseen: info, never a classified answer.
+func TestAStreamThatCannotBeResumedIsInfo(t *testing.T) {
+	cases := []struct {
+		name, events string
+		get          int
+		err          string
+	}{
+		{"no event id", "retry: 10\n\n", 0, "ended without the response"},
+		{"the GET refused", "id: e1\ndata:\n\nretry: 10\n\n", http.StatusMethodNotAllowed, "was answered 405"},
+		{"the GET's stream ends too", "id: e1\ndata:\n\nretry: 10\n\n", http.StatusOK, "ended without the response"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var mu sync.Mutex
+			gets := 0
+			inner, s := fakeServerSeen(t, `{"tools":{}}`, func(w http.ResponseWriter, id string) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				fmt.Fprint(w, c.events)
+			})
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method != http.MethodGet {
+					httputilProxy(w, r, inner.URL)
+					return
+				}
+				mu.Lock()
+				gets++
+				mu.Unlock()
+				if c.get != http.StatusOK {
+					w.WriteHeader(c.get)
+					return
+				}
+				w.Header().Set("Content-Type", "text/event-stream")
+				fmt.Fprint(w, ": nothing yet\n\n")
+			}))
+			t.Cleanup(ts.Close)
+			a, err := send(t, &mcp.Transport{Tool: "refund"}, ts.URL)
+			require.NoError(t, err)
+			require.Equal(t, outcome.Info, a.Class)
+			require.Contains(t, a.Err, c.err)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case c.get == 0:
+				require.Zero(t, gets)
+			case c.get == http.StatusOK:
+				require.Equal(t, 10, gets, "bounded: the last event id never advances")
+			default:
+				require.Equal(t, 1, gets)
+			}
+			_ = s
+		})
+	}
+}
+
+// httputilProxy forwards r to base (the fake server) and copies its answer back.
+func httputilProxy(w http.ResponseWriter, r *http.Request, base string) {
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, base+r.URL.Path, r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	out.Header = r.Header.Clone()
+	resp, err := http.DefaultClient.Do(out)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	for k, v := range resp.Header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
+}

@@ -42,7 +42,20 @@ type Event struct {
 type Reader struct {
 	r   *bufio.Reader
 	max int
+	// lastID and retry are the standard's "last event ID buffer" and "reconnection
+	// time": set by every id and retry field, whether or not its event is dispatched (an
+	// MCP priming event is an id with empty data, a retry hint may come alone).
+	lastID string
+	retry  int
 }
+
+// LastEventID is the last id field read so far ("" when none): what a client sends as
+// Last-Event-ID to resume the stream.
+func (s *Reader) LastEventID() string { return s.lastID }
+
+// RetryMillis is the last retry field read so far, in milliseconds (0 when none): how
+// long the server asked a client to wait before it reconnects.
+func (s *Reader) RetryMillis() int { return s.retry }
 
 // NewReader reads events from r.
 func NewReader(r io.Reader) *Reader {
@@ -94,10 +107,12 @@ func (s *Reader) Next() (Event, error) {
 		case "id":
 			if !bytes.Contains(value, []byte{0}) {
 				ev.ID = string(value)
+				s.lastID = ev.ID
 			}
 		case "retry":
 			if n, err := strconv.Atoi(string(value)); err == nil && n >= 0 {
 				ev.Retry = n
+				s.retry = n
 			}
 		}
 		// Any other field is ignored, as the standard says.

@@ -85,3 +85,22 @@ func TestEventOverTheBound(t *testing.T) {
 	_, err := readAll(t, strings.NewReader("data: "+strings.Repeat("x", sse.MaxEventBytes+1)+"\n\n"))
 	require.ErrorContains(t, err, "over")
 }
+
+func TestLastEventIDAndRetryOutliveTheirEvents(t *testing.T) {
+	// An MCP priming event (an id, empty data), then a retry hint alone, then the server
+	// closes: what a client needs to resume is what the fields set, dispatched or not.
+	rd := sse.NewReader(strings.NewReader("id: s1-1\ndata:\n\nretry: 250\n\n: bye\n\n"))
+	ev, err := rd.Next()
+	require.NoError(t, err)
+	require.Empty(t, ev.Data)
+	require.Equal(t, "s1-1", rd.LastEventID())
+	_, err = rd.Next()
+	require.ErrorIs(t, err, io.EOF)
+	require.Equal(t, "s1-1", rd.LastEventID())
+	require.Equal(t, 250, rd.RetryMillis())
+
+	rd = sse.NewReader(strings.NewReader("id: 9\n\nid\ndata: x\n\n"))
+	_, err = rd.Next()
+	require.NoError(t, err)
+	require.Equal(t, "", rd.LastEventID(), "an empty id field resets the last event id, as the standard says")
+}
