@@ -154,7 +154,7 @@ func oneWinner(step string) Checker {
 		// response unless one has its body and, by sameStatus, its status.
 		var wants []Op
 		var bodies []string
-		ok, refused, lost, other := 0, 0, 0, 0
+		ok, refused, lost, other, failed5xx := 0, 0, 0, 0, 0
 		refusedStatus := 0
 		var extra, others []Op // successes with another response than the first; wrong answers
 		for _, a := range answers {
@@ -174,6 +174,13 @@ func oneWinner(step string) Checker {
 				}
 			case unseen(a):
 				lost++
+			case a.Class == outcome.ServerError:
+				// A 5xx tells nothing of the operation's fate: a gateway in front of the
+				// target answers 504 at its read timeout, or 503 for its own rate limit,
+				// while the attempt executes or never arrives. The side-effect count and
+				// the settle step judge what it hid, as for an answer nobody saw.
+				lost++
+				failed5xx++
 			case a.Class == outcome.InFlight && !p.Expect.InFlightWait:
 				refused++
 				refusedStatus = a.Status
@@ -184,6 +191,13 @@ func oneWinner(step string) Checker {
 			}
 		}
 		unseenText := describeUnseen(answers)
+		if failed5xx > 0 {
+			text := fmt.Sprintf("%d got a 5xx (a gateway's or the target's error: the operation's fate unknown)", failed5xx)
+			if unseenText != "" {
+				text = unseenText + ", " + text
+			}
+			unseenText = text
+		}
 		n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
 		switch {
 		case n > allowed:
@@ -369,7 +383,7 @@ func overlapOf(r Record, p *Profile, step string) (repeat Op, original Op, ok bo
 // to wait for the original, not one that happened to look its key up late.
 func releasedTogether(r Record, p *Profile, repeat, original Op) bool {
 	end := original.Time
-	if first, ok := originalRecord(r); ok && first.UpstreamMillis > 0 {
+	if first, ok := originalRecord(r); ok && first.UpstreamMillis > 0 && answeredBy(first, original) {
 		end = first.Time.Add(millisDuration(first.UpstreamMillis))
 	}
 	return repeat.Time.Sub(end) <= max(100*time.Millisecond, slowHold(p)/4)
@@ -385,10 +399,21 @@ func slowHold(p *Profile) time.Duration {
 
 func millisDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
 
+// answeredBy reports whether the original's answer is what its journal record's exchange
+// carried, so that the exchange's upstream time is the work's. Not so when the proxy saw
+// that exchange end without the answer (class info) and the client still had one: an
+// MCP server closed the stream to be polled (SEP-1699) and answered on a later GET.
+func answeredBy(j faultproxy.Record, original Op) bool {
+	return j.Class != faultproxy.OutcomeInfo || unseen(original)
+}
+
 // repeatWentFirst reports whether the repeat, although sent later and delayed by the
 // proxy, reached the target first and became the original (a loaded machine): the
 // original was then refused as in flight or as a mismatch, marked as the replay while
-// the repeat was not, or answered faster than its declared hold, so it never executed.
+// the repeat was not, or answered well inside its declared hold (under three quarters
+// of it: a replay's speed, not a timer that fired a little early, as Node's may), so it
+// never executed. A 5xx answered early is no replay: a gateway in front of the target
+// may give up on the work (its read timeout) while the target still does it.
 // The order the in-flight scenarios need did not happen, so they have nothing to judge.
 func repeatWentFirst(r Record, p *Profile, original Op) bool {
 	if original.Class == outcome.InFlight || original.Class == outcome.Mismatch {
@@ -398,7 +423,8 @@ func repeatWentFirst(r Record, p *Profile, original Op) bool {
 		return true
 	}
 	hold := slowHold(p)
-	if j, ok := originalRecord(r); ok && hold > 0 && !unseen(original) && millisDuration(j.UpstreamMillis) < hold {
+	if j, ok := originalRecord(r); ok && hold > 0 && !unseen(original) && original.Class != outcome.ServerError &&
+		answeredBy(j, original) && millisDuration(j.UpstreamMillis) < hold*3/4 {
 		return true
 	}
 	return false

@@ -122,9 +122,16 @@ func atMostOnce(r Record, p *Profile) (Verdict, string, Evidence) {
 // original that got its answer inside client_timeout (a hook that did not hold) left the
 // target nothing to see. An answer cut at client_timeout counts as given up too: an MCP
 // tool that streams progress sends its 200 and events at once and its result only when
-// the work is done.
+// the work is done. So does a 5xx: someone gave up on the work before the client did.
 func gaveUpThenOnce(r Record, p *Profile) (Verdict, string, Evidence) {
 	a, ok := r.answer("original")
+	if ok && a.Class == outcome.ServerError {
+		// A gateway in front of the target gave up first (nginx's 504 at its read
+		// timeout, closing its connection to the target as a client that leaves does);
+		// or the target failed. Either way the retry must get the one result.
+		v, msg, ev := exactlyOnce("retry")(r, p)
+		return v, "the original got " + describe(a) + " before client_timeout (a gateway in front gave up, or the target failed): " + msg, ev
+	}
 	if !ok || (a.Error != "timed-out" && a.Error != "truncated: timed-out") {
 		var f finding
 		return f.result(Unknown, "the original got %s within client_timeout (%s): the slow hook did not hold the work past it, so no client left mid-work", describe(a), p.ClientTimeout)

@@ -68,6 +68,12 @@ func exactlyOnce(final string) Checker {
 			f.blame(ans, "a success with its side effect")
 			return f.result(Fail, "%s got %d but the ledger shows no side effect", witness, ans.Status)
 		}
+		if n > 1 {
+			// More than one effect, each allowed: an attempt came after the declared
+			// retention, where the key may start anew. Nothing shows whether the key held
+			// inside a window, so nothing is proven (never "one side effect").
+			return f.result(Unknown, "%d side effects: %s; a retention that outlasts the scenario (retention, against client_timeout and the holds) lets it judge", n, mayBeLate(witness, p))
+		}
 		body, status, buffered := r.committedBody(p)
 		if buffered && (!p.sameStatus(ans.Status, status) || !p.sameBody(ans.Body, body)) {
 			if allowed > 1 {

@@ -150,3 +150,37 @@ func TestClientGaveUpMidAnswerIsJudged(t *testing.T) {
 	v, msg, _ = checker(t, "recovery/client-gave-up")(rec, p)
 	require.Equal(t, scenarios.Unknown, v, msg)
 }
+
+// A retry that came after the declared retention may execute anew: two effects are then
+// allowed, and nothing shows the key held, so the verdict is UNKNOWN, never a PASS that
+// says "one side effect" beside a ledger of two.
+func TestClientGaveUpPastTheRetentionWithTwoEffectsIsUnknown(t *testing.T) {
+	p := refProfile(t) // retention 1 s
+	rec := newHistory().span(0, 2000, "original", scenarios.OpInfo, 0, "", nil).
+		at(3750, "retry", scenarios.OpOK, 201, `{"id":"re_2"}`, nil).record(2)
+	rec.History[1].Error = "timed-out"
+	v, msg, _ := checker(t, "recovery/client-gave-up")(rec, p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Contains(t, msg, "2 side effects")
+	require.NotContains(t, msg, "one side effect")
+
+	rec.Ledger["operation"] = 1
+	v, msg, _ = checker(t, "recovery/client-gave-up")(rec, p)
+	require.Equal(t, scenarios.Pass, v, "one effect is proof whatever the retention: %s", msg)
+}
+
+// A gateway that gave up first (its 504 at its read timeout, inside client_timeout) is a
+// client that left mid-work: the retry is judged, and the message says who left.
+func TestAGatewayThatGaveUpFirstIsJudged(t *testing.T) {
+	p := refProfile(t)
+	rec := newHistory().span(0, 1000, "original", scenarios.OpInfo, 504, "<html>504 Gateway Time-out</html>", nil).
+		at(2500, "retry", scenarios.OpOK, 201, `{"id":"re_1"}`, nil).record(1)
+	v, msg, _ := checker(t, "recovery/client-gave-up")(rec, p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Contains(t, msg, "a gateway in front gave up")
+	require.NotContains(t, msg, "did not hold")
+
+	rec.Ledger["operation"] = 0
+	v, _, _ = checker(t, "recovery/client-gave-up")(rec, p)
+	require.Equal(t, scenarios.Fail, v, "a success with no effect")
+}
