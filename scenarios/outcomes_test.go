@@ -85,7 +85,7 @@ func TestOutcomesErrorsNameTheField(t *testing.T) {
 		"line 19: outcomes.mismatch[2].text: an empty regexp matches every body",
 		`line 20: outcomes.server_error.status: must be an HTTP status or a list of them, e.g. 409 or [409, 425], got "x"`,
 		"line 21: outcomes.success: a rule needs at least one of status, json, text",
-		"outcomes.missing_key: class named twice",
+		"outcomes.missing_key: is written twice (first on line 22)",
 	} {
 		require.Contains(t, err.Error(), want)
 	}

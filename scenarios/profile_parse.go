@@ -52,6 +52,7 @@ func parseProfile(name, dir string, data []byte) (*Profile, error) {
 	if err != nil {
 		return nil, err
 	}
+	errs = append(documentDuplicates(data), errs...)
 	if p.Name == "" {
 		p.Name = strings.TrimSuffix(strings.TrimSuffix(name, ".yaml"), ".yml")
 	}
@@ -104,6 +105,40 @@ func parseTree(name, dir string, data []byte, depth int) (*yaml.Node, error) {
 		takeKey(base, "key_field")
 	}
 	return mergeOutcomes(mergeMappings(base, root), base, root), nil
+}
+
+// documentDuplicates lists the keys a mapping of the document names twice, which YAML
+// decoding would let pass with the last one kept (two retention: lines, the second
+// winning unseen). The document is the one parsed before, so it parses.
+func documentDuplicates(data []byte) []fieldError {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return nil
+	}
+	return duplicateKeys(doc.Content[0], "")
+}
+
+func duplicateKeys(n *yaml.Node, path string) []fieldError {
+	var out []fieldError
+	switch n.Kind {
+	case yaml.MappingNode:
+		first := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := joinPath(path, k.Value)
+			if line, ok := first[k.Value]; ok {
+				out = append(out, fieldError{Path: p, Line: k.Line, Msg: fmt.Sprintf("is written twice (first on line %d), and only the last would count: keep one", line)})
+			} else {
+				first[k.Value] = k.Line
+			}
+			out = append(out, duplicateKeys(v, p)...)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			out = append(out, duplicateKeys(c, path+"["+strconv.Itoa(i)+"]")...)
+		}
+	}
+	return out
 }
 
 // loadBase reads what `extends:` names: a built-in preset, or a profile file.

@@ -269,3 +269,12 @@ expect: {in_flight: 409, mismatch: 409, missing_key: "400"}
 	_, err = scenarios.ParseProfile("same.yaml", []byte(doc+"outcomes:\n  in_flight: {status: 409, json: {path: error.code, equals: key_in_use}}\n"))
 	require.NoError(t, err)
 }
+
+// A key written twice in one mapping is an error naming both lines, reported with the
+// rest: YAML would keep the last silently.
+func TestAKeyWrittenTwiceIsAnError(t *testing.T) {
+	_, err := scenarios.ParseProfile("dup.yaml", []byte("extends: reference\nretention: 3s\nbase_url: http://127.0.0.1:1\nretention: 5s\noperation:\n  path: /v1/refunds\n  path: /v2/refunds\n"))
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "line 4: retention: is written twice (first on line 2)")
+	require.Contains(t, err.Error(), "line 7: operation.path: is written twice (first on line 6)")
+}
