@@ -577,7 +577,7 @@ func TestAnAttemptGivenUpBeforeTheTargetAnsweredProvesNothing(t *testing.T) {
 	require.True(t, ok)
 	v, msg, ev := sc.Check(passed, p)
 	require.Equal(t, scenarios.Pass, v, msg)
-	v, msg = scenarios.WithPremise(sc, passed, v, msg, ev)
+	v, msg = scenarios.WithPremise(sc, passed, p, v, msg, ev)
 	require.Equal(t, scenarios.Unknown, v, "the 503 after the commit never happened: %s", msg)
 	require.Contains(t, msg, "was applied to no attempt")
 }
@@ -682,7 +682,7 @@ func TestAThrottledOriginalIsNoPremise(t *testing.T) {
 		sc, ok := scenarios.Lookup(id)
 		require.True(t, ok)
 		checked, msg, ev := sc.Check(rec, p)
-		v, msg := scenarios.WithPremise(sc, rec, checked, msg, ev)
+		v, msg := scenarios.WithPremise(sc, rec, p, checked, msg, ev)
 		require.Equal(t, scenarios.Unknown, v, "%s: %s", id, msg)
 		if checked == scenarios.Pass || checked == scenarios.Fail {
 			require.Contains(t, msg, "the original step was throttled (429 (throttled))", id)
@@ -692,7 +692,7 @@ func TestAThrottledOriginalIsNoPremise(t *testing.T) {
 	dup := newHistory().span(0, 300, "original", scenarios.OpInfo, 429, `{}`, nil).at(75, "repeat", scenarios.OpOK, 201, committed, nil).record(2)
 	checked, msg, ev := sc.Check(dup, p)
 	require.Equal(t, scenarios.Fail, checked, msg)
-	v, msg := scenarios.WithPremise(sc, dup, checked, msg, ev)
+	v, msg := scenarios.WithPremise(sc, dup, p, checked, msg, ev)
 	require.Equal(t, scenarios.Fail, v, "two side effects from a throttled original and one repeat are still two: %s", msg)
 }
 

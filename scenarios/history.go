@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -121,7 +122,12 @@ func actsOnTheAnswer(fault string) bool { return strings.HasPrefix(fault, "after
 // verdicts stand: what the checker saw still happened. A scenario whose first step (the
 // original) a rate limit refused is UNKNOWN whatever the checker said, unless it FAILed
 // on duplicates (counted from the ledger, not from the original).
-func withPremise(sc Scenario, r Record, v Verdict, msg string, ev Evidence) (Verdict, string) {
+//
+// Over MCP, a PASS is UNKNOWN too when a fault lost a 404 of the transport: the session
+// was gone, so no tool saw that attempt, and the attempt the scenario means to lose (a
+// replay, the original) never happened; the client, which never saw the 404, could not
+// open a new session for it.
+func withPremise(sc Scenario, r Record, p *Profile, v Verdict, msg string, ev Evidence) (Verdict, string) {
 	duplicateFail := ev.Categories[CatDuplicated] > 0
 	if first, answer, throttled := firstStepThrottled(sc, r); throttled && (v == Pass || v == Fail) && !(v == Fail && duplicateFail) {
 		// The step the others are measured against never reached the target's logic: a
@@ -129,6 +135,13 @@ func withPremise(sc Scenario, r Record, v Verdict, msg string, ev Evidence) (Ver
 		// PASS proves nothing and a FAIL (a repeat "answered during the original") may be
 		// the first execution.
 		return Unknown, fmt.Sprintf("the %s step was throttled (%s): what the scenario is about did not happen; the checker saw: %s", first, describe(answer), msg)
+	}
+	if v == Pass && p.Transport == TransportMCP {
+		for _, j := range r.Journal {
+			if actsOnTheAnswer(j.Fault) && j.UpstreamStatus == http.StatusNotFound {
+				return Unknown, fmt.Sprintf("the %s fault lost the server's 404 to attempt %d (its MCP session was gone: no tool saw it), not an answer of the tool: what the scenario is about did not happen; the checker saw: %s", j.Fault, j.Attempt, msg)
+			}
+		}
 	}
 	faults, missed := faultNeverApplied(sc, r)
 	if !missed || v != Pass {

@@ -49,7 +49,7 @@ func judgeLate(ctx context.Context, t *target, list []Scenario, all []Result, ra
 		again := *rec
 		again.Ledger = late
 		v, msg, ev := judge(sc, again, t.p)
-		v, msg = withPremise(sc, again, v, msg, ev)
+		v, msg = withPremise(sc, again, t.p, v, msg, ev)
 		recCopy := *rec
 		recCopy.LateLedger = late
 		ev.Record = &recCopy

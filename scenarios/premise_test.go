@@ -12,27 +12,48 @@ import (
 // A scenario about a lost response proves nothing when no response was lost: a PASS
 // there would be green without proof.
 func TestAPassWithoutTheScenariosFaultIsUnknown(t *testing.T) {
+	p := refProfile(t)
 	sc, ok := scenarios.Lookup("replay/after-503")
 	require.True(t, ok)
 	untouched := scenarios.Record{Journal: []faultproxy.Record{
 		{Seq: 1, Key: "k", HasKey: true, Attempt: 1, ReachedUpstream: true, UpstreamStatus: 201, ClientStatus: 201},
 		{Seq: 2, Key: "k", HasKey: true, Attempt: 2, ReachedUpstream: true, UpstreamStatus: 201, ClientStatus: 201},
 	}}
-	v, msg := scenarios.WithPremise(sc, untouched, scenarios.Pass, "one side effect; retry got 201", scenarios.Evidence{})
+	v, msg := scenarios.WithPremise(sc, untouched, p, scenarios.Pass, "one side effect; retry got 201", scenarios.Evidence{})
 	require.Equal(t, scenarios.Unknown, v)
 	require.Contains(t, msg, "fault (after-status) was applied to no attempt (2 in the proxy's journal)")
 	require.Contains(t, msg, "one side effect; retry got 201", "what the checker saw is kept")
 
-	v, _ = scenarios.WithPremise(sc, untouched, scenarios.Fail, "2 side effects", scenarios.Evidence{})
+	v, _ = scenarios.WithPremise(sc, untouched, p, scenarios.Fail, "2 side effects", scenarios.Evidence{})
 	require.Equal(t, scenarios.Fail, v, "a violation seen without the fault is still a violation")
 
 	faulted := untouched
 	faulted.Journal = append([]faultproxy.Record{{Seq: 1, Key: "k", HasKey: true, Attempt: 1, Fault: faultproxy.FaultAfterStatus, ReachedUpstream: true, UpstreamStatus: 201, ClientStatus: 503}}, untouched.Journal[1])
-	v, _ = scenarios.WithPremise(sc, faulted, scenarios.Pass, "recovered", scenarios.Evidence{})
+	v, _ = scenarios.WithPremise(sc, faulted, p, scenarios.Pass, "recovered", scenarios.Evidence{})
 	require.Equal(t, scenarios.Pass, v)
 
 	plain, ok := scenarios.Lookup("replay/sequential")
 	require.True(t, ok)
-	v, _ = scenarios.WithPremise(plain, untouched, scenarios.Pass, "replayed", scenarios.Evidence{})
+	v, _ = scenarios.WithPremise(plain, untouched, p, scenarios.Pass, "replayed", scenarios.Evidence{})
 	require.Equal(t, scenarios.Pass, v, "a scenario without a fault needs none")
+}
+
+// Over MCP, a fault that lost the server's 404 (the session was gone, no tool ran) lost
+// no answer of the tool: the lost replay replay/lost-twice is about never happened.
+func TestAFaultThatLostASessionsNotFoundIsNoPremise(t *testing.T) {
+	p := refProfile(t)
+	sc, ok := scenarios.Lookup("replay/lost-twice")
+	require.True(t, ok)
+	rec := scenarios.Record{Journal: []faultproxy.Record{
+		{Seq: 1, Key: "k", HasKey: true, Attempt: 1, Fault: faultproxy.FaultAfterReset, ReachedUpstream: true, UpstreamStatus: 200},
+		{Seq: 2, Key: "k", HasKey: true, Attempt: 2, Fault: faultproxy.FaultAfterReset, ReachedUpstream: true, UpstreamStatus: 404},
+		{Seq: 3, Key: "k", HasKey: true, Attempt: 3, ReachedUpstream: true, UpstreamStatus: 200, ClientStatus: 200},
+	}}
+	v, _ := scenarios.WithPremise(sc, rec, p, scenarios.Pass, "one side effect; 2 lost response(s) recovered", scenarios.Evidence{})
+	require.Equal(t, scenarios.Pass, v, "over plain HTTP a 404 is the API's own answer")
+
+	p.Transport = scenarios.TransportMCP
+	v, msg := scenarios.WithPremise(sc, rec, p, scenarios.Pass, "one side effect; 2 lost response(s) recovered", scenarios.Evidence{})
+	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Contains(t, msg, "lost the server's 404 to attempt 2")
 }

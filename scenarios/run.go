@@ -275,7 +275,7 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 		return res, false
 	}
 	res.Verdict, res.Message, res.Evidence = judge(sc, *rec, t.p)
-	res.Verdict, res.Message = withPremise(sc, *rec, res.Verdict, res.Message, res.Evidence)
+	res.Verdict, res.Message = withPremise(sc, *rec, t.p, res.Verdict, res.Message, res.Evidence)
 	res.Evidence.Record = rec
 	if cfg.Strict && res.Verdict == NonStrict {
 		res.Verdict, res.Message = Fail, "strict: "+res.Message

@@ -311,7 +311,13 @@ func (s *sender) Send(ctx context.Context, req *transport.Request, timeout time.
 	if sess, err = s.session(ctx, req); err != nil {
 		return transport.Answer{}, err
 	}
-	return s.post(ctx, sess, req, left)
+	a, err = s.post(ctx, sess, req, left)
+	if err == nil && a.Status == http.StatusNotFound && sess.ID != "" {
+		// No session lasts long enough for the request: the transport turned it away
+		// twice before any tool saw it, so the attempt says nothing of the key.
+		a.Class, a.Err = outcome.Info, "session gone: answered 404 in a new session too, before any tool saw the request"
+	}
+	return a, err
 }
 
 // post sends the attempt's tools/call in sess, under a JSON-RPC id of its own, and reads
