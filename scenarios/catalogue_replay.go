@@ -109,8 +109,17 @@ func replayScenarios() []Scenario {
 		},
 		beforeUpstream("before/503", "a 503 from the proxy", faultproxy.FaultSpec{Type: faultproxy.FaultBeforeStatus, Status: 503}, ""),
 		beforeUpstream("before/reset", "a reset by the proxy", faultproxy.FaultSpec{Type: faultproxy.FaultBeforeReset}, ""),
-		beforeUpstream("before/delay", "a delay by the proxy", faultproxy.FaultSpec{Type: faultproxy.FaultBeforeDelay}, QuarterClientTimeout),
+		delayedThenRetried(beforeUpstream("before/delay", "a delay by the proxy", faultproxy.FaultSpec{Type: faultproxy.FaultBeforeDelay}, QuarterClientTimeout)),
 	}
+}
+
+// delayedThenRetried words before/delay as it happens: the delay (a quarter of
+// client_timeout) holds the request back, it still arrives and executes, and the retry
+// after it is answered by the one execution (a replay, or its own if it came first).
+func delayedThenRetried(s Scenario) Scenario {
+	s.Description = "the request reaches the target late (a delay by the proxy); it and its retry make exactly one side effect"
+	s.Requirement = "a request that arrives late (a delay by the proxy) and its retry make one side effect, nothing fabricated"
+	return s
 }
 
 // beforeUpstream is the contrast: the request never arrived, the retry must execute it,
