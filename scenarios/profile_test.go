@@ -36,7 +36,7 @@ func TestReferenceProfileIsCompleteAndValid(t *testing.T) {
 	require.NoError(t, p.Validate())
 	require.Equal(t, "http://127.0.0.1:8080", p.BaseURL)
 	require.Equal(t, "Idempotency-Key", p.KeyHeader)
-	require.Equal(t, 3*time.Second, p.Retention.Std())
+	require.Equal(t, 5*time.Second, p.Retention.Std())
 	require.Equal(t, 600*time.Millisecond, p.LockTimeout.Std())
 	require.Empty(t, p.Missing(scenarios.CapLockTimeout), "the retention outlasts the lock timeout plus the takeover margin")
 	require.Equal(t, 2*time.Second, p.ClientTimeout.Std())
