@@ -14,7 +14,7 @@
 //   - keys expire after the retention, counted from their first record;
 //   - every refusal is application/problem+json.
 //
-// Run it with `go run . --listen 127.0.0.1:8091 --retention 2s`.
+// Run it with `go run . --listen 127.0.0.1:8091 --retention 5s`.
 package main
 
 import (
@@ -211,7 +211,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func main() {
 	listen := flag.String("listen", "127.0.0.1:8091", "address to listen on")
-	retention := flag.Duration("retention", 2*time.Second, "how long a key lives, from its first record")
+	retention := flag.Duration("retention", 5*time.Second, "how long a key lives, from its first record")
 	flag.Parse()
 	if *retention <= 0 {
 		fmt.Fprintln(os.Stderr, "global-counter: --retention must be positive, e.g. 2s")

@@ -20,7 +20,7 @@ import (
 func TestVerdictsWithAGlobalLedger(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	srv := &http.Server{Handler: newServer(2 * time.Second)}
+	srv := &http.Server{Handler: newServer(5 * time.Second)}
 	go srv.Serve(ln) //nolint:errcheck // ends with Close below
 	t.Cleanup(func() { _ = srv.Close() })
 
