@@ -43,7 +43,7 @@ func exactlyOnce(final string) Checker {
 		case ans.Class == outcome.InFlight && r.givenUpWhileRunning() > 0:
 			// The client gave up on an attempt before the target answered it: the
 			// target may still be working on it, so "in flight" may be the truth.
-			return f.result(Unknown, "%s got %s, but %d earlier attempt(s) were given up by the client before the target answered them: the original may still be running", witness, describe(ans), r.givenUpWhileRunning())
+			return f.result(Unknown, "%s got %s, but %d earlier attempt(s) ended before the target's result (given up by the client, or lost while an MCP stream closed to be polled still waited for it): the original may still be running", witness, describe(ans), r.givenUpWhileRunning())
 		case ans.Class == outcome.InFlight:
 			f.count(CatStuck, 1)
 			f.example("%s still answered %d after the original finished", final, ans.Status)

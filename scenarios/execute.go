@@ -132,6 +132,11 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 			j.UpstreamBody = nil
 		case len(j.UpstreamBody) > 0:
 			j.UpstreamBody = t.tr.Comparable(j.UpstreamBody, j.UpstreamContentEncoding)
+			if j.UpstreamBody == nil && t.p.Transport == TransportMCP && j.UpstreamStatus >= 200 && j.UpstreamStatus <= 299 {
+				// The fault ended an answer that held no response: the server closed the
+				// stream to be polled (SEP-1699) while its tool still ran.
+				j.Note = strings.TrimPrefix(j.Note+"; "+NoteAnswerWithoutResponse, "; ")
+			}
 		}
 	}
 	return rec, nil

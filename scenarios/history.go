@@ -75,10 +75,19 @@ func (r Record) givenUpWhileRunning() int {
 	for _, j := range r.Journal {
 		if j.ReachedUpstream && j.UpstreamStatus == 0 && j.ClientResult == faultproxy.ClientTimedOut {
 			n++
+		} else if j.Fault != "" && strings.Contains(j.Note, NoteAnswerWithoutResponse) {
+			// The upstream's answer ended before the result (an MCP stream closed to be
+			// polled) and the fault took the rest of it away: the work may still run.
+			n++
 		}
 	}
 	return n
 }
+
+// NoteAnswerWithoutResponse marks a faulted journal record whose upstream answer ended
+// without the JSON-RPC response (an event stream the server closed to be polled): the
+// tool may still have been running when the fault hid the rest of the answer.
+const NoteAnswerWithoutResponse = "the upstream's answer held no response yet (an event stream the server closed to be polled): the tool may still have been running"
 
 // stoppedBefore counts the attempts a proxy fault stopped before the target.
 func (r Record) stoppedBefore() int {

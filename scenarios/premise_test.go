@@ -57,3 +57,21 @@ func TestAFaultThatLostASessionsNotFoundIsNoPremise(t *testing.T) {
 	require.Equal(t, scenarios.Unknown, v, msg)
 	require.Contains(t, msg, "lost the server's 404 to attempt 2")
 }
+
+// A replay scenario whose fault hid a polled stream (the upstream's 200 held only the
+// priming event, the tool still ran): a retry refused as in flight is no stuck key.
+func TestAnInFlightRetryAfterAPolledStreamIsUnknown(t *testing.T) {
+	p := refProfile(t)
+	rec := newHistory().timeout(0, "original").at(10, "retry", scenarios.OpFail, 409, "busy", nil).record(0)
+	rec.Journal = []faultproxy.Record{
+		{Seq: 1, Attempt: 1, Fault: faultproxy.FaultAfterStatus, ReachedUpstream: true, UpstreamStatus: 200, ClientResult: faultproxy.ClientError},
+		{Seq: 2, Attempt: 2, ReachedUpstream: true, UpstreamStatus: 409, ClientResult: faultproxy.ClientDelivered},
+	}
+	v, msg, _ := checker(t, "replay/after-503")(rec, p)
+	require.Equal(t, scenarios.Fail, v, "the original's answer ended with it: the key is stuck (%s)", msg)
+
+	rec.Journal[0].Note = scenarios.NoteAnswerWithoutResponse
+	v, msg, _ = checker(t, "replay/after-503")(rec, p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Contains(t, msg, "the original may still be running")
+}

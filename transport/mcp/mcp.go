@@ -362,11 +362,14 @@ const defaultReconnect = 250 * time.Millisecond
 // (2025-11-25, "Resumability and Redelivery"; SEP-1699, "SSE polling via server-side
 // disconnect") has a client do: it waits the retry field's time, then GETs the endpoint
 // with Last-Event-ID, and reads on there. This is no new attempt: the tools/call is not
-// sent again, only the rest of its answer fetched. A resumption the server refuses, or a
-// stream that ends again with no event id to go on, leaves the answer unseen (info).
+// sent again, only the rest of its answer fetched. A resumption the server refuses, a
+// stream that never had an event id, or a tenth resumption that ends without the answer
+// leaves it unseen (info).
 func (s *Session) readResumed(ctx context.Context, resp *http.Response, id string) ([]byte, error) {
 	msg, err := readResponse(resp, id)
-	lastID := ""
+	// Both outlive the stream that set them, as the SSE standard's last event ID and
+	// reconnection time do.
+	lastID, wait := "", defaultReconnect
 	for resumes := 0; ; resumes++ {
 		var ended *streamEnded
 		if !errors.As(err, &ended) {
@@ -375,10 +378,12 @@ func (s *Session) readResumed(ctx context.Context, resp *http.Response, id strin
 		if ended.lastID != "" {
 			lastID = ended.lastID
 		}
-		if lastID == "" || resumes == maxResumes {
+		if lastID == "" {
 			return nil, err
 		}
-		wait := defaultReconnect
+		if resumes == maxResumes {
+			return nil, fmt.Errorf("%w; resumed %d times, the most one attempt does", ended, maxResumes)
+		}
 		if ended.retry > 0 {
 			wait = ended.retry
 		}
