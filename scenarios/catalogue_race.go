@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"net/http"
 	"sort"
 	"time"
 
@@ -174,11 +175,12 @@ func oneWinner(step string) Checker {
 				}
 			case unseen(a):
 				lost++
-			case a.Class == outcome.ServerError:
-				// A 5xx tells nothing of the operation's fate: a gateway in front of the
-				// target answers 504 at its read timeout, or 503 for its own rate limit,
-				// while the attempt executes or never arrives. The side-effect count and
-				// the settle step judge what it hid, as for an answer nobody saw.
+			case a.Class == outcome.ServerError && gatewayStatus(a.Status):
+				// A gateway's 5xx tells nothing of the operation's fate: a gateway in front
+				// of the target answers 504 at its read timeout, or 503 for its own rate
+				// limit, while the attempt executes or never arrives. The side-effect count
+				// and the settle step judge what it hid, as for an answer nobody saw. A 500
+				// is the target's own answer, and no refusal or replay.
 				lost++
 				failed5xx++
 			case a.Class == outcome.InFlight && !p.Expect.InFlightWait:
@@ -192,7 +194,7 @@ func oneWinner(step string) Checker {
 		}
 		unseenText := describeUnseen(answers)
 		if failed5xx > 0 {
-			text := fmt.Sprintf("%d got a 5xx (a gateway's or the target's error: the operation's fate unknown)", failed5xx)
+			text := fmt.Sprintf("%d got a 502, 503 or 504 (a gateway's or the target's: the operation's fate unknown)", failed5xx)
 			if unseenText != "" {
 				text = unseenText + ", " + text
 			}
@@ -378,6 +380,12 @@ func overlapOf(r Record, p *Profile, step string) (repeat Op, original Op, ok bo
 	return repeat, original, arrival.Before(commit)
 }
 
+// gatewayStatus reports whether a 5xx is one a gateway or proxy in front of the target
+// answers for it (502, 503, 504), not the application's own error.
+func gatewayStatus(status int) bool {
+	return status == http.StatusBadGateway || status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout
+}
+
 // releasedTogether reports whether the repeat's answer came right after the original's
 // at the target (within a quarter of the hold, at least 100 ms): a repeat that was made
 // to wait for the original, not one that happened to look its key up late.
@@ -411,9 +419,9 @@ func answeredBy(j faultproxy.Record, original Op) bool {
 // proxy, reached the target first and became the original (a loaded machine): the
 // original was then refused as in flight or as a mismatch, marked as the replay while
 // the repeat was not, or answered well inside its declared hold (under three quarters
-// of it: a replay's speed, not a timer that fired a little early, as Node's may), so it
-// never executed. A 5xx answered early is no replay: a gateway in front of the target
-// may give up on the work (its read timeout) while the target still does it.
+// of it: a replay's speed, not a timer that fired a little early, as Node's may, nor a
+// gateway's read timeout just short of the hold), so it never executed: a replay, or a
+// gateway's quick 5xx that never let it reach the target.
 // The order the in-flight scenarios need did not happen, so they have nothing to judge.
 func repeatWentFirst(r Record, p *Profile, original Op) bool {
 	if original.Class == outcome.InFlight || original.Class == outcome.Mismatch {
@@ -423,7 +431,7 @@ func repeatWentFirst(r Record, p *Profile, original Op) bool {
 		return true
 	}
 	hold := slowHold(p)
-	if j, ok := originalRecord(r); ok && hold > 0 && !unseen(original) && original.Class != outcome.ServerError &&
+	if j, ok := originalRecord(r); ok && hold > 0 && !unseen(original) &&
 		answeredBy(j, original) && millisDuration(j.UpstreamMillis) < hold*3/4 {
 		return true
 	}

@@ -69,11 +69,16 @@ func TestBurstWithAServerErrorIsJudgedByItsEffects(t *testing.T) {
 	h := burstOf(2, 5).at(4, "burst", scenarios.OpInfo, 504, "<html>504 Gateway Time-out</html>", nil)
 	v, msg, _ := checker(t, "race/burst-50")(h.record(1), refProfile(t))
 	require.Equal(t, scenarios.Pass, v, msg)
-	require.Contains(t, msg, "1 got a 5xx (a gateway's or the target's error: the operation's fate unknown)")
+	require.Contains(t, msg, "1 got a 502, 503 or 504 (a gateway's or the target's: the operation's fate unknown)")
 
 	v, msg, _ = checker(t, "race/burst-50")(h.record(2), refProfile(t))
 	require.Equal(t, scenarios.Fail, v, "two effects are two, whatever the 5xx hid")
 	require.Contains(t, msg, "2 side effects")
+
+	h = burstOf(2, 5).at(4, "burst", scenarios.OpInfo, 500, "boom", nil)
+	v, msg, _ = checker(t, "race/burst-50")(h.record(1), refProfile(t))
+	require.Equal(t, scenarios.Fail, v, "a 500 is the target's own answer, neither the refusal nor the replay")
+	require.Equal(t, "1 attempts got neither the in-flight refusal (409) nor the replay", msg)
 
 	h = burstOf(2, 5).at(4, "burst", scenarios.OpFail, 422, `{"type":"mismatch"}`, nil)
 	v, msg, _ = checker(t, "race/burst-50")(h.record(1), refProfile(t))
@@ -464,6 +469,20 @@ func TestAnOriginalShortOfItsHoldButNoReplayIsJudged(t *testing.T) {
 			require.NotContains(t, msg, "reached the target before the original")
 			require.Equal(t, scenarios.Pass, v, msg)
 		})
+	}
+
+	// A gateway's 503 at once (its rate limit, a rule) never let the original reach the
+	// target: the repeat became the first execution, and its 201 is no answer during it.
+	h := newHistory().span(0, 3, "original", scenarios.OpInfo, 503, "<html>503</html>", nil).
+		span(1, 90, "repeat", scenarios.OpOK, 201, committed, nil)
+	rec := h.record(1)
+	rec.Journal = []faultproxy.Record{
+		{Seq: 1, Time: h.t0.Add(1 * time.Millisecond), ReachedUpstream: true, UpstreamMillis: 0.4},
+		{Seq: 2, Time: h.t0.Add(2 * time.Millisecond), Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 12},
+	}
+	for _, id := range []string{"race/in-flight-409", "race/in-flight-other-payload"} {
+		v, msg, _ := checker(t, id)(rec, p)
+		require.Equal(t, scenarios.Unknown, v, "%s: %s", id, msg)
 	}
 }
 
