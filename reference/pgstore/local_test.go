@@ -147,6 +147,10 @@ func testCatalogue(t *testing.T, _ *pgstore.Store, dsn string) {
 	// attempts on a database that shares a loaded machine can outlast it, and an attempt
 	// cut off is an unknown outcome, not the server's answer.
 	p.ClientTimeout = scenarios.Duration(10 * time.Second)
+	// recovery/client-gave-up then holds the work 15 s and retries at 18.75 s: the
+	// reference counts a key's life from its first record, so the window must outlast it
+	// for the retry to meet the original's key (else two effects, allowed, and UNKNOWN).
+	p.Retention = scenarios.Duration(25 * time.Second)
 	tgt, err := embedded.Start(t.Context(), embedded.Config{Profile: p, Store: dsn})
 	require.NoError(t, err)
 	t.Cleanup(func() { tgt.Close() })
