@@ -25,6 +25,9 @@ import (
 type mcpRefunds struct {
 	ignoreKey bool
 	metaKey   string // the _meta name of the key ("" idempotency_key)
+	// pollWork makes the tool close its answer's stream first (SEP-1699, with an event
+	// store) and work this long before it commits: a server to be polled.
+	pollWork time.Duration
 
 	mu     sync.Mutex
 	keys   map[string]*mcpEntry
@@ -81,6 +84,10 @@ func startMCP(t *testing.T, s *mcpRefunds) string {
 		if d, err := time.ParseDuration(req.Extra.Header.Get("X-Test-Delay")); err == nil {
 			time.Sleep(d) // the slow hook: hold the work in flight, as the profile declares
 		}
+		if s.pollWork > 0 {
+			req.Extra.CloseSSEStream(sdk.CloseSSEStreamArgs{RetryAfter: 20 * time.Millisecond})
+			time.Sleep(s.pollWork)
+		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.ledger[in.OrderID]++
@@ -102,7 +109,11 @@ func startMCP(t *testing.T, s *mcpRefunds) string {
 		defer s.mu.Unlock()
 		return nil, listOut{Count: s.ledger[in.OrderID]}, nil
 	})
-	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	var opts *sdk.StreamableHTTPOptions
+	if s.pollWork > 0 {
+		opts = &sdk.StreamableHTTPOptions{EventStore: sdk.NewMemoryEventStore(nil)}
+	}
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, opts))
 	t.Cleanup(ts.Close)
 	return ts.URL
 }
@@ -270,4 +281,29 @@ func TestMCPPreflightNamesALedgerToolCountTypo(t *testing.T) {
 	require.Equal(t, "base_url", pe.Field, "an endpoint that is not MCP: %v", err)
 	require.Contains(t, pe.Error(), "answered 404 (text/plain; charset=utf-8) 404 page not found")
 	require.Contains(t, pe.Error(), "check that base_url and operation.path name the MCP endpoint")
+}
+
+// A server polled by its clients (SEP-1699): its answers come on a resumed stream, so the
+// plain replay PASSes; where a fault hid a stream that held only the priming event while
+// the tool still worked, the journal record says so and a retry refused as in flight is
+// no stuck key: UNKNOWN, never FAIL.
+func TestMCPServerThatPolls(t *testing.T) {
+	srv := &mcpRefunds{pollWork: 300 * time.Millisecond}
+	p := mcpRunProfile(t, startMCP(t, srv), "params._meta.idempotency_key")
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/sequential", "replay/after-503"}, Seed: 5})
+	require.NoError(t, err)
+	got := map[string]scenarios.Result{}
+	for _, r := range rep.Results {
+		got[r.ScenarioID] = r
+	}
+	require.Equal(t, scenarios.Pass, got["replay/sequential"].Verdict, got["replay/sequential"].Message)
+	after := got["replay/after-503"]
+	require.NotEqual(t, scenarios.Fail, after.Verdict, after.Message)
+	noted := false
+	for _, j := range after.Evidence.Record.Journal {
+		noted = noted || (j.Fault != "" && strings.Contains(j.Note, scenarios.NoteAnswerWithoutResponse))
+	}
+	require.True(t, noted, "the faulted record says its answer held no response yet")
 }

@@ -37,7 +37,7 @@ func BuiltinProfile(name string) (*Profile, error) {
 	if !ok {
 		return nil, fmt.Errorf("built-in profile %q does not exist (have %s)", name, strings.Join(BuiltinProfiles(), ", "))
 	}
-	root, err := parseTree(name+".yaml", ".", data, 0)
+	root, dups, err := parseTree(name+".yaml", ".", data, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -45,6 +45,7 @@ func BuiltinProfile(name string) (*Profile, error) {
 	if err != nil {
 		return nil, err
 	}
+	errs = append(dups, errs...)
 	if len(errs) > 0 {
 		return nil, joinFieldErrors(name+".yaml", errs, nil)
 	}

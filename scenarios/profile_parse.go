@@ -44,7 +44,7 @@ func ParseProfile(name string, data []byte) (*Profile, error) {
 }
 
 func parseProfile(name, dir string, data []byte) (*Profile, error) {
-	root, err := parseTree(name, dir, data, 0)
+	root, dups, err := parseTree(name, dir, data, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func parseProfile(name, dir string, data []byte) (*Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	errs = append(documentDuplicates(data), errs...)
+	errs = append(dups, errs...)
 	if p.Name == "" {
 		p.Name = strings.TrimSuffix(strings.TrimSuffix(name, ".yaml"), ".yml")
 	}
@@ -73,52 +73,53 @@ func parseProfile(name, dir string, data []byte) (*Profile, error) {
 }
 
 // parseTree reads the YAML document into a mapping node with `extends:` resolved (the
-// preset underneath, the document's own values on top) and ${ENV} expanded.
-func parseTree(name, dir string, data []byte, depth int) (*yaml.Node, error) {
+// preset underneath, the document's own values on top) and ${ENV} expanded. It also
+// returns the keys a mapping names twice, in this document and in the files it extends
+// (duplicateKeys): decoding would keep the last one silently.
+func parseTree(name, dir string, data []byte, depth int) (*yaml.Node, []fieldError, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("profile %s: %w", name, err)
+		return nil, nil, fmt.Errorf("profile %s: %w", name, err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("profile %s: must be a YAML mapping (name: ..., base_url: ...)", name)
+		return nil, nil, fmt.Errorf("profile %s: must be a YAML mapping (name: ..., base_url: ...)", name)
 	}
 	root := doc.Content[0]
+	file := ""
+	if depth > 0 {
+		file = name // a file extends names: its lines are not the profile's
+	}
+	dups := duplicateKeys(root, "", file)
 	if err := expandTree(name, root, ""); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	resolveTLSPaths(root, dir)
 	ext := takeKey(root, "extends")
 	if ext == nil {
-		return root, nil
+		return root, dups, nil
 	}
 	if depth >= 4 {
-		return nil, fmt.Errorf("profile %s: line %d: extends: chain deeper than 4 presets", name, ext.Line)
+		return nil, nil, fmt.Errorf("profile %s: line %d: extends: chain deeper than 4 presets", name, ext.Line)
 	}
-	base, err := loadBase(name, dir, ext, depth)
+	base, baseDups, err := loadBase(name, dir, ext, depth)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	dups = append(dups, baseDups...)
 	// The key travels in one place: a profile that names its own placement replaces the
 	// preset's, whichever of the two the preset used.
 	if findKey(root, "key_header") != nil || findKey(root, "key_field") != nil {
 		takeKey(base, "key_header")
 		takeKey(base, "key_field")
 	}
-	return mergeOutcomes(mergeMappings(base, root), base, root), nil
+	return mergeOutcomes(mergeMappings(base, root), base, root), dups, nil
 }
 
-// documentDuplicates lists the keys a mapping of the document names twice, which YAML
-// decoding would let pass with the last one kept (two retention: lines, the second
-// winning unseen). The document is the one parsed before, so it parses.
-func documentDuplicates(data []byte) []fieldError {
-	var doc yaml.Node
-	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
-		return nil
-	}
-	return duplicateKeys(doc.Content[0], "")
-}
-
-func duplicateKeys(n *yaml.Node, path string) []fieldError {
+// duplicateKeys lists the keys a mapping under n names twice, which YAML decoding would
+// let pass with the last one kept (two retention: lines, the second winning unseen).
+// file names the extended file they are in ("" for the profile itself, whose lines the
+// errors carry).
+func duplicateKeys(n *yaml.Node, path, file string) []fieldError {
 	var out []fieldError
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -126,31 +127,33 @@ func duplicateKeys(n *yaml.Node, path string) []fieldError {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			p := joinPath(path, k.Value)
-			if line, ok := first[k.Value]; ok {
+			if line, ok := first[k.Value]; !ok {
+				first[k.Value] = k.Line
+			} else if file == "" {
 				out = append(out, fieldError{Path: p, Line: k.Line, Msg: fmt.Sprintf("is written twice (first on line %d), and only the last would count: keep one", line)})
 			} else {
-				first[k.Value] = k.Line
+				out = append(out, fieldError{Path: p, Msg: fmt.Sprintf("is written twice in %s (lines %d and %d), and only the last would count: keep one", file, line, k.Line)})
 			}
-			out = append(out, duplicateKeys(v, p)...)
+			out = append(out, duplicateKeys(v, p, file)...)
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			out = append(out, duplicateKeys(c, path+"["+strconv.Itoa(i)+"]")...)
+			out = append(out, duplicateKeys(c, path+"["+strconv.Itoa(i)+"]", file)...)
 		}
 	}
 	return out
 }
 
 // loadBase reads what `extends:` names: a built-in preset, or a profile file.
-func loadBase(name, dir string, ext *yaml.Node, depth int) (*yaml.Node, error) {
+func loadBase(name, dir string, ext *yaml.Node, depth int) (*yaml.Node, []fieldError, error) {
 	if ext.Kind != yaml.ScalarNode || ext.Value == "" {
-		return nil, fmt.Errorf("profile %s: line %d: extends: must name a built-in profile (%s) or a file", name, ext.Line, strings.Join(BuiltinProfiles(), ", "))
+		return nil, nil, fmt.Errorf("profile %s: line %d: extends: must name a built-in profile (%s) or a file", name, ext.Line, strings.Join(BuiltinProfiles(), ", "))
 	}
 	if data, ok := builtinData(ext.Value); ok {
 		return parseTree(ext.Value+".yaml", ".", data, depth+1)
 	}
 	if !strings.ContainsAny(ext.Value, `/\`) && !strings.HasSuffix(ext.Value, ".yaml") && !strings.HasSuffix(ext.Value, ".yml") {
-		return nil, fmt.Errorf("profile %s: line %d: extends: unknown built-in profile %q (have %s; or give a file path)", name, ext.Line, ext.Value, strings.Join(BuiltinProfiles(), ", "))
+		return nil, nil, fmt.Errorf("profile %s: line %d: extends: unknown built-in profile %q (have %s; or give a file path)", name, ext.Line, ext.Value, strings.Join(BuiltinProfiles(), ", "))
 	}
 	path := ext.Value
 	if !filepath.IsAbs(path) {
@@ -158,7 +161,7 @@ func loadBase(name, dir string, ext *yaml.Node, depth int) (*yaml.Node, error) {
 	}
 	data, err := readProfileFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("profile %s: line %d: extends: %w", name, ext.Line, err)
+		return nil, nil, fmt.Errorf("profile %s: line %d: extends: %w", name, ext.Line, err)
 	}
 	return parseTree(filepath.Base(path), filepath.Dir(path), data, depth+1)
 }

@@ -277,4 +277,12 @@ func TestAKeyWrittenTwiceIsAnError(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "line 4: retention: is written twice (first on line 2)")
 	require.Contains(t, err.Error(), "line 7: operation.path: is written twice (first on line 6)")
+
+	// In a file the profile extends, the error names that file and its lines.
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "base.yaml"), []byte("extends: reference\nretention: 3s\nretention: 4s\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "child.yaml"), []byte("extends: ./base.yaml\nname: child\nbase_url: http://127.0.0.1:1\n"), 0o600))
+	_, err = scenarios.LoadProfile(filepath.Join(dir, "child.yaml"))
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "retention: is written twice in base.yaml (lines 2 and 3)")
 }

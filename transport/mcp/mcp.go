@@ -39,10 +39,10 @@
 // makes itself is the one the specification asks of every client: a stream the server
 // closed cleanly after an event id is resumed with GET and Last-Event-ID (SEP-1699),
 // which fetches the rest of the same answer and sends nothing again; a reset, a timeout
-// or a stream cut mid-event is the attempt's unseen answer, never resumed. The SDK's protocol types
-// (InitializeParams, CallToolParams, CallToolResult, jsonrpc.Request) build and read the
-// messages. The ledger — a tool call with no faults in its way — does go through the SDK's
-// client.
+// or a stream cut mid-event is the attempt's unseen answer, never resumed. The SDK's
+// protocol types (InitializeParams, CallToolParams, CallToolResult, jsonrpc.Request)
+// build and read the messages. The ledger — a tool call with no faults in its way —
+// does go through the SDK's client.
 package mcp
 
 import (

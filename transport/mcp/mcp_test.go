@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -466,13 +468,16 @@ func TestAStreamThatCannotBeResumedIsInfo(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var mu sync.Mutex
 			gets := 0
-			inner, s := fakeServerSeen(t, `{"tools":{}}`, func(w http.ResponseWriter, id string) {
+			inner := fakeServer(t, `{"tools":{}}`, func(w http.ResponseWriter, id string) {
 				w.Header().Set("Content-Type", "text/event-stream")
 				fmt.Fprint(w, c.events)
 			})
+			innerURL, err := url.Parse(inner.URL)
+			require.NoError(t, err)
+			toInner := httputil.NewSingleHostReverseProxy(innerURL)
 			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.Method != http.MethodGet {
-					httputilProxy(w, r, inner.URL)
+					toInner.ServeHTTP(w, r)
 					return
 				}
 				mu.Lock()
@@ -500,28 +505,40 @@ func TestAStreamThatCannotBeResumedIsInfo(t *testing.T) {
 			default:
 				require.Equal(t, 1, gets)
 			}
-			_ = s
 		})
 	}
 }
 
-// httputilProxy forwards r to base (the fake server) and copies its answer back.
-func httputilProxy(w http.ResponseWriter, r *http.Request, base string) {
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, base+r.URL.Path, r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	out.Header = r.Header.Clone()
-	resp, err := http.DefaultClient.Do(out)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	defer resp.Body.Close()
-	for k, v := range resp.Header {
-		w.Header()[k] = v
-	}
-	w.WriteHeader(resp.StatusCode)
-	_, _ = io.Copy(w, resp.Body)
+// The retry time a stream set outlives it, as the SSE standard's reconnection time does:
+// the resumed streams set none, so every wait is the first stream's 2 s, and a 5 s
+// attempt resumes at most twice (a slow machine resumes fewer times, never more). Were
+// the time forgotten, the 250 ms default would let it resume all 10 times.
+func TestTheRetryTimeOutlivesItsStream(t *testing.T) {
+	var mu sync.Mutex
+	gets := 0
+	inner := fakeServer(t, `{"tools":{}}`, func(w http.ResponseWriter, id string) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "id: e1\ndata:\n\nretry: 2000\n\n")
+	})
+	innerURL, err := url.Parse(inner.URL)
+	require.NoError(t, err)
+	toInner := httputil.NewSingleHostReverseProxy(innerURL)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			toInner.ServeHTTP(w, r)
+			return
+		}
+		mu.Lock()
+		gets++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, ": nothing yet\n\n")
+	}))
+	t.Cleanup(ts.Close)
+	a, err := send(t, &mcp.Transport{Tool: "refund"}, ts.URL)
+	require.NoError(t, err)
+	require.Equal(t, outcome.Info, a.Class)
+	mu.Lock()
+	defer mu.Unlock()
+	require.LessOrEqual(t, gets, 2, "each wait is the 2 s the first stream asked for")
 }
