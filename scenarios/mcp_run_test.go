@@ -28,6 +28,8 @@ type mcpRefunds struct {
 	// pollWork makes the tool close its answer's stream first (SEP-1699, with an event
 	// store) and work this long before it commits: a server to be polled.
 	pollWork time.Duration
+	// refuseGET answers every GET 405, so a polled stream cannot be resumed.
+	refuseGET bool
 
 	mu     sync.Mutex
 	keys   map[string]*mcpEntry
@@ -113,7 +115,18 @@ func startMCP(t *testing.T, s *mcpRefunds) string {
 	if s.pollWork > 0 {
 		opts = &sdk.StreamableHTTPOptions{EventStore: sdk.NewMemoryEventStore(nil)}
 	}
-	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, opts))
+	var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, opts)
+	if s.refuseGET {
+		inner := h
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet {
+				http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+				return
+			}
+			inner.ServeHTTP(w, r)
+		})
+	}
+	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	return ts.URL
 }
@@ -306,4 +319,23 @@ func TestMCPServerThatPolls(t *testing.T) {
 		noted = noted || (j.Fault != "" && strings.Contains(j.Note, scenarios.NoteAnswerWithoutResponse))
 	}
 	require.True(t, noted, "the faulted record says its answer held no response yet")
+}
+
+// A server that closes its answer's stream to be polled but refuses the GET that resumes
+// it cannot be checked, and no profile field would change that: the preflight says what
+// the server must do instead of "fix base_url".
+func TestMCPPreflightNamesAResumptionTheServerRefuses(t *testing.T) {
+	srv := &mcpRefunds{pollWork: 50 * time.Millisecond, refuseGET: true}
+	p := mcpRunProfile(t, startMCP(t, srv), "params._meta.idempotency_key")
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	err := scenarios.Preflight(ctx, p)
+	var pe *scenarios.PreflightError
+	require.ErrorAs(t, err, &pe)
+	require.Empty(t, pe.Field, "no profile field to fix: %v", err)
+	require.Contains(t, pe.Error(), "answered 200 with an event stream that ended before the tool's response")
+	require.Contains(t, pe.Error(), "was answered 405")
+	require.Contains(t, pe.Error(), "answer the GET with Last-Event-ID")
+	require.NotContains(t, pe.Error(), "fix base_url")
+	t.Log(pe.Error())
 }

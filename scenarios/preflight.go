@@ -25,7 +25,8 @@ import (
 
 // PreflightError is a target that is not what its profile says, found before any
 // scenario ran. Field is the profile field to fix first ("base_url",
-// "side_effects.count", …); the message names it too, with what came back.
+// "side_effects.count", …), or "" when no field would help and the target itself must
+// change; the message names it too, with what came back.
 type PreflightError struct {
 	Target string
 	Field  string
@@ -209,6 +210,12 @@ func (pf *preflight) send(ctx context.Context) (string, error) {
 		return "", pf.fail(field, "%s did not answer within client_timeout (%v): fix %s (and operation.path), or raise client_timeout if the target is that slow", what, timeout, field)
 	case op.Status == 0:
 		return "", pf.fail(field, "%s %s is not reachable (%s: %s): start the target or fix %s", field, pf.t.proxyURL, what, op.Error, field)
+	case op.Class == outcome.Info && strings.Contains(op.Error, "stream cut: "):
+		// An MCP server answered with an event stream, so base_url is right: the stream
+		// ended before the response, and either had no event id to resume from or the
+		// resumption was refused. The server is what to fix.
+		return "", pf.fail("", "%s answered %d with an event stream that ended before the tool's response (%s): the server must send the response on that stream, or, if it closes the stream for the client to poll (MCP 2025-11-25, \"Resumability and Redelivery\"), send an event id first and answer the GET with Last-Event-ID on the endpoint with the rest of the stream; no profile field changes this",
+			what, op.Status, op.Error[strings.Index(op.Error, "stream cut: ")+len("stream cut: "):])
 	case op.Class == outcome.Info:
 		return "", pf.fail(field, "%s answered %d but the body was cut short (%s): fix %s", what, op.Status, op.Error, field)
 	case op.Class == outcome.Throttled:
