@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// A request a rate limit refused (429, or what a throttled: rule recognises) that the
+// A request a rate limit refused (429, or what a throttled: rule recognises; for a ledger
+// read also a 503 with Retry-After) that the
 // harness makes for itself — a ledger read, entity_setup, the preflight's operation — is
 // made again after the refusal's Retry-After, for at most ledgerThrottleBudget in all.
 const (
@@ -38,5 +39,5 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 
 // stillThrottled is the error of a request the rate limit refused for the whole budget.
 func stillThrottled(err error) error {
-	return fmt.Errorf("%w: still rate-limited after %s of waiting it out; lower --concurrency, or raise the target's rate limit for the harness", err, ledgerThrottleBudget)
+	return fmt.Errorf("%w: still refused by a rate limit or an overload after %s of waiting it out; lower --concurrency, or raise the target's rate limit for the harness", err, ledgerThrottleBudget)
 }

@@ -1,6 +1,7 @@
 package scenarios_test
 
 import (
+	"cmp"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -16,6 +17,7 @@ import (
 type rateLimited struct {
 	next   http.Handler
 	refuse int
+	status int // 0 is 429
 	mu     sync.Mutex
 	reads  map[string]int
 }
@@ -29,7 +31,7 @@ func (l *rateLimited) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.mu.Unlock()
 		if refused {
 			w.Header().Set("Retry-After", "0")
-			w.WriteHeader(http.StatusTooManyRequests)
+			w.WriteHeader(cmp.Or(l.status, http.StatusTooManyRequests))
 			return
 		}
 	}
@@ -50,6 +52,24 @@ func TestThrottledLedgerReadIsReadAgain(t *testing.T) {
 	defer limited.mu.Unlock()
 	for entity, n := range limited.reads {
 		require.GreaterOrEqual(t, n, 3, "entity %s: two refused reads, then the one that counted (and the late re-read)", entity)
+	}
+	require.NotEmpty(t, limited.reads)
+}
+
+// An overloaded ledger (or the gateway before it) that answers 503 and says when to come
+// back is read again too, as a 429 is.
+func TestOverloadedLedgerReadIsReadAgain(t *testing.T) {
+	inner := &fakeRefunds{}
+	startFake(t, inner)
+	limited := &rateLimited{next: inner, refuse: 1, status: http.StatusServiceUnavailable, reads: map[string]int{}}
+	srv := httptest.NewServer(limited)
+	t.Cleanup(srv.Close)
+	r := runOn(t, fakeProfile(t, srv.URL), "replay/sequential")["replay/sequential"]
+	require.Equal(t, scenarios.Pass, r.Verdict, r.Message)
+	limited.mu.Lock()
+	defer limited.mu.Unlock()
+	for entity, n := range limited.reads {
+		require.GreaterOrEqual(t, n, 2, "entity %s: a refused read, then the one that counted", entity)
 	}
 	require.NotEmpty(t, limited.reads)
 }

@@ -22,9 +22,13 @@ func (e *LedgerStatusError) Error() string {
 	return fmt.Sprintf("read ledger: %s %s answered %d", e.Method, e.URI, e.Status)
 }
 
-// Throttled reports whether a rate limit refused the read (429): nothing is wrong with
-// it but the moment, so reading again later is the fix.
-func (e *LedgerStatusError) Throttled() bool { return e.Status == http.StatusTooManyRequests }
+// Throttled reports whether a rate limit refused the read (429), or an overloaded server
+// or gateway named when to come back (503 with Retry-After, RFC 9110 §15.6.4): nothing is
+// wrong with it but the moment, so reading again later is the fix. A 503 without
+// Retry-After names no moment and may be a ledger that is down: it is not waited out.
+func (e *LedgerStatusError) Throttled() bool {
+	return e.Status == http.StatusTooManyRequests || e.Status == http.StatusServiceUnavailable && e.HasRetryAfter
+}
 
 // Wait is how long the answer asked to wait before reading again (its Retry-After).
 func (e *LedgerStatusError) Wait() (time.Duration, bool) { return e.RetryAfter, e.HasRetryAfter }

@@ -24,6 +24,8 @@ func TestRetryAfterForms(t *testing.T) {
 		require.False(t, ok, v)
 	}
 	require.True(t, (&LedgerStatusError{Status: 429}).Throttled())
-	require.False(t, (&LedgerStatusError{Status: 503}).Throttled())
+	require.False(t, (&LedgerStatusError{Status: 503}).Throttled(), "a 503 that names no time may be a ledger that is down")
+	require.True(t, (&LedgerStatusError{Status: 503, RetryAfter: time.Second, HasRetryAfter: true}).Throttled(), "an overloaded server that says when to come back")
+	require.False(t, (&LedgerStatusError{Status: 500, HasRetryAfter: true}).Throttled())
 	require.Equal(t, "read ledger: GET /v1/refunds?order_id=o answered 429", (&LedgerStatusError{Method: "GET", URI: "/v1/refunds?order_id=o", Status: 429}).Error())
 }
