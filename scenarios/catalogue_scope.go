@@ -71,6 +71,9 @@ func independent(ledger string) Checker {
 		orig, _ := r.answer("original")
 		other, _ := r.answer("other")
 		if !isSuccess(orig) {
+			if ledger == "" && gatewayStatus(orig.Status) && isSuccess(other) && !replayMarked(other, p) {
+				return gatewayOriginal(r, &f, orig, other)
+			}
 			return f.result(Unknown, "the original did not succeed (%s)", describe(orig))
 		}
 		if isSuccess(other) && (p.sameBody(other.Body, orig.Body) || replayMarked(other, p) || sameUnique(p, orig, other)) {
@@ -136,6 +139,25 @@ func otherPrincipalExecuted(r Record, p *Profile, f *finding, orig, other Op) (V
 		return f.result(Fail, "the original got %d but the ledger shows no side effect", orig.Status)
 	}
 	return f.result(Unknown, "the other principal got %d with a body of its own, but the ledger shows 1 side effect: either its ledger is its own (read here as the first principal) or it got the original's response with per-response members changed; declare expect.unique_field to tell", other.Status)
+}
+
+// gatewayOriginal judges the other principal's success when a gateway in front of the
+// target answered the original (502, 503, 504: a read timeout shorter than the work, a
+// load shedder), so there are no bytes of the original's to tell a leak by. The ledger
+// still tells: two side effects for the two requests are two executions, one each.
+func gatewayOriginal(r Record, f *finding, orig, other Op) (Verdict, string, Evidence) {
+	if r.LedgerErr != "" {
+		return unknownLedger(r)
+	}
+	switch n := r.Ledger[LedgerOperation]; {
+	case n == 2:
+		return f.result(Pass, "executed independently: %d, and the ledger counts both requests (2 side effects); the original's answer was a gateway's %d", other.Status, orig.Status)
+	case n > 2:
+		f.count(CatDuplicated, n-2)
+		return f.result(Fail, "%d side effects for two requests, one per principal: want at most 2", n)
+	default:
+		return f.result(Unknown, "the original's answer was a gateway's %d, so its bytes cannot be compared with the other principal's %d, and the ledger shows %d side effect(s), not one per request", orig.Status, other.Status, n)
+	}
 }
 
 // clipValue shows a JSON value in a message, cut after 40 bytes.

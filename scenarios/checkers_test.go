@@ -513,6 +513,22 @@ func TestOtherPrincipalInFlight(t *testing.T) {
 	v, msg, _ = check(after, p)
 	require.Equal(t, scenarios.Unknown, v, msg)
 	require.Contains(t, msg, "the in-flight case was not exercised")
+
+	// A gateway in front answered the original 504 (its read timeout shorter than the
+	// work): no bytes to compare, but two effects for two requests are two executions.
+	gateway := newHistory().span(0, 400, "original", scenarios.OpInfo, 504, `<html>504 Gateway Time-out</html>`, nil).
+		at(100, "other", scenarios.OpOK, 201, `{"id":"re_2","amount":4900}`, nil)
+	v, msg, _ = check(gateway.record(2), p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Contains(t, msg, "the original's answer was a gateway's 504")
+	v, msg, _ = check(gateway.record(1), p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+	v, _, _ = check(gateway.record(3), p)
+	require.Equal(t, scenarios.Fail, v)
+	own := newHistory().span(0, 400, "original", scenarios.OpInfo, 500, `{"error":"boom"}`, nil).
+		at(100, "other", scenarios.OpOK, 201, `{"id":"re_2","amount":4900}`, nil)
+	v, msg, _ = check(own.record(2), p)
+	require.Equal(t, scenarios.Unknown, v, "the target's own 500 is no gateway's: %s", msg)
 }
 
 // The retry in a new session proves a key that outlives its session only when the
