@@ -69,7 +69,7 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 		return nil, err
 	}
 	base, baseErr := t.readBaseline(ctx, e.uses(PayloadOther))
-	runErr := e.runSteps(ctx)
+	runErr := e.runSteps(ctx, base[LedgerOperation])
 	e.bg.Wait()
 	if runErr == nil {
 		runErr = e.settle(ctx)
@@ -187,13 +187,16 @@ func (e *execution) installFaults(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-func (e *execution) runSteps(ctx context.Context) error {
-	for _, st := range e.sc.Steps {
+func (e *execution) runSteps(ctx context.Context, base int) error {
+	for i, st := range e.sc.Steps {
 		if st.ChangeMember > len(e.t.p.changeableMembers()) {
 			continue // the body has fewer members to change than the scenario has steps
 		}
 		if err := e.wait(ctx, st.Wait); err != nil {
 			return err
+		}
+		if i > 0 && !st.Background {
+			e.awaitPolledWork(ctx, base)
 		}
 		e.attempt++
 		// The step's start, taken before any goroutine runs, is what "past the lock

@@ -297,28 +297,41 @@ func TestMCPPreflightNamesALedgerToolCountTypo(t *testing.T) {
 }
 
 // A server polled by its clients (SEP-1699): its answers come on a resumed stream, so the
-// plain replay PASSes; where a fault hid a stream that held only the priming event while
-// the tool still worked, the journal record says so and a retry refused as in flight is
-// no stuck key: UNKNOWN, never FAIL.
+// plain replay PASSes. Where a fault hid a stream that held only the priming event while
+// the tool still worked, the journal record says so, and the retry waits until the
+// ledger shows the work done (as a client that polled would), so it meets a committed
+// key: the replay scenarios PASS on proof instead of an in-flight UNKNOWN. The same
+// server that ignores the key still FAILs them.
 func TestMCPServerThatPolls(t *testing.T) {
-	srv := &mcpRefunds{pollWork: 300 * time.Millisecond}
-	p := mcpRunProfile(t, startMCP(t, srv), "params._meta.idempotency_key")
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/sequential", "replay/after-503"}, Seed: 5})
-	require.NoError(t, err)
-	got := map[string]scenarios.Result{}
-	for _, r := range rep.Results {
-		got[r.ScenarioID] = r
+	only := []string{"replay/sequential", "replay/after-503", "replay/after-reset", "replay/lost-twice"}
+	run := func(srv *mcpRefunds) map[string]scenarios.Result {
+		p := mcpRunProfile(t, startMCP(t, srv), "params._meta.idempotency_key")
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+		defer cancel()
+		rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: only, Seed: 5})
+		require.NoError(t, err)
+		got := map[string]scenarios.Result{}
+		for _, r := range rep.Results {
+			got[r.ScenarioID] = r
+		}
+		return got
 	}
-	require.Equal(t, scenarios.Pass, got["replay/sequential"].Verdict, got["replay/sequential"].Message)
+	got := run(&mcpRefunds{pollWork: 300 * time.Millisecond})
+	for _, id := range only {
+		require.Equal(t, scenarios.Pass, got[id].Verdict, "%s: %s", id, got[id].Message)
+	}
 	after := got["replay/after-503"]
-	require.NotEqual(t, scenarios.Fail, after.Verdict, after.Message)
 	noted := false
 	for _, j := range after.Evidence.Record.Journal {
 		noted = noted || (j.Fault != "" && strings.Contains(j.Note, scenarios.NoteAnswerWithoutResponse))
 	}
 	require.True(t, noted, "the faulted record says its answer held no response yet")
+	require.Equal(t, 1, after.Evidence.Record.Ledger[scenarios.LedgerOperation])
+
+	broken := run(&mcpRefunds{pollWork: 300 * time.Millisecond, ignoreKey: true})
+	for _, id := range only {
+		require.Equal(t, scenarios.Fail, broken[id].Verdict, "%s: %s", id, broken[id].Message)
+	}
 }
 
 // A server that closes its answer's stream to be polled but refuses the GET that resumes
