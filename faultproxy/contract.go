@@ -119,10 +119,15 @@ type Record struct {
 	// compare it with what a client decoded.
 	UpstreamContentEncoding string  `json:"upstream_content_encoding,omitempty"`
 	UpstreamMillis          float64 `json:"upstream_ms"`
-	ClientStatus            int     `json:"client_status,omitempty"` // status the client got, when it got one
-	ClientResult            string  `json:"client_result"`           // Client* constants
-	Outcome                 string  `json:"outcome"`                 // Outcome* constants
-	Note                    string  `json:"note,omitempty"`          // e.g. "response over buffer limit: fault not applied"
+	// ForwardedAfterMillis is the time from the proxy's receipt (Time) to its first
+	// upstream call: a before-delay's hold plus the proxy's own latency, so Time plus it
+	// is when the request left for the target, whatever the answer's timing. 0 when the
+	// request never left.
+	ForwardedAfterMillis float64 `json:"forwarded_after_ms,omitempty"`
+	ClientStatus         int     `json:"client_status,omitempty"` // status the client got, when it got one
+	ClientResult         string  `json:"client_result"`           // Client* constants
+	Outcome              string  `json:"outcome"`                 // Outcome* constants
+	Note                 string  `json:"note,omitempty"`          // e.g. "response over buffer limit: fault not applied"
 	// The JSON-RPC request's id (as JSON: 7, "a1") and method ("tools/call"), when the
 	// proxy read the body as one: for a key field, or to find the response to it in an
 	// event stream.

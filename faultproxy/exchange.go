@@ -352,11 +352,19 @@ func (ex *Exchange) Wait(d time.Duration) bool {
 // count notes one upstream call that reached the upstream (it may have committed even if
 // no response came back).
 func (ex *Exchange) count(res *sendResult) {
-	if res.wrote.Load() {
-		ex.rec.ReachedUpstream = true
-		ex.rec.UpstreamCalls++
+	if !res.wrote.Load() {
+		return
+	}
+	ex.rec.ReachedUpstream = true
+	ex.rec.UpstreamCalls++
+	if after := max(millis(res.start.Sub(ex.rec.Time)), minForwardedAfter); ex.rec.ForwardedAfterMillis == 0 || after < ex.rec.ForwardedAfterMillis {
+		ex.rec.ForwardedAfterMillis = after // the earlier of a duplicate's two calls
 	}
 }
+
+// minForwardedAfter keeps a forwarded request's ForwardedAfterMillis nonzero, so 0 means
+// it never left.
+const minForwardedAfter = 0.001
 
 // upstreamFailed answers 502 for an upstream that could not be reached or failed, unless
 // the client already went away.

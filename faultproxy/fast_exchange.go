@@ -344,6 +344,7 @@ func (p *Proxy) forwardFast(s *connServer, c *fastConn, st *fastRequest, a *atte
 	bw.WriteString("\r\n")
 	bw.Write(body)
 	rec.ReachedUpstream, rec.UpstreamCalls = true, 1
+	rec.ForwardedAfterMillis = max(millis(start.Sub(rec.Time)), minForwardedAfter)
 	err = bw.Flush()
 	p.describe(a, req) // while the upstream works
 	if err != nil {

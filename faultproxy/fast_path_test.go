@@ -192,6 +192,9 @@ func comparable(recs []faultproxy.Record) []faultproxy.Record {
 	out := make([]faultproxy.Record, len(recs))
 	for i, r := range recs {
 		r.Seq, r.Time, r.UpstreamMillis, r.Note = 0, time.Time{}, 0, ""
+		if r.ForwardedAfterMillis > 0 {
+			r.ForwardedAfterMillis = 1 // when it differs; that it is there does not
+		}
 		out[i] = r
 	}
 	return out

@@ -26,6 +26,14 @@ func TestBeforeDelayThenForwards(t *testing.T) {
 	require.True(t, rec.ReachedUpstream)
 	require.Equal(t, 1, rec.UpstreamCalls)
 	require.Equal(t, faultproxy.OutcomeOK, rec.Outcome)
+	require.GreaterOrEqual(t, rec.ForwardedAfterMillis, 20.0, "the hold is in the time to the upstream call")
+
+	// Passed through (the fast path): it left at once, and the record says it left.
+	status, _, err = f.post("k2", `{}`)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, status)
+	plain := f.only("k2")
+	require.Greater(t, plain.ForwardedAfterMillis, 0.0)
 }
 
 func TestBeforeDelayClientGivesUpNothingArrives(t *testing.T) {
@@ -42,5 +50,6 @@ func TestBeforeDelayClientGivesUpNothingArrives(t *testing.T) {
 	rec := f.only("k1")
 	require.Equal(t, faultproxy.ClientTimedOut, rec.ClientResult)
 	require.False(t, rec.ReachedUpstream)
+	require.Zero(t, rec.ForwardedAfterMillis, "it never left")
 	require.Equal(t, 0, f.up.total())
 }

@@ -350,13 +350,15 @@ func fmtRefused(n, status int) string {
 }
 
 // overlap reports whether the repeat provably reached the target before the original
-// could have committed. The repeat's upstream start is at most its answer time minus the
-// upstream time the proxy journaled for it (the proxy delayed it before forwarding; a
-// server that makes the repeat wait keeps it upstream). The original cannot commit
-// before the proxy received it plus the declared slow_operation hold. A start before
-// that is an overlap however late a loaded machine delivered the answers; otherwise the
-// repeat may have met a committed key, and a replay is then what it should get. Without
-// the journal records, the client's answer times are compared.
+// could have committed. The repeat's upstream start is when the proxy forwarded it, as
+// its journal record says (the proxy delayed it before forwarding); a proxy that does
+// not record that bounds it by the answer time minus the upstream time it journaled (a
+// server that makes the repeat wait keeps it upstream; one polled for its answer, whose
+// answer the client read on resumed streams, makes that bound late). The original
+// cannot commit before the proxy received it plus the declared slow_operation hold. A
+// start before that is an overlap however late a loaded machine delivered the answers;
+// otherwise the repeat may have met a committed key, and a replay is then what it should
+// get. Without the journal records, the client's answer times are compared.
 func overlap(r Record, p *Profile) (repeat Op, original Op, ok bool) {
 	return overlapOf(r, p, "repeat")
 }
@@ -370,7 +372,11 @@ func overlapOf(r Record, p *Profile, step string) (repeat Op, original Op, ok bo
 	}
 	arrival, commit := repeat.Time, original.Time
 	for _, j := range r.Journal {
-		if j.Fault == faultproxy.FaultBeforeDelay && j.ReachedUpstream {
+		switch {
+		case j.Fault != faultproxy.FaultBeforeDelay || !j.ReachedUpstream:
+		case j.ForwardedAfterMillis > 0:
+			arrival = j.Time.Add(millisDuration(j.ForwardedAfterMillis))
+		default:
 			arrival = repeat.Time.Add(-millisDuration(j.UpstreamMillis))
 		}
 	}

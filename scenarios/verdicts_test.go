@@ -420,6 +420,34 @@ func TestInFlightOverlapIsJudgedAtTheTarget(t *testing.T) {
 	require.Equal(t, scenarios.Fail, v, "the target held the repeat for the original: it waited, and the profile declares 409: %s", msg)
 }
 
+// A server polled for its answers (SEP-1699) delivers the repeat's answer on a resumed
+// stream, long after the original committed; the proxy forwarded the repeat during the
+// original all the same, and its record says when. A success there (not the committed
+// response) is the definite violation it is. Without that field the answer time bounds
+// the arrival, too late to prove anything.
+func TestInFlightRepeatAnsweredLateOnAResumedStreamOverlapped(t *testing.T) {
+	p := refProfile(t)
+	h := newHistory().span(0, 600, "original", scenarios.OpOK, 201, committed, nil).
+		span(5, 900, "repeat", scenarios.OpOK, 201, `{"id":"re_other","amount":4900}`, nil)
+	rec := h.record(1)
+	rec.Journal = []faultproxy.Record{
+		{Seq: 1, Time: h.t0, ReachedUpstream: true, UpstreamMillis: 310, ForwardedAfterMillis: 0.2},
+		{Seq: 2, Time: h.t0.Add(5 * time.Millisecond), Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 2, ForwardedAfterMillis: 80},
+	}
+	v, msg, _ := checker(t, "race/in-flight-409")(rec, p)
+	require.Equal(t, scenarios.Fail, v, msg)
+	require.Contains(t, msg, "the repeat during the original got 201")
+
+	rec.Journal[1].ForwardedAfterMillis = 0 // a proxy that does not record it
+	v, msg, _ = checker(t, "race/in-flight-409")(rec, p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Contains(t, msg, "no overlap")
+
+	rec.Journal[1].ForwardedAfterMillis = 400 // forwarded after the original could commit
+	v, msg, _ = checker(t, "race/in-flight-409")(rec, p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+}
+
 // On a loaded machine the repeat can reach the target first and execute; the original,
 // arriving later, gets the replay without its hold. Nothing to judge, not a FAIL.
 func TestRepeatThatReachedTheTargetFirstIsUnknown(t *testing.T) {
