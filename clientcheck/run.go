@@ -287,6 +287,13 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// One connection per request: a client's HTTP stack resends by itself a request that
+	// breaks on a reused keep-alive connection before its answer (Go's net/http does for
+	// any request with Idempotency-Key), below every retry loop, so a reset or a hold on
+	// a reused connection would test net/http's resend instead of the client's own retry
+	// code. On a fresh connection the stack has no reason to resend, and only the
+	// client's code can retry.
+	frontSrv.srv.SetKeepAlivesEnabled(false)
 	defer frontSrv.Close()
 	admin, err := serve(proxy.AdminHandler(""))
 	if err != nil {

@@ -169,3 +169,54 @@ func TestRunRemovesTheClientsTemporaryFolder(t *testing.T) {
 	require.Equal(t, dir, filepath.Dir(file), "mktemp made its file in the client's TMPDIR")
 	require.NoDirExists(t, dir)
 }
+
+// A client that keeps its key but mints a new one after a transport error (the "new
+// request in the catch block" bug), on a keep-alive http.Client. Were the proxy's
+// connections reused, net/http would resend each reset request by itself, under the same
+// key, below the client's code, and every order after the first would pass. One
+// connection per request leaves the retry to the client's code, which is what is tested.
+func TestRunResetsReachTheClientsOwnRetryCode(t *testing.T) {
+	client := func(ctx context.Context, env clientcheck.Env) error {
+		httpClient := &http.Client{Timeout: 5 * time.Second} // keep-alive, as every default client
+		out := clientcheck.NewOutcomeWriter(env.OutcomeFile)
+		for order := 1; order <= 3; order++ {
+			id := fmt.Sprintf("order-%d", order)
+			key, outcome := "refund-"+id, clientcheck.OutcomeUnknown
+			// A read first, as a client that looks before it acts: it leaves a
+			// connection open for the POST to reuse, where the proxy allows that.
+			if resp, err := httpClient.Get(env.BaseURL + "/v1/refunds?order_id=" + id); err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			for attempt := 1; attempt <= 3 && outcome == clientcheck.OutcomeUnknown; attempt++ {
+				req, err := http.NewRequestWithContext(ctx, "POST", env.BaseURL+"/v1/refunds",
+					strings.NewReader(`{"order_id":"`+id+`","amount":4900}`))
+				if err != nil {
+					return err
+				}
+				req.Header.Set(env.KeyHeader, key)
+				resp, err := httpClient.Do(req)
+				if err != nil {
+					key = fmt.Sprintf("refund-%s-after-error-%d", id, attempt) // the bug
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusCreated {
+					outcome = clientcheck.OutcomeOK
+				}
+			}
+			if err := out.Write(clientcheck.Outcome{Operation: id, Outcome: outcome}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	res, err := clientcheck.Run(context.Background(), clientcheck.Config{FaultSpec: "reset", Seed: 7, Timeout: 30 * time.Second}, client)
+	require.NoError(t, err)
+	for order, n := range res.Observation.Ledger {
+		require.Greater(t, n, 1, "%s: the reset reached the client's code, which re-keyed its retry", order)
+	}
+	require.Len(t, res.Observation.Ledger, 3)
+	require.ErrorContains(t, res.Err(), "key minted per attempt")
+}
