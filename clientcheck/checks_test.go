@@ -186,6 +186,39 @@ func TestLostOperationReportedOK(t *testing.T) {
 	require.Equal(t, 1, v[clientcheck.IDOneEffect].Evidence.Categories[scenarios.CatLost])
 }
 
+// A client whose keys are its operations' own ids, run a second time against the same
+// server: its keys' effects were committed by the first run, so this run's answers are
+// replays and its ledger gains nothing. Not lost: the effect is there, once.
+func TestAnOperationThatTookEffectInAnEarlierRunIsNotLost(t *testing.T) {
+	o := goodObservation()
+	o.Ledger = map[string]int{"order-1": 0, "order-2": 0}
+	o.LedgerBefore = map[string]int{"order-1": 1, "order-2": 1}
+	v := verdicts(o)
+	require.Equal(t, scenarios.Pass, v[clientcheck.IDOneEffect].Verdict, v[clientcheck.IDOneEffect].Message)
+	require.Contains(t, v[clientcheck.IDOneEffect].Message, "2 had taken effect before this run")
+
+	o.LedgerBefore["order-2"] = 0 // a first run that lost it
+	v = verdicts(o)
+	require.Equal(t, scenarios.Fail, v[clientcheck.IDOneEffect].Verdict)
+	require.Contains(t, v[clientcheck.IDOneEffect].Evidence.Examples[0], "order-2 reported ok but has no side effect")
+
+	o.LedgerBefore["order-2"], o.Ledger["order-2"] = 1, 1 // and a second effect now
+	v = verdicts(o)
+	require.Equal(t, scenarios.Pass, v[clientcheck.IDOneEffect].Verdict, "one effect this run, counted from the baseline")
+}
+
+// A profile's entity that finds nothing in the client's requests (a JSON path on a
+// form-encoded body): every attempt is told apart by its body alone and no ledger is
+// read, so nothing was counted and nothing passes.
+func TestOperationsWithoutAnEntityAreNotCountedAsPassing(t *testing.T) {
+	o := goodObservation()
+	o.Entities, o.Ledger, o.Outcomes = nil, map[string]int{}, nil
+	o.EntityRef = "json:metadata.order_id"
+	v := verdicts(o)
+	require.Equal(t, scenarios.Unknown, v[clientcheck.IDOneEffect].Verdict)
+	require.Contains(t, v[clientcheck.IDOneEffect].Message, "entity (json:metadata.order_id)")
+}
+
 func TestNoRequestsAndUnreadableLedgerAreUnknown(t *testing.T) {
 	v := verdicts(clientcheck.Observation{})
 	require.Equal(t, scenarios.Unknown, v[clientcheck.IDOneEffect].Verdict)

@@ -110,7 +110,7 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	entity := f.entityOf(r.Header, body)
+	entity := f.entityOf(r, body)
 	if entity == "" && !f.hasKey(r.Header, body) {
 		// Neither names an operation nor carries a key (a session set-up call on the
 		// same endpoint, say): not an attempt of the keyed operation.
@@ -145,9 +145,15 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Unlock()
 }
 
-func (f *front) entityOf(h http.Header, body []byte) string {
-	if f.entity.Header != "" {
-		return h.Get(f.entity.Header)
+func (f *front) entityOf(r *http.Request, body []byte) string {
+	switch {
+	case f.entity.Header != "":
+		return r.Header.Get(f.entity.Header)
+	case f.entity.Path != "":
+		e, _ := scenarios.PathEntity(f.entity.Path, r.URL.Path)
+		return e
+	case f.entity.Form != "":
+		return scenarios.FormValue(string(body), f.entity.Form)
 	}
 	v := gjson.GetBytes(body, f.entity.JSON)
 	if v.Type == gjson.String || v.Type == gjson.Number {

@@ -28,6 +28,13 @@ type Observation struct {
 	// reading it failed, and the checks that need it answer UNKNOWN.
 	Ledger    map[string]int
 	LedgerErr string
+	// EntityRef is where the profile finds the operation a request names ("json:order_id",
+	// "header:X-Order-Id"), for messages.
+	EntityRef string
+	// LedgerBefore is each operation's count before its first attempt (what Ledger is
+	// counted from): an operation whose key an earlier run used already took effect, and
+	// this run's answers to it are replays.
+	LedgerBefore map[string]int
 	// RetryAfter is the Retry-After of an in-flight answer by journal Seq, for attempts
 	// without a Delivered entry; without either, MinBackoff is the least wait expected.
 	RetryAfter map[uint64]time.Duration

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,7 +37,7 @@ const (
 	EnvOperationMethod = "IDEMPROOF_OPERATION_METHOD" // the operation's method, e.g. POST
 	EnvOperationURL    = "IDEMPROOF_OPERATION_URL"    // base URL + operation path (a path template keeps its {{.Entity}})
 	EnvOperationBody   = "IDEMPROOF_OPERATION_BODY"   // the profile's body template, with {{.Entity}}
-	EnvEntity          = "IDEMPROOF_ENTITY"           // where a request names its operation: json:PATH or header:NAME
+	EnvEntity          = "IDEMPROOF_ENTITY"           // where a request names its operation: json:PATH, form:FIELD, header:NAME or path:TEMPLATE
 	EnvMCPEndpoint     = "IDEMPROOF_MCP_ENDPOINT"     // the operation URL, when the operation is a JSON-RPC (MCP) call
 	// EnvStateDir (restart.go): a folder that survives the client's restarts.
 	// EnvTempDir is the standard variable that mktemp, Go's os.TempDir, Python's tempfile
@@ -319,6 +321,7 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	o.EntityRef = entity.String()
 	o.MinBackoff, o.ClientDuration = cfg.MinBackoff, clientDuration
 	o.Schedule = AppliedSchedule{Spec: sched.String(), Seed: cfg.Seed, Assignments: deal.assignments()}
 	o.Restarts = restarts.all()
@@ -346,7 +349,7 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	}
 	if counts, err := ledger.readLedger(ctx, entities); err != nil {
 		o.LedgerErr = err.Error()
-	} else if o.Ledger, err = sinceBaseline(counts, fr.baseline); err != nil {
+	} else if o.Ledger, o.LedgerBefore, err = sinceBaseline(counts, fr.baseline); err != nil {
 		o.LedgerErr = err.Error()
 	}
 	if sink != nil && o.LedgerErr == "" {
@@ -357,21 +360,21 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	return &Result{Report: NewReport(o, cfg.Seed, started), Observation: o, Env: env}, nil
 }
 
-// sinceBaseline is each entity's side effects during this run: its count now less its
-// count before its first attempt.
-func sinceBaseline(counts map[string]int, b *baselines) (map[string]int, error) {
-	out := make(map[string]int, len(counts))
+// sinceBaseline is each entity's side effects during this run (its count now less its
+// count before its first attempt), and those counts before.
+func sinceBaseline(counts map[string]int, b *baselines) (since, before map[string]int, err error) {
+	since, before = make(map[string]int, len(counts)), make(map[string]int, len(counts))
 	for e, n := range counts {
-		before, err := b.of(e)
+		was, err := b.of(e)
 		if err != nil {
-			return nil, fmt.Errorf("read the ledger of %s before its first attempt: %w", e, err)
+			return nil, nil, fmt.Errorf("read the ledger of %s before its first attempt: %w", e, err)
 		}
-		if n < before {
-			return nil, fmt.Errorf("the ledger of %s shrank during the run (%d before, %d after): its effects cannot be counted", e, before, n)
+		if n < was {
+			return nil, nil, fmt.Errorf("the ledger of %s shrank during the run (%d before, %d after): its effects cannot be counted", e, was, n)
 		}
-		out[e] = n - before
+		since[e], before[e] = n-was, was
 	}
-	return out, nil
+	return since, before, nil
 }
 
 // openTarget returns the profile to run against: cfg.Profile, or the embedded reference
@@ -416,14 +419,28 @@ func openTarget(cfg Config) (*scenarios.Profile, func(), error) {
 }
 
 // EntityOf is where the profile's requests name their operation: its entity, or, when it
-// declares none, the one field of operation.body whose value is exactly {{.Entity}}.
+// declares none, the path segment where {{.Entity}} stands in operation.path, else the one
+// field of operation.body (JSON or form-encoded) whose value is exactly {{.Entity}}.
 func EntityOf(p *scenarios.Profile) (scenarios.EntityRef, error) {
 	if p.Entity != nil {
 		return *p.Entity, nil
 	}
+	if path, _, _ := strings.Cut(p.Operation.Path, "?"); strings.Count(path, "{{.Entity}}") == 1 {
+		return scenarios.EntityRef{Path: path}, nil
+	}
 	const sample = "idemproof-entity-sample"
 	body, err := renderEntity(p.Operation.Body, sample)
 	var found []string
+	if err == nil && !gjson.Valid(body) {
+		for _, field := range formFieldNames(body) {
+			if scenarios.FormValue(body, field) == sample {
+				found = append(found, field)
+			}
+		}
+		if len(found) == 1 {
+			return scenarios.EntityRef{Form: found[0]}, nil
+		}
+	}
 	if err == nil && gjson.Valid(body) {
 		var walk func(prefix string, v gjson.Result)
 		walk = func(prefix string, v gjson.Result) {
@@ -443,9 +460,23 @@ func EntityOf(p *scenarios.Profile) (scenarios.EntityRef, error) {
 		walk("", gjson.Parse(body))
 	}
 	if len(found) != 1 {
-		return scenarios.EntityRef{}, fmt.Errorf("profile %s: entity: client-check needs to know where a request names its logical operation; declare it, e.g. entity: {json: order_id} (a JSON path into the body) or entity: {header: X-Order-Id}", p.Name)
+		return scenarios.EntityRef{}, fmt.Errorf("profile %s: entity: client-check needs to know where a request names its logical operation; declare it, e.g. entity: {json: order_id} (a JSON path into the body), {form: metadata[order_id]} (a field of a form-encoded body), {header: X-Order-Id} or {path: /v1/charges/{{.Entity}}/refunds} (the path segment that names it)", p.Name)
 	}
 	return scenarios.EntityRef{JSON: found[0]}, nil
+}
+
+// formFieldNames are the field names of a form-encoded body, decoded (nil for no form).
+func formFieldNames(body string) []string {
+	values, err := url.ParseQuery(body)
+	if err != nil || strings.ContainsAny(body, "{}\" \t\r\n") {
+		return nil
+	}
+	names := make([]string, 0, len(values))
+	for name := range values {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
 }
 
 func newEnv(p *scenarios.Profile, entity scenarios.EntityRef, base, admin, outcomeFile string) Env {

@@ -1,0 +1,130 @@
+package clientcheck_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/clientcheck"
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// formServer is a Stripe-shaped API: POST /v1/refunds with a form body
+// (amount=4900&metadata[order_id]=E), or POST /v1/charges/E/refunds with amount=4900,
+// keyed by Idempotency-Key (a repeat gets the stored answer); GET /ledger?order=E
+// counts E's refunds.
+func formServer(t *testing.T) *httptest.Server {
+	var mu sync.Mutex
+	stored, effects := map[string]string{}, map[string]int{}
+	refund := func(w http.ResponseWriter, r *http.Request, order string) {
+		mu.Lock()
+		defer mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		key := r.Header.Get("Idempotency-Key")
+		if out, ok := stored[key]; ok && key != "" {
+			w.Write([]byte(out))
+			return
+		}
+		effects[order]++
+		out := fmt.Sprintf(`{"id":"re_%s_%d","object":"refund"}`, order, effects[order])
+		stored[key] = out
+		w.Write([]byte(out))
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/refunds", func(w http.ResponseWriter, r *http.Request) {
+		require.NoError(t, r.ParseForm())
+		refund(w, r, r.PostForm.Get("metadata[order_id]"))
+	})
+	mux.HandleFunc("POST /v1/charges/{charge}/refunds", func(w http.ResponseWriter, r *http.Request) {
+		refund(w, r, r.PathValue("charge"))
+	})
+	mux.HandleFunc("GET /ledger", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(w, `{"n": %d}`, effects[r.URL.Query().Get("order")])
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+const formProfile = `name: form-api
+base_url: %s
+operation:
+  method: POST
+  path: %s
+  headers: {Content-Type: application/x-www-form-urlencoded}
+  body: '%s'
+side_effects:
+  path: /ledger?order={{.Entity}}
+  count: n
+expect: { in_flight: 409, mismatch: 400, missing_key: optional }
+`
+
+// formClient posts a form refund for each order, up to 3 attempts, under keyFor's key.
+func formClient(keyFor func(order string, attempt int) string) clientcheck.ClientFunc {
+	return func(ctx context.Context, env clientcheck.Env) error {
+		c := &http.Client{Timeout: 2 * time.Second}
+		for _, order := range []string{"ch_1", "ch_2", "ch_3"} {
+			for attempt := 1; attempt <= 3; attempt++ {
+				target := strings.ReplaceAll(env.OperationURL, "{{.Entity}}", url.PathEscape(order))
+				body := strings.ReplaceAll(env.OperationBody, "{{.Entity}}", url.QueryEscape(order))
+				req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(body))
+				if err != nil {
+					return err
+				}
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				req.Header.Set("Idempotency-Key", keyFor(order, attempt))
+				resp, err := c.Do(req)
+				if err != nil {
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					break
+				}
+			}
+		}
+		return nil
+	}
+}
+
+// A form-encoded API (Stripe's shape) names the operation in a form field or in the
+// path; client-check finds it there without an entity: line, counts each operation's
+// effects, and tells a kept key from one minted per attempt.
+func TestAFormEncodedTargetNamesItsOperationInAFieldOrThePath(t *testing.T) {
+	srv := formServer(t)
+	for _, tc := range []struct{ path, body, entity string }{
+		{"/v1/refunds", "amount=4900&metadata[order_id]={{.Entity}}", "form:metadata[order_id]"},
+		{"/v1/charges/{{.Entity}}/refunds", "amount=4900", "path:/v1/charges/{{.Entity}}/refunds"},
+	} {
+		p, err := scenarios.ParseProfile("form-api.yaml", []byte(fmt.Sprintf(formProfile, srv.URL, tc.path, tc.body)))
+		require.NoError(t, err)
+		entity, err := clientcheck.EntityOf(p)
+		require.NoError(t, err)
+		require.Equal(t, tc.entity, entity.String())
+
+		cfg := clientcheck.Config{Profile: p, FaultSpec: "503", Seed: 3, Timeout: 30 * time.Second}
+		res, err := clientcheck.Run(context.Background(), cfg, formClient(func(order string, _ int) string { return "refund-" + tc.path + order }))
+		require.NoError(t, err)
+		require.NoError(t, res.Err(), tc.entity)
+		require.Equal(t, map[string]int{"ch_1": 1, "ch_2": 1, "ch_3": 1}, res.Observation.Ledger, tc.entity)
+
+		res, err = clientcheck.Run(context.Background(), cfg, formClient(func(order string, attempt int) string {
+			return fmt.Sprintf("refund-%s-%s-%d-%d", tc.path, order, attempt, time.Now().UnixNano())
+		}))
+		require.NoError(t, err)
+		require.ErrorContains(t, res.Err(), "key minted per attempt", tc.entity)
+		require.Greater(t, res.Observation.Ledger["ch_1"], 1, "every fresh key executes again: %s", tc.entity)
+	}
+}
