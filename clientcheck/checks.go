@@ -189,13 +189,23 @@ func checkSameKey(o *analysis) verdict {
 		}
 		retried++
 		var keys []string
+		keyless := 0
 		for _, r := range attempts[op] {
-			if r.HasKey && !slices.Contains(keys, r.Key) {
+			switch {
+			case !r.HasKey:
+				keyless++
+			case !slices.Contains(keys, r.Key):
 				keys = append(keys, r.Key)
 			}
 		}
-		if len(keys) > 1 {
+		switch {
+		case len(keys) > 1:
 			f.addOp("keys-changed", fmt.Sprintf("%s went out under %d keys", op, len(keys)), o, op, attempts[op])
+		case len(keys) == 0:
+			// No key to keep: nothing lets the target tell the retry from a new operation.
+			f.addOp("keys-changed", fmt.Sprintf("%s was retried without a key (%d attempts)", op, keyless), o, op, attempts[op])
+		case keyless > 0:
+			f.addOp("keys-changed", fmt.Sprintf("%s went out under a key and %d time(s) without one", op, keyless), o, op, attempts[op])
 		}
 	}
 	if retried == 0 {

@@ -115,6 +115,23 @@ func TestNoKey(t *testing.T) {
 	require.Equal(t, "1 of 5 attempt(s) carried no idempotency key", v[clientcheck.IDNoKey].Message)
 }
 
+// A retry without a key (an SDK that sends none, retrying a 503) kept no key: nothing
+// lets the target tell it from a new operation. Nor did one that dropped its key.
+func TestARetryWithoutAKeyKeptNoKey(t *testing.T) {
+	o := goodObservation()
+	o.Attempts = []faultproxy.Record{attempt(1, "", "b1", 503, 0), attempt(2, "", "b1", 201, 100*time.Millisecond)}
+	o.Ledger = map[string]int{"order-1": 2}
+	o.Outcomes = o.Outcomes[:1]
+	v := verdicts(o)
+	require.Equal(t, scenarios.Fail, v[clientcheck.IDSameKeyOnRetry].Verdict, v[clientcheck.IDSameKeyOnRetry].Message)
+	require.Contains(t, v[clientcheck.IDSameKeyOnRetry].Evidence.Examples[0], "order-1 was retried without a key (2 attempts)")
+
+	o.Attempts[0].Key, o.Attempts[0].HasKey = "k1", true
+	v = verdicts(o)
+	require.Equal(t, scenarios.Fail, v[clientcheck.IDSameKeyOnRetry].Verdict)
+	require.Contains(t, v[clientcheck.IDSameKeyOnRetry].Evidence.Examples[0], "order-1 went out under a key and 1 time(s) without one")
+}
+
 func Test422RetriedUnchangedFailsAndCorrectedPasses(t *testing.T) {
 	o := goodObservation()
 	o.Attempts = append(o.Attempts, attempt(5, "k3", "b3", 422, time.Second), attempt(6, "k3", "b3", 422, 2*time.Second))
