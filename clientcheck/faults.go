@@ -229,12 +229,28 @@ func (s *Schedule) rulesFor(p *scenarios.Profile) ([]faultproxy.Rule, error) {
 			}
 		}
 		rules = append(rules, r)
+		if k.Name != "restart" { // a restart resumes a pending key: a keyless attempt has none
+			rules = append(rules, keylessTwin(r))
+		}
 	}
 	return rules, nil
 }
 
-// operationMatch selects the first attempt of each key of the profile's operation. A
-// path template matches any value where {{.Entity}} stands.
+// keylessTwin is rule r for an operation's first attempt without a key, which the
+// proxy cannot number (it counts attempts per key): the front marks it.
+func keylessTwin(r faultproxy.Rule) faultproxy.Rule {
+	r.Name += keylessSuffix
+	r.Match.Attempts, r.Match.NoKey = nil, true
+	r.Match.Headers = map[string]string{HeaderFault: r.Match.Headers[HeaderFault], HeaderFirstKeyless: "1"}
+	return r
+}
+
+// keylessSuffix ends the name of a kind's rule for keyless first attempts.
+const keylessSuffix = "-keyless"
+
+// operationMatch selects the first attempt of each key of the profile's operation (and,
+// in each kind's keyless twin, its first attempt without one). A path template matches
+// any value where {{.Entity}} stands.
 func operationMatch(p *scenarios.Profile) faultproxy.Match {
 	return faultproxy.Match{Method: p.Operation.Method, Path: operationPathGlob(p), Attempts: &faultproxy.Range{From: 1, To: 1}}
 }

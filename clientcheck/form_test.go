@@ -83,7 +83,9 @@ func formClient(keyFor func(order string, attempt int) string) clientcheck.Clien
 					return err
 				}
 				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-				req.Header.Set("Idempotency-Key", keyFor(order, attempt))
+				if key := keyFor(order, attempt); key != "" {
+					req.Header.Set("Idempotency-Key", key)
+				}
 				resp, err := c.Do(req)
 				if err != nil {
 					continue
@@ -126,5 +128,29 @@ func TestAFormEncodedTargetNamesItsOperationInAFieldOrThePath(t *testing.T) {
 		require.NoError(t, err)
 		require.ErrorContains(t, res.Err(), "key minted per attempt", tc.entity)
 		require.Greater(t, res.Observation.Ledger["ch_1"], 1, "every fresh key executes again: %s", tc.entity)
+	}
+}
+
+// A client that sends no key at all (an SDK as shipped, retrying a 5xx): the proxy
+// numbers attempts per key, so the front marks each operation's first keyless attempt,
+// and the fault it was dealt reaches it. Its retry of the committed request is then the
+// duplicate it is, and no check says the key was kept.
+func TestAClientWithoutKeysMeetsItsFaultsAndDuplicates(t *testing.T) {
+	srv := formServer(t)
+	p, err := scenarios.ParseProfile("form-api.yaml", []byte(fmt.Sprintf(formProfile, srv.URL, "/v1/refunds", "amount=4900&metadata[order_id]={{.Entity}}")))
+	require.NoError(t, err)
+	cfg := clientcheck.Config{Profile: p, FaultSpec: "503", Seed: 3, Timeout: 30 * time.Second}
+	res, err := clientcheck.Run(context.Background(), cfg, formClient(func(string, int) string { return "" }))
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{"ch_1": 2, "ch_2": 2, "ch_3": 2}, res.Observation.Ledger, "each first attempt got the 503 after it committed, and was retried")
+	verdicts := map[string]scenarios.Verdict{}
+	for _, r := range res.Report.Results {
+		verdicts[r.ScenarioID] = r.Verdict
+	}
+	require.Equal(t, scenarios.Fail, verdicts[clientcheck.IDOneEffect])
+	require.Equal(t, scenarios.Fail, verdicts[clientcheck.IDSameKeyOnRetry])
+	require.Equal(t, scenarios.Fail, verdicts[clientcheck.IDNoKey])
+	for _, line := range clientcheck.ScheduleLines(res.Observation) {
+		require.NotContains(t, line, "applied to 0", line)
 	}
 }

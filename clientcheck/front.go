@@ -26,6 +26,11 @@ import (
 const (
 	HeaderFault   = "X-Idemproof-Fault"   // the fault kind dealt to the attempt's operation, "none" for none
 	HeaderAttempt = "X-Idemproof-Attempt" // the front's number of the attempt
+	// HeaderFirstKeyless marks the first attempt without a key of an operation: the
+	// proxy numbers attempts per key, so a client that sends none would otherwise never
+	// meet the fault its operation was dealt, and its retry of a committed request (the
+	// duplicate a key prevents) would never be shown.
+	HeaderFirstKeyless = "X-Idemproof-First-Keyless"
 )
 
 // Bounds of what the front keeps: a request body it reads to find the entity, and the
@@ -62,6 +67,7 @@ type front struct {
 	mu       sync.Mutex
 	attempts map[uint64]*frontAttempt
 	keys     map[string]bool // keys seen so far: the next attempt of one is not its first
+	keyless  map[string]bool // operations that have had an attempt without a key
 	kept     int             // delivered body bytes kept, at most maxDeliveredTotal
 }
 
@@ -86,7 +92,7 @@ type frontAttempt struct {
 func newFront(next http.Handler, p *scenarios.Profile, entity scenarios.EntityRef, d *dealer) *front {
 	return &front{
 		next: next, method: p.Operation.Method, pathGlob: operationPathGlob(p), entity: entity,
-		keyHeader: p.KeyHeader, keyField: faultproxy.KeyPath(p.KeyField), dealer: d, attempts: map[uint64]*frontAttempt{}, keys: map[string]bool{},
+		keyHeader: p.KeyHeader, keyField: faultproxy.KeyPath(p.KeyField), dealer: d, attempts: map[uint64]*frontAttempt{}, keys: map[string]bool{}, keyless: map[string]bool{},
 	}
 }
 
@@ -126,14 +132,22 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	a := &frontAttempt{entity: entity, op: op, key: f.keyOf(r.Header, body), payload: f.payloadOf(body), start: time.Now()}
 	a.kind = f.dealer.deal(op).Kind
+	keyed := f.hasKey(r.Header, body)
 	n := f.seq.Add(1)
 	f.mu.Lock()
 	f.attempts[n] = a
 	firstOfKey := a.key != "" && !f.keys[a.key]
 	f.keys[a.key] = true
+	firstKeyless := !keyed && !f.keyless[op]
+	if !keyed {
+		f.keyless[op] = true
+	}
 	f.mu.Unlock()
 	r.Header.Set(HeaderAttempt, strconv.FormatUint(n, 10))
 	r.Header.Set(HeaderFault, orNone(a.kind))
+	if firstKeyless {
+		r.Header.Set(HeaderFirstKeyless, "1")
+	}
 	if f.restarter.claim(op, a.kind, firstOfKey) {
 		r.Header.Set(headerRestart, "1")
 	}
@@ -310,6 +324,7 @@ func (s stripInternal) RoundTrip(r *http.Request) (*http.Response, error) {
 		r = r.Clone(r.Context())
 		r.Header.Del(HeaderAttempt)
 		r.Header.Del(HeaderFault)
+		r.Header.Del(HeaderFirstKeyless)
 		r.Header.Del(headerRestart)
 	}
 	return s.next.RoundTrip(r)

@@ -55,7 +55,7 @@ func ScheduleLines(o Observation) []string {
 		}
 		n := 0
 		for _, r := range a.attempts[as.Operation] {
-			if r.Rule == "client-check-"+kind && r.Fault != "" {
+			if (r.Rule == "client-check-"+kind || r.Rule == "client-check-"+kind+keylessSuffix) && r.Fault != "" {
 				n++
 			}
 		}
@@ -73,8 +73,11 @@ func ScheduleLines(o Observation) []string {
 			dealt = dealt || as.Kind == k
 		}
 		why := fmt.Sprintf("dealt to no operation (%d operation(s) for %d kind(s))", len(s.Assignments), len(s.Kinds))
-		if dealt {
-			why = "dealt, but no first attempt of a key met it (the client sent no key, or the hold was used up)"
+		switch {
+		case dealt && k == "hold":
+			why = "dealt, but no first attempt met it (one hold per run: an earlier operation may have had it)"
+		case dealt:
+			why = "dealt, but no first attempt of its operation met it"
 		}
 		lines = append(lines, fmt.Sprintf("%s: never applied: %s", k, why))
 	}
