@@ -67,14 +67,17 @@ const (
 // FaultSpec is the data form of a fault: a type and its parameters. Durations are
 // time.Duration in Go and integer milliseconds at the JSON/YAML edge (duration_ms).
 type FaultSpec struct {
-	Type       string        `json:"type" yaml:"type"`
-	Status     int           `json:"status,omitempty" yaml:"status,omitempty"`
-	Body       string        `json:"body,omitempty" yaml:"body,omitempty"`
-	RetryAfter int           `json:"retry_after,omitempty" yaml:"retry_after,omitempty"` // seconds
-	Bytes      int           `json:"bytes,omitempty" yaml:"bytes,omitempty"`
-	Duration   time.Duration `json:"-" yaml:"-"`
-	Then       string        `json:"then,omitempty" yaml:"then,omitempty"` // after-hold: "deliver" (default) or "drop"
-	Mode       string        `json:"mode,omitempty" yaml:"mode,omitempty"` // duplicate: "sequential" (default) or "concurrent"
+	Type   string `json:"type" yaml:"type"`
+	Status int    `json:"status,omitempty" yaml:"status,omitempty"`
+	Body   string `json:"body,omitempty" yaml:"body,omitempty"`
+	// ContentType is the status faults' Content-Type; "" is application/json for a body
+	// that is JSON, else text/plain.
+	ContentType string        `json:"content_type,omitempty" yaml:"content_type,omitempty"`
+	RetryAfter  int           `json:"retry_after,omitempty" yaml:"retry_after,omitempty"` // seconds
+	Bytes       int           `json:"bytes,omitempty" yaml:"bytes,omitempty"`
+	Duration    time.Duration `json:"-" yaml:"-"`
+	Then        string        `json:"then,omitempty" yaml:"then,omitempty"` // after-hold: "deliver" (default) or "drop"
+	Mode        string        `json:"mode,omitempty" yaml:"mode,omitempty"` // duplicate: "sequential" (default) or "concurrent"
 }
 
 // Client-side results: what the client got for one attempt.

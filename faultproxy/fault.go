@@ -1,6 +1,7 @@
 package faultproxy
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"sort"
@@ -68,13 +69,14 @@ func (r Registry) Build(spec FaultSpec) (Fault, error) {
 // onlyParams refuses every parameter of spec not named in allowed (JSON names).
 func onlyParams(spec FaultSpec, allowed ...string) error {
 	set := map[string]bool{
-		"status":      spec.Status != 0,
-		"body":        spec.Body != "",
-		"retry_after": spec.RetryAfter != 0,
-		"bytes":       spec.Bytes != 0,
-		"duration_ms": spec.Duration != 0,
-		"then":        spec.Then != "",
-		"mode":        spec.Mode != "",
+		"status":       spec.Status != 0,
+		"body":         spec.Body != "",
+		"content_type": spec.ContentType != "",
+		"retry_after":  spec.RetryAfter != 0,
+		"bytes":        spec.Bytes != 0,
+		"duration_ms":  spec.Duration != 0,
+		"then":         spec.Then != "",
+		"mode":         spec.Mode != "",
 	}
 	for _, a := range allowed {
 		delete(set, a)
@@ -118,14 +120,24 @@ func durationParam(spec FaultSpec) error {
 // statusResponse is the reply of a status fault: a fixed status with an optional body
 // and Retry-After, shared by before-status and after-status.
 type statusResponse struct {
-	status     int
-	body       []byte
-	retryAfter int
+	status      int
+	body        []byte
+	contentType string
+	retryAfter  int
 }
 
 func newStatusResponse(spec FaultSpec) (statusResponse, error) {
-	if err := onlyParams(spec, "status", "body", "retry_after"); err != nil {
+	if err := onlyParams(spec, "status", "body", "content_type", "retry_after"); err != nil {
 		return statusResponse{}, err
+	}
+	ctype := spec.ContentType
+	switch {
+	case ctype != "" && strings.ContainsAny(ctype, "\r\n"):
+		return statusResponse{}, &FieldError{Field: "fault.content_type", Msg: fmt.Sprintf("must be a media type such as application/json, got %q", ctype)}
+	case ctype == "" && spec.Body != "" && json.Valid([]byte(spec.Body)):
+		ctype = "application/json"
+	case ctype == "":
+		ctype = "text/plain; charset=utf-8"
 	}
 	status, err := statusParam(spec)
 	if err != nil {
@@ -138,11 +150,11 @@ func newStatusResponse(spec FaultSpec) (statusResponse, error) {
 	if body == "" {
 		body = fmt.Sprintf("faultproxy: injected %d %s\n", status, http.StatusText(status))
 	}
-	return statusResponse{status: status, body: []byte(body), retryAfter: spec.RetryAfter}, nil
+	return statusResponse{status: status, body: []byte(body), contentType: ctype, retryAfter: spec.RetryAfter}, nil
 }
 
 func (s statusResponse) send(ex *Exchange) {
-	h := http.Header{"Content-Type": {"text/plain; charset=utf-8"}}
+	h := http.Header{"Content-Type": {s.contentType}}
 	if s.retryAfter > 0 {
 		h.Set("Retry-After", fmt.Sprint(s.retryAfter))
 	}

@@ -44,3 +44,28 @@ func TestBeforeStatusDefaultIs503WithRetryAfter(t *testing.T) {
 	require.Equal(t, "1", resp.Header.Get("Retry-After"))
 	require.Equal(t, 0, f.up.total())
 }
+
+// A status fault's body says what it is: JSON is sent as application/json (a client
+// that reads an API's error object by its type sees one), text as text/plain, and a
+// rule may name the type itself (application/problem+json).
+func TestStatusFaultContentType(t *testing.T) {
+	f := newFixture(t, faultproxy.Config{})
+	for name, tc := range map[string]struct{ body, ctype, want string }{
+		"json":    {`{"error":{"type":"idempotency_error"}}`, "", "application/json"},
+		"text":    {"busy", "", "text/plain; charset=utf-8"},
+		"none":    {"", "", "text/plain; charset=utf-8"},
+		"problem": {`{"type":"in-use"}`, "application/problem+json", "application/problem+json"},
+	} {
+		f.addRule(faultproxy.Rule{Name: name, Match: faultproxy.Match{Key: "k-" + name},
+			Fault: faultproxy.FaultSpec{Type: faultproxy.FaultBeforeStatus, Status: 409, Body: tc.body, ContentType: tc.ctype}})
+		req, _ := http.NewRequest(http.MethodPost, f.srv.URL()+"/v1/refunds", nil)
+		req.Header.Set("Idempotency-Key", "k-"+name)
+		resp, err := f.client.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, 409, resp.StatusCode, name)
+		require.Equal(t, tc.want, resp.Header.Get("Content-Type"), name)
+	}
+	err := f.proxy.AddRule(t.Context(), faultproxy.Rule{Name: "bad", Fault: faultproxy.FaultSpec{Type: faultproxy.FaultBeforeStatus, ContentType: "text/plain\r\nX: y"}})
+	require.ErrorContains(t, err, "fault.content_type")
+}
