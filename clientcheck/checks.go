@@ -372,7 +372,7 @@ func checkNoKey(o *analysis) verdict {
 
 func check422(o *analysis) verdict {
 	_, byKey := faultproxy.AttemptsByKey(o.Attempts)
-	f, seen := failing{}, 0
+	f, seen, faulted := failing{}, 0, false
 	for _, attempts := range byKey {
 		for i, r := range attempts {
 			if o.classOf(r) != outcome.Mismatch {
@@ -381,6 +381,7 @@ func check422(o *analysis) verdict {
 			seen++
 			for _, later := range attempts[i+1:] {
 				if later.BodySHA256 == r.BodySHA256 {
+					faulted = faulted || r.Fault == faultproxy.FaultBeforeStatus
 					op := o.operationOf(r)
 					f.addOp("422-retried", fmt.Sprintf("%s: mismatch (%d) at #%d, the same request again at #%d",
 						op, r.ClientStatus, r.Seq, later.Seq), o, op, o.attempts[op])
@@ -393,14 +394,14 @@ func check422(o *analysis) verdict {
 		return na("no mismatch answer was delivered")
 	}
 	if f.count > 0 {
-		return f.fail("%d of %d mismatch answer(s) were retried unchanged", f.count, seen)
+		return f.fail("%d of %d mismatch answer(s) were retried unchanged%s", f.count, seen, o.standInNote(faulted, "expect.mismatch_body"))
 	}
 	return pass("%d mismatch answer(s), none retried unchanged", seen)
 }
 
 func check409(o *analysis) verdict {
 	_, byKey := faultproxy.AttemptsByKey(o.Attempts)
-	f, retried := failing{}, 0
+	f, retried, faulted := failing{}, 0, false
 	for _, attempts := range byKey {
 		for i, r := range attempts {
 			if o.classOf(r) != outcome.InFlight || i+1 == len(attempts) {
@@ -420,6 +421,7 @@ func check409(o *analysis) verdict {
 				if hasRetryAfter {
 					why = "Retry-After"
 				}
+				faulted = faulted || r.Fault == faultproxy.FaultBeforeStatus
 				op := o.operationOf(r)
 				f.addOp("409-hammered", fmt.Sprintf("%s: in flight (%d) at #%d, retried %s later at #%d (%s %s)",
 					op, r.ClientStatus, r.Seq, gap.Round(timeMillis), next.Seq, why, want), o, op, o.attempts[op])
@@ -430,7 +432,7 @@ func check409(o *analysis) verdict {
 		return na("no in-flight answer was followed by a retry")
 	}
 	if f.count > 0 {
-		return f.fail("%d of %d in-flight answer(s) retried before Retry-After/backoff", f.count, retried)
+		return f.fail("%d of %d in-flight answer(s) retried before Retry-After/backoff%s", f.count, retried, o.standInNote(faulted, "expect.in_flight_body"))
 	}
 	return pass("%d in-flight answer(s) retried after Retry-After/backoff", retried)
 }

@@ -140,6 +140,17 @@ func Test422RetriedUnchangedFailsAndCorrectedPasses(t *testing.T) {
 	o = goodObservation()
 	o.Attempts = append(o.Attempts, attempt(5, "k3", "b3", 422, time.Second), attempt(6, "k3", "b3-corrected", 201, 2*time.Second))
 	require.Equal(t, scenarios.Pass, verdicts(o)[clientcheck.ID422Retried].Verdict)
+
+	// The 422 was client-check's own problem+json, the profile declaring no body of the
+	// API's: the finding says a client that reads the body may act otherwise on the API's.
+	o = goodObservation()
+	o.Attempts = append(o.Attempts, attempt(5, "k3", "b3", 422, time.Second), attempt(6, "k3", "b3", 422, 2*time.Second))
+	o.Attempts[4].Fault = faultproxy.FaultBeforeStatus
+	require.NotContains(t, verdicts(o)[clientcheck.ID422Retried].Message, "stand-ins")
+	o.Schedule.StandIns = []string{"expect.mismatch_body"}
+	v := verdicts(o)[clientcheck.ID422Retried]
+	require.Equal(t, scenarios.Fail, v.Verdict)
+	require.Contains(t, v.Message, "those answers were client-check's problem+json stand-ins (the profile declares no expect.mismatch_body)")
 }
 
 func Test409MustWaitRetryAfter(t *testing.T) {

@@ -178,7 +178,18 @@ func faultItem(name, param string, hasParam bool) (FaultKind, error) {
 	return kind, nil
 }
 
-// Problem bodies the 409 and 422 faults send (RFC 9457, like the reference server's).
+// refusal is the before-status fault of a 409 or 422 kind: the profile's status, with
+// the body the profile says the API sends (declared: as JSON or text, as the proxy
+// sends it), else the problem+json default.
+func refusal(status int, declared, problem string) faultproxy.FaultSpec {
+	if declared != "" {
+		return faultproxy.FaultSpec{Type: faultproxy.FaultBeforeStatus, Status: status, Body: declared}
+	}
+	return faultproxy.FaultSpec{Type: faultproxy.FaultBeforeStatus, Status: status, Body: problem, ContentType: "application/problem+json"}
+}
+
+// Problem bodies the 409 and 422 faults send where the profile declares none (RFC 9457,
+// like the reference server's).
 const (
 	inFlightBody = `{"type":"idempotency-key-in-use","title":"a request with this key is in flight"}`
 	mismatchBody = `{"type":"idempotency-key-reused","title":"this key was used with another payload"}`
@@ -208,10 +219,11 @@ func (s *Schedule) rulesFor(p *scenarios.Profile) ([]faultproxy.Rule, error) {
 		case "close":
 			r.Fault = faultproxy.FaultSpec{Type: faultproxy.FaultAfterClose}
 		case "409":
-			r.Fault = faultproxy.FaultSpec{Type: faultproxy.FaultBeforeStatus, Status: p.Expect.InFlight, RetryAfter: k.RetryAfter, Body: inFlightBody}
+			r.Fault = refusal(p.Expect.InFlight, p.Expect.InFlightBody, inFlightBody)
+			r.Fault.RetryAfter = k.RetryAfter
 			want = outcome.InFlight
 		case "422":
-			r.Fault = faultproxy.FaultSpec{Type: faultproxy.FaultBeforeStatus, Status: p.Expect.Mismatch, Body: mismatchBody}
+			r.Fault = refusal(p.Expect.Mismatch, p.Expect.MismatchBody, mismatchBody)
 			want = outcome.Mismatch
 		default: // 503, 502, 504
 			status, _ := strconv.Atoi(k.Name)
@@ -219,7 +231,11 @@ func (s *Schedule) rulesFor(p *scenarios.Profile) ([]faultproxy.Rule, error) {
 			want = outcome.ServerError
 		}
 		if want != "" {
-			a := outcome.Answer{Status: r.Fault.Status, Header: http.Header{"Content-Type": {"application/problem+json"}}, Body: []byte(r.Fault.Body)}
+			ctype := r.Fault.ContentType
+			if ctype == "" {
+				ctype = "application/json" // what the proxy sends a JSON body as
+			}
+			a := outcome.Answer{Status: r.Fault.Status, Header: http.Header{"Content-Type": {ctype}}, Body: []byte(r.Fault.Body)}
 			if r.Fault.RetryAfter > 0 {
 				a.Header.Set("Retry-After", strconv.Itoa(r.Fault.RetryAfter))
 			}

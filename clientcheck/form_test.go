@@ -154,3 +154,46 @@ func TestAClientWithoutKeysMeetsItsFaultsAndDuplicates(t *testing.T) {
 		require.NotContains(t, line, "applied to 0", line)
 	}
 }
+
+// The 409 and 422 kinds stand in for the API's own refusals, so they carry the body the
+// profile says the API sends: under extends: stripe, Stripe's error object as JSON (a
+// client such as stripe-go decides by it whether to retry), elsewhere problem+json.
+func TestRefusalKindsSendTheAPIsOwnBody(t *testing.T) {
+	srv := formServer(t)
+	for _, tc := range []struct{ extends, wantType, wantBody string }{
+		{"extends: stripe\n", "application/json", `"code":"idempotency_key_in_use"`},
+		{"", "application/problem+json", `"type":"idempotency-key-in-use"`},
+	} {
+		doc := strings.Replace(fmt.Sprintf(formProfile, srv.URL, "/v1/refunds", "amount=4900&metadata[order_id]={{.Entity}}"), "name: form-api\n", "name: form-api\n"+tc.extends, 1)
+		if tc.extends != "" {
+			doc = strings.Replace(doc, "expect: { in_flight: 409, mismatch: 400, missing_key: optional }\n", "", 1)
+		}
+		p, err := scenarios.ParseProfile("form-api.yaml", []byte(doc))
+		require.NoError(t, err)
+		var mu sync.Mutex
+		got := map[string]string{}
+		client := func(ctx context.Context, env clientcheck.Env) error {
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, env.OperationURL, strings.NewReader("amount=4900&metadata[order_id]=ch_9"))
+			if err != nil {
+				return err
+			}
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("Idempotency-Key", "refund-ch_9")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			mu.Lock()
+			got["status"], got["type"], got["body"] = fmt.Sprint(resp.StatusCode), resp.Header.Get("Content-Type"), string(b)
+			mu.Unlock()
+			return nil
+		}
+		_, err = clientcheck.Run(context.Background(), clientcheck.Config{Profile: p, FaultSpec: "409", Seed: 1, Timeout: 30 * time.Second}, client)
+		require.NoError(t, err)
+		require.Equal(t, "409", got["status"], tc.extends)
+		require.Equal(t, tc.wantType, got["type"], tc.extends)
+		require.Contains(t, got["body"], tc.wantBody, tc.extends)
+	}
+}

@@ -325,6 +325,15 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	o.MinBackoff, o.ClientDuration = cfg.MinBackoff, clientDuration
 	o.Schedule = AppliedSchedule{Spec: sched.String(), Seed: cfg.Seed, Assignments: deal.assignments()}
 	o.Restarts = restarts.all()
+	for _, k := range sched.Kinds {
+		switch {
+		case sched.Rules != nil, cfg.Profile == nil: // given rules; the reference, whose own bodies these are
+		case k.Name == "409" && p.Expect.InFlightBody == "":
+			o.Schedule.StandIns = append(o.Schedule.StandIns, "expect.in_flight_body")
+		case k.Name == "422" && p.Expect.MismatchBody == "":
+			o.Schedule.StandIns = append(o.Schedule.StandIns, "expect.mismatch_body")
+		}
+	}
 	o.Schedule.Restart = cfg.Restart || slices.ContainsFunc(sched.Kinds, func(k FaultKind) bool { return k.Name == "restart" })
 	for _, k := range sched.Kinds {
 		o.Schedule.Kinds = append(o.Schedule.Kinds, k.Name)

@@ -2,6 +2,7 @@ package clientcheck
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/idemproof/idemproof/scenarios"
@@ -22,6 +23,20 @@ type AppliedSchedule struct {
 	// Restart is set when the run restarts the client (--restart or the restart kind):
 	// then client/key-survives-restart judges it.
 	Restart bool `json:"restart,omitempty"`
+	// StandIns are the profile fields (expect.in_flight_body, expect.mismatch_body) a
+	// 409 or 422 kind of the schedule would have taken the API's body from, and that the
+	// profile leaves out: those kinds answer with client-check's problem+json, and a
+	// client that decides by the body may treat the API's own refusal otherwise.
+	StandIns []string `json:"stand_ins,omitempty"`
+}
+
+// standInNote is what a finding on a refusal the proxy sent adds when that refusal was
+// client-check's problem+json rather than a body the profile declared for the API.
+func (o *analysis) standInNote(faulted bool, field string) string {
+	if !faulted || !slices.Contains(o.Schedule.StandIns, field) {
+		return ""
+	}
+	return fmt.Sprintf("; those answers were client-check's problem+json stand-ins (the profile declares no %s): a client that decides by the body may treat the API's own otherwise, so declare the body the API sends", field)
 }
 
 // ScheduleLines describes the applied schedule, one line per operation (how many of

@@ -137,6 +137,13 @@ type Expect struct {
 	// out of its fingerprint on purpose (a client's trace id, a note): reuse with only
 	// such a member changed may replay. fingerprint/each-member does not change them.
 	FingerprintIgnores []string `yaml:"fingerprint_ignores,omitempty" json:"fingerprint_ignores,omitempty"`
+	// InFlightBody and MismatchBody are the bodies the API answers its in-flight and
+	// mismatch statuses with (Stripe's error objects), for client-check's 409 and 422
+	// kinds, which stand in for the API's own answers: a client that decides by the body
+	// (stripe-go retries anything but a Stripe error object) must meet what the API
+	// sends. "": a problem+json body (RFC 9457).
+	InFlightBody string `yaml:"in_flight_body,omitempty" json:"in_flight_body,omitempty"`
+	MismatchBody string `yaml:"mismatch_body,omitempty" json:"mismatch_body,omitempty"`
 }
 
 // TestHook is how a request switches a test hook of the target on: a request header

@@ -78,6 +78,11 @@ func (p *Profile) fieldErrors() []fieldError {
 	default:
 		add("expect.replay_body", "must be bytes (a replay is the stored response byte for byte) or json (the same JSON value, members in any order), got %q", p.Expect.ReplayBody)
 	}
+	for field, body := range map[string]string{"expect.in_flight_body": p.Expect.InFlightBody, "expect.mismatch_body": p.Expect.MismatchBody} {
+		if len(body) > maxRefusalBody {
+			add(field, "must be at most %d bytes (the body the API sends with that status), got %d", maxRefusalBody, len(body))
+		}
+	}
 	if s := p.Expect.ReplayStatus; s != 0 && (s < 200 || s > 299) {
 		add("expect.replay_status", "must be a 2xx status (the status a replay of a success answers with, e.g. 200 after a 201), got %d", s)
 	}
@@ -242,3 +247,6 @@ func validFieldPath(s string) bool {
 }
 
 func is4xx(n int) bool { return n >= 400 && n <= 499 }
+
+// maxRefusalBody bounds expect.in_flight_body and expect.mismatch_body.
+const maxRefusalBody = 64 << 10
