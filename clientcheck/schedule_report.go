@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/scenarios"
 )
 
@@ -68,16 +69,25 @@ func ScheduleLines(o Observation) []string {
 			lines = append(lines, fmt.Sprintf("%s: no fault", as.Operation))
 			continue
 		}
-		n := 0
+		n, waitedOut := 0, 0
 		for _, r := range a.attempts[as.Operation] {
 			if (r.Rule == "client-check-"+kind || r.Rule == "client-check-"+kind+keylessSuffix) && r.Fault != "" {
 				n++
+				if kind == "hold" && r.ClientResult != faultproxy.ClientTimedOut {
+					waitedOut++
+				}
 			}
 		}
 		if n > 0 {
 			fired[kind] = true
 		}
-		lines = append(lines, fmt.Sprintf("%s: %s, applied to %d attempt(s)", as.Operation, kind, n))
+		line := fmt.Sprintf("%s: %s, applied to %d attempt(s)", as.Operation, kind, n)
+		if waitedOut > 0 {
+			// The hold ended (and dropped the connection) before the client gave up: what
+			// the client met was a closed connection, not its own timeout.
+			line += "; the client waited out the whole hold, so its timeout path was not exercised: give it a per-attempt timeout below the hold, or a longer hold=DUR"
+		}
+		lines = append(lines, line)
 	}
 	for _, k := range s.Kinds {
 		if fired[k] {

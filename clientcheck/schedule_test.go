@@ -108,3 +108,20 @@ func TestAKindThatCouldNeverFireIsAnErrorBeforeTheRun(t *testing.T) {
 	}
 	require.False(t, ran)
 }
+
+// A hold the client waited out (its timeout, or its SDK's, is longer than the hold)
+// ended as a dropped connection: the schedule line says the timeout path was not tested.
+func TestAHoldTheClientWaitedOutSaysSo(t *testing.T) {
+	held := faultproxy.Record{Seq: 1, Key: "k1", HasKey: true, Attempt: 1, BodySHA256: "b1", Rule: "client-check-hold",
+		Fault: faultproxy.FaultAfterHold, ReachedUpstream: true, ClientResult: faultproxy.ClientClosed}
+	o := clientcheck.Observation{
+		Attempts: []faultproxy.Record{held}, Entities: map[string]string{"b1": "order-1"},
+		Schedule: clientcheck.AppliedSchedule{Spec: "hold", Kinds: []string{"hold"}, Assignments: []clientcheck.Assignment{{Operation: "order-1", Kind: "hold"}}},
+	}
+	lines := strings.Join(clientcheck.ScheduleLines(o), "\n")
+	require.Contains(t, lines, "order-1: hold, applied to 1 attempt(s); the client waited out the whole hold, so its timeout path was not exercised")
+
+	o.Attempts[0].ClientResult = faultproxy.ClientTimedOut
+	lines = strings.Join(clientcheck.ScheduleLines(o), "\n")
+	require.NotContains(t, lines, "waited out")
+}
