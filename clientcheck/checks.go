@@ -439,7 +439,7 @@ func check409(o *analysis) verdict {
 
 func checkLostResolved(o *analysis) verdict {
 	ops, attempts := o.byOperation()
-	f, lost, cutOff := failing{}, 0, 0
+	f, lost, cutOff, retriedOK, surfaced := failing{}, 0, 0, 0, 0
 	for _, op := range ops {
 		as := attempts[op]
 		lostAt := slices.IndexFunc(as, func(r faultproxy.Record) bool { return unsettled(o.classOf(r)) })
@@ -448,9 +448,11 @@ func checkLostResolved(o *analysis) verdict {
 		}
 		lost++
 		if slices.ContainsFunc(as[lostAt:], func(r faultproxy.Record) bool { return knownOutcome(o.classOf(r)) }) {
+			retriedOK++
 			continue // retried to a known outcome
 		}
 		if oc, ok := o.outcomeOf(op); ok && oc.Outcome == OutcomeUnknown {
+			surfaced++
 			continue // surfaced as unknown
 		}
 		reported := "nothing"
@@ -461,7 +463,11 @@ func checkLostResolved(o *analysis) verdict {
 			continue
 		}
 		last := "last attempt without a known outcome"
-		if o.classOf(as[len(as)-1]) == outcome.InFlight {
+		switch final := as[len(as)-1]; {
+		case o.classOf(final) == outcome.InFlight && !final.ReachedUpstream:
+			// The proxy's own 409 stood in for the target's: no original runs.
+			last = "last attempt refused in flight (the fault's refusal: what the API answers while an attempt under the key runs, which may still commit)"
+		case o.classOf(final) == outcome.InFlight:
 			last = "last attempt refused in flight (the original may still commit)"
 		}
 		f.addOp("unresolved", fmt.Sprintf("%s: %s, client reported %s", op, last, reported), o, op, as)
@@ -475,7 +481,13 @@ func checkLostResolved(o *analysis) verdict {
 	if cutOff > 0 {
 		return unknown("%d of %d operation(s) with a lost or in-flight answer were still unresolved, and unreported, when the timeout killed the code under test", cutOff, lost)
 	}
-	return pass("%d operation(s) with a lost or in-flight answer, all resolved", lost)
+	switch {
+	case surfaced == 0:
+		return pass("%d operation(s) with a lost or in-flight answer, each retried to a known outcome", lost)
+	case retriedOK == 0:
+		return pass("%d operation(s) with a lost or in-flight answer, each reported unknown (none retried to a known outcome)", lost)
+	}
+	return pass("%d operation(s) with a lost or in-flight answer: %d retried to a known outcome, %d reported unknown", lost, retriedOK, surfaced)
 }
 
 func checkUnknownAsFailed(o *analysis) verdict {

@@ -204,6 +204,8 @@ func TestCommittedOperationReportedFailed(t *testing.T) {
 	v = verdicts(o)
 	require.Equal(t, scenarios.Pass, v[clientcheck.IDUnknownAsFailed].Verdict)
 	require.Equal(t, scenarios.Pass, v[clientcheck.IDLostResolved].Verdict)
+	require.Equal(t, "2 operation(s) with a lost or in-flight answer: 1 retried to a known outcome, 1 reported unknown", v[clientcheck.IDLostResolved].Message,
+		"\"resolved\" says which: a retry that settled it, or a client that said it does not know")
 }
 
 func TestLostOperationReportedOK(t *testing.T) {
