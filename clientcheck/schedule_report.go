@@ -7,6 +7,7 @@ import (
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/scenarios/report"
 )
 
 // IDFaultSchedule is the INFO result that says which faults were applied to what.
@@ -128,7 +129,7 @@ func scheduleResult(o Observation) scenarios.Result {
 		Requirement: "every fault kind asked for hits an operation",
 		Source:      "client-check",
 		Level:       scenarios.LevelPolicy,
-		Labels:      []string{"client", "faults"},
+		Labels:      []string{"client", "faults", report.SummaryLabel},
 		Target:      Target,
 		Verdict:     scenarios.Info,
 		Message:     msg,

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/idemproof/idemproof/scenarios"
@@ -16,10 +17,14 @@ const MarkdownFile = "report.md"
 // the summary far below a pull request comment's size limit.
 const MaxMarkdownResults = 40
 
+// SummaryLabel marks a result that describes the run rather than judging it (the fault
+// schedule as applied): the summary lists it under Notes whatever its verdict.
+const SummaryLabel = "summary"
+
 // WriteMarkdown writes a summary small enough for a pull request comment or
 // $GITHUB_STEP_SUMMARY: the INCOMPLETE banner of an interrupted run first, the verdict counts per target, every failing result with its
 // one-line evidence, its first blamed attempt and the command that repeats it, the UNKNOWN results (never a pass),
-// the baseline's known failures and the skipped scenarios, and with several targets the
+// the baseline's known failures and the skipped scenarios, the notes (results labelled SummaryLabel), and with several targets the
 // scenarios × targets matrix of the scenarios whose verdicts differ between targets or
 // are not PASS. Text from targets is escaped so a response body cannot break the page.
 func WriteMarkdown(w io.Writer, rep *scenarios.Report) error {
@@ -119,6 +124,18 @@ func WriteMarkdown(w io.Writer, rep *scenarios.Report) error {
 	}
 	section("Unknown (the outcome could not be seen; not a pass)", unknown)
 	section("Known failures (failing in the baseline too; not failing this run)", KnownFailures(rep))
+	var notes []scenarios.Result
+	for _, r := range rep.Results {
+		if slices.Contains(r.Labels, SummaryLabel) {
+			notes = append(notes, r)
+		}
+	}
+	if len(notes) > 0 {
+		b.WriteString("\n### Notes\n\n")
+		for _, r := range notes {
+			fmt.Fprintf(&b, "- `%s`: %s\n", mdCode(r.ScenarioID), mdText(oneLine(r.Message)))
+		}
+	}
 	if len(rep.Skipped) > 0 {
 		fmt.Fprintf(&b, "\n### Skipped (%d, --skip)\n\n", len(rep.Skipped))
 		for i, id := range rep.Skipped {

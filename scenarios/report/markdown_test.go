@@ -82,3 +82,13 @@ func TestMarkdownTitleCountsUnknownApartUnderStrict(t *testing.T) {
 	require.NoError(t, report.WriteMarkdown(&buf, rep))
 	require.True(t, strings.HasPrefix(buf.String(), "## idemproof: 2 failing, 1 UNKNOWN\n"), buf.String())
 }
+
+// A result that describes the run (client-check's fault schedule) is listed under Notes
+// whatever its verdict: the summary shows which faults never fired.
+func TestMarkdownListsTheRunsNotes(t *testing.T) {
+	rep := sampleReport()
+	require.NotContains(t, markdown(t, rep), "### Notes")
+	rep.Results = append(rep.Results, scenarios.Result{ScenarioID: "client/fault-schedule", Target: "client", Verdict: scenarios.Info,
+		Labels: []string{report.SummaryLabel}, Message: "503 (seed 1) over 3 operation(s): hold: never applied"})
+	require.Contains(t, markdown(t, rep), "### Notes\n\n- `client/fault-schedule`: 503 (seed 1) over 3 operation(s): hold: never applied\n")
+}
