@@ -182,7 +182,7 @@ func checkOneEffect(o *analysis) verdict {
 
 func checkSameKey(o *analysis) verdict {
 	ops, attempts := o.byOperation()
-	f, retried := failing{}, 0
+	f, retried, unkeyed := failing{}, 0, 0
 	for _, op := range ops {
 		if len(attempts[op]) < 2 {
 			continue
@@ -203,6 +203,7 @@ func checkSameKey(o *analysis) verdict {
 			f.addOp("keys-changed", fmt.Sprintf("%s went out under %d keys", op, len(keys)), o, op, attempts[op])
 		case len(keys) == 0:
 			// No key to keep: nothing lets the target tell the retry from a new operation.
+			unkeyed++
 			f.addOp("keys-changed", fmt.Sprintf("%s was retried without a key (%d attempts)", op, keyless), o, op, attempts[op])
 		case keyless > 0:
 			f.addOp("keys-changed", fmt.Sprintf("%s went out under a key and %d time(s) without one", op, keyless), o, op, attempts[op])
@@ -210,6 +211,9 @@ func checkSameKey(o *analysis) verdict {
 	}
 	if retried == 0 {
 		return na("no operation was retried")
+	}
+	if f.count > 0 && unkeyed > 0 {
+		return f.fail("%d of %d retried operation(s) did not keep one key across their attempts (%d retried without any key)", f.count, retried, unkeyed)
 	}
 	if f.count > 0 {
 		return f.fail("%d of %d retried operation(s) changed the key between attempts", f.count, retried)
