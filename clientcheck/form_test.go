@@ -47,14 +47,7 @@ func formServer(t *testing.T) *httptest.Server {
 	mux.HandleFunc("POST /v1/charges/{charge}/refunds", func(w http.ResponseWriter, r *http.Request) {
 		refund(w, r, r.PathValue("charge"))
 	})
-	mux.HandleFunc("GET /ledger", func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintf(w, `{"n": %d}`, effects[r.URL.Query().Get("order")])
-	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
+	return startWithLedger(t, mux, &mu, effects)
 }
 
 const formProfile = `name: form-api
@@ -196,4 +189,17 @@ func TestRefusalKindsSendTheAPIsOwnBody(t *testing.T) {
 		require.Equal(t, tc.wantType, got["type"], tc.extends)
 		require.Contains(t, got["body"], tc.wantBody, tc.extends)
 	}
+}
+
+// startWithLedger serves mux with GET /ledger?order=E added: {"n": E's count in effects},
+// read under mu.
+func startWithLedger(t *testing.T, mux *http.ServeMux, mu *sync.Mutex, effects map[string]int) *httptest.Server {
+	mux.HandleFunc("GET /ledger", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(w, `{"n": %d}`, effects[r.URL.Query().Get("order")])
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
 }

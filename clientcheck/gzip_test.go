@@ -71,14 +71,7 @@ func rpcRefunds(t *testing.T, gzipped *atomic.Int32) *httptest.Server {
 		zw.Write(answer)
 		zw.Close()
 	})
-	mux.HandleFunc("GET /ledger", func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintf(w, `{"n": %d}`, effects[r.URL.Query().Get("order")])
-	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
+	return startWithLedger(t, mux, &mu, effects)
 }
 
 const rpcProfile = `name: rpc-refunds
