@@ -135,7 +135,8 @@ func actsOnTheAnswer(fault string) bool { return strings.HasPrefix(fault, "after
 // Over MCP, a PASS is UNKNOWN too when a fault lost a 404 of the transport: the session
 // was gone, so no tool saw that attempt, and the attempt the scenario means to lose (a
 // replay, the original) never happened; the client, which never saw the 404, could not
-// open a new session for it.
+// open a new session for it. So is one whose duplicated copy met that 404: no duplicate
+// reached the tool.
 func withPremise(sc Scenario, r Record, p *Profile, v Verdict, msg string, ev Evidence) (Verdict, string) {
 	duplicateFail := ev.Categories[CatDuplicated] > 0
 	if first, answer, throttled := firstStepThrottled(sc, r); throttled && (v == Pass || v == Fail) && !(v == Fail && duplicateFail) {
@@ -147,8 +148,14 @@ func withPremise(sc Scenario, r Record, p *Profile, v Verdict, msg string, ev Ev
 	}
 	if v == Pass && p.Transport == TransportMCP {
 		for _, j := range r.Journal {
-			if actsOnTheAnswer(j.Fault) && j.UpstreamStatus == http.StatusNotFound {
+			switch {
+			case j.UpstreamStatus != http.StatusNotFound:
+			case actsOnTheAnswer(j.Fault):
 				return Unknown, fmt.Sprintf("the %s fault lost the server's 404 to attempt %d (its MCP session was gone: no tool saw it), not an answer of the tool: what the scenario is about did not happen; the checker saw: %s", j.Fault, j.Attempt, msg)
+			case j.Fault == faultproxy.FaultDuplicate:
+				// The copy delivered to the client is the second: a 404 there is a copy no
+				// tool saw, so nothing was deduplicated.
+				return Unknown, fmt.Sprintf("the duplicated copy of attempt %d met the server's 404 (its MCP session was gone: no tool saw it), so no duplicate reached the tool: what the scenario is about did not happen; the checker saw: %s", j.Attempt, msg)
 			}
 		}
 	}

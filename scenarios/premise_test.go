@@ -56,6 +56,20 @@ func TestAFaultThatLostASessionsNotFoundIsNoPremise(t *testing.T) {
 	v, msg := scenarios.WithPremise(sc, rec, p, scenarios.Pass, "one side effect; 2 lost response(s) recovered", scenarios.Evidence{})
 	require.Equal(t, scenarios.Unknown, v, msg)
 	require.Contains(t, msg, "lost the server's 404 to attempt 2")
+
+	// A duplicate delivery whose delivered (second) copy met a 404: no duplicate reached
+	// the tool, so one effect proves no deduplication.
+	dup, ok := scenarios.Lookup("race/duplicate-sequential")
+	require.True(t, ok)
+	rec = scenarios.Record{Journal: []faultproxy.Record{
+		{Seq: 1, Key: "k", HasKey: true, Attempt: 1, Fault: faultproxy.FaultDuplicate, ReachedUpstream: true, UpstreamCalls: 2, UpstreamStatus: 404, ClientStatus: 404},
+	}}
+	v, msg = scenarios.WithPremise(dup, rec, p, scenarios.Pass, "one side effect", scenarios.Evidence{})
+	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Contains(t, msg, "the duplicated copy of attempt 1 met the server's 404")
+	rec.Journal[0].UpstreamStatus, rec.Journal[0].ClientStatus = 200, 200
+	v, _ = scenarios.WithPremise(dup, rec, p, scenarios.Pass, "one side effect", scenarios.Evidence{})
+	require.Equal(t, scenarios.Pass, v)
 }
 
 // A replay scenario whose fault hid a polled stream (the upstream's 200 held only the
