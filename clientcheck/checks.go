@@ -384,7 +384,7 @@ func check422(o *analysis) verdict {
 			}
 			seen++
 			for _, later := range attempts[i+1:] {
-				if later.BodySHA256 == r.BodySHA256 {
+				if o.payloadOf(later) == o.payloadOf(r) {
 					faulted = faulted || r.Fault == faultproxy.FaultBeforeStatus
 					op := o.operationOf(r)
 					f.addOp("422-retried", fmt.Sprintf("%s: mismatch (%d) at #%d, the same request again at #%d",

@@ -17,6 +17,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/reference/idempotency"
 	"github.com/idemproof/idemproof/scenarios"
 )
 
@@ -178,11 +179,23 @@ func (f *front) entityOf(r *http.Request, body []byte) string {
 
 // payloadOf fingerprints what the client asked for, the key left out: a body that
 // carries the key differs by it alone between a retry under a fresh key and the original.
+// A JSON-RPC request's id is left out too: every MCP SDK numbers each request anew (the
+// go-sdk's and mcp-go's connections count them), so a correct retry never has the
+// original's bytes. A JSON body is compared as canonical JSON, so a retry re-serialized
+// with its members in another order is the same payload.
 func (f *front) payloadOf(body []byte) string {
 	if f.keyField != "" {
 		if stripped, err := sjson.DeleteBytes(body, f.keyField); err == nil {
 			body = stripped
 		}
+	}
+	if gjson.ValidBytes(body) && gjson.GetBytes(body, "jsonrpc").Exists() {
+		if stripped, err := sjson.DeleteBytes(body, "id"); err == nil {
+			body = stripped
+		}
+	}
+	if canonical, ok := idempotency.CanonicalJSON(body); ok {
+		body = canonical
 	}
 	sum := sha256.Sum256(body)
 	return hex.EncodeToString(sum[:])

@@ -88,6 +88,13 @@ expect: { in_flight: 409, mismatch: 422, missing_key: optional }
 // toolClient initialises once, then calls the tool for each order, up to 3 attempts,
 // with keyFor's key in the body.
 func toolClient(keyFor func(order string, attempt int) string) clientcheck.ClientFunc {
+	return toolClientNumbering(keyFor, false)
+}
+
+// toolClientNumbering is toolClient; with newIDs each request gets a JSON-RPC id of its
+// own, as every MCP SDK numbers them, the retries' too.
+func toolClientNumbering(keyFor func(order string, attempt int) string, newIDs bool) clientcheck.ClientFunc {
+	nextID := 1
 	return func(ctx context.Context, env clientcheck.Env) error {
 		c := &http.Client{Timeout: 500 * time.Millisecond}
 		post := func(body string) (int, error) {
@@ -114,6 +121,10 @@ func toolClient(keyFor func(order string, attempt int) string) clientcheck.Clien
 					return err
 				}
 				call["params"].(map[string]any)["arguments"].(map[string]any)["idempotency_key"] = keyFor(order, attempt)
+				if newIDs {
+					nextID++
+					call["id"] = nextID
+				}
 				b, _ := json.Marshal(call)
 				if status, err := post(string(bytes.TrimSpace(b))); err == nil && status == 200 {
 					break
@@ -170,6 +181,23 @@ func TestAProfileTargetWithTheKeyInTheBody(t *testing.T) {
 			require.Positive(t, r.DurationMS, "a check's duration is the client's run")
 		}
 	}
+}
+
+// A JSON-RPC client numbers every request, its retries too: the id is no part of the
+// payload, so a retry under the kept key is the same payload, and one under a fresh key
+// is the same payload re-sent under it.
+func TestAJSONRPCRetryWithANewIDIsTheSamePayload(t *testing.T) {
+	p := loadToolProfile(t)
+	cfg := clientcheck.Config{Profile: p, FaultSpec: "503", Seed: 1, Timeout: 30 * time.Second}
+	res, err := clientcheck.Run(context.Background(), cfg, toolClientNumbering(func(order string, _ int) string { return "call-" + order }, true))
+	require.NoError(t, err)
+	require.NoError(t, res.Err(), "a correct retry with its own JSON-RPC id")
+
+	res, err = clientcheck.Run(context.Background(), cfg, toolClientNumbering(func(order string, attempt int) string {
+		return fmt.Sprintf("call-%s-%d", order, attempt)
+	}, true))
+	require.NoError(t, err)
+	require.ErrorContains(t, res.Err(), "key minted per attempt", "the same payload under a fresh key, whatever its id")
 }
 
 func TestAProfileTargetCatchesAKeyMintedPerAttempt(t *testing.T) {
