@@ -219,6 +219,12 @@ func (s *Schedule) rulesFor(p *scenarios.Profile) ([]faultproxy.Rule, error) {
 		case "close":
 			r.Fault = faultproxy.FaultSpec{Type: faultproxy.FaultAfterClose}
 		case "409":
+			if p.Expect.InFlight == 0 {
+				// Without the status, the fault would answer the proxy's default 503: a
+				// server error every client may retry at once, judged as an in-flight
+				// refusal.
+				return nil, fmt.Errorf("fault %q: the profile %s declares no expect.in_flight status to answer with (its in-flight refusals are told by outcomes: rules or it waits, in_flight: wait), so the kind cannot stand in for them; drop it, or use @FILE rules with the answer this API gives", k, p.Name)
+			}
 			r.Fault = refusal(p.Expect.InFlight, p.Expect.InFlightBody, inFlightBody)
 			r.Fault.RetryAfter = k.RetryAfter
 			want = outcome.InFlight

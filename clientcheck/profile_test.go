@@ -229,3 +229,17 @@ func TestAProfileWithoutAnEntityToFindIsAnError(t *testing.T) {
 	_, err := clientcheck.EntityOf(p)
 	require.ErrorContains(t, err, "entity: client-check needs to know where a request names its logical operation; declare it, e.g. entity: {json: order_id}")
 }
+
+// A profile that tells its in-flight refusals by outcome rules (a JSON-RPC error inside a
+// 200) declares no in-flight status: the 409 kind has nothing to answer with, and is
+// refused before the run instead of sending the proxy's default 503 as an "in-flight"
+// answer that every client may rightly retry at once.
+func TestThe409KindNeedsAnInFlightStatus(t *testing.T) {
+	doc := strings.Replace(toolProfile, "expect: { in_flight: 409, mismatch: 422, missing_key: optional }", `expect: { mismatch: 422, missing_key: optional }
+outcomes:
+  in_flight: {json: {path: error.code, equals: -32010}}`, 1)
+	p, err := scenarios.ParseProfile("tool-api.yaml", []byte(fmt.Sprintf(doc, toolServer(t).URL)))
+	require.NoError(t, err)
+	_, err = clientcheck.Run(context.Background(), clientcheck.Config{Profile: p, FaultSpec: "409", Timeout: 30 * time.Second}, toolClient(func(order string, _ int) string { return "call-" + order }))
+	require.ErrorContains(t, err, `fault "409": the profile tool-api declares no expect.in_flight status`)
+}
