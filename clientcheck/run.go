@@ -396,6 +396,12 @@ func openTarget(cfg Config) (*scenarios.Profile, func(), error) {
 		if cfg.Profile.BaseURL == "" {
 			return nil, nil, fmt.Errorf("profile %s: base_url is required: client-check puts its own proxy in front of the target", cfg.Profile.Name)
 		}
+		if cfg.Profile.Transport == scenarios.TransportMCP {
+			// That form names the tool and its arguments and reads the ledger with a
+			// tool call: the client's own requests are the whole JSON-RPC call, and the
+			// ledger is read straight over HTTP.
+			return nil, nil, fmt.Errorf("profile %s: transport: mcp is the form idemproof check drives an MCP server with; client-check watches the client's own tools/call requests and needs the plain-HTTP form: operation.body the whole JSON-RPC tools/call with {{.Entity}} in its arguments, key_field the key's place in it (params._meta.idempotency_key), and side_effects an HTTP ledger (see examples/mcp-agent-client/client-check.yaml)", cfg.Profile.Name)
+		}
 		return cfg.Profile, func() {}, nil
 	}
 	sink, err := downstream.Start(downstream.Config{Listen: "127.0.0.1:0", EntityField: "order_id"})
