@@ -369,7 +369,7 @@ func checkNoKey(o *analysis) verdict {
 	f := failing{}
 	for _, r := range unkeyed {
 		op := o.operationOf(r)
-		f.addOp("no-key", fmt.Sprintf("%s: attempt #%d carried no key", op, r.Seq), o, op, []faultproxy.Record{r})
+		f.addOp("no-key", fmt.Sprintf("%s: attempt %d carried no key", op, o.attemptNo(op, r)), o, op, o.attempts[op])
 	}
 	return f.fail("%d of %d attempt(s) carried no idempotency key", len(unkeyed), len(o.Attempts))
 }
@@ -387,8 +387,8 @@ func check422(o *analysis) verdict {
 				if o.payloadOf(later) == o.payloadOf(r) {
 					faulted = faulted || r.Fault == faultproxy.FaultBeforeStatus
 					op := o.operationOf(r)
-					f.addOp("422-retried", fmt.Sprintf("%s: mismatch (%d) at #%d, the same request again at #%d",
-						op, r.ClientStatus, r.Seq, later.Seq), o, op, o.attempts[op])
+					f.addOp("422-retried", fmt.Sprintf("%s: mismatch (%d) at attempt %d, the same request again at attempt %d",
+						op, r.ClientStatus, o.attemptNo(op, r), o.attemptNo(op, later)), o, op, o.attempts[op])
 					break
 				}
 			}
@@ -427,8 +427,8 @@ func check409(o *analysis) verdict {
 				}
 				faulted = faulted || r.Fault == faultproxy.FaultBeforeStatus
 				op := o.operationOf(r)
-				f.addOp("409-hammered", fmt.Sprintf("%s: in flight (%d) at #%d, retried %s later at #%d (%s %s)",
-					op, r.ClientStatus, r.Seq, gap.Round(timeMillis), next.Seq, why, want), o, op, o.attempts[op])
+				f.addOp("409-hammered", fmt.Sprintf("%s: in flight (%d) at attempt %d, retried %s later at attempt %d (%s %s)",
+					op, r.ClientStatus, o.attemptNo(op, r), gap.Round(timeMillis), o.attemptNo(op, next), why, want), o, op, o.attempts[op])
 			}
 		}
 	}
@@ -585,4 +585,15 @@ func checkKeySurvivesRestart(o *analysis) verdict {
 		return pass("%d restarted operation(s) resumed under their original key; %d never re-sent", kept, forgotten)
 	}
 	return pass("%d restarted operation(s) resumed under their original key", kept)
+}
+
+// attemptNo is r's number among its operation's attempts, as the attempts table under a
+// finding numbers them (1, 2, …), not the journal's sequence number.
+func (o *analysis) attemptNo(op string, r faultproxy.Record) int {
+	for i, a := range o.attempts[op] {
+		if a.Seq == r.Seq {
+			return i + 1
+		}
+	}
+	return 0
 }

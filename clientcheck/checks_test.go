@@ -113,6 +113,12 @@ func TestNoKey(t *testing.T) {
 	v := verdicts(o)
 	require.Equal(t, scenarios.Fail, v[clientcheck.IDNoKey].Verdict)
 	require.Equal(t, "1 of 5 attempt(s) carried no idempotency key", v[clientcheck.IDNoKey].Message)
+
+	// The detail numbers the attempt as the table under it does: among its operation's.
+	o.Entities["b3"] = "order-3"
+	o.Attempts = append(o.Attempts[:4], attempt(5, "k3", "b3", 503, time.Second), attempt(6, "", "b3", 201, 2*time.Second))
+	v = verdicts(o)
+	require.Contains(t, v[clientcheck.IDNoKey].Evidence.Examples[0], "order-3: attempt 2 carried no key")
 }
 
 // A retry without a key (an SDK that sends none, retrying a 503) kept no key: nothing
