@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -447,7 +445,7 @@ func EntityOf(p *scenarios.Profile) (scenarios.EntityRef, error) {
 	body, err := renderEntity(p.Operation.Body, sample)
 	var found []string
 	if err == nil && !gjson.Valid(body) {
-		for _, field := range formFieldNames(body) {
+		for _, field := range scenarios.FormFieldNames(body) {
 			if scenarios.FormValue(body, field) == sample {
 				found = append(found, field)
 			}
@@ -478,20 +476,6 @@ func EntityOf(p *scenarios.Profile) (scenarios.EntityRef, error) {
 		return scenarios.EntityRef{}, fmt.Errorf("profile %s: entity: client-check needs to know where a request names its logical operation; declare it, e.g. entity: {json: order_id} (a JSON path into the body), {form: metadata[order_id]} (a field of a form-encoded body), {header: X-Order-Id} or {path: /v1/charges/{{.Entity}}/refunds} (the path segment that names it)", p.Name)
 	}
 	return scenarios.EntityRef{JSON: found[0]}, nil
-}
-
-// formFieldNames are the field names of a form-encoded body, decoded (nil for no form).
-func formFieldNames(body string) []string {
-	values, err := url.ParseQuery(body)
-	if err != nil || strings.ContainsAny(body, "{}\" \t\r\n") {
-		return nil
-	}
-	names := make([]string, 0, len(values))
-	for name := range values {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
 }
 
 func newEnv(p *scenarios.Profile, entity scenarios.EntityRef, base, admin, outcomeFile string) Env {

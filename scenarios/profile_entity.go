@@ -50,6 +50,24 @@ func FormValue(body, name string) string {
 	return ""
 }
 
+// FormFieldNames are the field names of a form-encoded body, decoded, each once, in
+// order (nil when the body is not a form, by the rule FormValue reads it with).
+func FormFieldNames(body string) []string {
+	fields, ok := formFields(body)
+	if !ok {
+		return nil
+	}
+	seen := map[string]bool{}
+	var names []string
+	for _, f := range fields {
+		if n, _ := url.QueryUnescape(f.name); !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
 // PathEntity is what a request path holds where {{.Entity}} stands in the template
 // (its query ignored), and whether the rest of the path matches the template.
 func PathEntity(template, path string) (string, bool) {
