@@ -1,6 +1,7 @@
 package faultproxy_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 
@@ -68,4 +69,31 @@ func TestStatusFaultContentType(t *testing.T) {
 	}
 	err := f.proxy.AddRule(t.Context(), faultproxy.Rule{Name: "bad", Fault: faultproxy.FaultSpec{Type: faultproxy.FaultBeforeStatus, ContentType: "text/plain\r\nX: y"}})
 	require.ErrorContains(t, err, "fault.content_type")
+}
+
+// content_type is a parameter of rules files and of the admin API as documented, and a
+// rule keeps it on its way through JSON (GET /rules, a report of the rules used).
+func TestStatusFaultContentTypeInRulesFiles(t *testing.T) {
+	const yamlRule = `[{name: s, fault: {type: before-status, status: 409, body: '{"type":"in-use"}', content_type: application/problem+json}}]`
+	const jsonRule = `[{"name":"s","fault":{"type":"before-status","status":409,"body":"{\"type\":\"in-use\"}","content_type":"application/problem+json"}}]`
+	fromYAML, err := faultproxy.ParseRulesYAML([]byte(yamlRule))
+	require.NoError(t, err)
+	fromJSON, err := faultproxy.ParseRulesJSON([]byte(jsonRule))
+	require.NoError(t, err)
+	require.Equal(t, fromYAML, fromJSON)
+	require.Equal(t, "application/problem+json", fromJSON[0].Fault.ContentType)
+	b, err := json.Marshal(fromJSON)
+	require.NoError(t, err)
+	again, err := faultproxy.ParseRulesJSON(b)
+	require.NoError(t, err)
+	require.Equal(t, fromJSON, again)
+
+	f := newFixture(t, faultproxy.Config{})
+	code, _, raw := adminCall(t, f.proxy.AdminHandler(""), "POST", "/rules", `{"name":"s","fault":{"type":"before-status","status":409,"body":"{}","content_type":"application/problem+json"}}`, nil)
+	require.Equal(t, http.StatusCreated, code, raw)
+	req, _ := http.NewRequest(http.MethodPost, f.srv.URL()+"/v1/refunds", nil)
+	resp, err := f.client.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, "application/problem+json", resp.Header.Get("Content-Type"))
 }

@@ -14,19 +14,20 @@ import (
 
 // faultSpecWire is FaultSpec as it travels: identical fields plus duration_ms.
 type faultSpecWire struct {
-	Type       string  `json:"type" yaml:"type"`
-	Status     int     `json:"status,omitempty" yaml:"status,omitempty"`
-	Body       string  `json:"body,omitempty" yaml:"body,omitempty"`
-	RetryAfter int     `json:"retry_after,omitempty" yaml:"retry_after,omitempty"`
-	Bytes      int     `json:"bytes,omitempty" yaml:"bytes,omitempty"`
-	DurationMS float64 `json:"duration_ms,omitempty" yaml:"duration_ms,omitempty"`
-	Then       string  `json:"then,omitempty" yaml:"then,omitempty"`
-	Mode       string  `json:"mode,omitempty" yaml:"mode,omitempty"`
+	Type        string  `json:"type" yaml:"type"`
+	Status      int     `json:"status,omitempty" yaml:"status,omitempty"`
+	Body        string  `json:"body,omitempty" yaml:"body,omitempty"`
+	ContentType string  `json:"content_type,omitempty" yaml:"content_type,omitempty"`
+	RetryAfter  int     `json:"retry_after,omitempty" yaml:"retry_after,omitempty"`
+	Bytes       int     `json:"bytes,omitempty" yaml:"bytes,omitempty"`
+	DurationMS  float64 `json:"duration_ms,omitempty" yaml:"duration_ms,omitempty"`
+	Then        string  `json:"then,omitempty" yaml:"then,omitempty"`
+	Mode        string  `json:"mode,omitempty" yaml:"mode,omitempty"`
 }
 
 func (f FaultSpec) wire() faultSpecWire {
 	return faultSpecWire{
-		Type: f.Type, Status: f.Status, Body: f.Body, RetryAfter: f.RetryAfter, Bytes: f.Bytes,
+		Type: f.Type, Status: f.Status, Body: f.Body, ContentType: f.ContentType, RetryAfter: f.RetryAfter, Bytes: f.Bytes,
 		DurationMS: float64(f.Duration) / float64(time.Millisecond), Then: f.Then, Mode: f.Mode,
 	}
 }
@@ -39,7 +40,7 @@ func (w faultSpecWire) spec() (FaultSpec, error) {
 		return FaultSpec{}, &FieldError{Field: "fault.duration_ms", Msg: fmt.Sprintf("must be a non-negative number of milliseconds, got %v", w.DurationMS)}
 	}
 	return FaultSpec{
-		Type: w.Type, Status: w.Status, Body: w.Body, RetryAfter: w.RetryAfter, Bytes: w.Bytes,
+		Type: w.Type, Status: w.Status, Body: w.Body, ContentType: w.ContentType, RetryAfter: w.RetryAfter, Bytes: w.Bytes,
 		Duration: time.Duration(w.DurationMS * float64(time.Millisecond)), Then: w.Then, Mode: w.Mode,
 	}, nil
 }
