@@ -72,12 +72,16 @@ type FaultSpec struct {
 	Body   string `json:"body,omitempty" yaml:"body,omitempty"`
 	// ContentType is the status faults' Content-Type; "" is application/json for a body
 	// that is JSON, else text/plain.
-	ContentType string        `json:"content_type,omitempty" yaml:"content_type,omitempty"`
-	RetryAfter  int           `json:"retry_after,omitempty" yaml:"retry_after,omitempty"` // seconds
-	Bytes       int           `json:"bytes,omitempty" yaml:"bytes,omitempty"`
-	Duration    time.Duration `json:"-" yaml:"-"`
-	Then        string        `json:"then,omitempty" yaml:"then,omitempty"` // after-hold: "deliver" (default) or "drop"
-	Mode        string        `json:"mode,omitempty" yaml:"mode,omitempty"` // duplicate: "sequential" (default) or "concurrent"
+	ContentType string `json:"content_type,omitempty" yaml:"content_type,omitempty"`
+	// JSONRPCID makes a status fault's body (a JSON-RPC response object) answer the
+	// request it refuses: its top-level id becomes the request's JSON-RPC id (null for a
+	// request without one), as a JSON-RPC server's error inside a 200 does.
+	JSONRPCID  bool          `json:"jsonrpc_id,omitempty" yaml:"jsonrpc_id,omitempty"`
+	RetryAfter int           `json:"retry_after,omitempty" yaml:"retry_after,omitempty"` // seconds
+	Bytes      int           `json:"bytes,omitempty" yaml:"bytes,omitempty"`
+	Duration   time.Duration `json:"-" yaml:"-"`
+	Then       string        `json:"then,omitempty" yaml:"then,omitempty"` // after-hold: "deliver" (default) or "drop"
+	Mode       string        `json:"mode,omitempty" yaml:"mode,omitempty"` // duplicate: "sequential" (default) or "concurrent"
 }
 
 // Client-side results: what the client got for one attempt.

@@ -1,11 +1,15 @@
 package faultproxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"sort"
 	"strings"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 )
 
 // Fault is one injected failure applied to one attempt. Apply drives the Exchange: it
@@ -72,6 +76,7 @@ func onlyParams(spec FaultSpec, allowed ...string) error {
 		"status":       spec.Status != 0,
 		"body":         spec.Body != "",
 		"content_type": spec.ContentType != "",
+		"jsonrpc_id":   spec.JSONRPCID,
 		"retry_after":  spec.RetryAfter != 0,
 		"bytes":        spec.Bytes != 0,
 		"duration_ms":  spec.Duration != 0,
@@ -124,10 +129,11 @@ type statusResponse struct {
 	body        []byte
 	contentType string
 	retryAfter  int
+	jsonRPCID   bool // the body's id is set to the request's (FaultSpec.JSONRPCID)
 }
 
 func newStatusResponse(spec FaultSpec) (statusResponse, error) {
-	if err := onlyParams(spec, "status", "body", "content_type", "retry_after"); err != nil {
+	if err := onlyParams(spec, "status", "body", "content_type", "retry_after", "jsonrpc_id"); err != nil {
 		return statusResponse{}, err
 	}
 	ctype := spec.ContentType
@@ -146,11 +152,14 @@ func newStatusResponse(spec FaultSpec) (statusResponse, error) {
 	if spec.RetryAfter < 0 {
 		return statusResponse{}, &FieldError{Field: "fault.retry_after", Msg: fmt.Sprintf("must be seconds >= 0, got %d", spec.RetryAfter)}
 	}
+	if spec.JSONRPCID && !gjson.Parse(spec.Body).IsObject() {
+		return statusResponse{}, &FieldError{Field: "fault.jsonrpc_id", Msg: `needs a body that is a JSON-RPC response object, such as {"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"request in flight"}}`}
+	}
 	body := spec.Body
 	if body == "" {
 		body = fmt.Sprintf("faultproxy: injected %d %s\n", status, http.StatusText(status))
 	}
-	return statusResponse{status: status, body: []byte(body), contentType: ctype, retryAfter: spec.RetryAfter}, nil
+	return statusResponse{status: status, body: []byte(body), contentType: ctype, retryAfter: spec.RetryAfter, jsonRPCID: spec.JSONRPCID}, nil
 }
 
 func (s statusResponse) send(ex *Exchange) {
@@ -158,5 +167,30 @@ func (s statusResponse) send(ex *Exchange) {
 	if s.retryAfter > 0 {
 		h.Set("Retry-After", fmt.Sprint(s.retryAfter))
 	}
-	ex.Respond(s.status, h, s.body)
+	body := s.body
+	if s.jsonRPCID {
+		body = ex.answeringRequestID(body)
+	}
+	ex.Respond(s.status, h, body)
+}
+
+// answeringRequestID is body, a JSON object, with its top-level id set to the request's
+// JSON-RPC id: a JSON-RPC client matches an answer to its call by the id, so a refusal
+// with any other id is one it never sees. A request whose id cannot be read (none, a
+// notification, a body over the buffer limit) gets null, as a server answers a request
+// it could not read, and the journal says so.
+func (ex *Exchange) answeringRequestID(body []byte) []byte {
+	if !ex.rec.ReachedUpstream {
+		ex.body.bufferAll(ex.p.cfg.BufferLimit)
+	}
+	id, _ := ex.jsonRPC()
+	if id == nil {
+		ex.Note("jsonrpc_id: the request has no JSON-RPC id the proxy could read; the answer's id is null")
+		id = []byte("null")
+	}
+	out, err := sjson.SetRawBytes(bytes.Clone(body), "id", id)
+	if err != nil {
+		return body
+	}
+	return out
 }

@@ -2,7 +2,10 @@ package faultproxy_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -96,4 +99,58 @@ func TestStatusFaultContentTypeInRulesFiles(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, "application/problem+json", resp.Header.Get("Content-Type"))
+}
+
+// jsonrpc_id: a status fault standing in for a JSON-RPC server's error inside a 200
+// answers the call it refuses, the request's id in its own (a JSON-RPC client drops an
+// answer with another id as no answer to its call), before and after the upstream
+// committed, with the key in a header (the body not read before the fault) or in the
+// body; a request without an id gets null, and the journal says so.
+func TestStatusFaultEchoesJSONRPCID(t *testing.T) {
+	const refusal = `{"jsonrpc":"2.0","id":null,"error":{"code":-32010,"message":"in flight"}}`
+	call := func(id string) string {
+		return `{"jsonrpc":"2.0",` + id + `"method":"tools/call","params":{"name":"refund","_meta":{"idempotency_key":"K"}}}`
+	}
+	for _, cfg := range []faultproxy.Config{{}, {KeyField: "params._meta.idempotency_key"}} {
+		for _, typ := range []string{faultproxy.FaultBeforeStatus, faultproxy.FaultAfterStatus} {
+			f := newFixture(t, cfg)
+			f.addRule(faultproxy.Rule{Name: "rpc", Match: faultproxy.Match{Key: "*"},
+				Fault: faultproxy.FaultSpec{Type: typ, Status: 200, Body: refusal, JSONRPCID: true}})
+			for id, want := range map[string]string{`"id":7,`: `7`, `"id":"c-1",`: `"c-1"`, `"id": 1.50,`: `1.50`, ``: `null`} {
+				name := fmt.Sprintf("key field %q, %s, id %q", cfg.KeyField, typ, id)
+				req, err := http.NewRequest(http.MethodPost, f.srv.URL()+"/mcp", strings.NewReader(call(id)))
+				require.NoError(t, err)
+				req.Header.Set("Idempotency-Key", "K")
+				resp, err := f.client.Do(req)
+				require.NoError(t, err, name)
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				require.Equal(t, 200, resp.StatusCode, name)
+				require.JSONEq(t, `{"jsonrpc":"2.0","id":`+want+`,"error":{"code":-32010,"message":"in flight"}}`, string(body), name)
+				require.Equal(t, "application/json", resp.Header.Get("Content-Type"), name)
+			}
+			recs := f.journal("K")
+			require.Len(t, recs, 4)
+			upstream := 0
+			for _, r := range recs {
+				if r.ReachedUpstream {
+					upstream++
+				}
+				require.Equal(t, r.RPCID == "", strings.Contains(r.Note, "answer's id is null"), "%+v", r)
+			}
+			if typ == faultproxy.FaultAfterStatus {
+				require.Equal(t, 4, upstream, "after-status lets each call commit")
+			} else {
+				require.Zero(t, upstream)
+			}
+		}
+	}
+
+	_, err := faultproxy.ParseRulesJSON([]byte(`[{"name":"x","fault":{"type":"before-status","status":200,"body":"busy","jsonrpc_id":true}}]`))
+	require.ErrorContains(t, err, "fault.jsonrpc_id: needs a body that is a JSON-RPC response object")
+	_, err = faultproxy.ParseRulesJSON([]byte(`[{"name":"x","fault":{"type":"after-reset","jsonrpc_id":true}}]`))
+	require.ErrorContains(t, err, "fault.jsonrpc_id: not a parameter of after-reset")
+	rules, err := faultproxy.ParseRulesYAML([]byte(`[{name: x, fault: {type: after-status, status: 200, body: '` + refusal + `', jsonrpc_id: true}}]`))
+	require.NoError(t, err)
+	require.True(t, rules[0].Fault.JSONRPCID)
 }

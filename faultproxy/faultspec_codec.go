@@ -18,6 +18,7 @@ type faultSpecWire struct {
 	Status      int     `json:"status,omitempty" yaml:"status,omitempty"`
 	Body        string  `json:"body,omitempty" yaml:"body,omitempty"`
 	ContentType string  `json:"content_type,omitempty" yaml:"content_type,omitempty"`
+	JSONRPCID   bool    `json:"jsonrpc_id,omitempty" yaml:"jsonrpc_id,omitempty"`
 	RetryAfter  int     `json:"retry_after,omitempty" yaml:"retry_after,omitempty"`
 	Bytes       int     `json:"bytes,omitempty" yaml:"bytes,omitempty"`
 	DurationMS  float64 `json:"duration_ms,omitempty" yaml:"duration_ms,omitempty"`
@@ -27,7 +28,7 @@ type faultSpecWire struct {
 
 func (f FaultSpec) wire() faultSpecWire {
 	return faultSpecWire{
-		Type: f.Type, Status: f.Status, Body: f.Body, ContentType: f.ContentType, RetryAfter: f.RetryAfter, Bytes: f.Bytes,
+		Type: f.Type, Status: f.Status, Body: f.Body, ContentType: f.ContentType, JSONRPCID: f.JSONRPCID, RetryAfter: f.RetryAfter, Bytes: f.Bytes,
 		DurationMS: float64(f.Duration) / float64(time.Millisecond), Then: f.Then, Mode: f.Mode,
 	}
 }
@@ -40,7 +41,7 @@ func (w faultSpecWire) spec() (FaultSpec, error) {
 		return FaultSpec{}, &FieldError{Field: "fault.duration_ms", Msg: fmt.Sprintf("must be a non-negative number of milliseconds, got %v", w.DurationMS)}
 	}
 	return FaultSpec{
-		Type: w.Type, Status: w.Status, Body: w.Body, ContentType: w.ContentType, RetryAfter: w.RetryAfter, Bytes: w.Bytes,
+		Type: w.Type, Status: w.Status, Body: w.Body, ContentType: w.ContentType, JSONRPCID: w.JSONRPCID, RetryAfter: w.RetryAfter, Bytes: w.Bytes,
 		Duration: time.Duration(w.DurationMS * float64(time.Millisecond)), Then: w.Then, Mode: w.Mode,
 	}, nil
 }

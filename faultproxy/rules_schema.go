@@ -59,6 +59,7 @@ var ruleSchema = schemaField{kind: kindObject, fields: map[string]schemaField{
 		"status":       {kind: kindInteger},
 		"body":         {kind: kindString},
 		"content_type": {kind: kindString},
+		"jsonrpc_id":   {kind: kindBool},
 		"retry_after":  {kind: kindInteger},
 		"bytes":        {kind: kindInteger},
 		"duration_ms":  {kind: kindNumber},
