@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,8 @@ import (
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 )
 
 // DefaultFaultSpec is the schedule when none is given: one operation's first response is
@@ -188,6 +191,64 @@ func refusal(status int, declared, problem string) faultproxy.FaultSpec {
 	return faultproxy.FaultSpec{Type: faultproxy.FaultBeforeStatus, Status: status, Body: problem, ContentType: "application/problem+json"}
 }
 
+// jsonRPCRefusal is the 409 or 422 kind against a JSON-RPC tool endpoint (the profile's
+// operation is a JSON-RPC call) whose profile tells the class by a JSON-RPC error inside
+// a 200, as an MCP server refuses: no expect status for the class, and an outcomes: rule
+// of the class that allows status 200 and tests only JSON values for equality. The fault answers 200 with a JSON-RPC
+// response built from that rule's values, its id the refused call's (jsonrpc_id: a
+// client drops an answer with another id), so the client meets the refusal it would
+// meet from the server. ok is false for any other profile or rule.
+func jsonRPCRefusal(p *scenarios.Profile, class outcome.Class) (faultproxy.FaultSpec, bool) {
+	call, err := renderEntity(p.Operation.Body, "x")
+	if err != nil || gjson.Get(call, "jsonrpc").String() != "2.0" || p.Outcomes == nil {
+		return faultproxy.FaultSpec{}, false
+	}
+	// A declared status is how this API refuses (the body then comes with it, refusal),
+	// and an API whose repeats wait refuses nothing.
+	if (class == outcome.InFlight && (p.Expect.InFlight != 0 || p.Expect.InFlightWait)) || (class == outcome.Mismatch && p.Expect.Mismatch != 0) {
+		return faultproxy.FaultSpec{}, false
+	}
+	for _, cr := range p.Outcomes.Classes {
+		if cr.Class != class {
+			continue
+		}
+		for _, rule := range cr.Rules {
+			if body, ok := jsonRPCAnswer(rule, class); ok {
+				return faultproxy.FaultSpec{Type: faultproxy.FaultBeforeStatus, Status: http.StatusOK, Body: body, JSONRPCID: true}, true
+			}
+		}
+	}
+	return faultproxy.FaultSpec{}, false
+}
+
+// jsonRPCRefusalOK reports whether jsonRPCRefusal has an answer for the class.
+func jsonRPCRefusalOK(p *scenarios.Profile, class outcome.Class) bool {
+	_, ok := jsonRPCRefusal(p, class)
+	return ok
+}
+
+// jsonRPCAnswer is the JSON-RPC response a rule describes: each of its values at its
+// path, and an error's required message where the rule names none.
+func jsonRPCAnswer(rule outcome.Rule, class outcome.Class) (string, bool) {
+	if rule.Text != nil || len(rule.JSON) == 0 || (len(rule.Status) > 0 && !slices.Contains(rule.Status, http.StatusOK)) {
+		return "", false
+	}
+	body := `{"jsonrpc":"2.0","id":null}`
+	for _, pred := range rule.JSON {
+		if !pred.IsEqual || pred.Path == "id" || strings.HasPrefix(pred.Path, "id.") {
+			return "", false
+		}
+		var err error
+		if body, err = sjson.Set(body, pred.Path, pred.Equals); err != nil {
+			return "", false
+		}
+	}
+	if e := gjson.Get(body, "error"); e.IsObject() && !e.Get("message").Exists() {
+		body, _ = sjson.Set(body, "error.message", "idemproof client-check: an injected "+string(class)+" refusal")
+	}
+	return body, gjson.Valid(body)
+}
+
 // Problem bodies the 409 and 422 faults send where the profile declares none (RFC 9457,
 // like the reference server's).
 const (
@@ -219,6 +280,11 @@ func (s *Schedule) rulesFor(p *scenarios.Profile) ([]faultproxy.Rule, error) {
 		case "close":
 			r.Fault = faultproxy.FaultSpec{Type: faultproxy.FaultAfterClose}
 		case "409":
+			if f, ok := jsonRPCRefusal(p, outcome.InFlight); ok {
+				r.Fault = f // no Retry-After: a JSON-RPC client reads none from a 200
+				want = outcome.InFlight
+				break
+			}
 			if p.Expect.InFlight == 0 {
 				// Without the status, the fault would answer the proxy's default 503: a
 				// server error every client may retry at once, judged as an in-flight
@@ -229,6 +295,10 @@ func (s *Schedule) rulesFor(p *scenarios.Profile) ([]faultproxy.Rule, error) {
 			r.Fault.RetryAfter = k.RetryAfter
 			want = outcome.InFlight
 		case "422":
+			if f, ok := jsonRPCRefusal(p, outcome.Mismatch); ok {
+				r.Fault, want = f, outcome.Mismatch
+				break
+			}
 			r.Fault = refusal(p.Expect.Mismatch, p.Expect.MismatchBody, mismatchBody)
 			want = outcome.Mismatch
 		default: // 503, 502, 504

@@ -18,6 +18,8 @@ import (
 	"github.com/idemproof/idemproof/clientcheck"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 )
 
 // toolServer is a JSON-RPC tool endpoint that carries the key in the body: POST /rpc
@@ -230,18 +232,107 @@ func TestAProfileWithoutAnEntityToFindIsAnError(t *testing.T) {
 	require.ErrorContains(t, err, "entity: client-check needs to know where a request names its logical operation; declare it, e.g. entity: {json: order_id}")
 }
 
-// A profile that tells its in-flight refusals by outcome rules (a JSON-RPC error inside a
-// 200) declares no in-flight status: the 409 kind has nothing to answer with, and is
-// refused before the run instead of sending the proxy's default 503 as an "in-flight"
-// answer that every client may rightly retry at once.
+// A profile that tells its in-flight refusals by an outcome rule no answer can be built
+// from (a text pattern) declares no in-flight status: the 409 kind has nothing to answer
+// with, and is refused before the run instead of sending the proxy's default 503 as an
+// "in-flight" answer that every client may rightly retry at once.
 func TestThe409KindNeedsAnInFlightStatus(t *testing.T) {
 	doc := strings.Replace(toolProfile, "expect: { in_flight: 409, mismatch: 422, missing_key: optional }", `expect: { mismatch: 422, missing_key: optional }
 outcomes:
-  in_flight: {json: {path: error.code, equals: -32010}}`, 1)
+  in_flight: {text: "in progress"}`, 1)
 	p, err := scenarios.ParseProfile("tool-api.yaml", []byte(fmt.Sprintf(doc, toolServer(t).URL)))
 	require.NoError(t, err)
 	_, err = clientcheck.Run(context.Background(), clientcheck.Config{Profile: p, FaultSpec: "409", Timeout: 30 * time.Second}, toolClient(func(order string, _ int) string { return "call-" + order }))
 	require.ErrorContains(t, err, `fault "409": the profile tool-api declares no expect.in_flight status`)
+}
+
+// jsonRPCProfile is toolProfile for a server that refuses inside a 200, with JSON-RPC
+// errors its outcome rules name, as an MCP server does.
+const jsonRPCProfile = `name: tool-api
+base_url: %s
+key_field: params.arguments.idempotency_key
+operation:
+  method: POST
+  path: /rpc
+  body: '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"refund","arguments":{"order":"{{.Entity}}"}}}'
+side_effects:
+  path: /ledger?order={{.Entity}}
+  count: n
+outcomes:
+  in_flight: {json: [{path: error.code, equals: -32010}, {path: error.data.reason, equals: in_flight}]}
+  mismatch: {status: 200, json: {path: error.code, equals: -32011}}
+expect: { missing_key: optional }
+`
+
+// refusalClient calls the tool for each order with a key of its own, numbering every
+// request anew as the SDKs do and reading an answer only when its id is the call's (an
+// answer with another id answers no call of its: the attempt times out). An in-flight
+// refusal is retried after 100 ms with the same key unless giveUp; any other JSON-RPC
+// error is final. It returns how many answers carried another id.
+func refusalClient(giveUp bool, foreign *int) clientcheck.ClientFunc {
+	return func(ctx context.Context, env clientcheck.Env) error {
+		c := &http.Client{Timeout: 2 * time.Second}
+		id := 0
+		for _, order := range []string{"o-1", "o-2"} {
+			for attempt := 1; attempt <= 4; attempt++ {
+				id++
+				body := strings.ReplaceAll(env.OperationBody, "{{.Entity}}", order)
+				body, _ = sjson.Set(body, "id", id)
+				body, _ = sjson.Set(body, "params.arguments.idempotency_key", "call-"+order)
+				req, err := http.NewRequestWithContext(ctx, env.OperationMethod, env.MCPEndpoint, strings.NewReader(body))
+				if err != nil {
+					return err
+				}
+				resp, err := c.Do(req)
+				if err != nil {
+					continue
+				}
+				answer, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if gjson.GetBytes(answer, "id").Int() != int64(id) {
+					*foreign++
+					continue
+				}
+				if code := gjson.GetBytes(answer, "error.code"); code.Exists() {
+					if code.Int() == -32010 && !giveUp {
+						time.Sleep(100 * time.Millisecond)
+						continue
+					}
+				}
+				break
+			}
+		}
+		return nil
+	}
+}
+
+// Against a server that refuses inside a 200 with JSON-RPC errors, the 409 and 422 kinds
+// answer as it would: a 200 whose JSON-RPC error is built from the profile's rule for the
+// class, its id the refused call's, which the SDK clients need to take it as the answer
+// to their call. A loop that retries the in-flight refusal has no findings; one that
+// gives up on it leaves the operation unresolved.
+func TestThe409And422KindsAnswerAsTheJSONRPCServerDoes(t *testing.T) {
+	p, err := scenarios.ParseProfile("tool-api.yaml", []byte(fmt.Sprintf(jsonRPCProfile, toolServer(t).URL)))
+	require.NoError(t, err)
+	foreign := 0
+	res, err := clientcheck.Run(context.Background(), clientcheck.Config{Profile: p, FaultSpec: "409,422", Seed: 1, Timeout: 30 * time.Second}, refusalClient(false, &foreign))
+	require.NoError(t, err)
+	require.NoError(t, res.Err())
+	require.Zero(t, foreign, "every answer, the injected refusals too, carried its call's id")
+	classes := map[outcome.Class]int{}
+	for _, order := range []string{"o-1", "o-2"} {
+		attempts := res.Attempts(order)
+		require.NotEmpty(t, attempts)
+		require.Equal(t, "before-status", attempts[0].Fault, order)
+		require.Equal(t, "200", attempts[0].Delivered, order)
+		classes[attempts[0].Class]++
+	}
+	require.Equal(t, map[outcome.Class]int{outcome.InFlight: 1, outcome.Mismatch: 1}, classes)
+	require.Equal(t, 1, res.Observation.Ledger["o-1"]+res.Observation.Ledger["o-2"], "the in-flight refusal's retry committed; the mismatch was final")
+
+	res, err = clientcheck.Run(context.Background(), clientcheck.Config{Profile: p, FaultSpec: "409", Seed: 1, Timeout: 30 * time.Second}, refusalClient(true, &foreign))
+	require.NoError(t, err)
+	require.ErrorContains(t, res.Err(), clientcheck.IDLostResolved)
 }
 
 // The transport: mcp form of a profile names a tool and reads the ledger by a tool call:

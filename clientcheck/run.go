@@ -326,6 +326,8 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	for _, k := range sched.Kinds {
 		switch {
 		case sched.Rules != nil, cfg.Profile == nil: // given rules; the reference, whose own bodies these are
+		case k.Name == "409" && jsonRPCRefusalOK(p, outcome.InFlight), k.Name == "422" && jsonRPCRefusalOK(p, outcome.Mismatch):
+			// the API's JSON-RPC error, built from the profile's own rule for it
 		case k.Name == "409" && p.Expect.InFlightBody == "":
 			o.Schedule.StandIns = append(o.Schedule.StandIns, "expect.in_flight_body")
 		case k.Name == "422" && p.Expect.MismatchBody == "":

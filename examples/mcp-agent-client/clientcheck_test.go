@@ -51,4 +51,20 @@ func TestUnderClientCheck(t *testing.T) {
 	res, err = clientcheck.Run(context.Background(), cfg, agent(true))
 	require.NoError(t, err)
 	require.ErrorContains(t, res.Err(), "key minted per attempt")
+
+	// The server's own refusals, as JSON-RPC errors inside a 200 answering each call's
+	// id: the loop retries the in-flight one (-32010) under its key and takes the
+	// mismatch (-32011) as final; no findings.
+	cfg.FaultSpec = "409,422"
+	res, err = clientcheck.Run(context.Background(), cfg, agent(false))
+	require.NoError(t, err)
+	require.NoError(t, res.Err(), "the correct loop under the server's refusals: no findings")
+	var refused []string
+	for _, order := range []string{"order-1", "order-2", "order-3"} {
+		if a := res.Attempts(order); len(a) > 0 && a[0].Fault == "before-status" {
+			refused = append(refused, string(a[0].Class))
+		}
+	}
+	require.Len(t, refused, 3, "409,422 dealt over the three calls")
+	require.Subset(t, refused, []string{"in_flight", "mismatch"}, "each refusal taken as the class its JSON-RPC error names")
 }
