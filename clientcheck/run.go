@@ -234,8 +234,12 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("profile %s: %w", p.Name, err)
 	}
-	ledger := ledgerReader{p: p, client: transport.NewProbeClient(10*time.Second, tc)}
+	ledger := ledgerReader{p.NewLedgerReader(transport.NewProbeClient(10*time.Second, tc))}
 	if _, err := ledger.count(ctx, "idemproof-preflight-"+strconv.FormatInt(started.UnixNano(), 36)); err != nil {
+		var answered *transport.LedgerStatusError
+		if errors.As(err, &answered) {
+			return nil, fmt.Errorf("preflight: the target %s refused the ledger read (side_effects; a fresh entity must count 0): %w", p.BaseURL, err)
+		}
 		return nil, fmt.Errorf("preflight: the target %s does not answer its ledger (is it running?): %w", p.BaseURL, err)
 	}
 

@@ -28,6 +28,31 @@ func (t *target) readOperationLedger(ctx context.Context, rec *Record) (int, err
 // readLedger counts the side effects for entity with the probe, through the target's
 // transport: an HTTP GET, or over MCP a call of the ledger tool.
 func (t *target) readLedger(ctx context.Context, pr Probe, entity string) (int, error) {
+	return countLedger(ctx, t.p, t.tr, t.ledgerBase(), pr, entity)
+}
+
+// LedgerReader reads a profile's ledger (side_effects) as check does, for client-check,
+// which counts the same effects: the probe rendered for the entity, with its method,
+// headers and body, and reads a rate limit refused waited out.
+type LedgerReader struct {
+	p  *Profile
+	tr transport.Transport
+}
+
+// NewLedgerReader reads p's ledger at p.BaseURL with probe (the client of ledger reads)
+// and the profile's outcome rules (a throttled: rule names a rate limit's answer).
+func (p *Profile) NewLedgerReader(probe *http.Client) *LedgerReader {
+	return &LedgerReader{p: p, tr: p.newTransport(p.Classifier(), probe, nil)}
+}
+
+// Count counts entity's side effects.
+func (r *LedgerReader) Count(ctx context.Context, entity string) (int, error) {
+	return countLedger(ctx, r.p, r.tr, r.p.BaseURL, r.p.SideEffects, entity)
+}
+
+// countLedger counts entity's side effects with probe pr of profile p over tr, the
+// ledger at base.
+func countLedger(ctx context.Context, p *Profile, tr transport.Transport, base string, pr Probe, entity string) (int, error) {
 	path, err := render(pr.Path, entity)
 	if err != nil {
 		return 0, fmt.Errorf("render ledger path: %w", err)
@@ -41,18 +66,18 @@ func (t *target) readLedger(ctx context.Context, pr Probe, entity string) (int, 
 		return 0, fmt.Errorf("render ledger body: %w", err)
 	}
 	h := http.Header{}
-	for k, v := range t.p.Operation.Headers {
+	for k, v := range p.Operation.Headers {
 		h.Set(k, v)
 	}
-	if len(t.p.Principals) > 0 {
-		for k, v := range t.p.Principals[0] {
+	if len(p.Principals) > 0 {
+		for k, v := range p.Principals[0] {
 			h.Set(k, v)
 		}
 	}
 	for k, v := range pr.Headers {
 		h.Set(k, v)
 	}
-	l := transport.Ledger{Method: pr.Method, URL: strings.TrimSuffix(t.ledgerBase(), "/") + path, Header: h, Tool: pr.Tool, Count: pr.Count}
+	l := transport.Ledger{Method: pr.Method, URL: strings.TrimSuffix(base, "/") + path, Header: h, Tool: pr.Tool, Count: pr.Count}
 	if args != "" {
 		l.Arguments = []byte(args)
 	}
@@ -61,7 +86,7 @@ func (t *target) readLedger(ctx context.Context, pr Probe, entity string) (int, 
 	}
 	deadline := time.Now().Add(ledgerThrottleBudget)
 	for {
-		n, err := t.tr.Count(ctx, l)
+		n, err := tr.Count(ctx, l)
 		var throttled transport.ThrottledRead
 		if err == nil || !errors.As(err, &throttled) || !throttled.Throttled() {
 			return n, err

@@ -157,8 +157,12 @@ func (h *HTTP) Count(ctx context.Context, l Ledger) (int, error) {
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		wait, hasWait := RetryAfter(resp.Header.Get("Retry-After"), time.Now())
-		return 0, &LedgerStatusError{Method: method, URI: req.URL.RequestURI(), Status: resp.StatusCode,
-			RetryAfter: wait, HasRetryAfter: hasWait}
+		e := &LedgerStatusError{Method: method, URI: req.URL.RequestURI(), Status: resp.StatusCode,
+			RetryAfter: wait, HasRetryAfter: hasWait, Body: clip(body)}
+		if h.Classifier != nil {
+			e.RateLimited = h.Classifier.Classify(outcome.Answer{Status: resp.StatusCode, Header: resp.Header, Body: body}) == outcome.Throttled
+		}
+		return 0, e
 	}
 	return Count(body, l.Count)
 }

@@ -16,18 +16,31 @@ type LedgerStatusError struct {
 	Status        int
 	RetryAfter    time.Duration
 	HasRetryAfter bool
+	// Body is the start of the answer, one line, for the error: what the target said.
+	Body string
+	// RateLimited: the profile's outcome rules call the answer throttled (an API whose
+	// rate limit answers 400 ThrottlingException, as AWS's JSON protocol does).
+	RateLimited bool
 }
 
 func (e *LedgerStatusError) Error() string {
-	return fmt.Sprintf("read ledger: %s %s answered %d", e.Method, e.URI, e.Status)
+	msg := fmt.Sprintf("read ledger: %s %s answered %d", e.Method, e.URI, e.Status)
+	if e.RateLimited && e.Status != http.StatusTooManyRequests {
+		msg += " (a rate limit's refusal, by the profile's throttled: rule)"
+	}
+	if e.Body != "" {
+		msg += ": " + e.Body
+	}
+	return msg
 }
 
-// Throttled reports whether a rate limit refused the read (429), or an overloaded server
-// or gateway named when to come back (503 with Retry-After, RFC 9110 §15.6.4): nothing is
-// wrong with it but the moment, so reading again later is the fix. A 503 without
-// Retry-After names no moment and may be a ledger that is down: it is not waited out.
+// Throttled reports whether a rate limit refused the read (429, or an answer the
+// profile's throttled: rule recognises), or an overloaded server or gateway named when to
+// come back (503 with Retry-After, RFC 9110 §15.6.4): nothing is wrong with it but the
+// moment, so reading again later is the fix. A 503 without Retry-After names no moment
+// and may be a ledger that is down: it is not waited out.
 func (e *LedgerStatusError) Throttled() bool {
-	return e.Status == http.StatusTooManyRequests || e.Status == http.StatusServiceUnavailable && e.HasRetryAfter
+	return e.RateLimited || e.Status == http.StatusTooManyRequests || e.Status == http.StatusServiceUnavailable && e.HasRetryAfter
 }
 
 // Wait is how long the answer asked to wait before reading again (its Retry-After).
