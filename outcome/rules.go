@@ -3,7 +3,9 @@ package outcome
 import (
 	"fmt"
 	"math"
+	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -116,6 +118,21 @@ func (r Rule) Matches(a Answer) bool {
 	}
 	if r.Text != nil && !r.Text.Match(a.Body) {
 		return false
+	}
+	return true
+}
+
+// mayClass reports whether the rule may give answer a a class: an answer not seen (no
+// status) never, and a 5xx or a 429 only when the rule names its status. A rule written
+// for an API's refusals in a 200 (a JSON-RPC or GraphQL error code) would otherwise turn
+// the same error body sent with a 500 into the refusal it names, and a server failure
+// into a pass; a rule that names the status (S3's 503 SlowDown as throttled) is meant.
+func (r Rule) mayClass(a Answer) bool {
+	switch {
+	case a.Status == 0:
+		return false
+	case a.Status >= 500 || a.Status == http.StatusTooManyRequests:
+		return slices.Contains(r.Status, a.Status)
 	}
 	return true
 }
@@ -302,7 +319,7 @@ func NewRules(classes []ClassRules, fallback Classifier) *Rules {
 func (r *Rules) Classify(a Answer) Class {
 	for i, c := range r.classes {
 		for j, rule := range c.Rules {
-			if rule.Matches(a) {
+			if rule.Matches(a) && rule.mayClass(a) {
 				r.hits[i][j].Add(1)
 				return c.Class
 			}

@@ -135,6 +135,29 @@ func TestRulesClassifyByPrecedenceAndFallBack(t *testing.T) {
 	require.Equal(t, outcome.ClientError, r.Classify(answer(409, "")))
 }
 
+// A 5xx and a 429 keep their class whatever body they carry, unless a rule names the
+// status: the in-flight refusal's error body sent with a 500 is a server failure, not
+// the refusal (a GraphQL server that answers its conflicts 500). An answer not seen
+// (no status) is never classed by a rule, not even by one that an empty body satisfies.
+func TestRulesLeave5xx429AndUnseenAnswersAloneUnlessTheyNameTheStatus(t *testing.T) {
+	r := jsonRPC(t)
+	require.Equal(t, outcome.ServerError, r.Classify(answer(500, `{"id":1,"error":{"code":-32010}}`)))
+	require.Equal(t, outcome.ServerError, r.Classify(answer(503, `{"id":1,"result":{"content":[]}}`)))
+	require.Equal(t, outcome.Throttled, r.Classify(answer(429, `{"id":1,"error":{"code":-32011}}`)))
+
+	absent := outcome.NewRules([]outcome.ClassRules{
+		{Class: outcome.Success, Rules: []outcome.Rule{compile(t, outcome.RuleSpec{JSON: []outcome.JSONSpec{{Path: "errors", Exists: ptr(false)}}})}},
+	}, outcome.Statuses{})
+	require.Equal(t, outcome.Info, absent.Classify(answer(0, "")))
+	require.Equal(t, outcome.Success, absent.Classify(answer(200, `{"data":{}}`)))
+
+	named := outcome.NewRules([]outcome.ClassRules{
+		{Class: outcome.Throttled, Rules: []outcome.Rule{compile(t, outcome.RuleSpec{Status: []int{503}, Text: "SlowDown"})}},
+	}, outcome.Statuses{})
+	require.Equal(t, outcome.Throttled, named.Classify(answer(503, `<Error><Code>SlowDown</Code></Error>`)), "S3's 503 SlowDown, named")
+	require.Equal(t, outcome.ServerError, named.Classify(answer(503, `<Error><Code>InternalError</Code></Error>`)))
+}
+
 func TestRulesReportTheRulesThatNeverMatched(t *testing.T) {
 	r := jsonRPC(t)
 	var _ outcome.RuleReporter = r
