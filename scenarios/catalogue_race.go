@@ -248,10 +248,14 @@ func oneWinner(step string) Checker {
 			for _, a := range others {
 				f.blame(a, wantText(p.Expect.InFlight, outcome.InFlight)+" or the replay")
 			}
-			return f.result(Fail, "%d attempts got neither the in-flight refusal (%d) nor the replay", other, p.Expect.InFlight)
+			refusal := "the outcome rules' in_flight"
+			if p.Expect.InFlight != 0 {
+				refusal = itoa(p.Expect.InFlight)
+			}
+			return f.result(Fail, "%d attempts got neither the in-flight refusal (%s) nor the replay", other, refusal)
 		case ok == 0 && lost == 0:
 			f.count(CatStuck, 1)
-			return f.result(Fail, "no attempt succeeded: %d refused with %d", refused, refusedStatus)
+			return f.result(Fail, "no attempt succeeded: %d refused with %s", refused, wantText(refusedStatus, outcome.InFlight))
 		}
 		settle, v, msg, failed := judgeSettle(r, p, &f, wants, true)
 		if failed {
@@ -281,7 +285,7 @@ func oneWinner(step string) Checker {
 		}
 		refusals := ""
 		if !p.Expect.InFlightWait {
-			refusals = fmtRefused(refused, refusedStatus)
+			refusals = fmtRefused(refused, refusedStatus, p.Expect.InFlight)
 		}
 		atOnce := inFlightAtOnce(r, step)
 		if atOnce < 2 && len(answers) > 1 {
@@ -342,9 +346,14 @@ func inFlightAtOnce(r Record, step string) int {
 	return most
 }
 
-func fmtRefused(n, status int) string {
+// fmtRefused names the refusals by status, and by class where the status is not the
+// declared in-flight one (a refusal inside a 200 that the outcome rules recognise).
+func fmtRefused(n, status, declared int) string {
 	if n == 0 {
 		return ", none refused"
+	}
+	if status != declared {
+		return ", " + itoa(n) + " refused with " + wantText(status, outcome.InFlight)
 	}
 	return ", " + itoa(n) + " refused with " + itoa(status)
 }
@@ -444,6 +453,26 @@ func repeatWentFirst(r Record, p *Profile, original Op) bool {
 	return false
 }
 
+// bothRefused reports whether the original and the repeat were each refused, as in
+// flight or as a mismatch, and returns the repeat. One of the two took the key first, and
+// the request that holds its key is answered with its own result, never refused: in
+// whichever order they came, the target refused the request it was running (a refusal
+// that clears the key's record, and the running request then finds it gone). No timing
+// enters this.
+func bothRefused(r Record, original Op) (Op, bool) {
+	repeat, ok := r.answer("repeat")
+	refused := func(a Op) bool { return a.Class == outcome.InFlight || a.Class == outcome.Mismatch }
+	return repeat, ok && refused(original) && refused(repeat)
+}
+
+// bothRefusedFail is the MUST scenarios' verdict when bothRefused: the original was
+// refused while it held its key.
+func bothRefusedFail(f *finding, original, repeat Op, what string) (Verdict, string, Evidence) {
+	f.example("original got %s, %s got %s", describe(original), what, describe(repeat))
+	f.blame(original, "its own result: it held the key (or the "+what+" did, and should have run)")
+	return f.result(Fail, "the original got %s and %s %s: one of the two held the key first and should have run, but both were refused; the target refused the request it was running", describe(original), what, describe(repeat))
+}
+
 // originalRecord is the journal record of the in-flight scenarios' original: the first
 // record without a fault (the original ends before the steps after it start).
 func originalRecord(r Record) (faultproxy.Record, bool) {
@@ -472,6 +501,9 @@ func inFlightStatus(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Fail, "%d side effects for one key", n)
 	}
 	repeat, original, during := overlap(r, p)
+	if _, both := bothRefused(r, original); both {
+		return bothRefusedFail(&f, original, repeat, "the repeat")
+	}
 	if repeatWentFirst(r, p, original) {
 		return f.result(Unknown, "the repeat reached the target before the original (the original got %s): no repeat during the original to judge", describe(original))
 	}
@@ -557,6 +589,9 @@ func inFlightNotFabricated(r Record, p *Profile) (Verdict, string, Evidence) {
 	// was made up.
 	repeat, _ := r.answer("repeat")
 	original, _ := r.answer("original")
+	if _, both := bothRefused(r, original); both {
+		return f.result(Pass, "the repeat got %s; nothing was fabricated (the original was refused too, %s: race/in-flight-409 judges that)", describe(repeat), describe(original))
+	}
 	if repeatWentFirst(r, p, original) {
 		return f.result(Unknown, "the repeat reached the target before the original (the original got %s): no repeat during the original to judge", describe(original))
 	}
@@ -599,6 +634,11 @@ func inFlightNotFabricated(r Record, p *Profile) (Verdict, string, Evidence) {
 		// nothing to fabricate, so its answer proves nothing about the invariant.
 		return f.result(Unknown, "no overlap: the original (%s) had finished before the repeat (%s) reached the target: nothing was there to fabricate", describe(original), describe(repeat))
 	}
+	if repeat.Status >= 200 && repeat.Status <= 299 && repeat.Class == outcome.ClientError {
+		// A 2xx the rules do not name: a client may well read it as the operation done
+		// (a GraphQL payload with a null result and no errors).
+		return f.result(Unknown, "the repeat got %s, a %d the profile's outcome rules do not name: whether a client takes it for a success cannot be told; name it in outcomes: (as success:, or as the refusal it is)", describe(repeat), repeat.Status)
+	}
 	return f.result(Pass, "the repeat got %s; nothing was fabricated", describe(repeat))
 }
 
@@ -636,6 +676,9 @@ func inFlightOtherPayload(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	repeat, _ := r.answer("repeat")
 	original, _ := r.answer("original")
+	if _, both := bothRefused(r, original); both {
+		return bothRefusedFail(&f, original, repeat, "the other payload")
+	}
 	if repeatWentFirst(r, p, original) {
 		return f.result(Unknown, "the other payload reached the target before the original (the original got %s): no repeat during the original to judge", describe(original))
 	}

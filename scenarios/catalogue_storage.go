@@ -58,7 +58,7 @@ func businessStored(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	switch {
 	case unseen(a) || a.Class != outcome.BusinessError:
-		return f.result(Unknown, "business_error got %s, declared %d: cannot judge", describe(a), p.Business.Status)
+		return f.result(Unknown, "business_error got %s, declared %s: cannot judge", describe(a), wantText(p.Business.Status, outcome.BusinessError))
 	case unseen(b):
 		return f.result(Unknown, "the repeat's answer was not seen (%s): replay or re-execution cannot be told", describe(b))
 	case isSuccess(b):
@@ -215,7 +215,7 @@ func validationNotStored(r Record, p *Profile) (Verdict, string, Evidence) {
 	// Where statuses coincide (400 for a missing key and a validation error) the class
 	// may be the other refusal: any refusal answers the invalid request.
 	if !a.Class.Refusal() || a.Class == outcome.InFlight {
-		return f.result(Unknown, "validation_error got %s, declared %d: cannot judge", describe(a), p.Validation.Status)
+		return f.result(Unknown, "validation_error got %s, declared %s: cannot judge", describe(a), wantText(p.Validation.Status, outcome.ValidationError))
 	}
 	b, _ := r.answer("retry")
 	if settle := r.settled(p); (unseen(b) || b.Class == outcome.InFlight) && settle.ran {

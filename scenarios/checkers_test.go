@@ -220,6 +220,26 @@ func TestInFlightVerdicts(t *testing.T) {
 		span(5, 110, "repeat", scenarios.OpFail, 409, "busy", nil).record(1)
 	v, _, _ = checker(t, "race/in-flight-retry-after")(noRetryAfter, p)
 	require.Equal(t, scenarios.NonStrict, v)
+
+	// Both refused: whichever took the key first should have run, so the target refused
+	// the request it was running (a refusal that clears the key's record). Not "the repeat
+	// went first": that order leaves the repeat running, not refused.
+	bothInFlight := newHistory().span(0, 430, "original", scenarios.OpFail, 409, "busy", nil).
+		span(100, 110, "repeat", scenarios.OpFail, 409, "busy", nil).record(1)
+	v, msg, _ = checker(t, "race/in-flight-409")(bothInFlight, p)
+	require.Equal(t, scenarios.Fail, v, msg)
+	require.Contains(t, msg, "both were refused; the target refused the request it was running")
+	v, msg, _ = checker(t, "race/in-flight-not-fabricated")(bothInFlight, p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	bothMismatch := newHistory().span(0, 430, "original", scenarios.OpFail, 409, "busy", nil).
+		span(100, 110, "repeat", scenarios.OpFail, 422, "mismatch", nil).record(1)
+	v, msg, _ = checker(t, "race/in-flight-other-payload")(bothMismatch, p)
+	require.Equal(t, scenarios.Fail, v, msg)
+	// The other payload went first and ran: the original is rightly a mismatch.
+	otherFirst := newHistory().span(0, 30, "original", scenarios.OpFail, 422, "mismatch", nil).
+		span(5, 20, "repeat", scenarios.OpOK, 201, committed, nil).record(1)
+	v, msg, _ = checker(t, "race/in-flight-other-payload")(otherFirst, p)
+	require.NotEqual(t, scenarios.Fail, v, msg)
 }
 
 func TestMismatchVerdicts(t *testing.T) {
