@@ -10,12 +10,12 @@ func keyScenarios() []Scenario {
 	return []Scenario{
 		{
 			ID:          "key/missing",
-			Description: "a request without a key",
-			Requirement: "no key gets expect.missing_key (400) and does not execute; with \"optional\" it executes once",
+			Description: "a request without a key, twice",
+			Requirement: "no key gets expect.missing_key (400) and does not execute; with \"optional\" each request executes: two identical requests without a key, two side effects",
 			Source:      srcDraftErrors,
 			Level:       LevelMust,
 			Labels:      []string{"group:key", "fault:none", "level:must"},
-			Steps:       []Step{{Name: "unkeyed", Key: KeyNone}},
+			Steps:       []Step{{Name: "unkeyed", Key: KeyNone}, {Name: "unkeyed-again", Key: KeyNone}},
 			Check:       missingKey,
 		},
 		{
@@ -89,30 +89,64 @@ func missingKey(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	var f finding
 	a, _ := r.answer("unkeyed")
+	b, again := r.answer("unkeyed-again")
 	n := r.Ledger[LedgerOperation]
 	if p.Expect.MissingKey == "optional" {
-		if isSuccess(a) && n == 1 {
-			return f.result(Pass, "executed without a key (declared optional): %d, one side effect", a.Status)
+		if !again {
+			// A record of the single-request form: one execution is the whole claim.
+			if isSuccess(a) && n == 1 {
+				return f.result(Pass, "executed without a key (declared optional): %d, one side effect", a.Status)
+			}
+			if unseen(a) && n <= 1 {
+				return f.result(Unknown, "the unkeyed request was not seen (%s): cannot tell", describe(a))
+			}
+			f.blame(a, "a success with one side effect (missing_key: optional)")
+			return f.result(Fail, "declared optional, but got %s with %d side effects", describe(a), n)
 		}
-		if unseen(a) && n <= 1 {
-			return f.result(Unknown, "the unkeyed request was not seen (%s): cannot tell", describe(a))
+		switch {
+		case isSuccess(a) && isSuccess(b) && n == 2:
+			return f.result(Pass, "two identical requests without a key (declared optional) executed twice: %d and %d, two side effects", a.Status, b.Status)
+		case isSuccess(a) && isSuccess(b) && n == 1:
+			f.count(CatLost, 1)
+			f.blame(b, "its own execution: a request without a key is no repeat of another")
+			return f.result(Fail, "two identical requests without a key got %d and %d but made one side effect%s: a keyless request was taken for a repeat (a key made up from the payload?); missing_key: optional declares that each executes", a.Status, b.Status, sameBodyNote(p, a, b))
+		case n <= 2 && (unseen(a) || unseen(b)):
+			return f.result(Unknown, "a request without a key was not seen (%s, %s), %d side effect(s): cannot tell", describe(a), describe(b), n)
 		}
-		f.blame(a, "a success with one side effect (missing_key: optional)")
-		return f.result(Fail, "declared optional, but got %s with %d side effects", describe(a), n)
+		for _, o := range []Op{a, b} {
+			if !isSuccess(o) {
+				f.blame(o, "a success: its own execution (missing_key: optional)")
+			}
+		}
+		return f.result(Fail, "declared optional, but two requests without a key got %s and %s with %d side effects, want two successes and two", describe(a), describe(b), n)
 	}
 	want, _ := strconv.Atoi(p.Expect.MissingKey)
 	if n > 0 {
 		f.blame(a, wantText(want, outcome.MissingKey)+", no execution")
 		return f.result(Fail, "executed without a key (%d side effects, got %s); declared %s", n, describe(a), wantText(want, outcome.MissingKey))
 	}
-	if unseen(a) {
-		return f.result(Unknown, "the unkeyed request was not seen (%s): whether it was refused cannot be told", describe(a))
+	ops := []Op{a}
+	if again {
+		ops = append(ops, b)
 	}
-	if a.Class != outcome.MissingKey {
-		f.blame(a, wantText(want, outcome.MissingKey))
-		return f.result(Fail, "got %s, want %s", describe(a), wantText(want, outcome.MissingKey))
+	for _, o := range ops {
+		if unseen(o) {
+			return f.result(Unknown, "the unkeyed request was not seen (%s): whether it was refused cannot be told", describe(o))
+		}
+		if o.Class != outcome.MissingKey {
+			f.blame(o, wantText(want, outcome.MissingKey))
+			return f.result(Fail, "got %s, want %s", describe(o), wantText(want, outcome.MissingKey))
+		}
 	}
 	return f.result(Pass, "refused with %s; nothing executed", describe(a))
+}
+
+// sameBodyNote says that the second answer was the first one's, byte for byte: a replay.
+func sameBodyNote(p *Profile, a, b Op) string {
+	if p.sameResponse(a, b) {
+		return " (the second answer is the first one's, byte for byte: a replay)"
+	}
+	return ""
 }
 
 // refusedKey: a malformed key should get 400 and never execute.

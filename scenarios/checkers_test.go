@@ -311,6 +311,22 @@ func TestMissingKeyPolicies(t *testing.T) {
 	require.Equal(t, scenarios.Pass, v)
 	v, _, _ = checker(t, "key/missing")(executed, p)
 	require.Equal(t, scenarios.Fail, v, "declared 400 but executed")
+
+	// Twice without a key: each executes. One side effect for the two is a keyless
+	// request taken for a repeat (a key derived from the payload), whatever it answered.
+	twice := newHistory().at(0, "unkeyed", scenarios.OpOK, 201, committed, nil).at(1, "unkeyed-again", scenarios.OpOK, 201, `{"id":"re_2"}`, nil)
+	v, msg, _ := checker(t, "key/missing")(twice.record(2), &optional)
+	require.Equal(t, scenarios.Pass, v, msg)
+	v, msg, ev := checker(t, "key/missing")(twice.record(1), &optional)
+	require.Equal(t, scenarios.Fail, v, msg)
+	require.Contains(t, msg, "made one side effect: a keyless request was taken for a repeat")
+	require.Equal(t, 1, ev.Categories["lost"])
+	replayed := newHistory().at(0, "unkeyed", scenarios.OpOK, 201, committed, nil).at(1, "unkeyed-again", scenarios.OpOK, 201, committed, nil).record(1)
+	_, msg, _ = checker(t, "key/missing")(replayed, &optional)
+	require.Contains(t, msg, "byte for byte: a replay")
+	refusedTwice := newHistory().at(0, "unkeyed", scenarios.OpFail, 400, "", nil).at(1, "unkeyed-again", scenarios.OpOK, 201, committed, nil).record(0)
+	v, msg, _ = checker(t, "key/missing")(refusedTwice, p)
+	require.Equal(t, scenarios.Fail, v, "the second request without a key was not refused: %s", msg)
 }
 
 func TestStoragePolicies(t *testing.T) {
