@@ -30,8 +30,8 @@ func keyScenarios() []Scenario {
 		},
 		{
 			ID:          "key/max-length",
-			Description: "a 255-character key is accepted and honoured",
-			Requirement: "a 255-character key works: one side effect, the repeat replays",
+			Description: "a key of the longest length the API accepts (255, or expect.max_key_length) is accepted and honoured",
+			Requirement: "a key of the longest length (255 characters, or expect.max_key_length) works: one side effect, the repeat replays",
 			Source:      srcStripe + " (keys up to 255 characters)",
 			Level:       LevelShould,
 			Labels:      []string{"group:key", "fault:none", "level:should"},
@@ -40,8 +40,8 @@ func keyScenarios() []Scenario {
 		},
 		{
 			ID:          "key/over-length",
-			Description: "a 256-character key is refused",
-			Requirement: "a key over 255 characters gets 400",
+			Description: "a key one character too long (256, or expect.max_key_length + 1) is refused",
+			Requirement: "a key one character over the longest (255, or expect.max_key_length) gets 400",
 			Source:      srcStripe + " (keys up to 255 characters)",
 			Level:       LevelShould,
 			Labels:      []string{"group:key", "fault:none", "level:should"},
@@ -184,10 +184,13 @@ func longKey(r Record, p *Profile) (Verdict, string, Evidence) {
 	var f finding
 	a, _ := r.answer("original")
 	if unseen(a) {
-		return f.result(Unknown, "the answer was not seen (%s): whether the 255-character key was accepted cannot be told", describe(a))
+		return f.result(Unknown, "the answer was not seen (%s): whether the %d-character key was accepted cannot be told", describe(a), p.maxKeyLen())
 	}
 	if !isSuccess(a) {
-		return f.result(NonStrict, "a 255-character key was refused: %s", describe(a))
+		if p.Expect.MaxKeyLength == 0 {
+			return f.result(NonStrict, "a 255-character key was refused: %s; an API whose keys are shorter declares expect.max_key_length (AWS's ClientToken: 64)", describe(a))
+		}
+		return f.result(NonStrict, "a %d-character key was refused: %s, though expect.max_key_length declares %d", p.maxKeyLen(), describe(a), p.maxKeyLen())
 	}
 	return identicalReplay("original", "repeat")(r, p)
 }

@@ -29,16 +29,17 @@ func keyPairScenarios() []Scenario {
 		},
 		{
 			ID:          "key/long-prefix-distinct",
-			Description: "two 255-character keys that share their first 254 characters are two operations",
-			Requirement: "a key is kept whole: two 255-character keys that differ only in their last character, with one payload, execute twice (two side effects, two responses)",
+			Description: "two keys of the longest length (255, or expect.max_key_length) that share all but their last character are two operations",
+			Requirement: "a key is kept whole: two keys of the longest length the API accepts that differ only in their last character, with one payload, execute twice (two side effects, two responses)",
 			Source:      and(and(srcStripe+" (keys up to 255 characters)", srcDraftUniqueness), srcSeed),
 			Level:       LevelSafety,
 			Labels:      []string{"group:key", "fault:none", "level:safety"},
 			Steps:       []Step{{Name: "first", Key: KeyLongPrefixFirst}, {Name: "second", Key: KeyLongPrefixSecond}},
 			Check: distinctPair(pairOfKeys{
-				keys:  "two 255-character keys that differ only in their last character",
-				shape: "a 255-character key",
-				note:  " (key/max-length judges the length)",
+				keys:     "two %d-character keys that differ only in their last character",
+				shape:    "a %d-character key",
+				lengthed: true,
+				note:     " (key/max-length judges the length)",
 			}),
 		},
 	}
@@ -49,6 +50,8 @@ type pairOfKeys struct {
 	keys  string // what the two keys are: "two keys that differ only in letter case"
 	shape string // what a refusal of the first key refused
 	note  string // appended to the message of that refusal
+	// lengthed: keys and shape hold a %d for the keys' length (Profile.maxKeyLen).
+	lengthed bool
 }
 
 // distinctPair judges steps "first" and "second": one payload under two distinct keys.
@@ -56,8 +59,12 @@ type pairOfKeys struct {
 // the first's response (the same body, the same expect.unique_field, or a replay marker)
 // is the collision. A refused key shape is no collision: nothing was recorded that the
 // other key could meet.
-func distinctPair(kp pairOfKeys) Checker {
+func distinctPair(pair pairOfKeys) Checker {
 	return func(r Record, p *Profile) (Verdict, string, Evidence) {
+		kp := pair
+		if kp.lengthed {
+			kp.keys, kp.shape = fmt.Sprintf(kp.keys, p.maxKeyLen()), fmt.Sprintf(kp.shape, p.maxKeyLen())
+		}
 		if r.LedgerErr != "" {
 			return unknownLedger(r)
 		}

@@ -29,7 +29,7 @@ func keyShapeScenarios() []Scenario {
 		},
 		{
 			ID:          "key/valid-never-5xx",
-			Description: "valid keys of several shapes (UUID, ULID, base64url, 1 and 255 characters) never get a 5xx",
+			Description: "valid keys of several shapes (UUID, ULID, base64url, 1 character and the longest, 255 or expect.max_key_length) never get a 5xx",
 			Requirement: "any valid key is accepted without a 5xx; each executes once and its repeat replays",
 			Source:      and(srcDraftSyntax, srcStripe+" (keys up to 255 characters)"),
 			Level:       LevelMust,
@@ -217,8 +217,8 @@ func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
 	case accepted+acceptedOneChar == 0:
 		return f.result(Unknown, "every key shape was refused: nothing executed to judge%s", note)
 	}
-	return f.result(Pass, "no 5xx for %d key shapes (UUID 36, ULID 26, base64url 43, 1 and 255 characters); %d side effects, %s%s",
-		len(validShapes), n, replayed, note)
+	return f.result(Pass, "no 5xx for %d key shapes (UUID 36, ULID 26, base64url 43, 1 and %d characters); %d side effects, %s%s",
+		len(validShapes), p.maxKeyLen(), n, replayed, note)
 }
 
 func emptyQuoted(r Record, p *Profile) (Verdict, string, Evidence) {

@@ -18,16 +18,15 @@ const (
 	KeyOneChar     KeyForm = "one-char"     // a single character: the shortest valid key
 
 	// Pairs of distinct keys that a key-handling bug would take for one key.
-	KeyCaseFirst        KeyForm = "case-first"         // the scenario's key with upper- and lower-case letters
-	KeyCaseSecond       KeyForm = "case-second"        // KeyCaseFirst with every letter's case swapped
-	KeyLongPrefixFirst  KeyForm = "long-prefix-first"  // 255 characters: a 254-character prefix, then "1"
-	KeyLongPrefixSecond KeyForm = "long-prefix-second" // the same 254-character prefix, then "2"
+	KeyCaseFirst  KeyForm = "case-first"  // the scenario's key with upper- and lower-case letters
+	KeyCaseSecond KeyForm = "case-second" // KeyCaseFirst with every letter's case swapped
+	// The longest key the API accepts (255, or expect.max_key_length), twice: all but
+	// the last character shared, so that a store keeping fewer characters of a key (a
+	// VARCHAR(64) column, a prefix index, MySQL's 191, the first 32 of AWS's 64) sees the
+	// two keys as one.
+	KeyLongPrefixFirst  KeyForm = "long-prefix-first"  // the shared prefix, then "1"
+	KeyLongPrefixSecond KeyForm = "long-prefix-second" // the shared prefix, then "2"
 )
-
-// longPrefixLen is the prefix the long-prefix pair shares: all but the last of the 255
-// characters key/max-length requires, so that a store keeping fewer characters of a key
-// (a VARCHAR(64) column, a prefix index, MySQL's 191) sees the two keys as one.
-const longPrefixLen = 254
 
 // PayloadLedgerRead sends the side_effects probe (its method, path and headers, no body)
 // as the step's request, carrying the step's key.
@@ -69,7 +68,7 @@ func (k scenarioKeys) shaped(f KeyForm) (string, bool) {
 	case KeyCaseSecond:
 		return swapCase(k.main + "-CaseKey"), true
 	case KeyLongPrefixFirst, KeyLongPrefixSecond:
-		prefix := k.main + "-" + strings.Repeat("p", longPrefixLen-len(k.main)-1)
+		prefix := k.main + "-" + strings.Repeat("p", k.maxLen-1-len(k.main)-1)
 		if f == KeyLongPrefixFirst {
 			return prefix + "1", true
 		}

@@ -106,6 +106,9 @@ type Expect struct {
 	Mismatch     int    `yaml:"mismatch" json:"mismatch"`                               // 422 (Stripe-style: 400)
 	MissingKey   string `yaml:"missing_key" json:"missing_key"`                         // "400" or "optional"
 	ReplayHeader string `yaml:"replay_header,omitempty" json:"replay_header,omitempty"` // e.g. Idempotent-Replayed; "" = none declared
+	// MaxKeyLength is the longest key the API accepts (AWS's ClientToken: 64); 0 is
+	// Stripe's 255. The long-key scenarios send keys of this length, and one longer.
+	MaxKeyLength int `yaml:"max_key_length,omitempty" json:"max_key_length,omitempty"`
 	// ReplayHeaders are response headers a replay must reproduce (allow-list).
 	ReplayHeaders []string `yaml:"replay_headers,omitempty" json:"replay_headers,omitempty"`
 	// StoresBusinessErrors: a business 4xx is replayed (true) or re-executed (false); nil = not declared.

@@ -286,3 +286,12 @@ func TestAKeyWrittenTwiceIsAnError(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "retention: is written twice in base.yaml (lines 2 and 3)")
 }
+
+func TestMaxKeyLengthIsARange(t *testing.T) {
+	p, err := scenarios.ParseProfile("x.yaml", []byte(minimalProfile))
+	require.NoError(t, err)
+	p.Expect.MaxKeyLength = 64
+	require.NoError(t, p.Validate())
+	p.Expect.MaxKeyLength = 20
+	require.EqualError(t, p.Validate(), "expect.max_key_length: must be from 43 (every key shape the harness sends must fit: base64url keys are 43 characters) to 4096, got 20")
+}

@@ -13,6 +13,20 @@ import (
 // Validate reports everything wrong with the profile at once (errors.Join), each error
 // naming the field. Profiles from LoadProfile/ParseProfile are already valid; Validate is
 // for profiles built or changed in Go.
+// The range of expect.max_key_length.
+const (
+	minMaxKeyLength = 43
+	maxMaxKeyLength = 4096
+)
+
+// maxKeyLen is the longest key the API accepts: expect.max_key_length, else 255 (Stripe).
+func (p *Profile) maxKeyLen() int {
+	if p.Expect.MaxKeyLength > 0 {
+		return p.Expect.MaxKeyLength
+	}
+	return 255
+}
+
 func (p *Profile) Validate() error {
 	if errs := p.fieldErrors(); len(errs) > 0 {
 		return joinFieldErrors("", errs, nil)
@@ -55,6 +69,9 @@ func (p *Profile) fieldErrors() []fieldError {
 		add("expect.in_flight", "declares both a status (%d) and %q: a repeat is either refused or made to wait", p.Expect.InFlight, InFlightWaitValue)
 	case !p.Expect.InFlightWait && !is4xx(p.Expect.InFlight):
 		add("expect.in_flight", "must be a 4xx status (409 in draft-07 and Stripe) or %q, got %d", InFlightWaitValue, p.Expect.InFlight)
+	}
+	if n := p.Expect.MaxKeyLength; n != 0 && (n < minMaxKeyLength || n > maxMaxKeyLength) {
+		add("expect.max_key_length", "must be from %d (every key shape the harness sends must fit: base64url keys are 43 characters) to %d, got %d", minMaxKeyLength, maxMaxKeyLength, n)
 	}
 	if f := p.Expect.UniqueField; f != "" && (!validFieldPath(f) || strings.ContainsAny(f, " \t\r\n")) {
 		add("expect.unique_field", "must be a JSON path to a value minted per execution, such as id or data.decline_id, got %q", f)

@@ -13,13 +13,14 @@ import (
 
 // scenarioKeys are the keys one scenario run uses, all minted from the run nonce.
 type scenarioKeys struct {
-	main, len255, len256, control string
+	main, longest, tooLong, control string
+	maxLen                          int // the longest key the API accepts (Profile.maxKeyLen)
 }
 
-func mintKeys(nonce string, n int) scenarioKeys {
+func mintKeys(nonce string, n, maxLen int) scenarioKeys {
 	main := fmt.Sprintf("idemproof-%s-%03d", nonce, n)
 	pad := func(l int) string { return main + "-" + strings.Repeat("x", l-len(main)-1) }
-	return scenarioKeys{main: main, len255: pad(255), len256: pad(256), control: main + "\tctl"}
+	return scenarioKeys{main: main, longest: pad(maxLen), tooLong: pad(maxLen + 1), control: main + "\tctl", maxLen: maxLen}
 }
 
 // keyFor returns the key a step sends and whether it sends one at all.
@@ -30,9 +31,9 @@ func (k scenarioKeys) keyFor(f KeyForm) (string, bool) {
 	case KeyEmpty:
 		return "", true
 	case Key255:
-		return k.len255, true
+		return k.longest, true
 	case Key256:
-		return k.len256, true
+		return k.tooLong, true
 	case KeyControl:
 		return k.control, true
 	case KeyQuoted:

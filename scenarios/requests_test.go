@@ -15,10 +15,17 @@ import (
 // (the scenario's only: no preflight).
 func sent(t *testing.T, id string) []seenRequest {
 	t.Helper()
+	return sentWith(t, id, func(*scenarios.Profile) {})
+}
+
+// sentWith is sent with the profile changed by change first.
+func sentWith(t *testing.T, id string, change func(*scenarios.Profile)) []seenRequest {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	f := &fakeRefunds{}
 	p := fakeProfile(t, startFake(t, f))
+	change(p)
 	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{id}, Seed: 42, NoPreflight: true})
 	require.NoError(t, err)
 	require.Len(t, rep.Results, 1)
@@ -64,6 +71,18 @@ func TestKeyFormsSendWhatTheyName(t *testing.T) {
 	require.Len(t, empty, 2)
 	require.Contains(t, empty[0].Header, "Idempotency-Key", "present")
 	require.Equal(t, "", key(empty[0]), "and empty")
+
+	// An API with shorter keys (AWS's ClientToken: 64) gets keys of its longest length.
+	short := func(p *scenarios.Profile) { p.Expect.MaxKeyLength = 64 }
+	require.Len(t, key(sentWith(t, "key/max-length", short)[0]), 64)
+	require.Len(t, key(sentWith(t, "key/over-length", short)[0]), 65)
+	pair := sentWith(t, "key/long-prefix-distinct", short)
+	require.Len(t, pair, 2)
+	a, b := key(pair[0]), key(pair[1])
+	require.Len(t, a, 64)
+	require.Len(t, b, 64)
+	require.Equal(t, a[:63], b[:63], "all but the last character shared")
+	require.NotEqual(t, a, b)
 
 	missing := sent(t, "key/missing")
 	require.Len(t, missing, 2, "twice: each request without a key is its own")

@@ -135,8 +135,8 @@ const (
 	KeyScenario KeyForm = ""          // the scenario's fresh key
 	KeyNone     KeyForm = "none"      // no key at all
 	KeyEmpty    KeyForm = "empty"     // the key header (or field) present and empty
-	Key255      KeyForm = "len-255"   // a fresh 255-character key
-	Key256      KeyForm = "len-256"   // a fresh 256-character key
+	Key255      KeyForm = "len-255"   // a fresh key of the longest length the API accepts (255, or expect.max_key_length)
+	Key256      KeyForm = "len-256"   // a fresh key one character longer
 	KeyControl  KeyForm = "control"   // a fresh key with a control character (TAB) inside
 	KeyQuoted   KeyForm = "sf-quoted" // the scenario's key in RFC 8941 sf-string form: "key"
 )
