@@ -31,7 +31,7 @@ const DefaultFaultSpec = "hold=3s,reset,503"
 //	hold[=DUR]   after-hold then drop (default 3s: longer than the client's timeout); one operation only
 //	reset[=P]    after-reset (RST after the commit)
 //	close[=P]    after-close (no bytes after the commit)
-//	409[=SECS]   before-status: the profile's in-flight answer with Retry-After SECS (default 1)
+//	409[=SECS]   before-status: the profile's in-flight answer with Retry-After SECS (default 1; 0: none)
 //	422          before-status: the profile's mismatch answer ("key used with another payload")
 //	503|502|504  after-status with that status
 //	restart      after-reset, and the code under test is killed and started again (see Restart)
@@ -166,11 +166,10 @@ func faultItem(name, param string, hasParam bool) (FaultKind, error) {
 		kind.RetryAfter = 1
 		if hasParam {
 			secs, err := strconv.Atoi(param)
-			if err != nil || secs < 1 {
-				// 0 would send no Retry-After at all (the proxy's 0 is "none"), and the
-				// client would then be held to the 50 ms default backoff instead.
-				return kind, fmt.Errorf("want whole seconds of Retry-After, at least 1, e.g. 409=1 (a 409 without Retry-After: @FILE rules)")
+			if err != nil || secs < 0 {
+				return kind, fmt.Errorf("want whole seconds of Retry-After, e.g. 409=1, or 409=0 for none (as an API that sends none: the client is then held to the 50 ms minimum backoff)")
 			}
+			// 0 sends no Retry-After (the proxy's 0 is "none").
 			kind.RetryAfter = secs
 		}
 	case "422", "503", "502", "504", "restart", "none":

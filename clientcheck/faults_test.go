@@ -56,12 +56,19 @@ func TestFaultSpecErrorsSayWhatToFix(t *testing.T) {
 		"503,503":   "given twice",
 		"none,503":  "cannot be combined",
 		"@/no/file": "read faults file",
-		"409=-1":    "want whole seconds",
-		"409=0":     "at least 1",
+		"409=-1":    "want whole seconds of Retry-After, e.g. 409=1, or 409=0 for none",
 	} {
 		_, err := clientcheck.ParseSchedule(spec)
 		require.ErrorContains(t, err, want, spec)
 	}
+}
+
+// 409=0 answers the in-flight refusal without Retry-After, as an API that sends none.
+func TestThe409KindWithoutRetryAfter(t *testing.T) {
+	s, err := clientcheck.ParseSchedule("409=0")
+	require.NoError(t, err)
+	require.Zero(t, s.Kinds[0].RetryAfter)
+	require.Equal(t, "409=0", s.String())
 }
 
 func TestFaultSpecFromFile(t *testing.T) {
