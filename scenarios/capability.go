@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 )
@@ -17,6 +18,7 @@ const (
 	CapJSONBody         Capability = "json_body"       // the body is a JSON document
 	CapSlow             Capability = "slow"            // slow_operation
 	CapFail             Capability = "fail"            // fail_operation
+	CapSlowFail         Capability = "slow_fail"       // slow_operation and fail_operation on one request
 	CapCrashAfterKey    Capability = "crash_after_key" // crash.after_key
 	CapCrashAfterCommit Capability = "crash_after_commit"
 	CapRetention        Capability = "retention"         // a retention short enough to wait out
@@ -93,6 +95,15 @@ func (p *Profile) Missing(c Capability) string {
 	case CapFail:
 		if p.FailHook == nil {
 			return "fail_operation not declared"
+		}
+	case CapSlowFail:
+		switch {
+		case p.Slow == nil || p.FailHook == nil:
+			// CapSlow and CapFail name what is missing.
+		case p.Slow.Path != "" && p.FailHook.Path != "":
+			return "slow_operation and fail_operation on one request (both replace the path)"
+		case p.Slow.Header != "" && http.CanonicalHeaderKey(p.Slow.Header) == http.CanonicalHeaderKey(p.FailHook.Header):
+			return "slow_operation and fail_operation on one request (both set " + p.Slow.Header + ")"
 		}
 	case CapCrashAfterKey:
 		if p.Crash == nil || p.Crash.AfterKey == "" {

@@ -14,9 +14,15 @@ import (
 // the background; the repeat is delayed by the proxy (a quarter of the slow hook) so it
 // arrives while the original is executing.
 func inFlight(repeat Payload) ([]FaultOn, []Step) {
+	return inFlightOf(repeat, HookSlow)
+}
+
+// inFlightOf is inFlight with the original's hook: HookSlowFail for an original that is
+// held and then fails.
+func inFlightOf(repeat Payload, original Hook) ([]FaultOn, []Step) {
 	return []FaultOn{{Step: "repeat", Fault: faultproxy.FaultSpec{Type: faultproxy.FaultBeforeDelay}, DurationOf: QuarterSlow}},
 		[]Step{
-			{Name: "original", Hook: HookSlow, Background: true},
+			{Name: "original", Hook: original, Background: true},
 			{Name: "repeat", Payload: repeat},
 			{Name: "after", Wait: WaitBackground},
 		}
@@ -43,6 +49,11 @@ func burst(id string, n int, level Level) Scenario {
 func raceScenarios() []Scenario {
 	fo, steps := inFlight(PayloadOriginal)
 	foOther, stepsOther := inFlight(PayloadAltered)
+	// No step after the original: a request sent once it failed would execute, and its
+	// side effect would stand in for the one a repeat's success claims. The scenario's
+	// end waits for the original.
+	foFails, stepsFails := inFlightOf(PayloadOriginal, HookSlowFail)
+	stepsFails = stepsFails[:2]
 	return []Scenario{
 		{
 			ID:          "race/concurrent-pair",
@@ -107,6 +118,18 @@ func raceScenarios() []Scenario {
 			Steps:       steps,
 			Settle:      &Settle{},
 			Check:       inFlightNotFabricated,
+		},
+		{
+			ID:          "race/in-flight-original-fails",
+			Description: "a repeat while the original runs, and then fails, is never told it succeeded",
+			Requirement: "a repeat during an original that then fails (slow_operation and fail_operation on one request) gets no success unless it executed itself: a success with no side effect was promised before the outcome was known",
+			Source:      srcSeed,
+			Level:       LevelSafety,
+			Labels:      []string{"group:race", "fault:before-upstream", "level:safety"},
+			Needs:       []Capability{CapSlow, CapFail, CapSlowFail},
+			Faults:      foFails,
+			Steps:       stepsFails,
+			Check:       inFlightOriginalFails,
 		},
 		{
 			ID:          "race/in-flight-retry-after",
@@ -640,6 +663,48 @@ func inFlightNotFabricated(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Unknown, "the repeat got %s, a %d the profile's outcome rules do not name: whether a client takes it for a success cannot be told; name it in outcomes: (as success:, or as the refusal it is)", describe(repeat), repeat.Status)
 	}
 	return f.result(Pass, "the repeat got %s; nothing was fabricated", describe(repeat))
+}
+
+// inFlightOriginalFails: the original is held and then fails, so whatever the repeat was
+// told while it ran came before any outcome existed. A success for the repeat is honest
+// only as its own execution, once the original had failed; a success while nothing ever
+// executed was promised in advance (a server that answers a repeat in flight with the
+// response it expects the original to produce). That needs no timing: the original's
+// failure and the empty ledger prove it.
+func inFlightOriginalFails(r Record, p *Profile) (Verdict, string, Evidence) {
+	if r.LedgerErr != "" {
+		return unknownLedger(r)
+	}
+	var f finding
+	repeat, _ := r.answer("repeat")
+	original, _ := r.answer("original")
+	n := r.Ledger[LedgerOperation]
+	if n > 1 {
+		f.count(CatDuplicated, n-1)
+		return f.result(Fail, "%d side effects for one key", n)
+	}
+	switch {
+	case unseen(original):
+		return f.result(Unknown, "the original's answer was not seen (%s): whether it failed cannot be told", describe(original))
+	case isSuccess(original):
+		return f.result(Unknown, "the original got %s: slow_operation and fail_operation together did not make it fail (does the target apply both to one request?)", describe(original))
+	}
+	_, _, during := overlap(r, p)
+	switch {
+	case isSuccess(repeat) && n == 0:
+		f.count(CatFabricated, 1)
+		f.example("repeat got %d %s while the original ran", repeat.Status, clip(repeat.Body))
+		f.example("original then got %s; the ledger shows no side effect", describe(original))
+		f.blame(repeat, wantText(p.Expect.InFlight, outcome.InFlight)+", or its own execution once the original had failed")
+		return f.result(Fail, "the repeat got %s while the original ran, but the original then failed (%s) and nothing executed: the client was told of an operation that never happened", describe(repeat), describe(original))
+	case !during:
+		return f.result(Unknown, "no overlap: the original (%s) had finished before the repeat (%s) reached the target: nothing was there to promise", describe(original), describe(repeat))
+	case isSuccess(repeat):
+		return f.result(Pass, "the repeat got %s with a side effect of its own (it ran once the original had failed: %s)", describe(repeat), describe(original))
+	case unseen(repeat):
+		return f.result(Pass, "the repeat's answer was not seen (%s), the original failed (%s): no success was claimed", describe(repeat), describe(original))
+	}
+	return f.result(Pass, "the repeat got %s while the original ran, and the original then failed (%s): no success was claimed", describe(repeat), describe(original))
 }
 
 func inFlightRetryAfter(r Record, p *Profile) (Verdict, string, Evidence) {

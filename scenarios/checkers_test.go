@@ -175,6 +175,39 @@ func TestBurstOneWinner(t *testing.T) {
 	require.Equal(t, 1, ev.Categories["diverged"])
 }
 
+// race/in-flight-original-fails: the original is held, then fails. A success for the
+// repeat with nothing executed was promised before any outcome existed; a success with
+// its own effect, or a refusal, is honest; an original that did not fail proves nothing.
+func TestInFlightOriginalFailsVerdicts(t *testing.T) {
+	p := refProfile(t)
+	check := checker(t, "race/in-flight-original-fails")
+	promised := newHistory().span(0, 400, "original", scenarios.OpInfo, 503, "failed", nil).
+		span(100, 110, "repeat", scenarios.OpOK, 201, committed, nil)
+	v, msg, ev := check(promised.record(0), p)
+	require.Equal(t, scenarios.Fail, v, msg)
+	require.Equal(t, 1, ev.Categories["fabricated"])
+	require.Contains(t, msg, "the client was told of an operation that never happened")
+	v, msg, _ = check(promised.record(1), p)
+	require.Equal(t, scenarios.Pass, v, "the repeat ran on its own once the original failed: %s", msg)
+
+	refused := newHistory().span(0, 400, "original", scenarios.OpInfo, 503, "failed", nil).
+		span(100, 110, "repeat", scenarios.OpFail, 409, "busy", nil).record(0)
+	v, msg, _ = check(refused, p)
+	require.Equal(t, scenarios.Pass, v, msg)
+
+	succeeded := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
+		span(100, 110, "repeat", scenarios.OpFail, 409, "busy", nil).record(1)
+	v, msg, _ = check(succeeded, p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Contains(t, msg, "did not make it fail")
+
+	late := newHistory().span(0, 10, "original", scenarios.OpInfo, 503, "failed", nil).
+		span(100, 110, "repeat", scenarios.OpFail, 409, "busy", nil).record(0)
+	v, msg, _ = check(late, p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Contains(t, msg, "no overlap")
+}
+
 func TestInFlightVerdicts(t *testing.T) {
 	p := refProfile(t)
 	refused := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).

@@ -19,9 +19,10 @@ type hookData struct {
 
 // stepHook is a test hook resolved for one step: what to add to its request.
 type stepHook struct {
-	header, value string     // a header to set ("" = none)
-	query         url.Values // query parameters to add
-	path          string     // a path replacing the operation's ("" = keep it)
+	header, value string      // a header to set ("" = none)
+	extra         [][2]string // more headers to set (a second hook on the request)
+	query         url.Values  // query parameters to add
+	path          string      // a path replacing the operation's ("" = keep it)
 }
 
 // hookForm is the shape shared by every hook: one of header, query or path.
@@ -44,8 +45,50 @@ func (h *TestHook) hold() time.Duration {
 }
 
 // stepHook resolves the step's hook against the profile; false when the step asks for
-// none or the profile does not declare it.
+// none or the profile does not declare it. HookSlowFail is the slow hook with the fail
+// hook's header, query or path added (CapSlowFail has ruled out the two colliding).
 func (t *target) stepHook(h Hook, entity string) (stepHook, bool, error) {
+	if h == HookSlowFail {
+		slow, ok, err := t.stepHook(HookSlow, entity)
+		if err != nil || !ok {
+			return slow, ok, err
+		}
+		fail, ok, err := t.stepHook(HookFail, entity)
+		if err != nil || !ok {
+			return fail, ok, err
+		}
+		return slow.with(fail), true, nil
+	}
+	return t.singleHook(h, entity)
+}
+
+// with is h and o on one request; o's header or path where h has none, their queries
+// together.
+func (h stepHook) with(o stepHook) stepHook {
+	out := h
+	if out.header == "" {
+		out.header, out.value = o.header, o.value
+	} else if o.header != "" {
+		out.extra = append(out.extra, [2]string{o.header, o.value})
+	}
+	if out.path == "" {
+		out.path = o.path
+	}
+	if len(o.query) > 0 {
+		q := url.Values{}
+		for k, v := range h.query {
+			q[k] = v
+		}
+		for k, v := range o.query {
+			q[k] = v
+		}
+		out.query = q
+	}
+	return out
+}
+
+// singleHook resolves one of the profile's hooks.
+func (t *target) singleHook(h Hook, entity string) (stepHook, bool, error) {
 	p := t.p
 	var form hookForm
 	data := hookData{Entity: entity}

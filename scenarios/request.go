@@ -150,6 +150,9 @@ func (t *target) stepRequest(base, entity string, keys scenarioKeys, st Step, ma
 	if hooked && hook.header != "" {
 		req.header.Set(hook.header, hook.value)
 	}
+	for _, h := range hook.extra {
+		req.header.Set(h[0], h[1])
+	}
 	if marked {
 		req.header.Set(StepHeader, st.Name)
 	}
@@ -209,7 +212,7 @@ func (t *target) attemptTimeout(h Hook, held bool) time.Duration {
 		d = t.holdTimeout()
 	}
 	switch h {
-	case HookSlow:
+	case HookSlow, HookSlowFail:
 		d += t.slow()
 	case HookSlowPastLock:
 		d += 2 * t.p.LockTimeout.Std()

@@ -159,11 +159,14 @@ const (
 type Hook string
 
 const (
-	HookNone             Hook = ""
-	HookSlow             Hook = "slow"               // slow_operation as declared
-	HookSlowPastLock     Hook = "slow-past-lock"     // slow_operation held for 2x lock_timeout
-	HookSlowPastTimeout  Hook = "slow-past-timeout"  // slow_operation held past client_timeout, which the attempt keeps: the client gives up
-	HookFail             Hook = "fail"               // fail_operation
+	HookNone            Hook = ""
+	HookSlow            Hook = "slow"              // slow_operation as declared
+	HookSlowPastLock    Hook = "slow-past-lock"    // slow_operation held for 2x lock_timeout
+	HookSlowPastTimeout Hook = "slow-past-timeout" // slow_operation held past client_timeout, which the attempt keeps: the client gives up
+	HookFail            Hook = "fail"              // fail_operation
+	// HookSlowFail is slow_operation and fail_operation on one request: the work is
+	// held, then fails (CapSlowFail: both declared, and one request can carry both).
+	HookSlowFail         Hook = "slow-fail"
 	HookCrashAfterKey    Hook = "crash-after-key"    // crash.after_key
 	HookCrashAfterCommit Hook = "crash-after-commit" // crash.after_commit
 )

@@ -73,7 +73,7 @@ func (t *target) declaredWaits(sc Scenario) time.Duration {
 			d += t.giveUpHold() * 5 / 4
 		}
 		switch st.Hook {
-		case HookSlow:
+		case HookSlow, HookSlowFail:
 			d += t.slow()
 		case HookSlowPastLock:
 			d += 2 * p.LockTimeout.Std()
