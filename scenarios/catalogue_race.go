@@ -716,6 +716,13 @@ func inFlightRetryAfter(r Record, p *Profile) (Verdict, string, Evidence) {
 	if _, v, msg, failed := judgeSettle(r, p, &f, nil, true); failed {
 		return v, msg, f.ev
 	}
+	if v := repeat.Headers["Retry-After"]; repeat.Status < 400 && v != "" {
+		// A refusal inside a 2xx that says when to come back all the same.
+		if why := retryAfterSyntax(v); why != "" {
+			return f.result(NonStrict, "the in-flight refusal (a %d the profile's outcome rules recognise) carries a malformed Retry-After: %s", repeat.Status, why)
+		}
+		return f.result(Pass, "the in-flight refusal (a %d the profile's outcome rules recognise) carries Retry-After: %s", repeat.Status, v)
+	}
 	if repeat.Status < 400 {
 		// A refusal found inside a 2xx (a JSON-RPC error object): Retry-After belongs to
 		// HTTP's 429 and 503 and to error responses, not to a 200's payload.

@@ -464,4 +464,17 @@ func TestRefusalsInsideA200AreNoHTTPRefusals(t *testing.T) {
 	v, msg, _ = judgeWith(t, "race/in-flight-retry-after", rec, p)
 	require.Equal(t, scenarios.Info, v, msg)
 	require.Contains(t, msg, "no HTTP refusal to carry a Retry-After")
+
+	// A refusal inside a 200 that carries Retry-After all the same is judged by it.
+	withRA := func(ra string) scenarios.Record {
+		return withClasses(newHistory().
+			span(1, 300, "original", scenarios.OpOK, 200, `{"jsonrpc":"2.0","id":1,"result":{"id":"re_1"}}`, nil).
+			at(5, "repeat", scenarios.OpFail, 200, rpcError(-32010), map[string]string{"Content-Type": "application/json", "Retry-After": ra}).
+			record(1), map[string]outcome.Class{"repeat": outcome.InFlight})
+	}
+	v, msg, _ = judgeWith(t, "race/in-flight-retry-after", withRA("1"), p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Contains(t, msg, "carries Retry-After: 1")
+	v, msg, _ = judgeWith(t, "race/in-flight-retry-after", withRA("soon"), p)
+	require.Equal(t, scenarios.NonStrict, v, msg)
 }
