@@ -171,6 +171,11 @@ func refusedKey(step string) Checker {
 			// each request as unkeyed, which is what it chose, not a broken key.
 			return f.result(NonStrict, "accepted (%s) and executed as unkeyed: %d side effects", describe(a), n)
 		case n > 0:
+			if again, ok := r.answer(step + "-again"); ok && isSuccess(a) && isSuccess(again) && p.sameResponse(a, again) {
+				// Worse than executing unkeyed: the malformed key is a key, one every such
+				// request of the principal shares.
+				return f.result(NonStrict, "accepted and executed (%s), want a refusal (such as 400 invalid_key); the second request with it was answered the first one's response, byte for byte: the key was used as a key, shared by every request that sends it", describe(a))
+			}
 			return f.result(NonStrict, "accepted and executed (%s), want a refusal (such as 400 invalid_key)", describe(a))
 		}
 		return f.result(NonStrict, "got %s, want a refusal (such as 400 invalid_key)", describe(a))

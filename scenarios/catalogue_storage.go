@@ -143,7 +143,11 @@ func notPinned(r Record, p *Profile) (Verdict, string, Evidence) {
 	var f finding
 	a, _ := r.answer("failing")
 	if a.Class != outcome.ServerError {
-		return f.result(Unknown, "fail_operation did not make the work fail: got %s", describe(a))
+		hint := ""
+		if a.Class == outcome.ClientError && a.Status >= 200 && a.Status <= 299 {
+			hint = " (if that answer is the failure, name it with an outcomes: server_error rule)"
+		}
+		return f.result(Unknown, "fail_operation did not make the work fail: got %s%s", describe(a), hint)
 	}
 	b, _ := r.answer("retry")
 	settle := r.settled(p)

@@ -331,6 +331,15 @@ func TestScopeLeakFails(t *testing.T) {
 	require.Equal(t, scenarios.Pass, v, msg)
 }
 
+// An empty key accepted, and the second request with it answered the first's response:
+// the empty string was a key, shared by every request that sends it.
+func TestAnEmptyKeyUsedAsAKeyIsSaidSo(t *testing.T) {
+	rec := newHistory().at(0, "empty", scenarios.OpOK, 201, committed, nil).at(1, "empty-again", scenarios.OpOK, 201, committed, nil).record(1)
+	v, msg, _ := checker(t, "key/empty")(rec, refProfile(t))
+	require.Equal(t, scenarios.NonStrict, v, msg)
+	require.Contains(t, msg, "the key was used as a key, shared by every request that sends it")
+}
+
 func TestMissingKeyPolicies(t *testing.T) {
 	p := refProfile(t)
 	refused := newHistory().at(0, "unkeyed", scenarios.OpFail, 400, "", nil).record(0)
