@@ -115,13 +115,12 @@ func (t *target) setupOnce(ctx context.Context, method, url, body string) ([]byt
 	if err != nil {
 		return nil, 0, "", err
 	}
-	for k, v := range t.p.Operation.Headers {
-		req.Header.Set(k, v)
+	h, err := t.p.requestHeaders(t.p.Operation.Headers, 0, "")
+	if err != nil {
+		return nil, 0, "", err
 	}
-	if len(t.p.Principals) > 0 {
-		for k, v := range t.p.Principals[0] {
-			req.Header.Set(k, v)
-		}
+	for k, v := range h {
+		req.Header[k] = v
 	}
 	if body != "" && gjson.Valid(body) {
 		req.Header.Set("Content-Type", "application/json")

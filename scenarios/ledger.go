@@ -65,14 +65,9 @@ func countLedger(ctx context.Context, p *Profile, tr transport.Transport, base s
 	if err != nil {
 		return 0, fmt.Errorf("render ledger body: %w", err)
 	}
-	h := http.Header{}
-	for k, v := range p.Operation.Headers {
-		h.Set(k, v)
-	}
-	if len(p.Principals) > 0 {
-		for k, v := range p.Principals[0] {
-			h.Set(k, v)
-		}
+	h, err := p.requestHeaders(p.Operation.Headers, 0, entity)
+	if err != nil {
+		return 0, err
 	}
 	for k, v := range pr.Headers {
 		h.Set(k, v)

@@ -137,6 +137,7 @@ func (p *Profile) fieldErrors() []fieldError {
 			add(fmt.Sprintf("principals[%d]", i), "must set at least one header, e.g. {Authorization: \"Bearer ...\"}")
 		}
 		errs = append(errs, checkAcceptEncoding(fmt.Sprintf("principals[%d]", i), pr)...)
+		errs = append(errs, checkHeaderTemplates(fmt.Sprintf("principals[%d]", i), pr)...)
 	}
 	for name, ex := range map[string]*Example{"business_error": p.Business, "validation_error": p.Validation} {
 		if ex == nil {
@@ -176,6 +177,7 @@ func checkOperation(path string, op Operation, bodyIsJSON bool) []fieldError {
 		errs = append(errs, fieldError{Path: path + ".body", Msg: msg})
 	}
 	errs = append(errs, checkAcceptEncoding(path+".headers", op.Headers)...)
+	errs = append(errs, checkHeaderTemplates(path+".headers", op.Headers)...)
 	if op.AlteredBody != "" {
 		if msg := checkTemplate(op.AlteredBody, bodyIsJSON); msg != "" {
 			errs = append(errs, fieldError{Path: path + ".altered_body", Msg: msg})
@@ -188,6 +190,17 @@ func checkOperation(path string, op Operation, bodyIsJSON bool) []fieldError {
 
 // checkAcceptEncoding refuses an Accept-Encoding that lets the target pick a coding the
 // checks cannot undo: its answers could then not be compared (package contentcoding).
+// checkHeaderTemplates checks the templates in header values ({{.Entity}}, {{.Nonce}}).
+func checkHeaderTemplates(path string, headers map[string]string) []fieldError {
+	var errs []fieldError
+	for _, name := range sortedNames(headers) {
+		if msg := checkHeaderTemplate(headers[name]); msg != "" {
+			errs = append(errs, fieldError{Path: path + "." + name, Msg: msg})
+		}
+	}
+	return errs
+}
+
 func checkAcceptEncoding(path string, headers map[string]string) []fieldError {
 	for name, value := range headers {
 		if !strings.EqualFold(name, "Accept-Encoding") {

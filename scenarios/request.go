@@ -139,13 +139,12 @@ func (t *target) stepRequest(base, entity string, keys scenarioKeys, st Step, ma
 	if isJSON {
 		req.header.Set("Content-Type", "application/json")
 	}
-	for k, v := range op.Headers {
-		req.header.Set(k, v)
+	common, err := p.requestHeaders(op.Headers, st.Principal, entity)
+	if err != nil {
+		return requestSpec{}, err
 	}
-	if len(p.Principals) > st.Principal {
-		for k, v := range p.Principals[st.Principal] {
-			req.header.Set(k, v)
-		}
+	for k, v := range common {
+		req.header[k] = v
 	}
 	if hooked && hook.header != "" {
 		req.header.Set(hook.header, hook.value)

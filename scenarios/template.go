@@ -2,7 +2,11 @@ package scenarios
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"strings"
 	"text/template"
 )
@@ -10,6 +14,10 @@ import (
 // templateData is what {{...}} in a profile's paths and bodies can see.
 type templateData struct {
 	Entity string // fresh per scenario run, e.g. "ip-3f9a2c-17"
+	// Nonce is fresh on every request the harness builds, in header values only
+	// (operation.headers, principals): what a client sends anew on every attempt, the
+	// retries' too (a request id, a signature, an SDK's date).
+	Nonce string
 }
 
 // render fills a template; the profile was validated, so errors here mean a template
@@ -40,4 +48,67 @@ func checkTemplate(s string, mustBeJSON bool) string {
 		return "must be a JSON object when key_field carries the key in the body"
 	}
 	return ""
+}
+
+// requestHeaders are the headers a request carries before its own: the call's (opHeaders:
+// operation.headers, or other_operation's), then principal's (when the profile has it),
+// their values rendered with the entity and a fresh {{.Nonce}}.
+func (p *Profile) requestHeaders(opHeaders map[string]string, principal int, entity string) (http.Header, error) {
+	h := http.Header{}
+	data := templateData{Entity: entity, Nonce: headerNonce()}
+	set := func(from map[string]string, what string) error {
+		for k, v := range from {
+			out, err := renderHeader(v, data)
+			if err != nil {
+				return fmt.Errorf("render %s %s: %w", what, k, err)
+			}
+			h.Set(k, out)
+		}
+		return nil
+	}
+	if err := set(opHeaders, "header"); err != nil {
+		return nil, err
+	}
+	if len(p.Principals) > principal {
+		if err := set(p.Principals[principal], "principals header"); err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+// renderHeader fills a header value's template.
+func renderHeader(v string, data templateData) (string, error) {
+	if !strings.Contains(v, "{{") {
+		return v, nil
+	}
+	t, err := template.New("").Option("missingkey=error").Parse(v)
+	if err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, data); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// checkHeaderTemplate is checkTemplate for a header value: {{.Entity}} and {{.Nonce}},
+// and a value that renders to a valid header field value.
+func checkHeaderTemplate(v string) string {
+	out, err := renderHeader(v, templateData{Entity: "ip-sample-1", Nonce: headerNonce()})
+	if err != nil {
+		return "template: " + strings.TrimPrefix(err.Error(), "template: ") + " (available in header values: {{.Entity}}, {{.Nonce}})"
+	}
+	if strings.ContainsAny(out, "\r\n\x00") {
+		return fmt.Sprintf("renders to %q, which is no valid header value", out)
+	}
+	return ""
+}
+
+// headerNonce is {{.Nonce}}: 16 random hex digits.
+func headerNonce() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

@@ -225,14 +225,9 @@ func (p *Profile) NewMCPTransport() *mcp.Transport {
 // sessionHeader is what an MCP session's set-up requests carry: the operation's headers
 // and the principal's, never a test hook, a step marker or the key.
 func (p *Profile) sessionHeader(principal int) http.Header {
-	h := http.Header{}
-	for k, v := range p.Operation.Headers {
-		h.Set(k, v)
-	}
-	if len(p.Principals) > principal {
-		for k, v := range p.Principals[principal] {
-			h.Set(k, v)
-		}
+	h, err := p.requestHeaders(p.Operation.Headers, principal, "")
+	if err != nil {
+		return http.Header{} // the profile's templates were checked when it loaded
 	}
 	return h
 }
