@@ -1,11 +1,8 @@
 package clientcheck
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"strings"
-	"text/template"
 
 	"github.com/idemproof/idemproof/scenarios"
 )
@@ -37,17 +34,4 @@ func (l ledgerReader) readLedger(ctx context.Context, entities []string) (map[st
 }
 
 // renderEntity fills a profile template with the entity, as the catalogue's runner does.
-func renderEntity(s, entity string) (string, error) {
-	if !strings.Contains(s, "{{") {
-		return s, nil
-	}
-	t, err := template.New("").Option("missingkey=error").Parse(s)
-	if err != nil {
-		return "", err
-	}
-	var b bytes.Buffer
-	if err := t.Execute(&b, struct{ Entity string }{entity}); err != nil {
-		return "", err
-	}
-	return b.String(), nil
-}
+func renderEntity(s, entity string) (string, error) { return scenarios.RenderEntity(s, entity) }

@@ -1,12 +1,10 @@
 package scenarios
 
 import (
-	"bytes"
 	"fmt"
 	"net/url"
 	"sort"
 	"strings"
-	"text/template"
 	"time"
 )
 
@@ -159,20 +157,7 @@ func (h stepHook) onPath(path string) string {
 	return path + sep + h.query.Encode()
 }
 
-func renderHook(s string, d hookData) (string, error) {
-	if !strings.Contains(s, "{{") {
-		return s, nil
-	}
-	t, err := template.New("").Option("missingkey=error").Parse(s)
-	if err != nil {
-		return "", err
-	}
-	var b bytes.Buffer
-	if err := t.Execute(&b, d); err != nil {
-		return "", err
-	}
-	return b.String(), nil
-}
+func renderHook(s string, d hookData) (string, error) { return execTemplate(s, d) }
 
 // checkHookForm validates one hook's shape: exactly one of header, query, path, each a
 // template that renders with sample data. valueRequired: the header form needs value.

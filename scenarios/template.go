@@ -23,6 +23,16 @@ type templateData struct {
 // render fills a template; the profile was validated, so errors here mean a template
 // that only fails on some entity, which is reported as the scenario's error.
 func render(s, entity string) (string, error) {
+	return execTemplate(s, templateData{Entity: entity})
+}
+
+// RenderEntity fills a profile template (a path, a body) with the entity, as the
+// catalogue's runner does: for client-check, which renders the same templates.
+func RenderEntity(s, entity string) (string, error) { return render(s, entity) }
+
+// execTemplate fills template s with data; s without {{ is itself. Every profile
+// template is filled here, so an unknown name is an error everywhere (missingkey=error).
+func execTemplate(s string, data any) (string, error) {
 	if !strings.Contains(s, "{{") {
 		return s, nil
 	}
@@ -31,7 +41,7 @@ func render(s, entity string) (string, error) {
 		return "", err
 	}
 	var b bytes.Buffer
-	if err := t.Execute(&b, templateData{Entity: entity}); err != nil {
+	if err := t.Execute(&b, data); err != nil {
 		return "", err
 	}
 	return b.String(), nil
@@ -78,20 +88,7 @@ func (p *Profile) requestHeaders(opHeaders map[string]string, principal int, ent
 }
 
 // renderHeader fills a header value's template.
-func renderHeader(v string, data templateData) (string, error) {
-	if !strings.Contains(v, "{{") {
-		return v, nil
-	}
-	t, err := template.New("").Option("missingkey=error").Parse(v)
-	if err != nil {
-		return "", err
-	}
-	var b bytes.Buffer
-	if err := t.Execute(&b, data); err != nil {
-		return "", err
-	}
-	return b.String(), nil
-}
+func renderHeader(v string, data templateData) (string, error) { return execTemplate(v, data) }
 
 // checkHeaderTemplate is checkTemplate for a header value: {{.Entity}} and {{.Nonce}},
 // and a value that renders to a valid header field value.
