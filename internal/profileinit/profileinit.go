@@ -184,6 +184,28 @@ func keyHeader(f found) string {
 	return ""
 }
 
+// keyMaxLength is the maxLength the document gives the key (its header parameter's schema,
+// or the body property keyField's), 0 for none.
+func keyMaxLength(f found, keyField string) uint64 {
+	var s *openapi3.Schema
+	if keyField != "" {
+		if body := schemaOf(f); body != nil && body.Properties[keyField] != nil {
+			s = body.Properties[keyField].Value
+		}
+	} else {
+		for _, p := range parameters(f) {
+			if p.In == openapi3.ParameterInHeader && strings.Contains(strings.ToLower(p.Name), "idempotency") && p.Schema != nil {
+				s = p.Schema.Value
+				break
+			}
+		}
+	}
+	if s == nil || s.MaxLength == nil {
+		return 0
+	}
+	return *s.MaxLength
+}
+
 func keyHeaderRequired(f found) bool {
 	for _, p := range parameters(f) {
 		if p.In == openapi3.ParameterInHeader && strings.Contains(strings.ToLower(p.Name), "idempotency") {
@@ -298,6 +320,13 @@ func generate(doc *openapi3.T, opts Options, warning string) ([]byte, error) {
 		w.line("  missing_key: optional   # the key header is optional in the document")
 	default:
 		w.line("  missing_key: \"400\"   # guess: a request without a key is refused")
+	}
+	switch n := keyMaxLength(f, keyField); {
+	case n == 0 || n == 255:
+	case n >= 43 && n <= 4096:
+		w.line("  max_key_length: %d   # the key's maxLength in the document: the long-key scenarios send keys this long", n)
+	default:
+		w.line("  # the document gives the key a maxLength of %d; expect.max_key_length takes 43 to 4096, so the long-key scenarios test 255", n)
 	}
 	if rh := replayHeader(f); rh != "" {
 		w.line("  replay_header: %s   # a response header of the document", yamlString(rh))

@@ -152,6 +152,66 @@ paths:
 	require.Equal(t, `{"amount":10,"order_id":"{{.Entity}}"}`, p.Operation.Body, "the runner writes the key field")
 }
 
+// A key's maxLength in the document becomes expect.max_key_length (AWS-style tokens of 64),
+// for a header parameter and for a body property alike.
+func TestTheKeysMaxLengthIsDeclared(t *testing.T) {
+	doc := `openapi: 3.0.3
+info: {title: Payments, version: '1'}
+paths:
+  /payments:
+    post:
+      operationId: createPayment
+      parameters:
+        - {name: Idempotency-Key, in: header, required: true, schema: {type: string, maxLength: 64}}
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                account_id: {type: string}
+                amount: {type: number}
+      responses: {'201': {description: created}}
+`
+	text, err := profileinit.FromOpenAPI([]byte(doc), profileinit.Options{})
+	require.NoError(t, err)
+	p, err := scenarios.ParseProfile("payments", text)
+	require.NoError(t, err, "%s", text)
+	require.Equal(t, 64, p.Expect.MaxKeyLength)
+
+	short := strings.Replace(doc, "maxLength: 64", "maxLength: 36", 1)
+	text, err = profileinit.FromOpenAPI([]byte(short), profileinit.Options{})
+	require.NoError(t, err)
+	p, err = scenarios.ParseProfile("payments", text)
+	require.NoError(t, err, "%s", text)
+	require.Zero(t, p.Expect.MaxKeyLength)
+	require.Contains(t, string(text), "a maxLength of 36")
+
+	body := `openapi: 3.1.0
+info: {title: Tokens, version: '1'}
+paths:
+  /refunds:
+    post:
+      operationId: createRefund
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                order_id: {type: string}
+                amount: {type: integer}
+                idempotency_token: {type: string, maxLength: 128}
+      responses: {'200': {description: ok}}
+`
+	text, err = profileinit.FromOpenAPI([]byte(body), profileinit.Options{Operation: "createRefund"})
+	require.NoError(t, err)
+	p, err = scenarios.ParseProfile("tokens", text)
+	require.NoError(t, err, "%s", text)
+	require.Equal(t, "idempotency_token", p.KeyField)
+	require.Equal(t, 128, p.Expect.MaxKeyLength)
+}
+
 func TestTemplateLoads(t *testing.T) {
 	p, err := scenarios.ParseProfile("template", []byte(profileinit.Template))
 	require.NoError(t, err)
