@@ -275,7 +275,7 @@ func oneWinner(step string) Checker {
 			if p.Expect.InFlight != 0 {
 				refusal = itoa(p.Expect.InFlight)
 			}
-			return f.result(Fail, "%d attempts got neither the in-flight refusal (%s) nor the replay", other, refusal)
+			return f.result(Fail, "%d attempts got neither the in-flight refusal (%s) nor the replay%s", other, refusal, p.statusGuardNote(others, outcome.InFlight))
 		case ok == 0 && lost == 0:
 			f.count(CatStuck, 1)
 			return f.result(Fail, "no attempt succeeded: %d refused with %s", refused, wantText(refusedStatus, outcome.InFlight))
@@ -561,7 +561,7 @@ func inFlightStatus(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	f.example("repeat got %s while the original ran", describe(repeat))
 	f.blame(repeat, wantText(p.Expect.InFlight, outcome.InFlight))
-	return f.result(Fail, "the repeat during the original got %s, want %s", describe(repeat), wantText(p.Expect.InFlight, outcome.InFlight))
+	return f.result(Fail, "the repeat during the original got %s, want %s%s", describe(repeat), wantText(p.Expect.InFlight, outcome.InFlight), p.statusGuardNote([]Op{repeat}, outcome.InFlight))
 }
 
 // inFlightWaited: under in_flight: wait, the repeat that met the original must get the

@@ -208,6 +208,22 @@ func TestInFlightOriginalFailsVerdicts(t *testing.T) {
 	require.Contains(t, msg, "no overlap")
 }
 
+// An API that refuses a repeat in flight with a 503 and a body its in_flight rule
+// matches, in a rule that names no status: the 503 is a server error, and the FAIL says
+// how to declare it.
+func TestA5xxRefusalNeedsItsStatusInTheRule(t *testing.T) {
+	p, err := scenarios.ParseProfile("x.yaml", []byte(minimalProfile+"outcomes:\n  in_flight: {text: in progress}\n"))
+	require.NoError(t, err)
+	rec := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
+		span(5, 110, "repeat", scenarios.OpInfo, 503, `{"error":"request in progress"}`, nil).record(1)
+	for i := range rec.History {
+		rec.History[i].Class = p.Classifier().Classify(outcome.Answer{Status: rec.History[i].Status, Body: rec.History[i].Body})
+	}
+	v, msg, _ := checker(t, "race/in-flight-409")(rec, p)
+	require.Equal(t, scenarios.Fail, v, msg)
+	require.Contains(t, msg, "if the 503 is this API's in_flight answer, add status: 503 to the rule")
+}
+
 func TestInFlightVerdicts(t *testing.T) {
 	p := refProfile(t)
 	refused := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).

@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"fmt"
+	"net/http"
 	"strconv"
 
 	"github.com/idemproof/idemproof/outcome"
@@ -88,6 +90,31 @@ func atoiOr0(s string) int {
 func keyIgnored(r Record, effects int) string {
 	if calls := r.upstreamCalls(); calls > 1 && effects >= calls {
 		return "every repeat executed again (the key was not honoured for it: ignored, or scoped narrower than the retry, per session or per connection); "
+	}
+	return ""
+}
+
+// statusGuardNote explains an answer a rule of class want would have classed but for its
+// status: a rule classes a 5xx or a 429 only when it names the status (package outcome),
+// so an API that refuses with one (a 503 "in progress") needs the status in the rule.
+func (p *Profile) statusGuardNote(ops []Op, want outcome.Class) string {
+	if p.Outcomes == nil {
+		return ""
+	}
+	for _, op := range ops {
+		if op.Status < 500 && op.Status != http.StatusTooManyRequests {
+			continue
+		}
+		for _, cr := range p.Outcomes.Classes {
+			if cr.Class != want {
+				continue
+			}
+			for _, rule := range cr.Rules {
+				if len(rule.Status) == 0 && rule.Matches(outcome.Answer{Status: op.Status, Body: op.Body}) {
+					return fmt.Sprintf("; the profile's %s rule matches the %d's body, but a rule classes a 5xx or a 429 only when it names the status: if the %d is this API's %s answer, add status: %d to the rule", want, op.Status, op.Status, want, op.Status)
+				}
+			}
+		}
 	}
 	return ""
 }
