@@ -149,7 +149,7 @@ func TestDuplicateCountIsWindowAware(t *testing.T) {
 	inside := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).at(750, "repeat", scenarios.OpOK, 201, `{"id":"re_2"}`, nil).record(2)
 	v, msg, ev := checker(t, "expiry/inside-window")(inside, p)
 	require.Equal(t, scenarios.Fail, v)
-	require.Equal(t, "2 side effects for one key, want 1", msg)
+	require.Equal(t, "2 side effects for one key, want 1; the repeat came near the end of the declared retention (1s): a key honoured by an immediate repeat (replay/sequential) but not here was kept for less than that", msg)
 	require.Equal(t, 1, ev.Categories["duplicated"])
 
 	never := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).at(1600, "repeat", scenarios.OpOK, 201, committed, nil).record(1)
@@ -354,6 +354,16 @@ func TestAnEmptyKeyUsedAsAKeyIsSaidSo(t *testing.T) {
 	v, msg, _ := checker(t, "key/empty")(rec, refProfile(t))
 	require.Equal(t, scenarios.NonStrict, v, msg)
 	require.Contains(t, msg, "the key was used as a key, shared by every request that sends it")
+}
+
+// A repeat inside the window that executed again says the record may have expired early.
+func TestInsideWindowNamesAnEarlyExpiry(t *testing.T) {
+	p := refProfile(t)
+	p.Retention = scenarios.Duration(10 * time.Second)
+	rec := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).at(9000, "repeat", scenarios.OpOK, 201, `{"id":"re_2"}`, nil).record(2)
+	v, msg, _ := checker(t, "expiry/inside-window")(rec, p)
+	require.Equal(t, scenarios.Fail, v, msg)
+	require.Contains(t, msg, "the repeat came near the end of the declared retention (10s)")
 }
 
 func TestMissingKeyPolicies(t *testing.T) {

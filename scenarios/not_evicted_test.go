@@ -34,7 +34,7 @@ func TestNotEvictedVerdicts(t *testing.T) {
 	// Forgotten: the repeat executed again, its own response, a second side effect.
 	v, msg, ev := judge(newerKeysRecord(500, 201, 201, `{"id":"re_2","amount":4900}`, 2), p)
 	require.Equal(t, scenarios.Fail, v, msg)
-	require.Contains(t, msg, "forgotten (evicted)")
+	require.Contains(t, msg, "forgotten inside its retention (evicted for the newer keys")
 	require.Equal(t, 1, ev.Categories[scenarios.CatDuplicated])
 
 	// Too few newer keys executed (rate-limited, refused, or too slow): a replay proves
