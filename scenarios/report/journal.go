@@ -93,11 +93,14 @@ func payloadSource(st scenarios.Step) string {
 	return s
 }
 
+// maxPayloadLegend bounds the payloads a legend names, in the order of first use.
+const maxPayloadLegend = 12
+
 // payloadLegend explains the payload labels of a timeline: "P1=operation.body (step
 // original, sha256 3f2a91c0…)". The step of a journal record is the client attempt it
 // served (marks) or its step header; the scenario (when known by scenarioID) says which
 // profile field the step sends. One entry per payload; none when the record has fewer
-// than two payloads.
+// than two payloads; at most maxPayloadLegend, then how many more.
 func payloadLegend(journal []faultproxy.Record, payloads payloadLabels, m marks, scenarioID string) []string {
 	if len(payloads) == 0 {
 		return nil
@@ -119,8 +122,14 @@ func payloadLegend(journal []faultproxy.Record, payloads payloadLabels, m marks,
 			stepsOf[sha] = append(stepsOf[sha], step)
 		}
 	}
-	parts := make([]string, 0, len(order))
-	for _, sha := range order {
+	parts := make([]string, 0, min(len(order), maxPayloadLegend+1))
+	for i, sha := range order {
+		if i == maxPayloadLegend {
+			// A scenario of many keys (expiry/not-evicted: 500) sends as many payloads; the
+			// journal rows shown are bounded, and so is their legend.
+			parts = append(parts, fmt.Sprintf("(%d more payloads)", len(order)-i))
+			break
+		}
 		var sources []string
 		for _, step := range stepsOf[sha] {
 			if src := stepSource(sc, known, step); src != "" && !slices.Contains(sources, src) {

@@ -70,3 +70,21 @@ func TestTimelineKeyLegendNamesOnlyShownKeys(t *testing.T) {
 	require.NotContains(t, legend, fmt.Sprintf("K%d=", shown+1), "a key no printed row names is not in the legend")
 	require.Contains(t, legend, fmt.Sprintf("(%d more keys in rows not shown)", keys-shown))
 }
+
+// The payload legend is bounded likewise: 500 newer keys, each with a payload of its
+// own, are named up to the bound and counted after it.
+func TestTimelinePayloadLegendIsBounded(t *testing.T) {
+	rec := &scenarios.Record{Ledger: map[string]int{"refund": 1}}
+	const payloads = 300
+	for i := range payloads {
+		rec.Journal = append(rec.Journal, faultproxy.Record{Seq: uint64(i + 1), Key: fmt.Sprintf("k-%03d", i), HasKey: true, Attempt: 1,
+			Method: "POST", Path: "/v1/refunds", BodySHA256: fmt.Sprintf("%064x", i+1), ReachedUpstream: true, UpstreamStatus: 201, Time: t0})
+	}
+	out := report.Timeline(rec)
+	legend := out[strings.Index(out, "  payloads: "):]
+	legend = legend[:strings.Index(legend, "\n")]
+	require.Contains(t, legend, "P1=")
+	require.Contains(t, legend, "P12=")
+	require.NotContains(t, legend, "P13=")
+	require.Contains(t, legend, "(288 more payloads)")
+}
