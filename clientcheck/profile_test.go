@@ -248,21 +248,10 @@ outcomes:
 
 // jsonRPCProfile is toolProfile for a server that refuses inside a 200, with JSON-RPC
 // errors its outcome rules name, as an MCP server does.
-const jsonRPCProfile = `name: tool-api
-base_url: %s
-key_field: params.arguments.idempotency_key
-operation:
-  method: POST
-  path: /rpc
-  body: '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"refund","arguments":{"order":"{{.Entity}}"}}}'
-side_effects:
-  path: /ledger?order={{.Entity}}
-  count: n
-outcomes:
+var jsonRPCProfile = strings.Replace(toolProfile, "expect: { in_flight: 409, mismatch: 422, missing_key: optional }", `outcomes:
   in_flight: {json: [{path: error.code, equals: -32010}, {path: error.data.reason, equals: in_flight}]}
   mismatch: {status: 200, json: {path: error.code, equals: -32011}}
-expect: { missing_key: optional }
-`
+expect: { missing_key: optional }`, 1)
 
 // refusalClient calls the tool for each order with a key of its own, numbering every
 // request anew as the SDKs do and reading an answer only when its id is the call's (an
