@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/idemproof/idemproof/internal/cpumeter"
 	"github.com/idemproof/idemproof/internal/refbench"
 	"github.com/idemproof/idemproof/reference"
 )
@@ -17,18 +18,19 @@ func BenchmarkRefundMemory(b *testing.B) {
 }
 
 // BenchmarkRefundMemoryRatio is BenchmarkRefundMemory in alternating rounds on one warm
-// server (refbench.Ratio). -benchtime is the requests of each kind.
+// server (refbench.Ratio), with this process's CPU per request of each kind. -benchtime
+// is the requests of each kind.
 //
 //	go test -run '^$' -bench RefundMemoryRatio -benchtime 200000x ./reference/
 func BenchmarkRefundMemoryRatio(b *testing.B) {
-	refbench.Ratio(b, 1, 5000, newMemoryServer(b))
+	refbench.Ratio(b, 1, 5000, newMemoryServer(b), cpumeter.Process("go"))
 }
 
 // BenchmarkRefundMemoryRatioHTTP is BenchmarkRefundMemoryRatio over loopback HTTP.
 //
 //	go test -run '^$' -bench RefundMemoryRatioHTTP -benchtime 100000x ./reference/
 func BenchmarkRefundMemoryRatioHTTP(b *testing.B) {
-	refbench.RatioHTTP(b, 1, 2000, newMemoryServer(b))
+	refbench.RatioHTTP(b, 1, 2000, newMemoryServer(b), cpumeter.Process("go"))
 }
 
 // newMemoryServer is a fresh server on its own memory store, keys optional.

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemproof/idemproof/internal/cpumeter"
 	"github.com/idemproof/idemproof/reference/idempotency"
 )
 
@@ -100,8 +101,9 @@ func name(keyed bool) string {
 // to round, so drift on a shared machine (a checkpoint, a neighbour's build, a table
 // growing) lands on both sides alike. It reports each kind's time per request and the
 // keyed/unkeyed throughput ratio: the ratio of the totals, and the median of the
-// per-round ratios, which one disturbed round cannot move.
-func Ratio(b *testing.B, p Parallelism, block int, h http.Handler) {
+// per-round ratios, which one disturbed round cannot move. With meters it also reports
+// the CPU each kind cost each meter's owner per request (RatioFunc).
+func Ratio(b *testing.B, p Parallelism, block int, h http.Handler, meters ...cpumeter.Meter) {
 	RatioFunc(b, p, block, func(keyed bool) error {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, request("/v1/refunds", keyed))
@@ -109,14 +111,14 @@ func Ratio(b *testing.B, p Parallelism, block int, h http.Handler) {
 			return fmt.Errorf("%s: status %d: %s", name(keyed), rec.Code, rec.Body)
 		}
 		return nil
-	})
+	}, meters...)
 }
 
 // RatioHTTP is Ratio as a client sees the server: behind a real listener on 127.0.0.1,
 // over keep-alive connections, the client in the same process.
-func RatioHTTP(b *testing.B, p Parallelism, block int, h http.Handler) {
+func RatioHTTP(b *testing.B, p Parallelism, block int, h http.Handler, meters ...cpumeter.Meter) {
 	ts, client := listen(b, h)
-	RatioFunc(b, p, block, func(keyed bool) error { return post(client, ts.URL, keyed) })
+	RatioFunc(b, p, block, func(keyed bool) error { return post(client, ts.URL, keyed) }, meters...)
 }
 
 // listen serves h on 127.0.0.1 and returns a keep-alive client for it, both closed when b
@@ -212,7 +214,12 @@ func post(client *http.Client, base string, keyed bool) error {
 
 // RatioFunc is Ratio for any pair of operations: do(true) is one keyed request, do(false)
 // one unkeyed, however they reach the server (a store called directly, say).
-func RatioFunc(b *testing.B, p Parallelism, block int, do func(keyed bool) error) {
+//
+// Each meter is read around every round of each kind, and the CPU its owner spent per
+// request is reported as keyed-NAME-cpu-µs/req and unkeyed-NAME-cpu-µs/req: where the
+// keyed request's extra cost lands (this process, the database), which is what decides
+// the throughput ratio when they share the machine's cores.
+func RatioFunc(b *testing.B, p Parallelism, block int, do func(keyed bool) error, meters ...cpumeter.Meter) {
 	workers := int(p) * runtime.GOMAXPROCS(0)
 	serve := func(keyed bool, n int) time.Duration {
 		var left atomic.Int64
@@ -239,6 +246,20 @@ func RatioFunc(b *testing.B, p Parallelism, block int, do func(keyed bool) error
 	// Warm both paths (connections, prepared statements, caches) outside the clock.
 	serve(true, min(block, 200))
 	serve(false, min(block, 200))
+	// cpu[kind][i] is what meters[i]'s owner spent on that kind's requests (1: keyed).
+	cpu := [2][]time.Duration{make([]time.Duration, len(meters)), make([]time.Duration, len(meters))}
+	metered := func(keyed bool, n int) time.Duration {
+		before := readMeters(b, meters)
+		d := serve(keyed, n)
+		after, kind := readMeters(b, meters), 0
+		if keyed {
+			kind = 1
+		}
+		for i := range meters {
+			cpu[kind][i] += after[i] - before[i]
+		}
+		return d
+	}
 	b.ResetTimer()
 	var keyedTotal, unkeyedTotal time.Duration
 	var ratios []float64
@@ -246,9 +267,9 @@ func RatioFunc(b *testing.B, p Parallelism, block int, do func(keyed bool) error
 		n := min(block, b.N-done)
 		var k, u time.Duration
 		if round%2 == 0 {
-			k, u = serve(true, n), serve(false, n)
+			k, u = metered(true, n), metered(false, n)
 		} else {
-			u, k = serve(false, n), serve(true, n)
+			u, k = metered(false, n), metered(true, n)
 		}
 		keyedTotal, unkeyedTotal = keyedTotal+k, unkeyedTotal+u
 		ratios = append(ratios, float64(u)/float64(k))
@@ -261,4 +282,22 @@ func RatioFunc(b *testing.B, p Parallelism, block int, do func(keyed bool) error
 	b.ReportMetric(float64(unkeyedTotal.Microseconds())/float64(b.N), "unkeyed-µs/req")
 	b.ReportMetric(float64(unkeyedTotal)/float64(keyedTotal), "ratio")
 	b.ReportMetric(ratios[len(ratios)/2], "median-ratio")
+	for i, m := range meters {
+		b.ReportMetric(float64(cpu[1][i].Microseconds())/float64(b.N), "keyed-"+m.Name+"-cpu-µs/req")
+		b.ReportMetric(float64(cpu[0][i].Microseconds())/float64(b.N), "unkeyed-"+m.Name+"-cpu-µs/req")
+	}
+}
+
+// readMeters reads every meter; a meter that worked when it was made and fails now
+// ends the benchmark.
+func readMeters(b *testing.B, meters []cpumeter.Meter) []time.Duration {
+	v := make([]time.Duration, len(meters))
+	for i, m := range meters {
+		d, err := m.Read()
+		if err != nil {
+			b.Fatalf("read the %s CPU meter: %v", m.Name, err)
+		}
+		v[i] = d
+	}
+	return v
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemproof/idemproof/internal/cpumeter"
 	"github.com/idemproof/idemproof/internal/dockertest"
 	"github.com/idemproof/idemproof/internal/refbench"
 	"github.com/idemproof/idemproof/reference"
@@ -66,7 +67,8 @@ func BenchmarkRefundPostgresHTTP(b *testing.B) {
 func BenchmarkRefundPostgresRatio(b *testing.B) {
 	for _, via := range []string{"tcp", "socket"} {
 		b.Run(via, func(b *testing.B) {
-			refbench.Ratio(b, requestsPerCPU, 500, newPostgresServer(b, via))
+			srv, meters := newPostgresServerMetered(b, via)
+			refbench.Ratio(b, requestsPerCPU, 500, srv, meters...)
 		})
 	}
 }
@@ -78,7 +80,8 @@ func BenchmarkRefundPostgresRatio(b *testing.B) {
 func BenchmarkRefundPostgresRatioHTTP(b *testing.B) {
 	for _, via := range []string{"tcp", "socket"} {
 		b.Run(via, func(b *testing.B) {
-			refbench.RatioHTTP(b, requestsPerCPU, 500, newPostgresServer(b, via))
+			srv, meters := newPostgresServerMetered(b, via)
+			refbench.RatioHTTP(b, requestsPerCPU, 500, srv, meters...)
 		})
 	}
 }
@@ -93,7 +96,8 @@ func BenchmarkRefundPostgresRatioHTTP(b *testing.B) {
 func BenchmarkStorePostgresRatio(b *testing.B) {
 	for _, via := range []string{"tcp", "socket"} {
 		b.Run(via, func(b *testing.B) {
-			refbench.RatioFunc(b, requestsPerCPU, 500, refbench.StoreRefund(newPostgresStore(b, via)))
+			st, meters := newPostgresStoreMetered(b, via)
+			refbench.RatioFunc(b, requestsPerCPU, 500, refbench.StoreRefund(st), meters...)
 		})
 	}
 }
@@ -106,7 +110,8 @@ func BenchmarkStorePostgresRatio(b *testing.B) {
 func BenchmarkStorePostgresLocalRatio(b *testing.B) {
 	for _, via := range []string{"tcp", "socket"} {
 		b.Run(via, func(b *testing.B) {
-			refbench.RatioFunc(b, requestsPerCPU, 500, refbench.StoreRefundLocal(newPostgresStore(b, via)))
+			st, meters := newPostgresStoreMetered(b, via)
+			refbench.RatioFunc(b, requestsPerCPU, 500, refbench.StoreRefundLocal(st), meters...)
 		})
 	}
 }
@@ -114,13 +119,20 @@ func BenchmarkStorePostgresLocalRatio(b *testing.B) {
 // newPostgresServer starts PostgreSQL and returns a server on it, keys optional, reached
 // over via ("tcp" or "socket").
 func newPostgresServer(b *testing.B, via string) *reference.Server {
-	store := newPostgresStore(b, via)
+	srv, _ := newPostgresServerMetered(b, via)
+	return srv
+}
+
+// newPostgresServerMetered is newPostgresServer with the CPU meters of
+// newPostgresStoreMetered.
+func newPostgresServerMetered(b *testing.B, via string) (*reference.Server, []cpumeter.Meter) {
+	store, meters := newPostgresStoreMetered(b, via)
 	srv, err := reference.New(reference.WithStore(store), reference.WithKeysOptional(true))
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { srv.Close() })
-	return srv
+	return srv, meters
 }
 
 // fsyncEnv, set to "on", runs the benchmarks' PostgreSQL with fsync on (ci/bench
@@ -131,6 +143,16 @@ const fsyncEnv = "IDEMPROOF_BENCH_FSYNC"
 // newPostgresStore starts PostgreSQL and opens the store on it, reached over via ("tcp"
 // or "socket").
 func newPostgresStore(b *testing.B, via string) *pgstore.Store {
+	st, _ := newPostgresStoreMetered(b, via)
+	return st
+}
+
+// newPostgresStoreMetered is newPostgresStore with CPU meters for the ratio benchmarks:
+// "go", this process (the server, its clients, pgx), and "db", the PostgreSQL
+// container, where its control group can be read here (not for a remote engine: then
+// only "go"). Over tcp, Docker's userland proxy relays each round trip in a process of
+// its own, which neither meter counts.
+func newPostgresStoreMetered(b *testing.B, via string) (*pgstore.Store, []cpumeter.Meter) {
 	var opts []testcontainers.ContainerCustomizer
 	fsync := "off"
 	switch v := os.Getenv(fsyncEnv); v {
@@ -142,9 +164,11 @@ func newPostgresStore(b *testing.B, via string) *pgstore.Store {
 		b.Fatalf("%s=%q: want on or off", fsyncEnv, v)
 	}
 	var dsn string
+	var pg *dockertest.Postgres
 	switch via {
 	case "tcp":
-		dsn = dockertest.RunPostgres(b, opts...).DSN
+		pg = dockertest.RunPostgres(b, opts...)
+		dsn = pg.DSN
 	case "socket":
 		dir, err := os.MkdirTemp("", "idemproof-pgsock-")
 		if err != nil {
@@ -154,7 +178,7 @@ func newPostgresStore(b *testing.B, via string) *pgstore.Store {
 		if err := os.Chmod(dir, 0o777); err != nil { // the server runs as postgres in the container
 			b.Fatal(err)
 		}
-		dockertest.RunPostgres(b, append(opts, testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+		pg = dockertest.RunPostgres(b, append(opts, testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
 			hc.Binds = append(hc.Binds, dir+":/var/run/postgresql")
 		}))...)
 		dsn = "postgres://idemproof:idemproof@/idemproof?host=" + dir
@@ -176,7 +200,17 @@ func newPostgresStore(b *testing.B, via string) *pgstore.Store {
 	if got != fsync {
 		b.Fatalf("the benchmark's PostgreSQL runs with fsync %s, want %s", got, fsync)
 	}
-	return store
+	meters := []cpumeter.Meter{cpumeter.Process("go")}
+	state, err := pg.State(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if db, err := cpumeter.Cgroup("db", state.Pid); err != nil {
+		b.Logf("the database's CPU is not measured: %v", err)
+	} else {
+		meters = append(meters, db)
+	}
+	return store, meters
 }
 
 // BenchmarkRetryPostgresLocal is a first attempt and its retry on the one-transaction

@@ -44,6 +44,29 @@ func TestSummariseJoinsSplitLinesAndJudgesTheMedian(t *testing.T) {
 	require.Contains(t, lines[1], "median 0.40x, range 0.40-0.40x over 1 runs (goal >= 0.5x: NOT met)")
 }
 
+// Runs that metered CPU get a second line: each meter's median CPU per request of either
+// kind, and with a database meter the ratio its keyed extra alone leaves room for.
+func TestSummariseReportsTheCPUSplitAndTheDatabasesRoom(t *testing.T) {
+	out := "" +
+		"BenchmarkRefundPostgresRatioHTTP/socket-2 \t2026/12/05 08:16:52 Creating container for image x\n" +
+		"   10000\t 190 keyed-db-cpu-µs/req\t 240 keyed-go-cpu-µs/req\t 237 keyed-µs/req\t 0.76 median-ratio\t 0.75 ratio\t 120 unkeyed-db-cpu-µs/req\t 200 unkeyed-go-cpu-µs/req\t 178 unkeyed-µs/req\n" +
+		"BenchmarkRefundPostgresRatioHTTP/socket-2 \t 10000\t 150 keyed-db-cpu-µs/req\t 200 keyed-go-cpu-µs/req\t 197 keyed-µs/req\t 0.75 median-ratio\t 0.76 ratio\t 100 unkeyed-db-cpu-µs/req\t 170 unkeyed-go-cpu-µs/req\t 149 unkeyed-µs/req\n" +
+		"BenchmarkRefundPostgresRatioHTTP/socket-2 \t 10000\t 160 keyed-db-cpu-µs/req\t 210 keyed-go-cpu-µs/req\t 197 keyed-µs/req\t 0.75 median-ratio\t 0.77 ratio\t 110 unkeyed-db-cpu-µs/req\t 180 unkeyed-go-cpu-µs/req\t 149 unkeyed-µs/req\n" +
+		"BenchmarkRefundMemoryRatio-2 \t 10000\t 20 keyed-go-cpu-µs/req\t 20 keyed-µs/req\t 0.8 median-ratio\t 0.80 ratio\t 16 unkeyed-go-cpu-µs/req\t 16 unkeyed-µs/req\n"
+	lines := bench(t, out, nil, "--summarise", "0.85")
+	require.Len(t, lines, 4, "%q", lines)
+	require.Contains(t, lines[0], "BenchmarkRefundMemoryRatio ")
+	require.Contains(t, lines[0], "median 0.80x")
+	require.Contains(t, lines[1], "BenchmarkRefundMemoryRatio ")
+	require.Contains(t, lines[1], "CPU µs per request, keyed/unkeyed (medians): go 20/16")
+	require.NotContains(t, lines[1], "leaves room", "no database meter, no room to speak of")
+	require.Contains(t, lines[2], "BenchmarkRefundPostgresRatioHTTP/socket ")
+	require.Contains(t, lines[2], "median 0.76x, range 0.75-0.77x over 3 runs (goal >= 0.85x: NOT met)")
+	// Medians: db 160/110, go 210/180; (110+180) / (110+180+50) = 0.85.
+	require.Contains(t, lines[3], "BenchmarkRefundPostgresRatioHTTP/socket ")
+	require.Contains(t, lines[3], "keyed/unkeyed (medians): db 160/110, go 210/180; the database's keyed extra alone leaves room for 0.85x")
+}
+
 // One short run of the memory benchmarks, as a user starts it: both are summarised.
 func TestMemoryRunReportsBothViews(t *testing.T) {
 	if testing.Short() {
