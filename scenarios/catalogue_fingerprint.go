@@ -175,7 +175,7 @@ func eachMemberRefused(r Record, p *Profile) (Verdict, string, Evidence) {
 	if !ok {
 		return v, msg, ev
 	}
-	members := p.changeableMembers()
+	members, all := p.changeableMembers(), p.allChangeableMembers()
 	if len(members) == 0 {
 		return f.result(Info, "operation.body has no member to change (every member names the entity, carries the key or is in expect.fingerprint_ignores)")
 	}
@@ -220,14 +220,24 @@ func eachMemberRefused(r Record, p *Profile) (Verdict, string, Evidence) {
 		for _, a := range ignoredOps {
 			f.blameAgainst(a, want, &orig)
 		}
-		return f.result(NonStrict, "the fingerprint ignores %s: the key reused with only that changed got the original's response (%d) instead of %s; if the target leaves it out on purpose, declare expect.fingerprint_ignores: [%s]%s",
-			strings.Join(ignored, ", "), ignoredOps[0].Status, want, strings.Join(ignored, ", "), memberNotes(refused, other, notSeen))
+		return f.result(NonStrict, "the fingerprint ignores %s: the key reused with only that changed got the original's response (%d) instead of %s; if the target leaves it out on purpose, declare expect.fingerprint_ignores: [%s]%s%s",
+			strings.Join(ignored, ", "), ignoredOps[0].Status, want, strings.Join(ignored, ", "), memberNotes(refused, other, notSeen), unchangedNote(all, members))
 	case len(refused) == 0 && len(notSeen) > 0:
-		return f.result(Unknown, "no changed member was seen refused as a mismatch%s", memberNotes(nil, other, notSeen))
+		return f.result(Unknown, "no changed member was seen refused as a mismatch%s%s", memberNotes(nil, other, notSeen), unchangedNote(all, members))
 	case len(refused) == 0:
-		return f.result(Info, "every changed member was refused before the fingerprint could be seen%s", memberNotes(nil, other, nil))
+		return f.result(Info, "every changed member was refused before the fingerprint could be seen%s%s", memberNotes(nil, other, nil), unchangedNote(all, members))
 	}
-	return f.result(Pass, "each changed member was refused with %s and executed nothing: %s%s", want, strings.Join(refused, ", "), memberNotes(nil, other, notSeen))
+	return f.result(Pass, "each changed member was refused with %s and executed nothing: %s%s%s", want, strings.Join(refused, ", "), memberNotes(nil, other, notSeen), unchangedNote(all, members))
+}
+
+// unchangedNote names the members past the ones a run changes: what the verdict says
+// nothing about.
+func unchangedNote(all, changed []string) string {
+	if len(all) <= len(changed) {
+		return ""
+	}
+	return fmt.Sprintf("; not changed (a run changes the first %d of the body's %d members; what the verdict says holds for those alone): %s",
+		len(changed), len(all), strings.Join(all[len(changed):], ", "))
 }
 
 // memberNotes lists the members fingerprint/each-member could not judge.

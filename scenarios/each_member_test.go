@@ -1,6 +1,7 @@
 package scenarios_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -54,6 +55,21 @@ func TestEachMemberVerdicts(t *testing.T) {
 	require.Contains(t, msg, "refused otherwise (not judged): reason (400")
 	v, msg, _ = judge(eachMember(scenarios.OpFail, scenarios.OpFail, 400, 400, `{}`, `{}`, 1), p)
 	require.Equal(t, scenarios.Info, v, msg)
+
+	// A body with more members than a run changes: the verdict names the ones it did not.
+	wide := refProfile(t)
+	var members string
+	for i := range 17 {
+		members += fmt.Sprintf(`, "m%02d": %d`, i, i)
+	}
+	wide.Operation.Body = `{"order_id": "{{.Entity}}", "amount": 4900` + members + `}`
+	h := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil)
+	for i := 1; i <= 16; i++ {
+		h = h.at(2*i, fmt.Sprintf("member-%d", i), scenarios.OpFail, 422, refusal, nil)
+	}
+	v, msg, _ = judge(h.record(1), wide)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Contains(t, msg, "not changed (a run changes the first 16 of the body's 18 members; what the verdict says holds for those alone): m15, m16")
 
 	// Throttled or unseen: UNKNOWN, never a verdict on the fingerprint.
 	v, msg, _ = judge(eachMember(scenarios.OpFail, scenarios.OpFail, 429, 429, `{}`, `{}`, 1), p)

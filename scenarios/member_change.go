@@ -15,9 +15,11 @@ import (
 )
 
 // maxChangedMembers bounds how many members fingerprint/each-member changes (one step
-// each): a body's first few members are where the amount, the account and the currency
-// live, and each step is a request the target must refuse.
-const maxChangedMembers = 8
+// each, one request the target must refuse): enough for the payloads of payment and
+// tool-call APIs, where the amount, the account and the currency live, while a slow
+// target still gets through the steps within a scenario's time. Members past it are
+// named in the verdict as not changed, never passed over in silence.
+const maxChangedMembers = 16
 
 // sampleEntity renders templates where only the shape of the result matters.
 const sampleEntity = "ip-sample-1"
@@ -40,14 +42,21 @@ func renderSample(tmpl string) (string, string, error) {
 }
 
 // changeableMembers lists the operation body's members that fingerprint/each-member
-// changes one at a time, as gjson-style dotted paths in document order: every scalar
-// leaf (the first scalar of an array), at most maxChangedMembers, except the member that
+// changes one at a time: the first maxChangedMembers of allChangeableMembers.
+func (p *Profile) changeableMembers() []string {
+	all := p.allChangeableMembers()
+	return all[:min(len(all), maxChangedMembers):min(len(all), maxChangedMembers)]
+}
+
+// allChangeableMembers lists the operation body's members that fingerprint/each-member
+// could change, as gjson-style dotted paths in document order: every scalar leaf (the
+// first scalar of an array), except the member that
 // names the entity (a change there is another operation, not another payload for this
 // one), the key's own member (key_field), the members the profile declares left out
 // of the fingerprint (expect.fingerprint_ignores) and, when the body is a JSON-RPC 2.0
 // request sent over plain HTTP, its envelope (jsonrpc, id, method). Nil when the body
 // is not a JSON object.
-func (p *Profile) changeableMembers() []string {
+func (p *Profile) allChangeableMembers() []string {
 	rendered, sample, err := renderSample(p.Operation.Body)
 	if err != nil {
 		return nil
@@ -68,7 +77,7 @@ func (p *Profile) changeableMembers() []string {
 	var out []string
 	var walk func(v *jsonValue, path string)
 	walk = func(v *jsonValue, path string) {
-		if len(out) >= maxChangedMembers || ignored[path] || p.isKeyMember(path) {
+		if ignored[path] || p.isKeyMember(path) {
 			return
 		}
 		switch {
@@ -358,7 +367,7 @@ func formFields(body string) ([]formField, bool) {
 	return out, true
 }
 
-// changeableFormFields is changeableMembers for a form body: its fields by name (a name
+// changeableFormFields is allChangeableMembers for a form body: its fields by name (a name
 // repeated, as in metadata[] lists, once), except the entity's, the key's and the ignored.
 func (p *Profile) changeableFormFields(rendered, sample string) []string {
 	fields, ok := formFields(rendered)
@@ -374,7 +383,7 @@ func (p *Profile) changeableFormFields(rendered, sample string) []string {
 	for _, f := range fields {
 		name, _ := url.QueryUnescape(f.name)
 		value, _ := url.QueryUnescape(f.value)
-		if seen[name] || ignored[name] || strings.Contains(value, sample) || len(out) >= maxChangedMembers {
+		if seen[name] || ignored[name] || strings.Contains(value, sample) {
 			continue
 		}
 		seen[name] = true

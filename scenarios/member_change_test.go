@@ -29,12 +29,17 @@ func TestChangeableMembers(t *testing.T) {
 	p = &Profile{Operation: Operation{Body: `not json`}}
 	require.Nil(t, p.changeableMembers())
 
+	// A run changes the first maxChangedMembers; the rest are still listed, so a verdict
+	// can name what it did not look at.
 	var many string
-	for i := 0; i < 12; i++ {
+	for i := 0; i < maxChangedMembers+3; i++ {
 		many += `"m` + string(rune('a'+i)) + `": 1,`
 	}
 	p = &Profile{Operation: Operation{Body: `{` + many + `"last": 2}`}}
 	require.Len(t, p.changeableMembers(), maxChangedMembers)
+	require.Len(t, p.allChangeableMembers(), maxChangedMembers+4)
+	require.Equal(t, "last", p.allChangeableMembers()[maxChangedMembers+3])
+	require.Equal(t, p.allChangeableMembers()[:maxChangedMembers], p.changeableMembers())
 }
 
 func TestChangeMemberGivesAnotherValueOfItsType(t *testing.T) {
