@@ -29,6 +29,8 @@ type Attempt struct {
 	Delivered  string        `json:"delivered"`
 	Class      outcome.Class `json:"class"`
 	RetryAfter time.Duration `json:"-"`
+	// RetryFrom says what asked for RetryAfter: "Retry-After", or a body path.
+	RetryFrom string `json:"-"`
 }
 
 // AttemptsOf is the per-attempt view of one operation, in arrival order.
@@ -44,7 +46,7 @@ func (a *analysis) attemptView(records []faultproxy.Record) []Attempt {
 			Seq: r.Seq, Time: a.startOf(r), Duration: a.endOf(r).Sub(a.startOf(r)), Key: r.Key, HasKey: r.HasKey,
 			Fault: r.Fault, Upstream: upstreamText(r), Delivered: deliveredText(r), Class: a.classOf(r),
 		}
-		at.RetryAfter, _ = a.retryAfterOf(r)
+		at.RetryAfter, at.RetryFrom, _ = a.retryAfterOf(r)
 		out = append(out, at)
 	}
 	return out
@@ -143,7 +145,7 @@ func WriteAttempts(w io.Writer, attempts []Attempt, indent string) {
 		}
 		class := string(at.Class)
 		if at.RetryAfter > 0 {
-			class += fmt.Sprintf(" (Retry-After %s)", at.RetryAfter)
+			class += fmt.Sprintf(" (%s %s)", at.RetryFrom, at.RetryAfter)
 		}
 		fmt.Fprintf(tw, "%s%d\t+%s\t%s\t%s\t%s\t%s\t%s\t%s\n", indent, i+1, roundDuration(at.Time.Sub(start)), roundDuration(at.Duration),
 			key, orDash(at.Fault), at.Upstream, at.Delivered, class)
@@ -183,7 +185,7 @@ func (a *analysis) history(records []faultproxy.Record) []scenarios.Op {
 		} else {
 			done.Error = r.ClientResult
 		}
-		if ra, ok := a.retryAfterOf(r); ok {
+		if ra, from, ok := a.retryAfterOf(r); ok && from == "Retry-After" {
 			done.Headers = map[string]string{"Retry-After": strconv.Itoa(int(ra / time.Second))}
 		}
 		ops = append(ops, done)

@@ -413,18 +413,14 @@ func check409(o *analysis) verdict {
 			}
 			retried++
 			next := attempts[i+1]
-			want, hasRetryAfter := o.retryAfterOf(r)
+			want, why, hasRetryAfter := o.retryAfterOf(r)
 			if !hasRetryAfter {
-				want = o.MinBackoff
+				want, why = o.MinBackoff, "backoff"
 				if want == 0 {
 					want = DefaultMinBackoff
 				}
 			}
 			if gap := next.Time.Sub(o.answeredOf(r)); gap+timingTolerance < want {
-				why := "backoff"
-				if hasRetryAfter {
-					why = "Retry-After"
-				}
 				faulted = faulted || r.Fault == faultproxy.FaultBeforeStatus
 				op := o.operationOf(r)
 				f.addOp("409-hammered", fmt.Sprintf("%s: in flight (%d) at attempt %d, retried %s later at attempt %d (%s %s)",
@@ -436,9 +432,9 @@ func check409(o *analysis) verdict {
 		return na("no in-flight answer was followed by a retry")
 	}
 	if f.count > 0 {
-		return f.fail("%d of %d in-flight answer(s) retried before Retry-After/backoff%s", f.count, retried, o.standInNote(faulted, "expect.in_flight_body"))
+		return f.fail("%d of %d in-flight answer(s) retried before the wait they asked for (Retry-After, a retry hint in the body) or a backoff%s", f.count, retried, o.standInNote(faulted, "expect.in_flight_body"))
 	}
-	return pass("%d in-flight answer(s) retried after Retry-After/backoff", retried)
+	return pass("%d in-flight answer(s) retried after the wait they asked for (Retry-After, a retry hint in the body) or a backoff", retried)
 }
 
 func checkLostResolved(o *analysis) verdict {

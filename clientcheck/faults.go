@@ -196,8 +196,10 @@ func refusal(status int, declared, problem string) faultproxy.FaultSpec {
 // of the class that allows status 200 and tests only JSON values for equality. The fault answers 200 with a JSON-RPC
 // response built from that rule's values, its id the refused call's (jsonrpc_id: a
 // client drops an answer with another id), so the client meets the refusal it would
-// meet from the server. ok is false for any other profile or rule.
-func jsonRPCRefusal(p *scenarios.Profile, class outcome.Class) (faultproxy.FaultSpec, bool) {
+// meet from the server. A rule with a retry hint (retry_after) gets retryAfter seconds
+// written at its path, as the server would say when to come back (0: not written). ok is
+// false for any other profile or rule.
+func jsonRPCRefusal(p *scenarios.Profile, class outcome.Class, retryAfter int) (faultproxy.FaultSpec, bool) {
 	call, err := renderEntity(p.Operation.Body, "x")
 	if err != nil || gjson.Get(call, "jsonrpc").String() != "2.0" || p.Outcomes == nil {
 		return faultproxy.FaultSpec{}, false
@@ -212,7 +214,7 @@ func jsonRPCRefusal(p *scenarios.Profile, class outcome.Class) (faultproxy.Fault
 			continue
 		}
 		for _, rule := range cr.Rules {
-			if body, ok := jsonRPCAnswer(rule, class); ok {
+			if body, ok := jsonRPCAnswer(rule, class, retryAfter); ok {
 				return faultproxy.FaultSpec{Type: faultproxy.FaultBeforeStatus, Status: http.StatusOK, Body: body, JSONRPCID: true}, true
 			}
 		}
@@ -222,13 +224,14 @@ func jsonRPCRefusal(p *scenarios.Profile, class outcome.Class) (faultproxy.Fault
 
 // jsonRPCRefusalOK reports whether jsonRPCRefusal has an answer for the class.
 func jsonRPCRefusalOK(p *scenarios.Profile, class outcome.Class) bool {
-	_, ok := jsonRPCRefusal(p, class)
+	_, ok := jsonRPCRefusal(p, class, 0)
 	return ok
 }
 
 // jsonRPCAnswer is the JSON-RPC response a rule describes: each of its values at its
-// path, and an error's required message where the rule names none.
-func jsonRPCAnswer(rule outcome.Rule, class outcome.Class) (string, bool) {
+// path, an error's required message where the rule names none, and retryAfter seconds
+// at its retry hint's path, in the hint's unit.
+func jsonRPCAnswer(rule outcome.Rule, class outcome.Class, retryAfter int) (string, bool) {
 	if rule.Text != nil || len(rule.JSON) == 0 || (len(rule.Status) > 0 && !slices.Contains(rule.Status, http.StatusOK)) {
 		return "", false
 	}
@@ -244,6 +247,12 @@ func jsonRPCAnswer(rule outcome.Rule, class outcome.Class) (string, bool) {
 	}
 	if e := gjson.Get(body, "error"); e.IsObject() && !e.Get("message").Exists() {
 		body, _ = sjson.Set(body, "error.message", "idemproof client-check: an injected "+string(class)+" refusal")
+	}
+	if h := rule.RetryAfter; h != nil && retryAfter > 0 {
+		var err error
+		if body, err = sjson.Set(body, h.Path, int64(time.Duration(retryAfter)*time.Second/h.Unit)); err != nil {
+			return "", false
+		}
 	}
 	return body, gjson.Valid(body)
 }
@@ -279,8 +288,10 @@ func (s *Schedule) rulesFor(p *scenarios.Profile) ([]faultproxy.Rule, error) {
 		case "close":
 			r.Fault = faultproxy.FaultSpec{Type: faultproxy.FaultAfterClose}
 		case "409":
-			if f, ok := jsonRPCRefusal(p, outcome.InFlight); ok {
-				r.Fault = f // no Retry-After: a JSON-RPC client reads none from a 200
+			if f, ok := jsonRPCRefusal(p, outcome.InFlight, k.RetryAfter); ok {
+				// No Retry-After header: a JSON-RPC client reads none from a 200, but the
+				// body's retry hint, where the rule names one.
+				r.Fault = f
 				want = outcome.InFlight
 				break
 			}
@@ -294,7 +305,7 @@ func (s *Schedule) rulesFor(p *scenarios.Profile) ([]faultproxy.Rule, error) {
 			r.Fault.RetryAfter = k.RetryAfter
 			want = outcome.InFlight
 		case "422":
-			if f, ok := jsonRPCRefusal(p, outcome.Mismatch); ok {
+			if f, ok := jsonRPCRefusal(p, outcome.Mismatch, 0); ok {
 				r.Fault, want = f, outcome.Mismatch
 				break
 			}

@@ -83,10 +83,14 @@ type Delivered struct {
 	// Class is the delivered answer's class by the profile's classifier; info when the
 	// client got no complete answer.
 	Class outcome.Class `json:"class"`
-	// RetryAfter is the delivered Retry-After (0 = none).
+	// RetryAfter is the wait the delivered answer asked for (0 = none): its Retry-After,
+	// or, where it has none, the retry hint its class's outcome rule names in the body.
 	RetryAfter time.Duration `json:"-"`
-	Start      time.Time     `json:"start"`
-	End        time.Time     `json:"end"`
+	// RetryHint is where RetryAfter came from in the body (the rule's path), "" for the
+	// Retry-After header.
+	RetryHint string    `json:"-"`
+	Start     time.Time `json:"start"`
+	End       time.Time `json:"end"`
 	// Sent is when the front last handed the answer's bytes on, stamped before the
 	// write: no later than the client can have had the whole answer (zero: not seen).
 	// The wait after an answer is counted from here, so a loaded machine's late End
@@ -114,13 +118,17 @@ func (o *Observation) classOf(r faultproxy.Record) outcome.Class {
 	return c.Classify(outcome.Answer{Status: r.ClientStatus})
 }
 
-// retryAfterOf is the Retry-After an attempt's answer carried.
-func (o *Observation) retryAfterOf(r faultproxy.Record) (time.Duration, bool) {
+// retryAfterOf is the wait an attempt's answer asked for, and what said it:
+// "Retry-After", or the body path of the rule's retry hint.
+func (o *Observation) retryAfterOf(r faultproxy.Record) (time.Duration, string, bool) {
 	if d, ok := o.Delivered[r.Seq]; ok {
-		return d.RetryAfter, d.RetryAfter > 0
+		if d.RetryHint != "" {
+			return d.RetryAfter, d.RetryHint, d.RetryAfter > 0
+		}
+		return d.RetryAfter, "Retry-After", d.RetryAfter > 0
 	}
 	d, ok := o.RetryAfter[r.Seq]
-	return d, ok
+	return d, "Retry-After", ok
 }
 
 // operationOf names the operation of an attempt: the entity its request named, or its

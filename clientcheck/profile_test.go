@@ -259,6 +259,12 @@ expect: { missing_key: optional }`, 1)
 // refusal is retried after 100 ms with the same key unless giveUp; any other JSON-RPC
 // error is final. It returns how many answers carried another id.
 func refusalClient(giveUp bool, foreign *int) clientcheck.ClientFunc {
+	return refusalClientWaiting(giveUp, false, foreign)
+}
+
+// refusalClientWaiting is refusalClient that, with honourHint, waits as long as the
+// refusal's error.data.retry_after_ms says (100 ms where it says nothing).
+func refusalClientWaiting(giveUp, honourHint bool, foreign *int) clientcheck.ClientFunc {
 	return func(ctx context.Context, env clientcheck.Env) error {
 		c := &http.Client{Timeout: 2 * time.Second}
 		id := 0
@@ -284,7 +290,11 @@ func refusalClient(giveUp bool, foreign *int) clientcheck.ClientFunc {
 				}
 				if code := gjson.GetBytes(answer, "error.code"); code.Exists() {
 					if code.Int() == -32010 && !giveUp {
-						time.Sleep(100 * time.Millisecond)
+						wait := 100 * time.Millisecond
+						if ms := gjson.GetBytes(answer, "error.data.retry_after_ms"); honourHint && ms.Exists() {
+							wait = time.Duration(ms.Int()) * time.Millisecond
+						}
+						time.Sleep(wait)
 						continue
 					}
 				}
@@ -322,6 +332,40 @@ func TestThe409And422KindsAnswerAsTheJSONRPCServerDoes(t *testing.T) {
 	res, err = clientcheck.Run(context.Background(), clientcheck.Config{Profile: p, FaultSpec: "409", Seed: 1, Timeout: 30 * time.Second}, refusalClient(true, &foreign))
 	require.NoError(t, err)
 	require.ErrorContains(t, res.Err(), clientcheck.IDLostResolved)
+}
+
+// A JSON-RPC server that says in its error's data how long to wait: the profile's rule
+// names where (retry_after), the 409 kind writes its Retry-After seconds there, and a
+// client is held to that wait, not to the 50 ms backoff.
+func TestThe409KindSaysTheWaitWhereTheRuleSaysAndTheClientIsHeldToIt(t *testing.T) {
+	doc := strings.Replace(jsonRPCProfile, "in_flight: {json: [{path: error.code, equals: -32010}, {path: error.data.reason, equals: in_flight}]}",
+		"in_flight: {json: [{path: error.code, equals: -32010}, {path: error.data.reason, equals: in_flight}], retry_after: {path: error.data.retry_after_ms, unit: ms}}", 1)
+	p, err := scenarios.ParseProfile("tool-api.yaml", []byte(fmt.Sprintf(doc, toolServer(t).URL)))
+	require.NoError(t, err)
+	foreign := 0
+	res, err := clientcheck.Run(context.Background(), clientcheck.Config{Profile: p, FaultSpec: "409=1", Seed: 1, Timeout: 30 * time.Second}, refusalClientWaiting(false, false, &foreign))
+	require.NoError(t, err)
+	v := resultOf(t, res, clientcheck.ID409Hammered)
+	require.Equal(t, scenarios.Fail, v.Verdict, v.Message)
+	require.Contains(t, v.Evidence.Examples[0], "(error.data.retry_after_ms 1s)", "the wait the body asked for, and where it said it")
+
+	res, err = clientcheck.Run(context.Background(), clientcheck.Config{Profile: p, FaultSpec: "409=1", Seed: 1, Timeout: 30 * time.Second}, refusalClientWaiting(false, true, &foreign))
+	require.NoError(t, err)
+	v = resultOf(t, res, clientcheck.ID409Hammered)
+	require.Equal(t, scenarios.Pass, v.Verdict, v.Message)
+	require.Zero(t, foreign)
+}
+
+// resultOf is the run's result for one check.
+func resultOf(t *testing.T, res *clientcheck.Result, id string) scenarios.Result {
+	t.Helper()
+	for _, r := range res.Report.Results {
+		if r.ScenarioID == id {
+			return r
+		}
+	}
+	t.Fatalf("no result for %s", id)
+	return scenarios.Result{}
 }
 
 // The transport: mcp form of a profile names a tool and reads the ledger by a tool call:

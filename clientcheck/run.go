@@ -547,9 +547,14 @@ func observe(ctx context.Context, proxy faultproxy.Controller, fr *front, p *sce
 			if decoded, err := contentcoding.Decode(fa.header.Get("Content-Encoding"), body, maxDeliveredBody); err == nil {
 				body = decoded // a gzipped answer is classed by what it says
 			}
-			d.Class = classifier.Classify(outcome.Answer{Status: r.ClientStatus, Header: fa.header, Body: body})
+			answer := outcome.Answer{Status: r.ClientStatus, Header: fa.header, Body: body}
+			d.Class = classifier.Classify(answer)
 			// An HTTP-date Retry-After is a wait from the moment the answer left.
 			d.RetryAfter = retryAfter(fa.header.Get("Retry-After"), d.answered())
+			if hint, wait, ok := outcome.RetryAfterIn(classifier, answer); d.RetryAfter == 0 && ok {
+				// A refusal inside a 200 says it in its body, where the profile's rule says.
+				d.RetryAfter, d.RetryHint = wait, hint.Path
+			}
 		}
 		o.Delivered[r.Seq] = d
 		if fa.entity != "" {

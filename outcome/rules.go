@@ -20,6 +20,9 @@ type Rule struct {
 	Status []int
 	JSON   []JSONPredicate
 	Text   *regexp.Regexp
+	// RetryAfter, when set, is where an answer this rule recognises says when to retry
+	// (retryhint.go). It takes no part in matching.
+	RetryAfter *RetryHint
 }
 
 // JSONPredicate tests the value at a gjson path of the body (github.com/tidwall/gjson
@@ -153,15 +156,20 @@ func (r Rule) String() string {
 	if r.Text != nil {
 		parts = append(parts, "text /"+r.Text.String()+"/")
 	}
-	return strings.Join(parts, " and ")
+	out := strings.Join(parts, " and ")
+	if r.RetryAfter != nil {
+		out += ", retry after " + r.RetryAfter.String()
+	}
+	return out
 }
 
 // RuleSpec is a rule as a profile writes it, before it is checked; Compile turns it into
 // a Rule or says which part is wrong.
 type RuleSpec struct {
-	Status []int
-	JSON   []JSONSpec
-	Text   string
+	Status     []int
+	JSON       []JSONSpec
+	Text       string
+	RetryAfter *RetryHintSpec
 }
 
 // JSONSpec is one JSON predicate as written: Path and exactly one of Equals (with
@@ -216,6 +224,11 @@ func Compile(s RuleSpec) (Rule, []error) {
 		} else {
 			r.Text = re
 		}
+	}
+	if s.RetryAfter != nil {
+		h, herrs := compileRetryHint(*s.RetryAfter)
+		errs = append(errs, herrs...)
+		r.RetryAfter = h
 	}
 	return r, errs
 }

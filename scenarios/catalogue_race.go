@@ -134,11 +134,11 @@ func raceScenarios() []Scenario {
 		{
 			ID:          "race/in-flight-retry-after",
 			Description: "the in-flight refusal says when to retry",
-			Requirement: "the in-flight 409 carries a Retry-After that parses: delta-seconds or an HTTP-date",
+			Requirement: "the in-flight 409 carries a Retry-After that parses: delta-seconds or an HTTP-date (a refusal inside the answer: the retry hint its in_flight rule declares)",
 			Source:      srcStripe + " (retry with backoff); RFC 9110 §10.2.3 (Retry-After)",
 			Level:       LevelShould,
 			Labels:      []string{"group:race", "fault:before-upstream", "level:should"},
-			Needs:       []Capability{CapSlow, CapInFlightRefusal, CapHTTPRefusals},
+			Needs:       []Capability{CapSlow, CapInFlightRefusal, CapRetryHint},
 			Faults:      fo,
 			Steps:       steps,
 			Settle:      &Settle{},
@@ -716,6 +716,17 @@ func inFlightRetryAfter(r Record, p *Profile) (Verdict, string, Evidence) {
 	if _, v, msg, failed := judgeSettle(r, p, &f, nil, true); failed {
 		return v, msg, f.ev
 	}
+	if hint, wait, ok := outcome.RetryAfterIn(p.Classifier(), outcome.Answer{Status: repeat.Status, Body: repeat.Body}); hint != nil {
+		// The profile says where this refusal tells when to retry: a header would do as
+		// well, but the body is where the API's clients look.
+		switch {
+		case ok:
+			return f.result(Pass, "the in-flight refusal (%d) says when to retry in its body: %s = %s", repeat.Status, hint.Path, wait)
+		case repeat.Headers["Retry-After"] != "" && retryAfterSyntax(repeat.Headers["Retry-After"]) == "":
+			return f.result(Pass, "the in-flight refusal (%d) carries Retry-After: %s (not the body's %s its in_flight rule declares)", repeat.Status, repeat.Headers["Retry-After"], hint)
+		}
+		return f.result(NonStrict, "the in-flight refusal (%d) lacks the retry hint its in_flight rule declares: no number of at least 0 at %s", repeat.Status, hint)
+	}
 	if v := repeat.Headers["Retry-After"]; repeat.Status < 400 && v != "" {
 		// A refusal inside a 2xx that says when to come back all the same.
 		if why := retryAfterSyntax(v); why != "" {
@@ -726,7 +737,7 @@ func inFlightRetryAfter(r Record, p *Profile) (Verdict, string, Evidence) {
 	if repeat.Status < 400 {
 		// A refusal found inside a 2xx (a JSON-RPC error object): Retry-After belongs to
 		// HTTP's 429 and 503 and to error responses, not to a 200's payload.
-		return f.result(Info, "the in-flight refusal is a %d that the profile's outcome rules recognise: no HTTP refusal to carry a Retry-After", repeat.Status)
+		return f.result(Info, "the in-flight refusal is a %d that the profile's outcome rules recognise: no HTTP refusal to carry a Retry-After (if its body says when to retry, declare where with retry_after on the in_flight rule, e.g. {path: error.data.retry_after_ms, unit: ms})", repeat.Status)
 	}
 	if v := repeat.Headers["Retry-After"]; v != "" {
 		if why := retryAfterSyntax(v); why != "" {

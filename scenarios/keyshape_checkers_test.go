@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
@@ -477,4 +478,40 @@ func TestRefusalsInsideA200AreNoHTTPRefusals(t *testing.T) {
 	require.Contains(t, msg, "carries Retry-After: 1")
 	v, msg, _ = judgeWith(t, "race/in-flight-retry-after", withRA("soon"), p)
 	require.Equal(t, scenarios.NonStrict, v, msg)
+}
+
+// A JSON-RPC server says in its error's data when to come back, and the profile's
+// in_flight rule declares where (retry_after): the hint is judged as Retry-After would be.
+func TestRetryHintInsideTheRefusal(t *testing.T) {
+	p := refProfile(t)
+	var outcomes scenarios.Outcomes
+	require.NoError(t, yaml.Unmarshal([]byte(`in_flight: {status: 200, json: {path: error.code, equals: -32010}, retry_after: {path: error.data.retry_after_ms, unit: ms}}`), &outcomes))
+	p.Outcomes = &outcomes
+	refusal := func(data string, header map[string]string) scenarios.Record {
+		return withClasses(newHistory().
+			span(1, 300, "original", scenarios.OpOK, 200, `{"jsonrpc":"2.0","id":1,"result":{"id":"re_1"}}`, nil).
+			at(5, "repeat", scenarios.OpFail, 200, `{"jsonrpc":"2.0","id":1,"error":{"code":-32010,"message":"in progress"`+data+`}}`, header).
+			record(1), map[string]outcome.Class{"repeat": outcome.InFlight})
+	}
+	v, msg, _ := judgeWith(t, "race/in-flight-retry-after", refusal(`,"data":{"retry_after_ms":500}`, nil), p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Contains(t, msg, "says when to retry in its body: error.data.retry_after_ms = 500ms")
+
+	v, msg, _ = judgeWith(t, "race/in-flight-retry-after", refusal(``, nil), p)
+	require.Equal(t, scenarios.NonStrict, v, msg)
+	require.Contains(t, msg, "lacks the retry hint its in_flight rule declares: no number of at least 0 at error.data.retry_after_ms (ms)")
+
+	v, msg, _ = judgeWith(t, "race/in-flight-retry-after", refusal(``, map[string]string{"Retry-After": "2"}), p)
+	require.Equal(t, scenarios.Pass, v, msg, "a Retry-After says it as well")
+	require.Contains(t, msg, "carries Retry-After: 2")
+
+	// Over MCP a refusal has no header: without a declared hint the scenario cannot apply.
+	mcpP, err := scenarios.ParseProfile("mcp.yaml", []byte(mcpProfile))
+	require.NoError(t, err)
+	require.Contains(t, mcpP.Missing(scenarios.CapRetryHint), "declare where with retry_after on the in_flight rule")
+	require.Empty(t, p.Missing(scenarios.CapRetryHint), "over HTTP a refusal may carry Retry-After")
+	hinted, err := scenarios.ParseProfile("mcp.yaml", []byte(strings.Replace(mcpProfile, "in_flight: {json: {path: error.code, equals: -32010}}",
+		"in_flight: {json: {path: error.code, equals: -32010}, retry_after: {path: error.data.retry_after_ms, unit: ms}}", 1)))
+	require.NoError(t, err)
+	require.Empty(t, hinted.Missing(scenarios.CapRetryHint))
 }

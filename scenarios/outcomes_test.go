@@ -3,6 +3,7 @@ package scenarios_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -79,13 +80,42 @@ func TestOutcomesErrorsNameTheField(t *testing.T) {
 	for _, want := range []string{
 		"line 17: outcomes.sucess: unknown class (known: success, in_flight, mismatch, missing_key, invalid_key, validation_error, business_error, client_error, server_error, throttled)",
 		"line 18: outcomes.in_flight.json: set exactly one of equals, exists, matches (got 2)",
-		"line 19: outcomes.mismatch[0].statuz: unknown field (known: json, status, text)",
+		"line 19: outcomes.mismatch[0].statuz: unknown field (known: json, retry_after, status, text)",
 		"line 19: outcomes.mismatch[1].json.path: required",
 		"line 19: outcomes.mismatch[1].json.matches: not a regular expression",
 		"line 19: outcomes.mismatch[2].text: an empty regexp matches every body",
 		`line 20: outcomes.server_error.status: must be an HTTP status or a list of them, e.g. 409 or [409, 425], got "x"`,
 		"line 21: outcomes.success: a rule needs at least one of status, json, text",
 		"outcomes.missing_key: is written twice (first on line 22)",
+	} {
+		require.Contains(t, err.Error(), want)
+	}
+}
+
+// A refusal inside a 200 may say in its body when to come back: an in_flight or
+// throttled rule names where (retry_after), and the classifier reads it.
+func TestOutcomeRulesCarryARetryHint(t *testing.T) {
+	doc := strings.Replace(mcpProfile, "  in_flight: {json: {path: error.code, equals: -32010}}\n",
+		"  in_flight: {json: {path: error.code, equals: -32010}, retry_after: {path: error.data.retry_after_ms, unit: ms}}\n", 1)
+	p, err := scenarios.ParseProfile("mcp.yaml", []byte(doc))
+	require.NoError(t, err)
+	hint, wait, ok := outcome.RetryAfterIn(p.Classifier(), outcome.Answer{Status: 200, Body: []byte(`{"error":{"code":-32010,"data":{"retry_after_ms":750}}}`)})
+	require.True(t, ok)
+	require.Equal(t, "error.data.retry_after_ms (ms)", hint.String())
+	require.Equal(t, 750*time.Millisecond, wait)
+
+	i := strings.Index(mcpProfile, "outcomes:")
+	_, err = scenarios.ParseProfile("mcp.yaml", []byte(mcpProfile[:i]+`outcomes:
+  in_flight: [{json: {path: error.code, equals: -32010}, retry_after: {path: error.data.wait, every: 2}}, {status: 409, retry_after: {path: wait, unit: minutes}}]
+  mismatch: {json: {path: error.code, equals: -32011}, retry_after: {path: error.data.wait, unit: s}}
+  throttled: {status: 429, retry_after: 5}
+`))
+	require.Error(t, err)
+	for _, want := range []string{
+		`line 17: outcomes.in_flight[0].retry_after.every: unknown field (known: path, unit)`,
+		`line 17: outcomes.in_flight[1].retry_after.unit: must be ms or s (the unit of the number at the path), got "minutes"`,
+		"line 18: outcomes.mismatch.retry_after: a retry hint belongs to an in_flight or throttled rule",
+		"line 19: outcomes.throttled.retry_after: must be {path: P, unit: ms|s}",
 	} {
 		require.Contains(t, err.Error(), want)
 	}

@@ -33,6 +33,25 @@ func (o *Outcomes) Covers(c outcome.Class) bool {
 	return false
 }
 
+// declaresRetryHint reports whether a rule of class c says where its answers carry a
+// retry hint (retry_after).
+func (p *Profile) declaresRetryHint(c outcome.Class) bool {
+	if p.Outcomes == nil {
+		return false
+	}
+	for _, cr := range p.Outcomes.Classes {
+		if cr.Class != c {
+			continue
+		}
+		for _, r := range cr.Rules {
+			if r.RetryAfter != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // ruleClasses are the classes a rule may name: every class but info, which is what the
 // transport reports for an answer it did not see whole.
 func ruleClasses() []string {
@@ -47,7 +66,8 @@ func ruleClasses() []string {
 
 // UnmarshalYAML reads `outcomes:` — class: rule, or class: [rule, …]; a rule is a
 // mapping of status (an int or a list), json ({path, equals | exists | matches}, or a
-// list of them) and text (a regexp).
+// list of them), text (a regexp) and, for in_flight and throttled, retry_after ({path,
+// unit}: where the body says when to retry).
 func (o *Outcomes) UnmarshalYAML(n *yaml.Node) error {
 	o.Classes, o.problems = nil, nil
 	bad := func(path, format string, args ...any) {
@@ -97,6 +117,10 @@ func (o *Outcomes) UnmarshalYAML(n *yaml.Node) error {
 					}
 					bad(field, "%s", se.Msg)
 				}
+			}
+			if rule.RetryAfter != nil && cr.Class != outcome.InFlight && cr.Class != outcome.Throttled {
+				bad(joinPath(paths[j], "retry_after"), "a retry hint belongs to an in_flight or throttled rule: only a refusal for now says when to come back")
+				continue
 			}
 			if len(errs) == 0 {
 				cr.Rules = append(cr.Rules, rule)
@@ -148,6 +172,25 @@ func (o *Outcomes) ruleSpec(n *yaml.Node, path string) (outcome.RuleSpec, bool) 
 				ok = ok && jok
 				spec.JSON = append(spec.JSON, js)
 			}
+		case "retry_after":
+			if v.Kind != yaml.MappingNode {
+				bad(fp, "must be {path: P, unit: ms|s}: where the refusal's body says how long to wait, e.g. {path: error.data.retry_after_ms, unit: ms}")
+				continue
+			}
+			spec.RetryAfter = &outcome.RetryHintSpec{}
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				hk, hv := v.Content[j].Value, v.Content[j+1]
+				switch {
+				case hv.Kind != yaml.ScalarNode:
+					bad(joinPath(fp, hk), "must be a scalar")
+				case hk == "path":
+					spec.RetryAfter.Path = hv.Value
+				case hk == "unit":
+					spec.RetryAfter.Unit = hv.Value
+				default:
+					bad(joinPath(fp, hk), "unknown field (known: path, unit)")
+				}
+			}
 		case "text":
 			if v.Kind != yaml.ScalarNode {
 				bad(fp, "must be a regular expression on the body, e.g. \"reused\"")
@@ -158,7 +201,7 @@ func (o *Outcomes) ruleSpec(n *yaml.Node, path string) (outcome.RuleSpec, bool) 
 				bad(fp, "an empty regexp matches every body")
 			}
 		default:
-			bad(fp, "unknown field (known: json, status, text)")
+			bad(fp, "unknown field (known: json, retry_after, status, text)")
 		}
 	}
 	return spec, ok

@@ -49,6 +49,10 @@ const (
 	// CapHTTPRefusals: a refusal is an HTTP response of its own (its status and content
 	// type are the refusal), not an error object inside a protocol's answer.
 	CapHTTPRefusals Capability = "http_refusals"
+	// CapRetryHint: an in-flight refusal has a way to say when to retry: HTTP's
+	// Retry-After header, or, where refusals are JSON-RPC errors inside the answer (over
+	// MCP), a body field an in_flight rule's retry_after names.
+	CapRetryHint Capability = "retry_hint"
 )
 
 // missingOverTransport answers Missing for the capabilities that depend on the transport
@@ -63,6 +67,11 @@ func (p *Profile) missingOverTransport(c Capability) (string, bool) {
 	case CapHTTPRefusals:
 		if p.isMCP() {
 			return "refusals that are HTTP responses of their own (their status, headers and content type: RFC 9457, Retry-After); over transport mcp a refusal is a JSON-RPC error object inside the answer, which an MCP client reads instead", true
+		}
+		return "", true
+	case CapRetryHint:
+		if p.isMCP() && !p.declaresRetryHint(outcome.InFlight) {
+			return "a way for the in-flight refusal to say when to retry: over transport mcp it is a JSON-RPC error inside the answer, with no Retry-After header of its own; if the error says it in its data, declare where with retry_after on the in_flight rule, e.g. {path: error.data.retry_after_ms, unit: ms}", true
 		}
 		return "", true
 	case CapMCPSessions:

@@ -63,6 +63,12 @@ func TestUnderClientCheck(t *testing.T) {
 	for _, order := range []string{"order-1", "order-2", "order-3"} {
 		if a := res.Attempts(order); len(a) > 0 && a[0].Fault == "before-status" {
 			refused = append(refused, string(a[0].Class))
+			if a[0].Class == "in_flight" {
+				// The injected refusal said 1 s where the profile's rule says (the 409
+				// kind's Retry-After), and client/409-hammered held the loop to it.
+				require.Equal(t, time.Second, a[0].RetryAfter, order)
+				require.Equal(t, "error.data.retry_after_ms", a[0].RetryFrom, order)
+			}
 		}
 	}
 	require.Len(t, refused, 3, "409,422 dealt over the three calls")

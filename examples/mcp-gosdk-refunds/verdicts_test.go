@@ -52,9 +52,9 @@ func TestVerdictsMatchTheServer(t *testing.T) {
 		"race/in-flight-409":            scenarios.Pass,
 		"race/in-flight-not-fabricated": scenarios.Pass,
 		"race/in-flight-other-payload":  scenarios.Pass,
-		// The refusal's data says retry_after_ms; Retry-After is an HTTP header, which a
-		// JSON-RPC error inside a 200 has none of: not applicable over MCP.
-		"race/in-flight-retry-after": scenarios.NA,
+		// The refusal's data says retry_after_ms, where the profile's in_flight rule
+		// declares it (retry_after): the JSON-RPC error's own Retry-After.
+		"race/in-flight-retry-after": scenarios.Pass,
 		// A fingerprint of the decoded arguments: another payload is -32011, respellings
 		// of the same JSON are the same request.
 		"fingerprint/mismatch":         scenarios.Pass,
