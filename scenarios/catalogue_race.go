@@ -65,7 +65,7 @@ func raceScenarios() []Scenario {
 			Needs:       []Capability{CapSlow},
 			Steps:       []Step{{Name: "burst", Copies: 2, Hook: HookSlow}},
 			Settle:      &Settle{},
-			Check:       oneWinner("burst"),
+			Check:       oneWinnerHeld("burst", 2),
 		},
 		burst("race/burst-50", 50, LevelSafety),
 		burst("race/burst-1000", 1000, LevelSafety),
@@ -327,6 +327,30 @@ func oneWinner(step string) Checker {
 	}
 }
 
+// oneWinnerHeld is oneWinner for copies sent at once with the slow hook, so that they
+// meet at the target: a PASS needs the journal to show them there together (one held
+// while the other arrived). Without that the copies may have been served one after the
+// other — a target that does not apply the hook answers each at once — and a
+// check-then-set server would pass the same way.
+func oneWinnerHeld(step string, copies int) Checker {
+	judge := oneWinner(step)
+	return func(r Record, p *Profile) (Verdict, string, Evidence) {
+		v, msg, ev := judge(r, p)
+		if v != Pass || len(r.Journal) == 0 {
+			return v, msg, ev
+		}
+		atTarget, longest := stepAtTarget(r, copies)
+		if atTarget >= 2 {
+			return v, msg, ev
+		}
+		why := fmt.Sprintf("the %d attempts were never at the target together (each was answered before the next reached it)", copies)
+		if hold := slowHold(p); longest < hold*3/4 {
+			why = holdMissedText("the work", longest, hold) + ", and " + why
+		}
+		return Unknown, why + ": nothing concurrent was exercised (what it saw: " + msg + ")", ev
+	}
+}
+
 // inFlightAtOnce is the most attempts of the step that had been sent and not yet
 // answered at one time, from the history's invoke and completion events. An attempt a
 // rate limit refused (throttled) is left out: it never reached the key's logic, so it
@@ -412,10 +436,23 @@ func overlapOf(r Record, p *Profile, step string) (repeat Op, original Op, ok bo
 			arrival = repeat.Time.Add(-millisDuration(j.UpstreamMillis))
 		}
 	}
+	if _, notHeld := originalNotHeld(r, p, original); notHeld {
+		return repeat, original, false // the hold that the commit is timed from never was
+	}
 	if first, ok := originalRecord(r); ok && slowHold(p) > 0 {
 		commit = first.Time.Add(slowHold(p))
 	}
 	return repeat, original, arrival.Before(commit)
+}
+
+// noOverlapText is the UNKNOWN of an in-flight checker whose repeat met no running
+// original: why, when the journal says the slow hook did not hold the original, else
+// otherwise.
+func noOverlapText(r Record, p *Profile, original Op, otherwise string) string {
+	if msg, notHeld := originalNotHeld(r, p, original); notHeld {
+		return msg + "; so no repeat met the original running, and there is nothing to judge"
+	}
+	return otherwise
 }
 
 // gatewayStatus reports whether a 5xx is one a gateway or proxy in front of the target
@@ -527,6 +564,9 @@ func inFlightStatus(r Record, p *Profile) (Verdict, string, Evidence) {
 	if _, both := bothRefused(r, original); both {
 		return bothRefusedFail(&f, original, repeat, "the repeat")
 	}
+	if msg, notHeld := originalNotHeld(r, p, original); notHeld {
+		return f.result(Unknown, "%s; so no repeat met the original running, and there is nothing to judge", msg)
+	}
 	if repeatWentFirst(r, p, original) {
 		return f.result(Unknown, "the repeat reached the target before the original (the original got %s): no repeat during the original to judge", describe(original))
 	}
@@ -546,7 +586,7 @@ func inFlightStatus(r Record, p *Profile) (Verdict, string, Evidence) {
 	case unseen(repeat):
 		return f.result(Unknown, "the repeat's answer was not seen (%s): whether it was refused cannot be told", describe(repeat))
 	case !during:
-		return f.result(Unknown, "no overlap: the original (%s) finished before the repeat (%s) was answered", describe(original), describe(repeat))
+		return f.result(Unknown, "%s", noOverlapText(r, p, original, fmt.Sprintf("no overlap: the original (%s) finished before the repeat (%s) was answered", describe(original), describe(repeat))))
 	}
 	if isSuccess(repeat) && !p.sameResponse(repeat, original) && allowedEffects(r, p) > 1 {
 		return f.result(Unknown, "%s: nothing to judge", mayBeLate("the repeat", p))
@@ -616,6 +656,9 @@ func inFlightNotFabricated(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Pass, "the repeat got %s; nothing was fabricated (the original was refused too, %s: race/in-flight-409 judges that)", describe(repeat), describe(original))
 	}
 	if repeatWentFirst(r, p, original) {
+		if msg, notHeld := originalNotHeld(r, p, original); notHeld {
+			return f.result(Unknown, "%s; so no repeat met the original running, and there is nothing to judge", msg)
+		}
 		return f.result(Unknown, "the repeat reached the target before the original (the original got %s): no repeat during the original to judge", describe(original))
 	}
 	if unseen(original) && isSuccess(repeat) {
@@ -655,7 +698,7 @@ func inFlightNotFabricated(r Record, p *Profile) (Verdict, string, Evidence) {
 	if _, _, during := overlap(r, p); !during {
 		// The repeat met a finished original (a loaded machine delayed it): there was
 		// nothing to fabricate, so its answer proves nothing about the invariant.
-		return f.result(Unknown, "no overlap: the original (%s) had finished before the repeat (%s) reached the target: nothing was there to fabricate", describe(original), describe(repeat))
+		return f.result(Unknown, "%s", noOverlapText(r, p, original, fmt.Sprintf("no overlap: the original (%s) had finished before the repeat (%s) reached the target: nothing was there to fabricate", describe(original), describe(repeat))))
 	}
 	if repeat.Status >= 200 && repeat.Status <= 299 && repeat.Class == outcome.ClientError {
 		// A 2xx the rules do not name: a client may well read it as the operation done
@@ -698,7 +741,7 @@ func inFlightOriginalFails(r Record, p *Profile) (Verdict, string, Evidence) {
 		f.blame(repeat, wantText(p.Expect.InFlight, outcome.InFlight)+", or its own execution once the original had failed")
 		return f.result(Fail, "the repeat got %s while the original ran, but the original then failed (%s) and nothing executed: the client was told of an operation that never happened", describe(repeat), describe(original))
 	case !during:
-		return f.result(Unknown, "no overlap: the original (%s) had finished before the repeat (%s) reached the target: nothing was there to promise", describe(original), describe(repeat))
+		return f.result(Unknown, "%s", noOverlapText(r, p, original, fmt.Sprintf("no overlap: the original (%s) had finished before the repeat (%s) reached the target: nothing was there to promise", describe(original), describe(repeat))))
 	case isSuccess(repeat):
 		return f.result(Pass, "the repeat got %s with a side effect of its own (it ran once the original had failed: %s)", describe(repeat), describe(original))
 	case unseen(repeat):
@@ -763,6 +806,9 @@ func inFlightOtherPayload(r Record, p *Profile) (Verdict, string, Evidence) {
 		return bothRefusedFail(&f, original, repeat, "the other payload")
 	}
 	if repeatWentFirst(r, p, original) {
+		if msg, notHeld := originalNotHeld(r, p, original); notHeld {
+			return f.result(Unknown, "%s; so the other payload met no original running, and there is nothing to judge (fingerprint/mismatch judges another payload after the original)", msg)
+		}
 		return f.result(Unknown, "the other payload reached the target before the original (the original got %s): no repeat during the original to judge", describe(original))
 	}
 	if isSuccess(repeat) && allowedEffects(r, p) > 1 {
@@ -782,7 +828,7 @@ func inFlightOtherPayload(r Record, p *Profile) (Verdict, string, Evidence) {
 		return v, msg, f.ev
 	}
 	if _, _, during := overlap(r, p); !during {
-		return f.result(Unknown, "no overlap: the original (%s) had finished before the other payload (%s) reached the target: nothing ran for it to meet", describe(original), describe(repeat))
+		return f.result(Unknown, "%s", noOverlapText(r, p, original, fmt.Sprintf("no overlap: the original (%s) had finished before the other payload (%s) reached the target: nothing ran for it to meet", describe(original), describe(repeat))))
 	}
 	return f.result(Pass, "another payload during the original got %s and did not execute", describe(repeat))
 }

@@ -1,6 +1,10 @@
 package scenarios
 
-import "github.com/idemproof/idemproof/outcome"
+import (
+	"time"
+
+	"github.com/idemproof/idemproof/outcome"
+)
 
 func recoveryScenarios() []Scenario {
 	return []Scenario{
@@ -105,6 +109,12 @@ func atMostOnce(r Record, p *Profile) (Verdict, string, Evidence) {
 		// The takeover met a live lock: on a loaded machine the original reached the
 		// target late, so the takeover came too early to be one.
 		return f.result(Unknown, "the takeover got %s (the lock was still live) and the original %s: no takeover to judge", describe(take), describe(orig))
+	case isSuccess(take) && isSuccess(orig) && p.sameResponse(take, orig) && !answeredBefore(r, p, take, orig):
+		// The original's own response, and no sooner than the original had it: the
+		// takeover waited for the live original (a lock held for the whole request, as a
+		// mutex or a transaction holds it) or came after it. A takeover that executed
+		// would have been answered while the original was still held. Nothing was fenced.
+		return f.result(Info, "no takeover: the takeover got the original's committed response (%d) only when the original finished, so it waited for the live original (or came after it); one side effect, and fencing was not exercised", take.Status)
 	case len(wants) == 0 && (unseen(orig) || unseen(take)):
 		if settle.ran && isSuccess(settle.last) && n >= 1 {
 			return f.result(Pass, "one side effect: original %s, takeover %s; the settle retry got %d", describe(orig), describe(take), settle.last.Status)
@@ -116,6 +126,16 @@ func atMostOnce(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Fail, "neither the original (%s) nor the takeover (%s) succeeded", describe(orig), describe(take))
 	}
 	return f.result(Pass, "one side effect: original %s, takeover %s", describe(orig), describe(take))
+}
+
+// answeredBefore reports whether a was answered well before the original finished at the
+// target (by more than releasedTogether's margin): it did not wait for the original.
+func answeredBefore(r Record, p *Profile, a, original Op) bool {
+	end := original.Time
+	if first, ok := originalRecord(r); ok && first.UpstreamMillis > 0 && answeredBy(first, original) {
+		end = first.Time.Add(millisDuration(first.UpstreamMillis))
+	}
+	return end.Sub(a.Time) > max(100*time.Millisecond, slowHold(p)/4)
 }
 
 // gaveUpThenOnce judges the retry after the client gave up, but only when it did: an

@@ -519,6 +519,23 @@ func TestTakeoverThatMetALiveLockIsUnknown(t *testing.T) {
 	v, _, ev := checker(t, "recovery/slow-past-lock")(both, p)
 	require.Equal(t, scenarios.Fail, v)
 	require.Equal(t, 1, ev.Categories["duplicated"])
+
+	// A takeover that waited for the live original (a lock held for the whole request)
+	// and got its committed response when it finished: nothing took over, nothing was
+	// fenced — the observed policy, not a PASS.
+	waited := newHistory().span(0, 1300, "original", scenarios.OpOK, 201, committed, nil).
+		span(800, 1301, "takeover", scenarios.OpOK, 201, committed, nil).record(1)
+	v, msg, _ = checker(t, "recovery/slow-past-lock")(waited, p)
+	require.Equal(t, scenarios.Info, v, msg)
+	require.Contains(t, msg, "no takeover: the takeover got the original's committed response (201) only when the original finished")
+
+	// The takeover executed while the original was held, and the fenced original was
+	// answered the takeover's stored response: the same body, but the takeover's came
+	// first — a takeover, fenced.
+	tookOver := newHistory().span(0, 1300, "original", scenarios.OpOK, 201, committed, nil).
+		span(800, 810, "takeover", scenarios.OpOK, 201, committed, nil).record(1)
+	v, msg, _ = checker(t, "recovery/slow-past-lock")(tookOver, p)
+	require.Equal(t, scenarios.Pass, v, msg)
 }
 
 // classedBy re-classes a hand-written record's answers by the profile's own rules, as

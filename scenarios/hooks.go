@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -236,4 +237,14 @@ func sortedNames(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// failStatus is the 5xx fail_operation asks the target to fail with, when its value is
+// one (a hook whose value is not a status, e.g. ?fail=true, declares none).
+func (p *Profile) failStatus() (int, bool) {
+	if p.FailHook == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(p.FailHook.Value))
+	return n, err == nil && n >= 500 && n <= 599
 }

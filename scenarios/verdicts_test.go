@@ -30,6 +30,42 @@ func burstOf(refused, timedOut int) *history {
 	return h
 }
 
+// Two copies sent at once with the slow hook must meet at the target for the pair to
+// prove anything: the journal shows whether one was held while the other arrived.
+func TestConcurrentPairNeedsTheCopiesTogetherAtTheTarget(t *testing.T) {
+	p := refProfile(t) // slow_operation holds the work 300 ms
+	pair := func(first, second faultproxy.Record) scenarios.Record {
+		h := newHistory().span(0, 320, "burst", scenarios.OpOK, 201, committed, nil).
+			span(0, 321, "burst", scenarios.OpOK, 201, committed, nil).
+			at(400, settle, scenarios.OpOK, 201, committed, nil)
+		rec := h.record(1)
+		first.Time, second.Time = h.t0.Add(first.Time.Sub(time.Time{})), h.t0.Add(second.Time.Sub(time.Time{}))
+		rec.Journal = []faultproxy.Record{first, second, {Seq: 3, Attempt: 3, Time: h.t0.Add(400 * time.Millisecond), ReachedUpstream: true, UpstreamMillis: 1}}
+		return rec
+	}
+	at := func(ms int) time.Time { return time.Time{}.Add(time.Duration(ms) * time.Millisecond) }
+	judge := checker(t, "race/concurrent-pair")
+
+	// One held 300 ms, the other waiting beside it: together at the target.
+	v, msg, _ := judge(pair(faultproxy.Record{Seq: 1, Attempt: 1, Time: at(1), ReachedUpstream: true, UpstreamMillis: 300},
+		faultproxy.Record{Seq: 2, Attempt: 2, Time: at(2), ReachedUpstream: true, UpstreamMillis: 299}), p)
+	require.Equal(t, scenarios.Pass, v, msg)
+
+	// The hook held nothing: each answered in a millisecond, one after the other.
+	v, msg, _ = judge(pair(faultproxy.Record{Seq: 1, Attempt: 1, Time: at(1), ReachedUpstream: true, UpstreamMillis: 0.5},
+		faultproxy.Record{Seq: 2, Attempt: 2, Time: at(3), ReachedUpstream: true, UpstreamMillis: 0.4}), p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Contains(t, msg, "the slow hook did not hold the work: the target answered it in 500µs, and slow_operation declares 300ms")
+	require.Contains(t, msg, "the 2 attempts were never at the target together")
+
+	// Held, but the second arrived only after the first was done (a loaded machine).
+	v, msg, _ = judge(pair(faultproxy.Record{Seq: 1, Attempt: 1, Time: at(1), ReachedUpstream: true, UpstreamMillis: 300},
+		faultproxy.Record{Seq: 2, Attempt: 2, Time: at(305), ReachedUpstream: true, UpstreamMillis: 0.4}), p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+	require.NotContains(t, msg, "did not hold")
+	require.Contains(t, msg, "never at the target together")
+}
+
 func TestBurstWithTimedOutAttemptsPasses(t *testing.T) {
 	for _, id := range []string{"race/burst-50", "race/burst-1000"} {
 		h := burstOf(10, 37).at(3000, settle, scenarios.OpOK, 201, committed, nil)
@@ -246,22 +282,37 @@ func TestFiveHundredThenInFlightForeverIsStuck(t *testing.T) {
 	require.Equal(t, 1, ev.Categories["stuck"])
 }
 
+// A 5xx the fail hook did not ask for (a key the target refuses with a 500, an outage)
+// is no failed work: whether it is stored says nothing, and a retry that gets the same
+// 500 again proves no replay.
+func TestAFailureTheHookDidNotCauseIsUnknown(t *testing.T) {
+	p := refProfile(t) // fail_operation asks for 503
+	rec := newHistory().at(0, "failing", scenarios.OpInfo, 500, `invalid idempotency key`, nil).
+		at(5, "retry", scenarios.OpInfo, 500, `invalid idempotency key`, nil).record(0)
+	for _, stores := range []bool{false, true} {
+		p.Expect.Stores5xx = &stores
+		v, msg, _ := checker(t, "storage/5xx-not-pinned")(rec, p)
+		require.Equal(t, scenarios.Unknown, v, msg)
+		require.Contains(t, msg, "fail_operation did not act: the target answered 500 (server_error), and the hook asks for 503")
+	}
+}
+
 func TestStores5xxDeclared(t *testing.T) {
 	p := refProfile(t)
 	yes := true
 	p.Expect.Stores5xx = &yes
-	replayed := newHistory().at(0, "failing", scenarios.OpInfo, 500, `{"error":"x"}`, nil).
-		at(5, "retry", scenarios.OpInfo, 500, `{"error":"x"}`, nil).
-		at(10, settle, scenarios.OpInfo, 500, `{"error":"x"}`, nil).record(0)
+	replayed := newHistory().at(0, "failing", scenarios.OpInfo, 503, `{"error":"x"}`, nil).
+		at(5, "retry", scenarios.OpInfo, 503, `{"error":"x"}`, nil).
+		at(10, settle, scenarios.OpInfo, 503, `{"error":"x"}`, nil).record(0)
 	v, msg, _ := checker(t, "storage/5xx-not-pinned")(replayed, p)
 	require.Equal(t, scenarios.Pass, v, msg)
-	require.Equal(t, "the 500 was stored and replayed to the retry, as expect.stores_5xx declares", msg)
+	require.Equal(t, "the 503 was stored and replayed to the retry, as expect.stores_5xx declares", msg)
 
-	executed := newHistory().at(0, "failing", scenarios.OpInfo, 500, `{"error":"x"}`, nil).
+	executed := newHistory().at(0, "failing", scenarios.OpInfo, 503, `{"error":"x"}`, nil).
 		at(5, "retry", scenarios.OpOK, 201, committed, nil).record(1)
 	v, msg, _ = checker(t, "storage/5xx-not-pinned")(executed, p)
 	require.Equal(t, scenarios.Fail, v)
-	require.Equal(t, "the retry got 201; expect.stores_5xx declares the 500 stored and replayed", msg)
+	require.Equal(t, "the retry got 201; expect.stores_5xx declares the 503 stored and replayed", msg)
 
 	v, _, _ = checker(t, "storage/5xx-not-pinned")(replayed, refProfile(t))
 	require.Equal(t, scenarios.Fail, v, "the reference declares stores_5xx: false")
@@ -464,6 +515,48 @@ func TestRepeatThatReachedTheTargetFirstIsUnknown(t *testing.T) {
 		require.Equal(t, scenarios.Unknown, v, "%s: %s", id, msg)
 		require.Contains(t, msg, "reached the target before the original", id)
 	}
+}
+
+// A target that does not apply the slow hook answers the original at once, before the
+// repeat is even sent: no repeat met a running original, whatever the answers say. The
+// journal shows it (the original left the proxy first and was answered well inside the
+// hold), and the verdict is UNKNOWN naming the hook, not "the repeat went first" nor a
+// PASS timed from a hold that never was.
+func TestAnOriginalTheHookDidNotHoldIsUnknown(t *testing.T) {
+	p := refProfile(t) // slow_operation holds the work 300 ms
+	journal := func(h *history) []faultproxy.Record {
+		return []faultproxy.Record{
+			{Seq: 1, Time: h.t0.Add(1 * time.Millisecond), ReachedUpstream: true, UpstreamMillis: 0.4},
+			{Seq: 2, Time: h.t0.Add(2 * time.Millisecond), ForwardedAfterMillis: 75, Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 0.3},
+		}
+	}
+	h := newHistory().span(0, 2, "original", scenarios.OpOK, 201, committed, nil).
+		span(1, 78, "repeat", scenarios.OpOK, 201, committed, nil).
+		at(400, settle, scenarios.OpOK, 201, committed, nil)
+	rec := h.record(1)
+	rec.Journal = journal(h)
+	for _, id := range []string{"race/in-flight-409", "race/in-flight-not-fabricated", "race/in-flight-other-payload"} {
+		v, msg, _ := checker(t, id)(rec, p)
+		require.Equal(t, scenarios.Unknown, v, "%s: %s", id, msg)
+		require.Contains(t, msg, "the slow hook did not hold the original: the target answered it in 400µs, and slow_operation declares 300ms", id)
+		require.NotContains(t, msg, "reached the target before the original", id)
+	}
+
+	// Held and then failed, as race/in-flight-original-fails asks: a target that applies
+	// neither hook's hold answers its stored failure to the repeat. That proves nothing
+	// about what a repeat is told while the original runs.
+	h = newHistory().span(0, 2, "original", scenarios.OpFail, 503, `{"error":"failed"}`, nil).
+		span(1, 78, "repeat", scenarios.OpFail, 503, `{"error":"failed"}`, nil)
+	rec = h.record(0)
+	rec.Journal = journal(h)
+	v, msg, _ := checker(t, "race/in-flight-original-fails")(rec, p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Contains(t, msg, "the slow hook did not hold the original")
+
+	// The same answers with the hold in the journal: judged.
+	rec.Journal[0].UpstreamMillis = 301
+	v, msg, _ = checker(t, "race/in-flight-original-fails")(rec, p)
+	require.Equal(t, scenarios.Pass, v, msg)
 }
 
 // An original whose upstream time is no replay's is judged, whatever made it a little
