@@ -104,6 +104,11 @@ func (s *Server) create(op operation, local bool) http.HandlerFunc {
 		})
 		s.stageNotification(r, op, res) // committed with the refund, or not at all (vendor.go)
 		if hooks.fail != 0 {
+			if local {
+				// The one-transaction path holds the delay inside the transaction, which a
+				// failed request never opens: slow work that then fails is held here.
+				hold(hooks.delay)
+			}
 			// The work started (a row is staged); failing now makes the middleware roll it back.
 			idempotency.WriteProblem(w, hooks.fail, "work-failed", "The work failed",
 				"the operation failed after it started and was rolled back: retry with the same key")

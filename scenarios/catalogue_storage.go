@@ -149,7 +149,9 @@ func notPinned(r Record, p *Profile) (Verdict, string, Evidence) {
 		}
 		return f.result(Unknown, "fail_operation did not make the work fail: got %s%s", describe(a), hint)
 	}
-	if want, declared := p.failStatus(); declared && a.Status != want {
+	if want, declared := p.failStatus(); declared && a.Status >= 500 && a.Status != want {
+		// (A failure inside a 2xx — a JSON-RPC error an outcome rule classes as a server
+		// error — carries no HTTP status to compare.)
 		// A failure the hook did not cause (a key the target refuses with a 500, an
 		// outage) is no failed work, and its repeat proves nothing about storing one.
 		return f.result(Unknown, "fail_operation did not act: the target answered %s, and the hook asks for %d; a failure the hook did not cause says nothing about whether a failed execution is stored (if the target answers its injected failure with another status, declare that one as fail_operation's value)", describe(a), want)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/scenarios"
 )
 
@@ -295,6 +296,16 @@ func TestAFailureTheHookDidNotCauseIsUnknown(t *testing.T) {
 		require.Equal(t, scenarios.Unknown, v, msg)
 		require.Contains(t, msg, "fail_operation did not act: the target answered 500 (server_error), and the hook asks for 503")
 	}
+
+	// A failure inside a 200 (an MCP tool's JSON-RPC error, classed server_error by the
+	// profile's rules) has no HTTP status to compare with the hook's: judged as before.
+	inside := newHistory().at(0, "failing", scenarios.OpFail, 200, `{"error":{"code":-32603}}`, nil).
+		at(5, "retry", scenarios.OpOK, 201, committed, nil).record(1)
+	inside.History[1].Class = outcome.ServerError
+	no := false
+	p.Expect.Stores5xx = &no
+	v, msg, _ := checker(t, "storage/5xx-not-pinned")(inside, p)
+	require.Equal(t, scenarios.Pass, v, msg)
 }
 
 func TestStores5xxDeclared(t *testing.T) {
@@ -557,6 +568,33 @@ func TestAnOriginalTheHookDidNotHoldIsUnknown(t *testing.T) {
 	rec.Journal[0].UpstreamMillis = 301
 	v, msg, _ = checker(t, "race/in-flight-original-fails")(rec, p)
 	require.Equal(t, scenarios.Pass, v, msg)
+}
+
+// A target that holds nothing in flight while work that fails runs (the reference on
+// its one-transaction path: the key commits with the work) lets the repeat execute; the
+// original, whose work fails, is then answered the repeat's committed result. The replay
+// marker on the original's answer, and none on the repeat's, proves which executed.
+func TestOriginalFailsAnsweredTheRepeatsResultAsAReplay(t *testing.T) {
+	p := refProfile(t)
+	marked := map[string]string{p.Expect.ReplayHeader: "true"}
+	h := newHistory().span(0, 310, "original", scenarios.OpOK, 201, committed, marked).
+		span(1, 90, "repeat", scenarios.OpOK, 201, committed, nil)
+	rec := h.record(1)
+	rec.Journal = []faultproxy.Record{
+		{Seq: 1, Time: h.t0.Add(1 * time.Millisecond), ReachedUpstream: true, UpstreamMillis: 305},
+		{Seq: 2, Time: h.t0.Add(2 * time.Millisecond), ForwardedAfterMillis: 75, Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 3},
+	}
+	v, msg, _ := checker(t, "race/in-flight-original-fails")(rec, p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Contains(t, msg, "the repeat executed on its own while the original ran")
+
+	// Without a marker the two stories look alike: the repeat promised the original's
+	// result in advance would give the same answers and the same one side effect.
+	unmarked := refProfile(t)
+	unmarked.Expect.ReplayHeader = ""
+	v, msg, _ = checker(t, "race/in-flight-original-fails")(rec, unmarked)
+	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Contains(t, msg, "nothing here tells them apart")
 }
 
 // An original whose upstream time is no replay's is judged, whatever made it a little

@@ -265,6 +265,20 @@ func Run(t *testing.T, store idempotency.Store, burst int) {
 		require.Equal(t, 1, e.Count(t, "refunds", order))
 	})
 
+	t.Run("slow work that then fails is held before it fails", func(t *testing.T) {
+		// The hooks together are slow work that fails: a client meets a request in flight
+		// that then fails (idemproof's race/in-flight-original-fails), on either path —
+		// the one-transaction path holds its delay inside the transaction, which a failed
+		// request never opens. A lower bound only: no machine is faster than a sleep.
+		e := Start(t, store)
+		order, key := Fresh("o-"), Fresh("k-")
+		start := time.Now()
+		failed := e.Post(t, refunds, key, RefundBody(order, 4900), reference.HeaderTestDelay, "300ms", reference.HeaderTestFail, "503")
+		require.Equal(t, http.StatusServiceUnavailable, failed.Status)
+		require.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond, "the failure came before the hold")
+		require.Equal(t, 0, e.Count(t, "refunds", order))
+	})
+
 	t.Run("a repeat of a completed request replays even when its own work would fail", func(t *testing.T) {
 		e := Start(t, store)
 		order, key := Fresh("o-"), Fresh("k-")

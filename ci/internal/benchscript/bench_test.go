@@ -73,10 +73,14 @@ func TestMemoryRunReportsBothViews(t *testing.T) {
 		t.Skip("builds and runs the reference's benchmarks")
 	}
 	lines := bench(t, "", []string{"COUNT=1", "MEMORY_N=2000"}, "memory")
-	require.Len(t, lines, 2, "%q", lines)
+	require.Len(t, lines, 4, "%q", lines)
 	require.Contains(t, lines[0], "BenchmarkRefundMemoryRatio ")
-	require.Contains(t, lines[1], "BenchmarkRefundMemoryRatioHTTP ")
-	for _, l := range lines {
+	require.Contains(t, lines[2], "BenchmarkRefundMemoryRatioHTTP ")
+	for _, l := range []string{lines[0], lines[2]} {
 		require.Contains(t, l, "over 1 runs (goal >= 0.8x: ")
+	}
+	// Each with where its CPU went: this process's, the only meter on memory.
+	for _, l := range []string{lines[1], lines[3]} {
+		require.Regexp(t, `CPU µs per request, keyed/unkeyed \(medians\): go \d+/\d+$`, l)
 	}
 }
