@@ -93,6 +93,16 @@ func reverseMembers(doc map[string]any) []byte {
 	return b.Bytes()
 }
 
+// patientProfile is fakeProfile with a client timeout no loaded machine reaches: the
+// scenarios these tests run hold nothing past it, and an attempt that timed out would be
+// UNKNOWN (rightly), not the PASS or FAIL the comparison is about.
+func patientProfile(t *testing.T, baseURL string) *scenarios.Profile {
+	t.Helper()
+	p := fakeProfile(t, baseURL)
+	p.ClientTimeout = scenarios.Duration(10 * time.Second)
+	return p
+}
+
 func startReshaped(t *testing.T, s *reshaped) string {
 	t.Helper()
 	inner := &fakeRefunds{}
@@ -119,7 +129,7 @@ func runOn(t *testing.T, p *scenarios.Profile, only ...string) map[string]scenar
 var replaySet = []string{"replay/sequential", "replay/after-503", "replay/after-reset", "replay/lost-twice", "replay/fidelity-body", "race/burst-50", "fingerprint/original-intact"}
 
 func TestGzippedAnswersAreComparedByWhatTheySay(t *testing.T) {
-	p := fakeProfile(t, startReshaped(t, &reshaped{gzip: true}))
+	p := patientProfile(t, startReshaped(t, &reshaped{gzip: true}))
 	p.Operation.Headers = map[string]string{"Accept-Encoding": "gzip"}
 	p.SideEffects.Headers = map[string]string{"Accept-Encoding": "gzip"} // the ledger answers gzipped too
 	for id, r := range runOn(t, p, replaySet...) {
@@ -131,7 +141,7 @@ func TestGzippedAnswersAreComparedByWhatTheySay(t *testing.T) {
 // difference is the status alone and how to declare it; declared, it passes.
 func TestAReplayStatusOfItsOwnIsNamedAndCanBeDeclared(t *testing.T) {
 	url := startReshaped(t, &reshaped{replayStatus: http.StatusOK})
-	p := fakeProfile(t, url)
+	p := patientProfile(t, url)
 	undeclared := runOn(t, p, "replay/sequential", "race/burst-50")
 	r := undeclared["replay/sequential"]
 	require.Equal(t, scenarios.Fail, r.Verdict, r.Message)
@@ -140,7 +150,7 @@ func TestAReplayStatusOfItsOwnIsNamedAndCanBeDeclared(t *testing.T) {
 	require.Equal(t, scenarios.Fail, r.Verdict, r.Message)
 	require.Contains(t, r.Message, "different responses for 1 side effect(s) (status 200, the execution's 201, with the same body; a target whose replays answer 200 declares expect.replay_status: 200)")
 
-	p = fakeProfile(t, url)
+	p = patientProfile(t, url)
 	p.Expect.ReplayStatus = http.StatusOK
 	for id, r := range runOn(t, p, replaySet...) {
 		require.Equal(t, scenarios.Pass, r.Verdict, "%s: %s", id, r.Message)
@@ -148,7 +158,7 @@ func TestAReplayStatusOfItsOwnIsNamedAndCanBeDeclared(t *testing.T) {
 }
 
 func TestAReplayReserializedIsTheSameBodyAndOnlyFidelityAsksForTheBytes(t *testing.T) {
-	p := fakeProfile(t, startReshaped(t, &reshaped{reorder: true}))
+	p := patientProfile(t, startReshaped(t, &reshaped{reorder: true}))
 	results := runOn(t, p, replaySet...)
 	for id, r := range results {
 		if id == "replay/fidelity-body" {
@@ -168,7 +178,7 @@ func TestAReplayReserializedIsTheSameBodyAndOnlyFidelityAsksForTheBytes(t *testi
 }
 
 func TestAVolatileMemberIsADivergenceUntilItIsDeclared(t *testing.T) {
-	p := fakeProfile(t, startReshaped(t, &reshaped{requestID: true}))
+	p := patientProfile(t, startReshaped(t, &reshaped{requestID: true}))
 	r := runOn(t, p, "replay/sequential")["replay/sequential"]
 	require.Equal(t, scenarios.Fail, r.Verdict, "undeclared, a changed member is a changed replay")
 	require.Contains(t, r.Message, "request_id changed")
