@@ -113,11 +113,11 @@ func TestClientGaveUpJudgesWhatTheTargetDidWhenItsClientLeft(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(&disconnecting{onLeave: tc.onLeave, keys: map[string]*gaveUpEntry{}, ledger: map[string]int{}})
 			t.Cleanup(srv.Close)
-			p := fakeProfile(t, srv.URL) // client_timeout 1s; the hook's value is the hold
+			p := fakeProfile(t, srv.URL) // client_timeout 2s; the hook's value is the hold
 			p.LockTimeout = scenarios.Duration(tc.lock)
 			r := runOn(t, p, "recovery/client-gave-up")["recovery/client-gave-up"]
 			require.Equal(t, tc.want, r.Verdict, r.Message)
-			require.Contains(t, r.Message, "the client gave up after 1s while the work was held")
+			require.Contains(t, r.Message, "the client gave up after 2s while the work was held")
 			require.Contains(t, r.Message, tc.msg)
 		})
 	}

@@ -25,7 +25,7 @@ operation:
 side_effects: {path: '/v1/refunds?order_id={{.Entity}}', count: count}
 expect: {in_flight: 409, mismatch: 422, missing_key: "400", replay_header: Idempotent-Replayed}
 slow_operation: {header: X-Test-Delay, value: 400ms}
-client_timeout: 1s
+client_timeout: 2s
 `))
 	require.NoError(t, err)
 	return p
