@@ -39,6 +39,8 @@ type fakeRefunds struct {
 	// uuidOnly: a key that is not a lower-case UUID is refused with 400, as a middleware
 	// that parses the key as a UUID refuses it.
 	uuidOnly bool
+	// uuid500: with uuidOnly, the refusal is a 500 (a key parser that fails), not a 400.
+	uuid500 bool
 
 	mu     sync.Mutex
 	seen   []seenRequest // every POST as received, for tests of what the runner sends
@@ -100,6 +102,10 @@ func (f *fakeRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if f.broken {
 		f.execute(w, r, body)
+		return
+	}
+	if f.uuidOnly && f.uuid500 && key != "" && !lowerUUID.MatchString(key) {
+		writeJSON(w, 500, map[string]any{"error": "invalid UUID"})
 		return
 	}
 	if !ok || key == "" || len(key) > 255 || strings.ContainsAny(key, "\t\x00") || f.uuidOnly && !lowerUUID.MatchString(key) {

@@ -198,10 +198,20 @@ func (pf *preflight) send(ctx context.Context) (string, error) {
 	if err == nil && !p.uuidKeys() && refusedOutright(op) {
 		// Refused with a free-form key: if a UUID key is accepted, the key's shape is
 		// what the target refused (a middleware that parses the key as a UUID, or
-		// accepts only 36 characters), and key_format is the fix.
+		// accepts only 36 characters), and key_format is the fix. A refusal that is a
+		// server error does not stop the run: a 5xx for a valid key is a fault of the
+		// target's that key/valid-never-5xx exists to judge (gofiber's default
+		// KeyHeaderValidate, the reference's strict-key-shape flaw); the note names the
+		// field that checks the rest of the contract.
 		if uuidOp, uerr := pf.sendWithKey(ctx, snd, newUUID()); uerr == nil && uuidOp.Class == outcome.Success {
-			return "", pf.fail("expect.key_format", "%s answered %d%s to the key %s, which the profile's rules call %s, but accepted a UUID key (%d): the target accepts only UUID keys; set expect.key_format: uuid (every key is then a UUID, and the scenarios whose premise is another key shape are N/A)",
-				spec.method+" "+spec.url, op.Status, answerClip(op.Headers["Content-Type"], op.Body), pf.key, op.Class, uuidOp.Status)
+			what := spec.method + " " + spec.url
+			if op.Class != outcome.ServerError {
+				return "", pf.fail("expect.key_format", "%s answered %d%s to the key %s, which the profile's rules call %s, but accepted a UUID key (%d): the target accepts only UUID keys; set expect.key_format: uuid (every key is then a UUID, and the scenarios whose premise is another key shape are N/A)",
+					what, op.Status, answerClip(op.Headers["Content-Type"], op.Body), pf.key, op.Class, uuidOp.Status)
+			}
+			pf.notes = append(pf.notes, fmt.Sprintf("%s answered %d%s to the key %s, but accepted a UUID key (%d): a key of another shape than a UUID gets a server error, which key/valid-never-5xx judges, and so does every key the scenarios send; if the target accepts only UUID keys, set expect.key_format: uuid to check the rest of the contract with UUID keys",
+				what, op.Status, answerClip(op.Headers["Content-Type"], op.Body), pf.key, uuidOp.Status))
+			op = uuidOp // the operation that executed, for the ledger check
 		}
 	}
 	if errors.Is(err, mcp.ErrNoIdempotencyCapability) {

@@ -431,6 +431,22 @@ func TestPreflightNamesKeyFormatForAUUIDOnlyTarget(t *testing.T) {
 	require.Contains(t, pe.Msg, "set expect.key_format: uuid")
 }
 
+// A target whose key parser fails with a 500 on a free-form key and accepts a UUID is not
+// stopped: a 5xx for a valid key is what key/valid-never-5xx judges (the reference's
+// strict-key-shape flaw must reach it). A note names expect.key_format.
+func TestPreflightNotesAServerErrorForAFreeFormKey(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p := fakeProfile(t, startFake(t, &fakeRefunds{uuidOnly: true, uuid500: true}))
+	p.ClientTimeout = scenarios.Duration(10 * time.Second)
+	notes, err := scenarios.PreflightNotes(ctx, p)
+	require.NoError(t, err, "the UUID key's operation executed once, and the ledger shows it")
+	require.Len(t, notes, 1)
+	require.Regexp(t, `answered 500 .*invalid UUID.* to the key idemproof-[0-9a-f]+-000, but accepted a UUID key \(201\)`, notes[0])
+	require.Contains(t, notes[0], "key/valid-never-5xx")
+	require.Contains(t, notes[0], "set expect.key_format: uuid")
+}
+
 // A target that refuses a harness key for another reason than its shape is no key_format
 // problem: the preflight names key_header, as before.
 func TestPreflightKeyRefusalThatIsNotTheShape(t *testing.T) {
