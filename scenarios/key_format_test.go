@@ -82,3 +82,18 @@ func TestKeyFormatUUIDSendsOnlyUUIDs(t *testing.T) {
 		}
 	}
 }
+
+// The three key capabilities are the free-form default's: the reference's profile has
+// them all, and key_format uuid lacks each, naming the field.
+func TestKeyCapabilitiesFollowKeyFormat(t *testing.T) {
+	caps := []scenarios.Capability{scenarios.CapFreeFormKeys, scenarios.CapKeyLengthLimit, scenarios.CapCaseSensitiveKeys}
+	ref := refProfile(t)
+	for _, c := range caps {
+		require.Empty(t, ref.Missing(c), c)
+	}
+	ref.Expect.KeyFormat = scenarios.KeyFormatUUID
+	for _, c := range caps {
+		require.Contains(t, ref.Missing(c), "the profile declares expect.key_format: uuid", c)
+	}
+	require.Contains(t, ref.Missing(scenarios.CapCaseSensitiveKeys), "RFC 9562")
+}
