@@ -47,10 +47,11 @@ func (k scenarioKeys) derived(label string) string {
 // with the version and variant bits of a version 4 UUID.
 //
 // Why derived and not random: the name holds the run nonce and the scenario number (and
-// the set and index of a key set), so the same run mints the same keys for every step
-// and attempt, evidence and a seeded run can name them, and keys of different scenarios
-// and runs never collide (the nonce is fresh per run; 122 bits of hash leave no
-// collision to meet). Why version 4 and not version 8 (the layout RFC 9562 gives
+// the set and index of a key set), so every step and retry that must repeat a key
+// derives the same one, a key in the evidence is a function of what the report records,
+// and minting draws nothing from the seeded source, so a run with --seed makes the same
+// fault choices with either key format. Keys of different scenarios and runs never
+// collide: the nonce is fresh per run, and 122 bits of hash leave no collision to meet. Why version 4 and not version 8 (the layout RFC 9562 gives
 // application-defined bits): validators that accept only version 4 are common (a UUIDv4
 // check is many frameworks' "is a UUID"), and hash bits are as unpredictable as a random
 // UUID's.
