@@ -34,6 +34,11 @@ const (
 	CapDirectRoute      Capability = "direct_route"      // base_url: a step may reach the target around the proxy
 	CapEntityRequest    Capability = "entity_in_request" // operation.path or body names {{.Entity}}
 	CapChangeableBody   Capability = "changeable_body"   // a JSON object or form body with a member to change
+	// Keys the runner may shape freely (expect.key_format is not uuid). Under key_format
+	// uuid every key is a UUID, so a scenario whose premise is another key is N/A.
+	CapFreeFormKeys      Capability = "free_form_keys"      // keys of any shape: control characters, quotes, ULIDs, one character
+	CapKeyLengthLimit    Capability = "key_length_limit"    // keys of any length up to the limit, and one over it
+	CapCaseSensitiveKeys Capability = "case_sensitive_keys" // keys whose letter case is significant
 	// CapInFlightRefusal: a repeat during the original is refused (expect.in_flight is a
 	// status, not wait), so the refusal's headers can be judged.
 	CapInFlightRefusal Capability = "in_flight_status"
@@ -159,6 +164,18 @@ func (p *Profile) Missing(c Capability) string {
 	case CapValidation:
 		if p.Validation == nil {
 			return "validation_error not declared"
+		}
+	case CapFreeFormKeys:
+		if p.uuidKeys() {
+			return "keys of other shapes than a UUID; the profile declares expect.key_format: uuid (the target accepts only UUIDs)"
+		}
+	case CapKeyLengthLimit:
+		if p.uuidKeys() {
+			return "keys of other lengths than a UUID's 36 characters; the profile declares expect.key_format: uuid (every key is 36 characters, so there is no length limit to probe)"
+		}
+	case CapCaseSensitiveKeys:
+		if p.uuidKeys() {
+			return "case-sensitive keys; the profile declares expect.key_format: uuid (RFC 9562: a UUID's letter case is not significant, so a target may fold it and two case variants are rightly one key)"
 		}
 	case CapKeyedMethods:
 		return p.missingKeyedMethods()

@@ -21,6 +21,7 @@ func keyPairScenarios() []Scenario {
 			Source:      and(and(srcDraftSyntax, srcDraftUniqueness), srcSeed),
 			Level:       LevelSafety,
 			Labels:      []string{"group:key", "fault:none", "level:safety"},
+			Needs:       []Capability{CapCaseSensitiveKeys},
 			Steps:       []Step{{Name: "first", Key: KeyCaseFirst}, {Name: "second", Key: KeyCaseSecond}},
 			Check: distinctPair(pairOfKeys{
 				keys:  "two keys that differ only in letter case",
@@ -34,6 +35,7 @@ func keyPairScenarios() []Scenario {
 			Source:      and(and(srcStripe+" (keys up to 255 characters)", srcDraftUniqueness), srcSeed),
 			Level:       LevelSafety,
 			Labels:      []string{"group:key", "fault:none", "level:safety"},
+			Needs:       []Capability{CapKeyLengthLimit},
 			Steps:       []Step{{Name: "first", Key: KeyLongPrefixFirst}, {Name: "second", Key: KeyLongPrefixSecond}},
 			Check: distinctPair(pairOfKeys{
 				keys:     "two %d-character keys that differ only in their last character",

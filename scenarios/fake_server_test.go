@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -35,6 +36,11 @@ type fakeRefunds struct {
 	errorAsSuccess bool
 	// hold keeps every execution in flight this long, so concurrent attempts meet.
 	hold time.Duration
+	// uuidOnly: a key that is not a lower-case UUID is refused with 400, as a middleware
+	// that parses the key as a UUID refuses it.
+	uuidOnly bool
+	// uuid500: with uuidOnly, the refusal is a 500 (a key parser that fails), not a 400.
+	uuid500 bool
 
 	mu     sync.Mutex
 	seen   []seenRequest // every POST as received, for tests of what the runner sends
@@ -98,7 +104,11 @@ func (f *fakeRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.execute(w, r, body)
 		return
 	}
-	if !ok || key == "" || len(key) > 255 || strings.ContainsAny(key, "\t\x00") {
+	if f.uuidOnly && f.uuid500 && key != "" && !lowerUUID.MatchString(key) {
+		writeJSON(w, 500, map[string]any{"error": "invalid UUID"})
+		return
+	}
+	if !ok || key == "" || len(key) > 255 || strings.ContainsAny(key, "\t\x00") || f.uuidOnly && !lowerUUID.MatchString(key) {
 		writeJSON(w, 400, map[string]any{"error": "bad or missing key"})
 		return
 	}
@@ -191,3 +201,6 @@ func (f *fakeRefunds) requests() []seenRequest {
 	defer f.mu.Unlock()
 	return append([]seenRequest(nil), f.seen...)
 }
+
+// lowerUUID is a lower-case RFC 9562 UUID (version 1 to 8, the RFC 9562 variant).
+var lowerUUID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)

@@ -41,7 +41,7 @@ func (k scenarioKeys) shaped(f KeyForm) (string, bool) {
 	sum := sha256.Sum256([]byte(k.main + "/" + string(f)))
 	switch f {
 	case KeyOther:
-		return k.main + "-other", true
+		return k.derived("other"), true
 	case KeyEmptyQuoted:
 		return `""`, true
 	case KeyUUID:
@@ -93,5 +93,5 @@ func swapCase(s string) string {
 
 // setKey is key i of a step's key set.
 func (k scenarioKeys) setKey(set string, i int) string {
-	return fmt.Sprintf("%s-%s%03d", k.main, set, i)
+	return k.derived(fmt.Sprintf("%s%03d", set, i))
 }

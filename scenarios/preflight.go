@@ -104,10 +104,11 @@ func newPreflight(p *Profile, tc *tls.Config) *preflight {
 	if p.Proxy != nil && p.Proxy.URL != "" {
 		t.proxyURL = p.Proxy.URL
 	}
-	key := newUUID()
-	// A UUID key: the shape every target accepts, so the preflight never trips over a
-	// target's key rules (those are what the key/* scenarios judge).
-	return &preflight{t: t, ledger: ledger, entity: "ip-preflight-" + key[:8], key: key}
+	// The key is minted as a scenario's (expect.key_format): a target that refuses the
+	// runner's keys is found here, not as a catalogue of refused requests.
+	nonce := newUUID()[:8]
+	key := mintKeys(nonce, 0, p.maxKeyLen(), p.uuidKeys()).main
+	return &preflight{t: t, ledger: ledger, entity: "ip-preflight-" + nonce, key: key}
 }
 
 func (pf *preflight) fail(field, format string, args ...any) error {
@@ -194,6 +195,25 @@ func (pf *preflight) send(ctx context.Context) (string, error) {
 		sent = time.Now()
 		op, err = pf.t.sendAttempt(ctx, snd, spec.request(p), timeout)
 	}
+	if err == nil && !p.uuidKeys() && refusedOutright(op) {
+		// Refused with a free-form key: if a UUID key is accepted, the key's shape is
+		// what the target refused (a middleware that parses the key as a UUID, or
+		// accepts only 36 characters), and key_format is the fix. A refusal that is a
+		// server error does not stop the run: a 5xx for a valid key is a fault of the
+		// target's that key/valid-never-5xx exists to judge (gofiber's default
+		// KeyHeaderValidate, the reference's strict-key-shape flaw); the note names the
+		// field that checks the rest of the contract.
+		if uuidOp, uerr := pf.sendWithKey(ctx, snd, newUUID()); uerr == nil && uuidOp.Class == outcome.Success {
+			what := spec.method + " " + spec.url
+			if op.Class != outcome.ServerError {
+				return "", pf.fail("expect.key_format", "%s answered %d%s to the key %s, which the profile's rules call %s, but accepted a UUID key (%d): the target accepts only UUID keys; set expect.key_format: uuid (every key is then a UUID, and the scenarios whose premise is another key shape are N/A)",
+					what, op.Status, answerClip(op.Headers["Content-Type"], op.Body), pf.key, op.Class, uuidOp.Status)
+			}
+			pf.notes = append(pf.notes, fmt.Sprintf("%s answered %d%s to the key %s, but accepted a UUID key (%d): a key of another shape than a UUID gets a server error, which key/valid-never-5xx judges, and so does every key the scenarios send; if the target accepts only UUID keys, set expect.key_format: uuid to check the rest of the contract with UUID keys",
+				what, op.Status, answerClip(op.Headers["Content-Type"], op.Body), pf.key, uuidOp.Status))
+			op = uuidOp // the operation that executed, for the ledger check
+		}
+	}
 	if errors.Is(err, mcp.ErrNoIdempotencyCapability) {
 		return "", pf.fail("mcp.require_idempotency_capability", "%v: the server must advertise it in its initialize answer; a server that honours keys without advertising it is checked without the field (or without extends: mcp-sep-3182, which sets it)", err)
 	}
@@ -241,6 +261,21 @@ func (pf *preflight) send(ctx context.Context) (string, error) {
 		return fmt.Sprintf("; the operation's answer too was a web page (%d%s): check base_url and operation.path", op.Status, answerClip(op.Headers["Content-Type"], op.Body)), nil
 	}
 	return "", nil
+}
+
+// refusedOutright reports whether the target answered op with a refusal: an answer it
+// meant, neither a success nor a rate limit nor one the client could not see.
+func refusedOutright(op Op) bool {
+	return op.Status != 0 && op.Class != outcome.Success && op.Class != outcome.Throttled && op.Class != outcome.Info
+}
+
+// sendWithKey sends the operation once more with key instead of the preflight's own.
+func (pf *preflight) sendWithKey(ctx context.Context, snd transport.Sender, key string) (Op, error) {
+	spec, err := pf.t.stepRequest(pf.t.proxyURL, pf.entity, scenarioKeys{main: key}, Step{Name: "preflight"}, false)
+	if err != nil {
+		return Op{}, err
+	}
+	return pf.t.sendAttempt(ctx, snd, spec.request(pf.t.p), pf.t.p.ClientTimeout.Std())
 }
 
 // count reads one ledger and turns its failure into the field to fix.
@@ -385,9 +420,10 @@ func newUUID() string {
 }
 
 // preflightTimeout bounds a whole Preflight beyond the per-request client_timeout: at
-// most four requests, and one more second for the connections.
+// most five requests (a refused operation is sent once more with a UUID key), and one
+// more second for the connections.
 func preflightTimeout(p *Profile) time.Duration {
-	return 4*p.ClientTimeout.Std() + time.Second + preflightLedgerLag + 2*ledgerThrottleWait
+	return 5*p.ClientTimeout.Std() + time.Second + preflightLedgerLag + 2*ledgerThrottleWait
 }
 
 // untrusted names the fix for a TLS certificate the harness does not trust: tls.ca_file

@@ -37,7 +37,7 @@ func TestPreflightPassesACorrectTargetWithOneFreshOperation(t *testing.T) {
 	require.NoError(t, scenarios.Preflight(context.Background(), p))
 	sent := f.requests()
 	require.Len(t, sent, 1, "the operation is sent exactly once")
-	require.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, sent[0].Header.Get("Idempotency-Key"), "a fresh UUID key in key_header")
+	require.Regexp(t, `^idemproof-[0-9a-f]{8}-000$`, sent[0].Header.Get("Idempotency-Key"), "a fresh key in key_header, of the form the scenarios send")
 	require.Equal(t, "/v1/refunds", sent[0].URI)
 	require.Contains(t, sent[0].Body, `"order_id":"ip-preflight-`, "a fresh entity in the body")
 
@@ -71,7 +71,7 @@ expect: {in_flight: 409, mismatch: 422, missing_key: "400"}
 `))
 	require.NoError(t, err)
 	require.NoError(t, scenarios.Preflight(context.Background(), p))
-	require.Len(t, seenKey, 36, "the key travelled in the body")
+	require.Regexp(t, `^idemproof-[0-9a-f]{8}-000$`, seenKey, "the key travelled in the body")
 	require.Empty(t, f.requests()[0].Header.Get("Idempotency-Key"))
 }
 
@@ -413,4 +413,51 @@ func TestPreflightWaitsOutAThrottledOperation(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.Equal(t, 2, posts)
+}
+
+// The free-form default against the same target: the runner's keys are refused, so the
+// catalogue's keyed scenarios could not run; the preflight says so and names the fix.
+func TestPreflightNamesKeyFormatForAUUIDOnlyTarget(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p := fakeProfile(t, startFake(t, &fakeRefunds{uuidOnly: true}))
+	p.ClientTimeout = scenarios.Duration(10 * time.Second)
+	err := scenarios.Preflight(ctx, p)
+	var pe *scenarios.PreflightError
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, "expect.key_format", pe.Field)
+	require.Regexp(t, `answered 400 .*bad or missing key.* to the key idemproof-[0-9a-f]+-000`, pe.Msg)
+	require.Contains(t, pe.Msg, "but accepted a UUID key")
+	require.Contains(t, pe.Msg, "set expect.key_format: uuid")
+}
+
+// A target whose key parser fails with a 500 on a free-form key and accepts a UUID is not
+// stopped: a 5xx for a valid key is what key/valid-never-5xx judges (the reference's
+// strict-key-shape flaw must reach it). A note names expect.key_format.
+func TestPreflightNotesAServerErrorForAFreeFormKey(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p := fakeProfile(t, startFake(t, &fakeRefunds{uuidOnly: true, uuid500: true}))
+	p.ClientTimeout = scenarios.Duration(10 * time.Second)
+	notes, err := scenarios.PreflightNotes(ctx, p)
+	require.NoError(t, err, "the UUID key's operation executed once, and the ledger shows it")
+	require.Len(t, notes, 1)
+	require.Regexp(t, `answered 500 .*invalid UUID.* to the key idemproof-[0-9a-f]+-000, but accepted a UUID key \(201\)`, notes[0])
+	require.Contains(t, notes[0], "key/valid-never-5xx")
+	require.Contains(t, notes[0], "set expect.key_format: uuid")
+}
+
+// A target that refuses a harness key for another reason than its shape is no key_format
+// problem: the preflight names key_header, as before.
+func TestPreflightKeyRefusalThatIsNotTheShape(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p := fakeProfile(t, startFake(t, &fakeRefunds{}))
+	p.ClientTimeout = scenarios.Duration(10 * time.Second)
+	p.KeyHeader = "X-Idempotency-Key" // the fake reads Idempotency-Key: every key is missing
+	err := scenarios.Preflight(ctx, p)
+	var pe *scenarios.PreflightError
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, "key_header", pe.Field, pe.Msg)
+	require.NotContains(t, pe.Msg, "key_format")
 }

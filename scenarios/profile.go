@@ -109,6 +109,11 @@ type Expect struct {
 	// MaxKeyLength is the longest key the API accepts (AWS's ClientToken: 64); 0 is
 	// Stripe's 255. The long-key scenarios send keys of this length, and one longer.
 	MaxKeyLength int `yaml:"max_key_length,omitempty" json:"max_key_length,omitempty"`
+	// KeyFormat is the form of every key the runner sends: "" or KeyFormatFreeForm (keys
+	// such as idemproof-<nonce>-007, and the key/* scenarios' other shapes) or
+	// KeyFormatUUID (every key a lower-case RFC 9562 UUID, for targets that accept
+	// nothing else; the scenarios whose premise is another key shape are N/A).
+	KeyFormat string `yaml:"key_format,omitempty" json:"key_format,omitempty"`
 	// ReplayHeaders are response headers a replay must reproduce (allow-list).
 	ReplayHeaders []string `yaml:"replay_headers,omitempty" json:"replay_headers,omitempty"`
 	// StoresBusinessErrors: a business 4xx is replayed (true) or re-executed (false); nil = not declared.

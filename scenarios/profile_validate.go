@@ -19,6 +19,15 @@ const (
 	maxMaxKeyLength = 4096
 )
 
+// The values of expect.key_format.
+const (
+	KeyFormatFreeForm = "free-form"
+	KeyFormatUUID     = "uuid"
+)
+
+// uuidKeys reports whether every key the runner sends must be a UUID (expect.key_format).
+func (p *Profile) uuidKeys() bool { return p.Expect.KeyFormat == KeyFormatUUID }
+
 // maxKeyLen is the longest key the API accepts: expect.max_key_length, else 255 (Stripe).
 func (p *Profile) maxKeyLen() int {
 	if p.Expect.MaxKeyLength > 0 {
@@ -72,6 +81,11 @@ func (p *Profile) fieldErrors() []fieldError {
 	}
 	if n := p.Expect.MaxKeyLength; n != 0 && (n < minMaxKeyLength || n > maxMaxKeyLength) {
 		add("expect.max_key_length", "must be from %d (every key shape the harness sends must fit: base64url keys are 43 characters) to %d, got %d", minMaxKeyLength, maxMaxKeyLength, n)
+	}
+	switch p.Expect.KeyFormat {
+	case "", KeyFormatFreeForm, KeyFormatUUID:
+	default:
+		add("expect.key_format", "must be %s (the default: keys of any shape) or %s (every key a UUID, for a target that accepts nothing else), got %q", KeyFormatFreeForm, KeyFormatUUID, p.Expect.KeyFormat)
 	}
 	if f := p.Expect.UniqueField; f != "" && (!validFieldPath(f) || strings.ContainsAny(f, " \t\r\n")) {
 		add("expect.unique_field", "must be a JSON path to a value minted per execution, such as id or data.decline_id, got %q", f)

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -14,13 +15,52 @@ import (
 // scenarioKeys are the keys one scenario run uses, all minted from the run nonce.
 type scenarioKeys struct {
 	main, longest, tooLong, control string
-	maxLen                          int // the longest key the API accepts (Profile.maxKeyLen)
+	maxLen                          int  // the longest key the API accepts (Profile.maxKeyLen)
+	uuid                            bool // expect.key_format: uuid: every key is a UUID
 }
 
-func mintKeys(nonce string, n, maxLen int) scenarioKeys {
+// mintKeys mints scenario n's keys. Free-form, the key is idemproof-<nonce>-NNN: a person
+// reading a target's logs can tell a harness key and find its scenario. With uuid (a
+// target that accepts only UUIDs), every key is keyUUID of the same parts instead.
+func mintKeys(nonce string, n, maxLen int, uuid bool) scenarioKeys {
 	main := fmt.Sprintf("idemproof-%s-%03d", nonce, n)
 	pad := func(l int) string { return main + "-" + strings.Repeat("x", l-len(main)-1) }
-	return scenarioKeys{main: main, longest: pad(maxLen), tooLong: pad(maxLen + 1), control: main + "\tctl", maxLen: maxLen}
+	k := scenarioKeys{main: main, longest: pad(maxLen), tooLong: pad(maxLen + 1), control: main + "\tctl", maxLen: maxLen}
+	if uuid {
+		// Only the key forms a UUID can take are sent (the others' scenarios are N/A);
+		// the long and control keys stay as they are, unused.
+		k.main, k.uuid = keyUUID(main), true
+	}
+	return k
+}
+
+// derived is the key named label derived from the scenario's key (another key, key i of
+// a set): main-label free-form, a UUID of both with key_format uuid.
+func (k scenarioKeys) derived(label string) string {
+	if k.uuid {
+		return keyUUID(k.main + "/" + label)
+	}
+	return k.main + "-" + label
+}
+
+// keyUUID is the lower-case RFC 9562 UUID of name: the first 16 bytes of its SHA-256,
+// with the version and variant bits of a version 4 UUID.
+//
+// Why derived and not random: the name holds the run nonce and the scenario number (and
+// the set and index of a key set), so every step and retry that must repeat a key
+// derives the same one, a key in the evidence is a function of what the report records,
+// and minting draws nothing from the seeded source, so a run with --seed makes the same
+// fault choices with either key format. Keys of different scenarios and runs never
+// collide: the nonce is fresh per run, and 122 bits of hash leave no collision to meet. Why version 4 and not version 8 (the layout RFC 9562 gives
+// application-defined bits): validators that accept only version 4 are common (a UUIDv4
+// check is many frameworks' "is a UUID"), and hash bits are as unpredictable as a random
+// UUID's.
+func keyUUID(name string) string {
+	sum := sha256.Sum256([]byte("idemproof-key/" + name))
+	b := sum[:16]
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // RFC 9562 variant
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // keyFor returns the key a step sends and whether it sends one at all.

@@ -254,7 +254,7 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 	// target with a 20 s retention is not cut off by a 20 s timeout.
 	sctx, cancel := context.WithTimeout(ctx, cfg.ScenarioTimeout+t.declaredWaits(sc))
 	defer cancel()
-	keys := mintKeys(nonce, n, t.p.maxKeyLen())
+	keys := mintKeys(nonce, n, t.p.maxKeyLen(), t.p.uuidKeys())
 	entity, err := t.createEntity(sctx, fmt.Sprintf("ip-%s-%03d", nonce, n))
 	if err != nil {
 		if ctx.Err() != nil {

@@ -163,6 +163,15 @@ func TestCheckPreflightStopsAMisdescribedTarget(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 	ref := httptest.NewServer(srv)
 	t.Cleanup(ref.Close)
+	// A middleware that takes only UUID keys refuses any other as a bad request.
+	uuidOnly := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if k := r.Header.Get("Idempotency-Key"); k != "" && len(k) != 36 {
+			http.Error(w, "Idempotency-Key must be a UUID", http.StatusBadRequest)
+			return
+		}
+		srv.ServeHTTP(w, r)
+	}))
+	t.Cleanup(uuidOnly.Close)
 
 	cases := []struct {
 		name, yaml string
@@ -171,6 +180,7 @@ func TestCheckPreflightStopsAMisdescribedTarget(t *testing.T) {
 		{"html", "base_url: " + html.URL + "\n", []string{"answered a web page", "check that base_url points at the API", `(text/html) <!doctype html><html><body><h1>It works!</h1></body></html>)`}},
 		{"hanging", "base_url: " + acceptAndHang(t) + "\n", []string{"did not answer within client_timeout (1s)", "base_url"}},
 		{"ledger-typo", "base_url: " + ref.URL + "\nside_effects: {count: cuont}\n", []string{`answered (application/json) {"data":[],"count":0}, which does not resolve to a number (count cuont: nothing at that path)`, "fix side_effects.count"}},
+		{"uuid-only", "base_url: " + uuidOnly.URL + "\n", []string{"answered 400 (text/plain; charset=utf-8) Idempotency-Key must be a UUID to the key idemproof-", "but accepted a UUID key (201)", "set expect.key_format: uuid"}},
 		{"ledger-elsewhere", "base_url: " + ref.URL + "\nside_effects: {path: '/v1/refunds?order_id=x{{.Entity}}'}\n", []string{"changed the ledger by 0 (before 0, after 0), not 1", "fix side_effects.path"}},
 	}
 	for _, c := range cases {

@@ -24,7 +24,7 @@ func TestClientCheckAgainstThisServer(t *testing.T) {
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	app := newApp(time.Minute)
+	app := newApp(time.Minute, false)
 	go app.Listener(ln) //nolint:errcheck // ends with Shutdown below
 	t.Cleanup(func() { _ = app.Shutdown() })
 	t.Setenv("FIBER_BASE_URL", "http://"+ln.Addr().String())

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
 	"net"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,13 +23,7 @@ import (
 // on a whole-second clock, so whether a repeat 1.5 s into a 2 s lifetime still replays
 // depends on where the second boundary falls.
 func TestVerdictsMatchTheMiddleware(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	app := newApp(2 * time.Second)
-	go app.Listener(ln) //nolint:errcheck // ends with Shutdown below
-	t.Cleanup(func() { _ = app.Shutdown() })
-
-	t.Setenv("FIBER_BASE_URL", "http://"+ln.Addr().String())
+	t.Setenv("FIBER_BASE_URL", startApp(t, 2*time.Second, false))
 	profile, err := scenarios.LoadProfile("profile.yaml")
 	require.NoError(t, err)
 
@@ -67,4 +64,87 @@ func TestVerdictsMatchTheMiddleware(t *testing.T) {
 		"expiry/after-window":      scenarios.Pass,
 	}
 	scenariotest.RequireVerdicts(t, profile, want)
+}
+
+// startApp serves newApp on a loopback port until the test ends and returns its URL.
+func startApp(t *testing.T, lifetime time.Duration, uuidKeys bool) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	app := newApp(lifetime, uuidKeys)
+	go app.Listener(ln) //nolint:errcheck // ends with Shutdown below
+	t.Cleanup(func() { _ = app.Shutdown() })
+	return "http://" + ln.Addr().String()
+}
+
+// uuidGated are the scenarios whose premise is a key no UUID can be.
+var uuidGated = []string{
+	"key/max-length", "key/over-length", "key/control-chars", "key/sf-string",
+	"key/empty-quoted", "key/valid-never-5xx", "key/case-distinct", "key/long-prefix-distinct",
+}
+
+// TestUUIDKeysVerdictsMatchTheFreeFormRun runs the whole catalogue twice: against the
+// server that accepts keys of 1-255 characters with profile.yaml, and against the
+// middleware's default (36-character keys only, --uuid-keys) with profile-uuid.yaml
+// (expect.key_format: uuid). Every scenario that runs under key_format uuid must reach
+// the verdict of the free-form run; the scenarios whose premise is another key shape are
+// N/A naming key_format. Before that, the free-form profile against the UUID-only server
+// gets a preflight note naming expect.key_format.
+//
+// Both servers keep keys for 10 s, not the 2 s of profile.yaml: the middleware's storage
+// expires on a whole-second clock, up to a second early, so a 1000-attempt burst that a
+// loaded machine spreads over a second or more could meet an expiry in one run and not
+// in the other. expiry/inside-window is left out as in TestVerdictsMatchTheMiddleware
+// (that clock decides it).
+func TestUUIDKeysVerdictsMatchTheFreeFormRun(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	const lifetime = 10 * time.Second
+	freeURL, uuidURL := startApp(t, lifetime, false), startApp(t, lifetime, true)
+
+	t.Setenv("FIBER_BASE_URL", uuidURL)
+	wrong, err := scenarios.LoadProfile("profile.yaml")
+	require.NoError(t, err)
+	notes, err := scenarios.PreflightNotes(ctx, wrong)
+	require.NoError(t, err, "a 500 for a valid key is key/valid-never-5xx's to judge, not a profile error")
+	require.Len(t, notes, 1)
+	require.Contains(t, notes[0], "answered 500", "the default KeyHeaderValidate's error is a 500")
+	require.Contains(t, notes[0], "set expect.key_format: uuid")
+
+	uuidProfile, err := scenarios.LoadProfile("profile-uuid.yaml")
+	require.NoError(t, err)
+	require.Equal(t, scenarios.KeyFormatUUID, uuidProfile.Expect.KeyFormat)
+	t.Setenv("FIBER_BASE_URL", freeURL)
+	freeProfile, err := scenarios.LoadProfile("profile.yaml")
+	require.NoError(t, err)
+	for _, p := range []*scenarios.Profile{freeProfile, uuidProfile} {
+		p.Retention = scenarios.Duration(lifetime)
+		require.NoError(t, scenarios.Preflight(ctx, p), p.Name)
+	}
+
+	run := func(p *scenarios.Profile) map[string]scenarios.Result {
+		rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Seed: 1})
+		require.NoError(t, err, p.Name)
+		out := map[string]scenarios.Result{}
+		for _, r := range rep.Results {
+			out[r.ScenarioID] = r
+		}
+		return out
+	}
+	free, uuid := run(freeProfile), run(uuidProfile)
+	require.Equal(t, len(free), len(uuid), "the same catalogue")
+	for id, u := range uuid {
+		f := free[id]
+		t.Logf("%-40s free-form %-10s uuid %s", id, f.Verdict, u.Verdict)
+		switch {
+		case slices.Contains(uuidGated, id):
+			require.Equal(t, scenarios.NA, u.Verdict, "%s: %s", id, u.Message)
+			require.Contains(t, u.Message, "expect.key_format: uuid", id)
+			require.NotEqual(t, scenarios.NA, f.Verdict, "%s runs with free-form keys: %s", id, f.Message)
+		case id == "expiry/inside-window":
+		default:
+			require.Equal(t, f.Verdict, u.Verdict, "%s: free-form: %s; uuid: %s", id, f.Message, u.Message)
+			require.False(t, u.Verdict == scenarios.NA && strings.Contains(u.Message, "key_format"), "%s is N/A for key_format: %s", id, u.Message)
+		}
+	}
 }

@@ -58,6 +58,7 @@ expect:                                      # draft-07 answers; Stripe-style AP
   in_flight: 409
   mismatch: 422
   missing_key: "400"                         # or "optional"
+  # key_format: uuid                         # a target that accepts only UUID keys
   # replay_header: Idempotent-Replayed
   # fingerprint_ignores: [note]              # body members left out of the fingerprint on purpose
   # replay_status: 200                       # replays answer 200 after the 201 that executed
@@ -184,26 +185,37 @@ func keyHeader(f found) string {
 	return ""
 }
 
-// keyMaxLength is the maxLength the document gives the key (its header parameter's schema,
-// or the body property keyField's), 0 for none.
-func keyMaxLength(f found, keyField string) uint64 {
-	var s *openapi3.Schema
+// keySchema is the schema the document gives the key (its header parameter's, or the body
+// property keyField's), nil for none.
+func keySchema(f found, keyField string) *openapi3.Schema {
 	if keyField != "" {
 		if body := schemaOf(f); body != nil && body.Properties[keyField] != nil {
-			s = body.Properties[keyField].Value
+			return body.Properties[keyField].Value
 		}
-	} else {
-		for _, p := range parameters(f) {
-			if p.In == openapi3.ParameterInHeader && strings.Contains(strings.ToLower(p.Name), "idempotency") && p.Schema != nil {
-				s = p.Schema.Value
-				break
-			}
+		return nil
+	}
+	for _, p := range parameters(f) {
+		if p.In == openapi3.ParameterInHeader && strings.Contains(strings.ToLower(p.Name), "idempotency") && p.Schema != nil {
+			return p.Schema.Value
 		}
 	}
+	return nil
+}
+
+// keyMaxLength is the maxLength the document gives the key, 0 for none.
+func keyMaxLength(f found, keyField string) uint64 {
+	s := keySchema(f, keyField)
 	if s == nil || s.MaxLength == nil {
 		return 0
 	}
 	return *s.MaxLength
+}
+
+// keyIsUUID reports whether the document gives the key `format: uuid`: a target that may
+// refuse any other key, so every key the harness sends must be a UUID.
+func keyIsUUID(f found, keyField string) bool {
+	s := keySchema(f, keyField)
+	return s != nil && strings.EqualFold(s.Format, "uuid")
 }
 
 func keyHeaderRequired(f found) bool {
@@ -321,8 +333,12 @@ func generate(doc *openapi3.T, opts Options, warning string) ([]byte, error) {
 	default:
 		w.line("  missing_key: \"400\"   # guess: a request without a key is refused")
 	}
+	uuid := keyIsUUID(f, keyField)
+	if uuid {
+		w.line("  key_format: uuid   # the key's format in the document is uuid: every key the harness sends is a UUID")
+	}
 	switch n := keyMaxLength(f, keyField); {
-	case n == 0 || n == 255:
+	case n == 0 || n == 255 || uuid:
 	case n >= 43 && n <= 4096:
 		w.line("  max_key_length: %d   # the key's maxLength in the document: the long-key scenarios send keys this long", n)
 	default:

@@ -212,6 +212,69 @@ paths:
 	require.Equal(t, 128, p.Expect.MaxKeyLength)
 }
 
+// A key the document gives `format: uuid` (a target that may refuse any other key) makes
+// expect.key_format uuid, for a header parameter and for a body property alike; a key of
+// no format leaves the free-form default.
+func TestAUUIDKeyDeclaresKeyFormat(t *testing.T) {
+	doc := `openapi: 3.0.3
+info: {title: Payments, version: '1'}
+paths:
+  /payments:
+    post:
+      operationId: createPayment
+      parameters:
+        - {name: Idempotency-Key, in: header, required: true, schema: {type: string, format: uuid, maxLength: 36}}
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                account_id: {type: string}
+                amount: {type: number}
+      responses: {'201': {description: created}}
+`
+	text, err := profileinit.FromOpenAPI([]byte(doc), profileinit.Options{})
+	require.NoError(t, err)
+	p, err := scenarios.ParseProfile("payments", text)
+	require.NoError(t, err, "%s", text)
+	require.Equal(t, scenarios.KeyFormatUUID, p.Expect.KeyFormat)
+	require.Contains(t, string(text), "key_format: uuid   # the key's format in the document is uuid")
+	require.NotContains(t, string(text), "maxLength of 36", "a UUID's 36 characters are no key length limit to note")
+
+	free := strings.Replace(doc, "format: uuid, ", "", 1)
+	text, err = profileinit.FromOpenAPI([]byte(free), profileinit.Options{})
+	require.NoError(t, err)
+	p, err = scenarios.ParseProfile("payments", text)
+	require.NoError(t, err, "%s", text)
+	require.Empty(t, p.Expect.KeyFormat)
+	require.NotContains(t, string(text), "key_format")
+
+	body := `openapi: 3.1.0
+info: {title: Tokens, version: '1'}
+paths:
+  /refunds:
+    post:
+      operationId: createRefund
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                order_id: {type: string}
+                amount: {type: integer}
+                idempotency_key: {type: string, format: uuid}
+      responses: {'200': {description: ok}}
+`
+	text, err = profileinit.FromOpenAPI([]byte(body), profileinit.Options{Operation: "createRefund"})
+	require.NoError(t, err)
+	p, err = scenarios.ParseProfile("tokens", text)
+	require.NoError(t, err, "%s", text)
+	require.Equal(t, "idempotency_key", p.KeyField)
+	require.Equal(t, scenarios.KeyFormatUUID, p.Expect.KeyFormat)
+}
+
 func TestTemplateLoads(t *testing.T) {
 	p, err := scenarios.ParseProfile("template", []byte(profileinit.Template))
 	require.NoError(t, err)

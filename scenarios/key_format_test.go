@@ -1,0 +1,99 @@
+package scenarios_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// uuidGated are the scenarios whose premise is a key no UUID can be: N/A under
+// expect.key_format: uuid.
+var uuidGated = []string{
+	"key/max-length", "key/over-length", "key/control-chars", "key/sf-string",
+	"key/empty-quoted", "key/valid-never-5xx", "key/case-distinct", "key/long-prefix-distinct",
+}
+
+func TestKeyFormatValidated(t *testing.T) {
+	for _, v := range []string{"free-form", "uuid"} {
+		p := fakeProfile(t, "http://127.0.0.1:1")
+		p.Expect.KeyFormat = v
+		require.NoError(t, p.Validate(), v)
+	}
+	p := fakeProfile(t, "http://127.0.0.1:1")
+	p.Expect.KeyFormat = "UUID"
+	err := p.Validate()
+	require.ErrorContains(t, err, "expect.key_format")
+	require.ErrorContains(t, err, `must be free-form (the default: keys of any shape) or uuid`)
+	require.ErrorContains(t, err, `got "UUID"`)
+}
+
+// Against a target that refuses every key but a lower-case UUID, key_format: uuid makes
+// every key the runner sends one, and no two scenarios share a key; the scenarios whose
+// premise is another key are N/A naming key_format, the others are judged.
+func TestKeyFormatUUIDSendsOnlyUUIDs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	f := &fakeRefunds{uuidOnly: true}
+	p := fakeProfile(t, startFake(t, f))
+	p.ClientTimeout = scenarios.Duration(10 * time.Second)
+	p.Expect.KeyFormat = scenarios.KeyFormatUUID
+	require.NoError(t, scenarios.Preflight(ctx, p), "the preflight sends a UUID too")
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p},
+		Only: append([]string{"race/keepalive-many-keys"}, quickSet...), Seed: 7})
+	require.NoError(t, err)
+	v := verdicts(rep)
+	for _, id := range uuidGated {
+		require.Equal(t, scenarios.NA, v[id], id)
+		require.Contains(t, result(t, rep, id).Message, "expect.key_format: uuid", id)
+	}
+	for _, r := range rep.Results {
+		require.NotContains(t, []scenarios.Verdict{scenarios.Fail, scenarios.Unknown}, r.Verdict, "%s: %s", r.ScenarioID, r.Message)
+	}
+	for _, id := range []string{"key/missing", "key/empty", "key/distinct-keys-same-body", "replay/after-503", "fingerprint/mismatch", "race/keepalive-many-keys"} {
+		require.Equal(t, scenarios.Pass, v[id], "%s: %s", id, result(t, rep, id).Message)
+	}
+
+	owner := map[string]string{} // key -> the scenario that sent it
+	for _, r := range rep.Results {
+		if r.Evidence.Record == nil {
+			continue
+		}
+		for _, op := range r.Evidence.Record.History {
+			if op.Type != scenarios.OpInvoke || op.Key == "" {
+				continue
+			}
+			require.Regexp(t, lowerUUID, op.Key, "%s step %s", r.ScenarioID, op.Step)
+			if o, ok := owner[op.Key]; ok {
+				require.Equal(t, o, r.ScenarioID, "key %s sent by two scenarios", op.Key)
+			}
+			owner[op.Key] = r.ScenarioID
+		}
+	}
+	require.NotEmpty(t, owner)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range f.seen {
+		if k := s.Header.Get("Idempotency-Key"); k != "" {
+			require.Regexp(t, lowerUUID, k, "the target saw %s %s", s.URI, k)
+		}
+	}
+}
+
+// The three key capabilities are the free-form default's: the reference's profile has
+// them all, and key_format uuid lacks each, naming the field.
+func TestKeyCapabilitiesFollowKeyFormat(t *testing.T) {
+	caps := []scenarios.Capability{scenarios.CapFreeFormKeys, scenarios.CapKeyLengthLimit, scenarios.CapCaseSensitiveKeys}
+	ref := refProfile(t)
+	for _, c := range caps {
+		require.Empty(t, ref.Missing(c), c)
+	}
+	ref.Expect.KeyFormat = scenarios.KeyFormatUUID
+	for _, c := range caps {
+		require.Contains(t, ref.Missing(c), "the profile declares expect.key_format: uuid", c)
+	}
+	require.Contains(t, ref.Missing(scenarios.CapCaseSensitiveKeys), "RFC 9562")
+}
