@@ -88,10 +88,14 @@ func raceScenarios() []Scenario {
 			Source:      srcSeed,
 			Level:       LevelSafety,
 			Labels:      []string{"group:race", "fault:duplicate", "level:safety"},
+			Needs:       []Capability{CapSlow},
 			Faults:      []FaultOn{{Attempts: firstAttempt, Fault: faultproxy.FaultSpec{Type: faultproxy.FaultDuplicate, Mode: "concurrent"}}},
-			Steps:       []Step{{Name: "original"}, {Name: "retry"}},
-			Settle:      &Settle{},
-			Check:       exactlyOnce("retry"),
+			// The slow hook holds the work, so the two copies meet at the target: without
+			// it a fast target answers the first copy before the second looks its key up,
+			// and a check-then-set server passes as a correct one does.
+			Steps:  []Step{{Name: "original", Hook: HookSlow}, {Name: "retry"}},
+			Settle: &Settle{},
+			Check:  duplicatesHeld(exactlyOnce("retry")),
 		},
 		{
 			ID:          "race/in-flight-409",
@@ -348,6 +352,41 @@ func oneWinnerHeld(step string, copies int) Checker {
 			why = holdMissedText("the work", longest, hold) + ", and " + why
 		}
 		return Unknown, why + ": nothing concurrent was exercised (what it saw: " + msg + ")", ev
+	}
+}
+
+// duplicatesHeld is a duplicate delivery's checker that PASSes only when the journal
+// shows the two copies at the target together. The proxy sends them at one moment (one
+// from a goroutine, one from the exchange); the copy the client is answered by is then
+// either refused as in flight (the other was running) or kept at the target for the
+// slow hook's hold, executing or waiting for the other copy's work, while the other
+// copy arrived. An answer well inside the hold means the hook held nothing: the first
+// copy may have been answered before the second looked the key up, and a check-then-set
+// server passes that way.
+func duplicatesHeld(judge Checker) Checker {
+	return func(r Record, p *Profile) (Verdict, string, Evidence) {
+		v, msg, ev := judge(r, p)
+		if v != Pass {
+			return v, msg, ev
+		}
+		var dup *faultproxy.Record
+		for i, j := range r.Journal {
+			if j.Fault == faultproxy.FaultDuplicate && j.ReachedUpstream {
+				dup = &r.Journal[i]
+				break
+			}
+		}
+		if dup == nil || dup.UpstreamCalls < 2 {
+			return Unknown, "the proxy did not deliver the request twice (the journal shows no duplicated delivery; a body over its buffer limit is sent once): nothing concurrent was exercised (what it saw: " + msg + ")", ev
+		}
+		if original, ok := r.answer("original"); ok && original.Class == outcome.InFlight {
+			return v, msg + "; the copies met at the target (one was refused in flight)", ev
+		}
+		took, hold, short := heldShort(*dup, p)
+		if short {
+			return Unknown, holdMissedText("the duplicated request", took, hold) + ": the two copies may never have been at the target together, so nothing concurrent was exercised (what it saw: " + msg + ")", ev
+		}
+		return v, fmt.Sprintf("%s; the copies met at the target (the one answered was there %s, the hold %s)", msg, roundDuration(took), hold), ev
 	}
 }
 
