@@ -791,11 +791,35 @@ func inFlightOriginalFails(r Record, p *Profile) (Verdict, string, Evidence) {
 	case !during:
 		return f.result(Unknown, "%s", noOverlapText(r, p, original, fmt.Sprintf("no overlap: the original (%s) had finished before the repeat (%s) reached the target: nothing was there to promise", describe(original), describe(repeat))))
 	case isSuccess(repeat):
-		return f.result(Pass, "the repeat got %s with a side effect of its own (it ran once the original had failed: %s)", describe(repeat), describe(original))
+		return f.result(Pass, "the repeat got %s with a side effect of its own (it ran once the original had failed: %s); %s", describe(repeat), describe(original), failTimes(r, p, original, repeat))
 	case unseen(repeat):
-		return f.result(Pass, "the repeat's answer was not seen (%s), the original failed (%s): no success was claimed", describe(repeat), describe(original))
+		return f.result(Pass, "the repeat's answer was not seen (%s), the original failed (%s): no success was claimed; %s", describe(repeat), describe(original), failTimes(r, p, original, repeat))
+	case repeat.Time.Before(original.Time):
+		return f.result(Pass, "the repeat got %s while the original ran, and the original then failed (%s): no success was claimed; %s", describe(repeat), describe(original), failTimes(r, p, original, repeat))
 	}
-	return f.result(Pass, "the repeat got %s while the original ran, and the original then failed (%s): no success was claimed", describe(repeat), describe(original))
+	// Answered after the original's failure: a target that made the repeat wait (or
+	// replays the stored failure) told it the failure, which is no success either.
+	return f.result(Pass, "the repeat met the original running and got %s once the original had failed (%s): no success was claimed; %s", describe(repeat), describe(original), failTimes(r, p, original, repeat))
+}
+
+// failTimes says when, from the original's send, the repeat was sent, the original failed
+// and the repeat was answered (as the client saw them), so that a reader sees which came
+// first.
+func failTimes(r Record, p *Profile, original, repeat Op) string {
+	start, ok := r.invokedAt("original")
+	if !ok {
+		return "times not recorded"
+	}
+	at := func(t time.Time) string { return "+" + roundDuration(t.Sub(start)).String() }
+	sent := ""
+	if t, ok := r.invokedAt("repeat"); ok {
+		sent = "the repeat was sent at " + at(t) + ", "
+	}
+	answered := "the repeat was answered at " + at(repeat.Time)
+	if unseen(repeat) {
+		answered = "the repeat ended unseen at " + at(repeat.Time)
+	}
+	return fmt.Sprintf("%sthe original failed at %s, %s (from the original's send; slow_operation holds %s)", sent, at(original.Time), answered, slowHold(p))
 }
 
 func inFlightRetryAfter(r Record, p *Profile) (Verdict, string, Evidence) {

@@ -194,6 +194,9 @@ func TestInFlightOriginalFailsVerdicts(t *testing.T) {
 		span(100, 110, "repeat", scenarios.OpFail, 409, "busy", nil).record(0)
 	v, msg, _ = check(refused, p)
 	require.Equal(t, scenarios.Pass, v, msg)
+	// The PASS says when each thing happened, so a reader sees the repeat was answered
+	// before the original failed (not, say, given the failure once it was stored).
+	require.Contains(t, msg, "the repeat was sent at +100ms, the original failed at +400ms, the repeat was answered at +110ms (from the original's send; slow_operation holds 300ms)")
 
 	succeeded := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
 		span(100, 110, "repeat", scenarios.OpFail, 409, "busy", nil).record(1)
