@@ -38,7 +38,7 @@ func burst(id string, n int, level Level) Scenario {
 		Labels:      []string{"group:race", "fault:none", "level:safety"},
 		Steps:       []Step{{Name: "burst", Copies: n}},
 		Settle:      &Settle{},
-		Check:       oneWinner("burst"),
+		Check:       noneRefusedIsInfo(oneWinner("burst")),
 	}
 	if n >= 1000 {
 		s.Labels = append(s.Labels, "speed:slow")
@@ -328,6 +328,28 @@ func oneWinner(step string) Checker {
 			successes = "1 success"
 		}
 		return f.result(Pass, "one side effect from %d attempts: %s%s%s", len(answers), successes, refusals, tail)
+	}
+}
+
+// noneRefusedIsInfo is a burst's checker: under a refusing school (expect.in_flight a
+// status, not wait), a PASS in which no copy was refused becomes INFO. Every copy after
+// the execution then met its key already committed — the target served the copies one
+// after the other, or its work ended before the next copy looked the key up — which is
+// what a check-then-set target shows too: no copy met another in flight, so the burst
+// proved nothing about concurrent copies. race/concurrent-pair, which holds the work,
+// is the scenario that makes them meet.
+func noneRefusedIsInfo(judge Checker) Checker {
+	return func(r Record, p *Profile) (Verdict, string, Evidence) {
+		v, msg, ev := judge(r, p)
+		if v != Pass || p.Expect.InFlightWait {
+			return v, msg, ev
+		}
+		answers := r.answers("burst")
+		if countClass(answers, outcome.InFlight) > 0 || countClass(answers, outcome.Success) < 2 {
+			return v, msg, ev
+		}
+		return Info, fmt.Sprintf("no copy was refused with %s, which the profile declares for a repeat in flight: every copy after the execution met the key already committed (the target served them one after the other, or its work ended before the next copy arrived), so no copy met another in flight and nothing concurrent was proven (race/concurrent-pair holds the work to make copies meet); what it saw: %s",
+			wantText(p.Expect.InFlight, outcome.InFlight), msg), ev
 	}
 }
 
