@@ -149,6 +149,17 @@ func notEvicted(r Record, p *Profile) (Verdict, string, Evidence) {
 	if unseenNewer+refused > 0 {
 		newer = fmt.Sprintf("after %d newer keys executed (%d not seen, %d refused or failed)", executed, unseenNewer, refused)
 	}
+	if repeat, ok := own.answer("repeat"); ok && verdict == Fail && ev.Categories[CatDuplicated] == 0 && keyRefusal(repeat.Class) {
+		// Refused as a repeat (in flight, or a mismatch) with no second execution: the
+		// target still knew the key, which is all eviction is about. That it refused
+		// instead of replaying is another scenario's finding (replay/sequential judges
+		// a repeat after the original finished; race/in-flight-409 a refusal).
+		if executed < minNewerExecuted {
+			return f.result(Info, "the key was still known (the repeat got %s, no second execution), but only %d newer keys executed (%d sent of %d in at most %s; %d not seen, %d refused or failed): fewer than the %d it takes to show that older keys are not evicted",
+				describe(repeat), executed, sent, newerKeys, p.freshKeysWindow(), unseenNewer, refused, minNewerExecuted)
+		}
+		return f.result(Pass, "not evicted: the key was still known %s — its repeat was refused as a repeat (%s) and did not execute again; it was not replayed, which replay/sequential judges", newer, describe(repeat))
+	}
 	switch {
 	case verdict == Fail && ev.Categories[CatDuplicated] > 0:
 		return verdict, msg + ", " + newer + ": the key was forgotten inside its retention (evicted for the newer keys, or kept for less than the declared retention)", ev
