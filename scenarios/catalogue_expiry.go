@@ -179,5 +179,22 @@ func insideWindow(r Record, p *Profile) (Verdict, string, Evidence) {
 	if v == Fail && ev.Categories[CatDuplicated] > 0 {
 		msg += fmt.Sprintf("; the repeat came near the end of the declared retention (%s): a key honoured by an immediate repeat (replay/sequential) but not here was kept for less than that", p.Retention.Std())
 	}
+	if v == Pass {
+		// What the PASS is about: the key was still honoured this late in its window.
+		msg = "the key was honoured late in its window: " + msg + windowTimes(r, p)
+	}
 	return v, msg, ev
+}
+
+// windowTimes says when the repeat was sent and answered, counted from the original's
+// send, against the declared retention.
+func windowTimes(r Record, p *Profile) string {
+	start, ok := r.invokedAt("original")
+	sent, okS := r.invokedAt("repeat")
+	answer, okA := r.answer("repeat")
+	if !ok || !okS || !okA {
+		return ""
+	}
+	return fmt.Sprintf(" (the repeat was sent %s and answered %s after the original's send, of a declared %s retention)",
+		roundDuration(sent.Sub(start)), roundDuration(answer.Time.Sub(start)), p.Retention.Std())
 }

@@ -870,3 +870,15 @@ func TestExecutedAnewWithALedgerBehind(t *testing.T) {
 	v, msg, _ = checker(t, "expiry/after-window")(rec, p)
 	require.Equal(t, scenarios.Unknown, v, msg)
 }
+
+// expiry/inside-window's PASS says what it is about: the key honoured late in its
+// window, with when the repeat was sent and answered against the declared retention.
+func TestInsideWindowPassSaysWhenTheRepeatCame(t *testing.T) {
+	p := refProfile(t) // retention 1s
+	rec := newHistory().span(0, 10, "original", scenarios.OpOK, 201, committed, nil).
+		span(750, 760, "repeat", scenarios.OpOK, 201, committed, nil).record(1)
+	v, msg, _ := checker(t, "expiry/inside-window")(rec, p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Contains(t, msg, "the key was honoured late in its window: ")
+	require.Contains(t, msg, "(the repeat was sent 750ms and answered 760ms after the original's send, of a declared 1s retention)")
+}
