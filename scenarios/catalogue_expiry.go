@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"maps"
+	"strings"
 
 	"github.com/idemproof/idemproof/outcome"
 )
@@ -177,7 +178,14 @@ func notEvicted(r Record, p *Profile) (Verdict, string, Evidence) {
 func insideWindow(r Record, p *Profile) (Verdict, string, Evidence) {
 	v, msg, ev := identicalReplay("original", "repeat")(r, p)
 	if v == Fail && ev.Categories[CatDuplicated] > 0 {
-		msg += fmt.Sprintf("; the repeat came near the end of the declared retention (%s): a key honoured by an immediate repeat (replay/sequential) but not here was kept for less than that", p.Retention.Std())
+		// The lead is what this scenario found: the key not honoured this late in its
+		// window. keyIgnored's "every repeat executed again (ignored, or scoped
+		// narrower…)" reads as a key never honoured, which one late repeat cannot tell
+		// from a key that expired early (fiber's storage expires on a clock of whole
+		// seconds, up to a second early).
+		msg = strings.TrimPrefix(msg, keyIgnored(r, r.Ledger[LedgerOperation]))
+		msg = fmt.Sprintf("the key was not honoured for the whole declared retention: the repeat late in the window executed again%s: %s; a key honoured by an immediate repeat (replay/sequential) but not here was kept for less than the declared %s (if replay/sequential fails too, the key was never honoured)",
+			windowTimes(r, p), msg, p.Retention.Std())
 	}
 	if v == Pass {
 		// What the PASS is about: the key was still honoured this late in its window.
