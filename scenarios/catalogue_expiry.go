@@ -177,6 +177,14 @@ func notEvicted(r Record, p *Profile) (Verdict, string, Evidence) {
 // says that the record may not have lived as long as declared (an early expiry).
 func insideWindow(r Record, p *Profile) (Verdict, string, Evidence) {
 	v, msg, ev := identicalReplay("original", "repeat")(r, p)
+	if repeat, ok := r.answer("repeat"); ok && v == Fail && ev.Categories[CatDuplicated] == 0 && keyRefusal(repeat.Class) {
+		// Refused as a repeat with no second execution: the key was still honoured this
+		// late in its window, which is what this scenario asks. A refusal instead of the
+		// replay is replay/sequential's finding (a key refused after its original ended),
+		// not an expiry.
+		var f finding
+		return f.result(Pass, "the key was honoured late in its window: the repeat was refused as a repeat (%s) and did not execute again%s; it was not replayed, which replay/sequential judges", describe(repeat), windowTimes(r, p))
+	}
 	if v == Fail && ev.Categories[CatDuplicated] > 0 {
 		// The lead is what this scenario found: the key not honoured this late in its
 		// window. keyIgnored's "every repeat executed again (ignored, or scoped

@@ -885,3 +885,20 @@ func TestInsideWindowPassSaysWhenTheRepeatCame(t *testing.T) {
 	require.Contains(t, msg, "the key was honoured late in its window: ")
 	require.Contains(t, msg, "(the repeat was sent 750ms and answered 760ms after the original's send, of a declared 1s retention)")
 }
+
+// A repeat late in the window refused as a repeat (moov-io/base idempotent's 412 for a
+// key it has seen) shows the key still honoured: the retention holds, and the refusal
+// instead of a replay is replay/sequential's finding, not a "stuck" FAIL of this one.
+func TestInsideWindowRefusedAsARepeatIsHonoured(t *testing.T) {
+	p := refProfile(t) // retention 1s
+	rec := newHistory().span(0, 10, "original", scenarios.OpOK, 201, committed, nil).
+		span(750, 760, "repeat", scenarios.OpFail, 409, `{"error":"in flight"}`, nil).record(1)
+	v, msg, _ := checker(t, "expiry/inside-window")(rec, p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Contains(t, msg, "the repeat was refused as a repeat (409 (in_flight)) and did not execute again")
+
+	rec = newHistory().span(0, 10, "original", scenarios.OpOK, 201, committed, nil).
+		span(750, 760, "repeat", scenarios.OpFail, 409, `{"error":"in flight"}`, nil).record(2)
+	v, msg, _ = checker(t, "expiry/inside-window")(rec, p)
+	require.Equal(t, scenarios.Fail, v, "a second effect is never honoured: %s", msg)
+}
