@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"maps"
+	"strings"
 
 	"github.com/idemproof/idemproof/outcome"
 )
@@ -149,6 +150,17 @@ func notEvicted(r Record, p *Profile) (Verdict, string, Evidence) {
 	if unseenNewer+refused > 0 {
 		newer = fmt.Sprintf("after %d newer keys executed (%d not seen, %d refused or failed)", executed, unseenNewer, refused)
 	}
+	if repeat, ok := own.answer("repeat"); ok && verdict == Fail && ev.Categories[CatDuplicated] == 0 && keyRefusal(repeat.Class) {
+		// Refused as a repeat (in flight, or a mismatch) with no second execution: the
+		// target still knew the key, which is all eviction is about. That it refused
+		// instead of replaying is another scenario's finding (replay/sequential judges
+		// a repeat after the original finished; race/in-flight-409 a refusal).
+		if executed < minNewerExecuted {
+			return f.result(Info, "the key was still known (the repeat got %s, no second execution), but only %d newer keys executed (%d sent of %d in at most %s; %d not seen, %d refused or failed): fewer than the %d it takes to show that older keys are not evicted",
+				describe(repeat), executed, sent, newerKeys, p.freshKeysWindow(), unseenNewer, refused, minNewerExecuted)
+		}
+		return f.result(Pass, "not evicted: the key was still known %s — its repeat was refused as a repeat (%s) and did not execute again; it was not replayed, which replay/sequential judges", newer, describe(repeat))
+	}
 	switch {
 	case verdict == Fail && ev.Categories[CatDuplicated] > 0:
 		return verdict, msg + ", " + newer + ": the key was forgotten inside its retention (evicted for the newer keys, or kept for less than the declared retention)", ev
@@ -165,8 +177,40 @@ func notEvicted(r Record, p *Profile) (Verdict, string, Evidence) {
 // says that the record may not have lived as long as declared (an early expiry).
 func insideWindow(r Record, p *Profile) (Verdict, string, Evidence) {
 	v, msg, ev := identicalReplay("original", "repeat")(r, p)
+	if repeat, ok := r.answer("repeat"); ok && v == Fail && ev.Categories[CatDuplicated] == 0 && keyRefusal(repeat.Class) {
+		// Refused as a repeat with no second execution: the key was still honoured this
+		// late in its window, which is what this scenario asks. A refusal instead of the
+		// replay is replay/sequential's finding (a key refused after its original ended),
+		// not an expiry.
+		var f finding
+		return f.result(Pass, "the key was honoured late in its window: the repeat was refused as a repeat (%s) and did not execute again%s; it was not replayed, which replay/sequential judges", describe(repeat), windowTimes(r, p))
+	}
 	if v == Fail && ev.Categories[CatDuplicated] > 0 {
-		msg += fmt.Sprintf("; the repeat came near the end of the declared retention (%s): a key honoured by an immediate repeat (replay/sequential) but not here was kept for less than that", p.Retention.Std())
+		// The lead is what this scenario found: the key not honoured this late in its
+		// window. keyIgnored's "every repeat executed again (ignored, or scoped
+		// narrower…)" reads as a key never honoured, which one late repeat cannot tell
+		// from a key that expired early (fiber's storage expires on a clock of whole
+		// seconds, up to a second early).
+		msg = strings.TrimPrefix(msg, keyIgnored(r, r.Ledger[LedgerOperation]))
+		msg = fmt.Sprintf("the key was not honoured for the whole declared retention: the repeat late in the window executed again%s: %s; a key honoured by an immediate repeat (replay/sequential) but not here was kept for less than the declared %s (if replay/sequential fails too, the key was never honoured)",
+			windowTimes(r, p), msg, p.Retention.Std())
+	}
+	if v == Pass {
+		// What the PASS is about: the key was still honoured this late in its window.
+		msg = "the key was honoured late in its window: " + msg + windowTimes(r, p)
 	}
 	return v, msg, ev
+}
+
+// windowTimes says when the repeat was sent and answered, counted from the original's
+// send, against the declared retention.
+func windowTimes(r Record, p *Profile) string {
+	start, ok := r.invokedAt("original")
+	sent, okS := r.invokedAt("repeat")
+	answer, okA := r.answer("repeat")
+	if !ok || !okS || !okA {
+		return ""
+	}
+	return fmt.Sprintf(" (the repeat was sent %s and answered %s after the original's send, of a declared %s retention)",
+		roundDuration(sent.Sub(start)), roundDuration(answer.Time.Sub(start)), p.Retention.Std())
 }

@@ -179,7 +179,7 @@ func eachMemberRefused(r Record, p *Profile) (Verdict, string, Evidence) {
 	if len(members) == 0 {
 		return f.result(Info, "operation.body has no member to change (every member names the entity, carries the key or is in expect.fingerprint_ignores)")
 	}
-	var refused, ignored, own, other, notSeen []string
+	var refused, ignored, asRepeat, own, other, notSeen []string
 	var ignoredOps, ownOps []Op
 	for i, m := range members {
 		a, ok := r.answer(memberStep(i + 1))
@@ -188,6 +188,12 @@ func eachMemberRefused(r Record, p *Profile) (Verdict, string, Evidence) {
 			notSeen = append(notSeen, fmt.Sprintf("%s (%s)", m, describe(a)))
 		case a.Class == outcome.Mismatch:
 			refused = append(refused, m)
+		case a.Class == outcome.InFlight:
+			// Refused as a repeat in flight, though the original had answered before
+			// this step was sent: the target took the changed request for the same one
+			// without looking at its body (moov-io/base idempotent answers every key it
+			// has seen 412, whatever the payload).
+			asRepeat = append(asRepeat, fmt.Sprintf("%s (%s)", m, describe(a)))
 		case isSuccess(a) && p.sameResponse(a, orig):
 			ignored = append(ignored, m)
 			ignoredOps = append(ignoredOps, a)
@@ -220,8 +226,17 @@ func eachMemberRefused(r Record, p *Profile) (Verdict, string, Evidence) {
 		for _, a := range ignoredOps {
 			f.blameAgainst(a, want, &orig)
 		}
-		return f.result(NonStrict, "the fingerprint ignores %s: the key reused with only that changed got the original's response (%d) instead of %s; if the target leaves it out on purpose, declare expect.fingerprint_ignores: [%s]%s%s",
-			strings.Join(ignored, ", "), ignoredOps[0].Status, want, strings.Join(ignored, ", "), memberNotes(refused, other, notSeen), unchangedNote(all, members))
+		advice := fmt.Sprintf("if the target leaves it out on purpose, declare expect.fingerprint_ignores: [%s]", strings.Join(ignored, ", "))
+		if len(refused) == 0 && len(other) == 0 && len(notSeen) == 0 && len(asRepeat) == 0 {
+			// Every member changed was replayed the original: no fingerprint at all,
+			// not one that leaves some members out.
+			advice = "every member changed got the replay, so the target has no request fingerprint: a key reused for another payload is answered the first payload's result; " + advice
+		}
+		return f.result(NonStrict, "the fingerprint ignores %s: the key reused with only that changed got the original's response (%d) instead of %s; %s%s%s",
+			strings.Join(ignored, ", "), ignoredOps[0].Status, want, advice, memberNotes(refused, other, notSeen), memberRepeatNote(asRepeat)+unchangedNote(all, members))
+	case len(asRepeat) > 0:
+		return f.result(NonStrict, "the key reused with one member changed was refused as a repeat in flight, not with %s, after the original had answered: %s. The target treats the changed request as the same one without looking at its body — it has no request fingerprint (or does not consult it), so a client bug that reuses a key for another payload is never told%s%s",
+			want, strings.Join(asRepeat, ", "), memberNotes(refused, other, notSeen), unchangedNote(all, members))
 	case len(refused) == 0 && len(notSeen) > 0:
 		return f.result(Unknown, "no changed member was seen refused as a mismatch%s%s", memberNotes(nil, other, notSeen), unchangedNote(all, members))
 	case len(refused) == 0:
@@ -253,6 +268,15 @@ func memberNotes(refused, other, notSeen []string) string {
 		fmt.Fprintf(&b, "; not seen: %s", strings.Join(notSeen, ", "))
 	}
 	return b.String()
+}
+
+// memberRepeatNote lists the members refused as a repeat in flight after the original
+// had answered.
+func memberRepeatNote(asRepeat []string) string {
+	if len(asRepeat) == 0 {
+		return ""
+	}
+	return "; refused as a repeat in flight: " + strings.Join(asRepeat, ", ")
 }
 
 func orNone(s []string) string {

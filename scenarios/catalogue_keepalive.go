@@ -81,7 +81,7 @@ func keepAliveManyKeys(r Record, p *Profile) (Verdict, string, Evidence) {
 	// compared: pairs whose repeat was judged against its first answer; lateDiffer: pairs
 	// whose repeat differs but may have arrived after the retention (not judged).
 	compared, lateDiffer := 0, 0
-	var serverErrs, aliased []string
+	var serverErrs, aliased, refusedAgain []string
 	// The answers a FAIL blames.
 	var serverOps, aliasedOps, divergedOps, firstOps []Op
 	bodies := map[string]string{} // first success body -> key, across both routes
@@ -96,6 +96,13 @@ func keepAliveManyKeys(r Record, p *Profile) (Verdict, string, Evidence) {
 				case op.Class == outcome.ServerError:
 					serverErrs = append(serverErrs, route+" "+describe(op))
 					serverOps = append(serverOps, op)
+				case op.Class == outcome.InFlight && op.Step == route+againSuffix && kp.first.Class.Determinate():
+					// A repeat sent after its key's first answer, refused as in flight: the
+					// target knew the key (a fresh one would have run), so it is no proof of
+					// aliasing; it was not replayed either (a target that refuses every
+					// repeat, as moov-io/base's idempotent does with 412). Reported, not
+					// compared.
+					refusedAgain = append(refusedAgain, fmt.Sprintf("%s key %s got %s", route, key, describe(op)))
 				case keyRefusal(op.Class):
 					aliased = append(aliased, fmt.Sprintf("%s key %s got %s", route, key, describe(op)))
 					aliasedOps = append(aliasedOps, op)
@@ -158,10 +165,21 @@ func keepAliveManyKeys(r Record, p *Profile) (Verdict, string, Evidence) {
 		timedOut = "; " + describeUnseen(keyOps)
 	}
 	throttled := countClass(keyOps, outcome.Throttled)
+	// What the INFO and PASS texts claim is what was seen: the keys seen to execute, and
+	// the repeats that were compared with their key's first response.
 	replayed := "each repeat replayed its own response"
+	switch {
+	case compared == 0:
+		replayed = "no repeat was compared with its key's first response"
+	case compared < keys:
+		replayed = fmt.Sprintf("each of the %d repeats compared replayed its own response (%d of the %d not compared)", compared, keys-compared, keys)
+	}
 	if lateDiffer > 0 {
-		replayed = fmt.Sprintf("each of the %d repeats compared replayed its own response", compared)
 		timedOut += fmt.Sprintf("; %d repeats got a response of their own but %s (not judged)", lateDiffer, mayBeLate("they", p))
+	}
+	executed := fmt.Sprintf("each of the %d keys executed once", keys)
+	if seen < keys {
+		executed = fmt.Sprintf("the %d of the %d keys seen to succeed executed once each", seen, keys)
 	}
 	switch {
 	case len(serverErrs) > 0:
@@ -192,12 +210,18 @@ func keepAliveManyKeys(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Info, "only %d of the %d keys were seen executing%s: too few to show that keys on a reused connection never alias", seen, keys, timedOut)
 	case compared == 0 && lateDiffer > 0:
 		return f.result(Unknown, "no repeat could be judged against its key's first response%s", timedOut)
+	case len(refusedAgain) > 0:
+		// Each key ran once and none was refused as another key's, but a repeat the
+		// target refused was not replayed: whether it would have got its own response
+		// on a reused connection was not seen.
+		return f.result(Info, "%s and no fresh key was refused, but %d repeats sent after their key's answer were refused as in flight instead of replayed (the first: %s): the target knew each key, yet whether a repeat on a reused connection gets its own key's response was not seen (replay/* judges the refusal); %s%s",
+			executed, len(refusedAgain), refusedAgain[0], replayed, timedOut)
 	case p.BaseURL == "":
-		return f.result(Info, "each of the %d keys executed once and %s through the proxy, but the profile declares no base_url: the direct route went through the proxy too, which keeps its own connections alive, so whether keys sharing one of the target's connections alias was not seen%s",
-			keys, replayed, timedOut)
+		return f.result(Info, "%s and %s through the proxy, but the profile declares no base_url: the direct route went through the proxy too, which keeps its own connections alive, so whether keys sharing one of the target's connections alias was not seen%s",
+			executed, replayed, timedOut)
 	case !targetKeptAlive(r):
-		return f.result(Info, "each of the %d keys executed once and %s, but the target kept no connection alive (no direct attempt went over a reused one): keys sharing a connection was not exercised%s",
-			keys, replayed, timedOut)
+		return f.result(Info, "%s and %s, but the target kept no connection alive (no direct attempt went over a reused one): keys sharing a connection was not exercised%s",
+			executed, replayed, timedOut)
 	case maybe > 0 && n > seen:
 		return f.result(Pass, "%d keys over at most %d keep-alive connections per route (through the proxy and direct): %d side effects, %s%s",
 			keys, MaxKeepAliveConns, n, replayed, timedOut)

@@ -38,7 +38,7 @@ func burst(id string, n int, level Level) Scenario {
 		Labels:      []string{"group:race", "fault:none", "level:safety"},
 		Steps:       []Step{{Name: "burst", Copies: n}},
 		Settle:      &Settle{},
-		Check:       oneWinner("burst"),
+		Check:       noneRefusedIsInfo(oneWinner("burst")),
 	}
 	if n >= 1000 {
 		s.Labels = append(s.Labels, "speed:slow")
@@ -88,10 +88,14 @@ func raceScenarios() []Scenario {
 			Source:      srcSeed,
 			Level:       LevelSafety,
 			Labels:      []string{"group:race", "fault:duplicate", "level:safety"},
+			Needs:       []Capability{CapSlow},
 			Faults:      []FaultOn{{Attempts: firstAttempt, Fault: faultproxy.FaultSpec{Type: faultproxy.FaultDuplicate, Mode: "concurrent"}}},
-			Steps:       []Step{{Name: "original"}, {Name: "retry"}},
-			Settle:      &Settle{},
-			Check:       exactlyOnce("retry"),
+			// The slow hook holds the work, so the two copies meet at the target: without
+			// it a fast target answers the first copy before the second looks its key up,
+			// and a check-then-set server passes as a correct one does.
+			Steps:  []Step{{Name: "original", Hook: HookSlow}, {Name: "retry"}},
+			Settle: &Settle{},
+			Check:  duplicatesHeld(exactlyOnce("retry")),
 		},
 		{
 			ID:          "race/in-flight-409",
@@ -327,6 +331,28 @@ func oneWinner(step string) Checker {
 	}
 }
 
+// noneRefusedIsInfo is a burst's checker: under a refusing school (expect.in_flight a
+// status, not wait), a PASS in which no copy was refused becomes INFO. Every copy after
+// the execution then met its key already committed — the target served the copies one
+// after the other, or its work ended before the next copy looked the key up — which is
+// what a check-then-set target shows too: no copy met another in flight, so the burst
+// proved nothing about concurrent copies. race/concurrent-pair, which holds the work,
+// is the scenario that makes them meet.
+func noneRefusedIsInfo(judge Checker) Checker {
+	return func(r Record, p *Profile) (Verdict, string, Evidence) {
+		v, msg, ev := judge(r, p)
+		if v != Pass || p.Expect.InFlightWait {
+			return v, msg, ev
+		}
+		answers := r.answers("burst")
+		if countClass(answers, outcome.InFlight) > 0 || countClass(answers, outcome.Success) < 2 {
+			return v, msg, ev
+		}
+		return Info, fmt.Sprintf("no copy was refused with %s, which the profile declares for a repeat in flight: every copy after the execution met the key already committed (the target served them one after the other, or its work ended before the next copy arrived), so no copy met another in flight and nothing concurrent was proven (race/concurrent-pair holds the work to make copies meet); what it saw: %s",
+			wantText(p.Expect.InFlight, outcome.InFlight), msg), ev
+	}
+}
+
 // oneWinnerHeld is oneWinner for copies sent at once with the slow hook, so that they
 // meet at the target: a PASS needs the journal to show them there together (one held
 // while the other arrived). Without that the copies may have been served one after the
@@ -348,6 +374,51 @@ func oneWinnerHeld(step string, copies int) Checker {
 			why = holdMissedText("the work", longest, hold) + ", and " + why
 		}
 		return Unknown, why + ": nothing concurrent was exercised (what it saw: " + msg + ")", ev
+	}
+}
+
+// duplicatesHeld is a duplicate delivery's checker that PASSes only when the journal
+// shows the two copies at the target together. The proxy sends them at one moment (one
+// from a goroutine, one from the exchange); the copy the client is answered by is then
+// either refused as in flight (the other was running) or kept at the target for the
+// slow hook's hold, executing or waiting for the other copy's work, while the other
+// copy arrived. An answer well inside the hold means the hook held nothing: the first
+// copy may have been answered before the second looked the key up, and a check-then-set
+// server passes that way.
+func duplicatesHeld(judge Checker) Checker {
+	return func(r Record, p *Profile) (Verdict, string, Evidence) {
+		v, msg, ev := judge(r, p)
+		if v != Pass {
+			return v, msg, ev
+		}
+		var dup *faultproxy.Record
+		for i, j := range r.Journal {
+			if j.Fault == faultproxy.FaultDuplicate && j.ReachedUpstream {
+				dup = &r.Journal[i]
+				break
+			}
+		}
+		if dup == nil || dup.UpstreamCalls < 2 {
+			return Unknown, "the proxy did not deliver the request twice (the journal shows no duplicated delivery; a body over its buffer limit is sent once): nothing concurrent was exercised (what it saw: " + msg + ")", ev
+		}
+		if original, ok := r.answer("original"); ok && original.Class == outcome.InFlight {
+			return v, msg + "; the copies met at the target (one was refused in flight)", ev
+		}
+		// The journal times the copy whose answer the client got; the exchange ends only
+		// when both copies have, so the client's wait for it bounds the other from
+		// below when its answer is a stream the proxy ends last (an MCP server answers
+		// a second copy of one JSON-RPC id at once, "duplicate in-flight request ID",
+		// while the first is held).
+		took, hold, _ := heldShort(*dup, p)
+		if original, ok := r.answer("original"); ok {
+			if sent, ok := r.invokedAt("original"); ok && !unseen(original) {
+				took = max(took, original.Time.Sub(sent))
+			}
+		}
+		if took < hold*3/4 {
+			return Unknown, holdMissedText("the duplicated request", took, hold) + ": the two copies may never have been at the target together, so nothing concurrent was exercised (what it saw: " + msg + ")", ev
+		}
+		return v, fmt.Sprintf("%s; the copies met at the target (sent together, one held there for %s of the %s hold)", msg, roundDuration(took), hold), ev
 	}
 }
 
@@ -752,11 +823,35 @@ func inFlightOriginalFails(r Record, p *Profile) (Verdict, string, Evidence) {
 	case !during:
 		return f.result(Unknown, "%s", noOverlapText(r, p, original, fmt.Sprintf("no overlap: the original (%s) had finished before the repeat (%s) reached the target: nothing was there to promise", describe(original), describe(repeat))))
 	case isSuccess(repeat):
-		return f.result(Pass, "the repeat got %s with a side effect of its own (it ran once the original had failed: %s)", describe(repeat), describe(original))
+		return f.result(Pass, "the repeat got %s with a side effect of its own (it ran once the original had failed: %s); %s", describe(repeat), describe(original), failTimes(r, p, original, repeat))
 	case unseen(repeat):
-		return f.result(Pass, "the repeat's answer was not seen (%s), the original failed (%s): no success was claimed", describe(repeat), describe(original))
+		return f.result(Pass, "the repeat's answer was not seen (%s), the original failed (%s): no success was claimed; %s", describe(repeat), describe(original), failTimes(r, p, original, repeat))
+	case answeredBefore(r, p, repeat, original):
+		return f.result(Pass, "the repeat got %s while the original ran, and the original then failed (%s): no success was claimed; %s", describe(repeat), describe(original), failTimes(r, p, original, repeat))
 	}
-	return f.result(Pass, "the repeat got %s while the original ran, and the original then failed (%s): no success was claimed", describe(repeat), describe(original))
+	// Answered after the original's failure: a target that made the repeat wait (or
+	// replays the stored failure) told it the failure, which is no success either.
+	return f.result(Pass, "the repeat met the original running and got %s once the original had failed (%s): no success was claimed; %s", describe(repeat), describe(original), failTimes(r, p, original, repeat))
+}
+
+// failTimes says when, from the original's send, the repeat was sent, the original failed
+// and the repeat was answered (as the client saw them), so that a reader sees which came
+// first.
+func failTimes(r Record, p *Profile, original, repeat Op) string {
+	start, ok := r.invokedAt("original")
+	if !ok {
+		return "times not recorded"
+	}
+	at := func(t time.Time) string { return "+" + roundDuration(t.Sub(start)).String() }
+	sent := ""
+	if t, ok := r.invokedAt("repeat"); ok {
+		sent = "the repeat was sent at " + at(t) + ", "
+	}
+	answered := "the repeat was answered at " + at(repeat.Time)
+	if unseen(repeat) {
+		answered = "the repeat ended unseen at " + at(repeat.Time)
+	}
+	return fmt.Sprintf("%sthe original failed at %s, %s (from the original's send; slow_operation holds %s)", sent, at(original.Time), answered, slowHold(p))
 }
 
 func inFlightRetryAfter(r Record, p *Profile) (Verdict, string, Evidence) {

@@ -1,8 +1,10 @@
 package scenarios
 
 import (
+	"strings"
 	"time"
 
+	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
 )
 
@@ -157,5 +159,47 @@ func gaveUpThenOnce(r Record, p *Profile) (Verdict, string, Evidence) {
 		return f.result(Unknown, "the original got %s within client_timeout (%s): the slow hook did not hold the work past it, so no client left mid-work", describe(a), p.ClientTimeout)
 	}
 	v, msg, ev := exactlyOnce("retry")(r, p)
+	if v == Fail && ev.Categories[CatStuck] > 0 {
+		// The target may work on for the whole hold the hook asked of it, the client
+		// gone: a refusal before that hold ended is the work still running, not a stuck
+		// key. The hold is the one the journal shows was sent, else the scenario's.
+		if last, ok := lastRefusal(r); ok {
+			if j, ok := originalRecord(r); ok {
+				hold := appliedHold(j, p)
+				if end := forwardedAt(j).Add(hold); !last.Time.After(end) {
+					var f finding
+					return f.result(Unknown, "the client gave up after %s while the work was held: the key was still refused (%s) %s after the original reached the target, but the hold applied to it was %s: the target may still have been working, so no stuck key is proven",
+						p.ClientTimeout, describe(last), roundDuration(last.Time.Sub(forwardedAt(j))), hold)
+				}
+			}
+		}
+	}
 	return v, "the client gave up after " + p.ClientTimeout.String() + " while the work was held: " + msg, ev
+}
+
+// lastRefusal is the scenario's last answer, when it is a refusal as in flight.
+func lastRefusal(r Record) (Op, bool) {
+	for i := len(r.History) - 1; i >= 0; i-- {
+		if op := r.History[i]; op.Type != OpInvoke {
+			return op, op.Class == outcome.InFlight
+		}
+	}
+	return Op{}, false
+}
+
+// appliedHold is the hold the slow hook asked of the request a journal record carries:
+// the hook header's value as the proxy saw it, when it is a duration; otherwise the hold
+// recovery/client-gave-up sends (the client timeout and half as much again, at least
+// 300 ms more).
+func appliedHold(j faultproxy.Record, p *Profile) time.Duration {
+	if p.Slow != nil && p.Slow.Header != "" {
+		for name, value := range j.Headers {
+			if strings.EqualFold(name, p.Slow.Header) {
+				if d, err := time.ParseDuration(value); err == nil && d > 0 {
+					return d
+				}
+			}
+		}
+	}
+	return (&target{p: p}).giveUpHold()
 }

@@ -133,7 +133,7 @@ func TestGzippedAnswersAreComparedByWhatTheySay(t *testing.T) {
 	p.Operation.Headers = map[string]string{"Accept-Encoding": "gzip"}
 	p.SideEffects.Headers = map[string]string{"Accept-Encoding": "gzip"} // the ledger answers gzipped too
 	for id, r := range runOn(t, p, replaySet...) {
-		require.Equal(t, scenarios.Pass, r.Verdict, "%s: %s", id, r.Message)
+		requirePassOrUnrefusedBurst(t, id, r)
 	}
 }
 
@@ -153,7 +153,7 @@ func TestAReplayStatusOfItsOwnIsNamedAndCanBeDeclared(t *testing.T) {
 	p = patientProfile(t, url)
 	p.Expect.ReplayStatus = http.StatusOK
 	for id, r := range runOn(t, p, replaySet...) {
-		require.Equal(t, scenarios.Pass, r.Verdict, "%s: %s", id, r.Message)
+		requirePassOrUnrefusedBurst(t, id, r)
 	}
 }
 
@@ -164,7 +164,7 @@ func TestAReplayReserializedIsTheSameBodyAndOnlyFidelityAsksForTheBytes(t *testi
 		if id == "replay/fidelity-body" {
 			continue
 		}
-		require.Equal(t, scenarios.Pass, r.Verdict, "%s: %s", id, r.Message)
+		requirePassOrUnrefusedBurst(t, id, r)
 	}
 	fid := results["replay/fidelity-body"]
 	require.Equal(t, scenarios.NonStrict, fid.Verdict, fid.Message)
@@ -186,7 +186,7 @@ func TestAVolatileMemberIsADivergenceUntilItIsDeclared(t *testing.T) {
 
 	p.Expect.VolatileFields = []string{"request_id"}
 	for id, r := range runOn(t, p, replaySet...) {
-		require.Equal(t, scenarios.Pass, r.Verdict, "%s: %s", id, r.Message)
+		requirePassOrUnrefusedBurst(t, id, r)
 	}
 }
 
@@ -206,4 +206,16 @@ func TestProfileRefusesCodingsItCannotUndoAndContradictoryFields(t *testing.T) {
 		_, err := scenarios.ParseProfile("x.yaml", []byte(fmt.Sprintf(base, ok, "")))
 		require.NoError(t, err, ok)
 	}
+}
+
+// requirePassOrUnrefusedBurst: a PASS, or for a burst against a fast fake also the INFO
+// of a burst whose copies were served one after the other (none refused in flight):
+// which of the two a run gets is the machine's timing.
+func requirePassOrUnrefusedBurst(t *testing.T, id string, r scenarios.Result) {
+	t.Helper()
+	if strings.HasPrefix(id, "race/burst-") && r.Verdict == scenarios.Info {
+		require.Contains(t, r.Message, "no copy was refused", "%s: %s", id, r.Message)
+		return
+	}
+	require.Equal(t, scenarios.Pass, r.Verdict, "%s: %s", id, r.Message)
 }

@@ -75,3 +75,23 @@ func TestEachMemberVerdicts(t *testing.T) {
 	v, msg, _ = judge(eachMember(scenarios.OpFail, scenarios.OpFail, 429, 429, `{}`, `{}`, 1), p)
 	require.Equal(t, scenarios.Unknown, v, msg)
 }
+
+// A target with no fingerprint at all: every changed member refused as a repeat in
+// flight after the original had answered (moov-io/base idempotent's 412 for any seen
+// key), or every one replayed the original's response. NON-STRICT, saying the target
+// has no fingerprint — not the INFO of members "refused before the fingerprint could be
+// seen", which told a reader nothing was wrong.
+func TestEachMemberWithoutAFingerprint(t *testing.T) {
+	p := refProfile(t)
+	judge := checker(t, "fingerprint/each-member")
+	busy := `{"error":"in flight"}`
+	v, msg, _ := judge(eachMember(scenarios.OpFail, scenarios.OpFail, 409, 409, busy, busy, 1), p)
+	require.Equal(t, scenarios.NonStrict, v, msg)
+	require.Contains(t, msg, "refused as a repeat in flight, not with 422")
+	require.Contains(t, msg, "amount (409")
+	require.Contains(t, msg, "it has no request fingerprint")
+
+	v, msg, _ = judge(eachMember(scenarios.OpOK, scenarios.OpOK, 201, 201, committed, committed, 1), p)
+	require.Equal(t, scenarios.NonStrict, v, msg)
+	require.Contains(t, msg, "the target has no request fingerprint")
+}

@@ -80,7 +80,7 @@ func TestEntitySetupCreatesEachScenariosEntity(t *testing.T) {
 		Only: []string{"replay/sequential", "fingerprint/mismatch", "race/keepalive-many-keys"}, Seed: 1})
 	require.NoError(t, err)
 	for _, r := range rep.Results {
-		require.Equal(t, scenarios.Pass, r.Verdict, "%s: %s", r.ScenarioID, r.Message)
+		requirePassOrUnrefusedBurst(t, r.ScenarioID, r)
 		require.True(t, strings.HasPrefix(r.Evidence.Record.Entity, "ord_"), r.Evidence.Record.Entity)
 	}
 	keepAlive := result(t, rep, "race/keepalive-many-keys")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/scenarios"
 )
@@ -183,4 +184,35 @@ func TestAGatewayThatGaveUpFirstIsJudged(t *testing.T) {
 	rec.Ledger["operation"] = 0
 	v, _, _ = checker(t, "recovery/client-gave-up")(rec, p)
 	require.Equal(t, scenarios.Fail, v, "a success with no effect")
+}
+
+// A key still refused after the client gave up is stuck only once the hold the hook
+// asked of the original has ended: before that the target may still be working on it
+// (it carries on without its client, as it should). The hold is the one the journal
+// shows the original carried.
+func TestClientGaveUpStuckIsBoundedByTheHoldApplied(t *testing.T) {
+	p := refProfile(t) // lock_timeout 600ms, client_timeout 2s
+	p.Retention = scenarios.Duration(time.Minute)
+	wedged := func(hold string) scenarios.Record {
+		h := newHistory().span(0, 2000, "original", scenarios.OpInfo, 0, "", nil).
+			span(4000, 4010, "retry", scenarios.OpFail, 409, "busy", nil)
+		for ms := 4100; ms <= 5000; ms += 300 {
+			h.span(ms, ms+5, scenarios.SettleStep, scenarios.OpFail, 409, "busy", nil)
+		}
+		rec := h.record(0)
+		rec.History[1].Error = "timed-out"
+		rec.Journal = []faultproxy.Record{{
+			Seq: 1, Time: rec.History[0].Time, Method: "POST", Path: "/v1/refunds", Attempt: 1,
+			Headers: map[string]string{"X-Test-Delay": hold}, ReachedUpstream: true, UpstreamCalls: 1,
+			ForwardedAfterMillis: 1, UpstreamMillis: 2000, ClientResult: faultproxy.ClientTimedOut, Outcome: faultproxy.OutcomeInfo,
+		}}
+		return rec
+	}
+	v, msg, _ := checker(t, "recovery/client-gave-up")(wedged("3s"), p)
+	require.Equal(t, scenarios.Fail, v, msg)
+	require.Contains(t, msg, "the key is stuck")
+
+	v, msg, _ = checker(t, "recovery/client-gave-up")(wedged("10s"), p)
+	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Contains(t, msg, "the hold applied to it was 10s: the target may still have been working, so no stuck key is proven")
 }

@@ -106,6 +106,11 @@ func TestJSONRPCRefusalsInside200GiveTheVerdictsOfStatuses(t *testing.T) {
 			// it is judged by it.
 			require.Contains(t, g.Message, "a 200 the profile's outcome rules recognise) carries Retry-After")
 		}
+		if pi := func(v scenarios.Verdict) bool { return v == scenarios.Pass || v == scenarios.Info }; strings.HasPrefix(id, "race/burst-") && pi(w.Verdict) && pi(g.Verdict) {
+			// A burst against a fast fake is INFO when no copy happened to be caught in
+			// flight, PASS when one was: the machine's timing, not the transport.
+			continue
+		}
 		require.Equal(t, w.Verdict, g.Verdict, "%s: statuses %s (%s), JSON-RPC %s (%s)", id, w.Verdict, w.Message, g.Verdict, g.Message)
 		if w.Verdict == scenarios.Pass {
 			passed++

@@ -103,3 +103,46 @@ func TestKeepAliveManyKeysAgainstATargetThatClosesEveryConnection(t *testing.T) 
 		}
 	}
 }
+
+// refusesRepeats runs each key once and refuses every later request with it as in flight
+// (409), however long ago the first finished: moov-io/base's idempotent package does
+// that with 412, and stores no response to replay.
+type refusesRepeats struct {
+	next http.Handler
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (h *refusesRepeats) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if k := r.Header.Get("Idempotency-Key"); r.Method == http.MethodPost && k != "" {
+		h.mu.Lock()
+		again := h.seen[k]
+		h.seen[k] = true
+		h.mu.Unlock()
+		if again {
+			writeJSON(w, http.StatusConflict, map[string]any{"error": "seen before"})
+			return
+		}
+	}
+	h.next.ServeHTTP(w, r)
+}
+
+// A repeat refused as in flight after its key's first answer shows the target knew the
+// key: it is no fresh key refused as another key's (the FAIL this was), and no replay was
+// seen either, so the scenario is INFO and says how many repeats it compared.
+func TestKeepAliveManyKeysRepeatsRefusedAreNoAliasing(t *testing.T) {
+	fake := &fakeRefunds{}
+	startFake(t, fake)
+	srv := httptest.NewServer(&refusesRepeats{next: fake, seen: map[string]bool{}})
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{patientProfile(t, srv.URL)}, Only: []string{"race/keepalive-many-keys"}})
+	require.NoError(t, err)
+	r := rep.Results[0]
+	require.Equal(t, scenarios.Info, r.Verdict, r.Message)
+	require.Contains(t, r.Message, "each of the 400 keys executed once and no fresh key was refused")
+	require.Contains(t, r.Message, "400 repeats sent after their key's answer were refused as in flight")
+	require.Contains(t, r.Message, "no repeat was compared with its key's first response")
+	require.Zero(t, r.Evidence.Categories[scenarios.CatLeaked])
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/scenarios"
 )
 
@@ -80,4 +81,26 @@ func withTimedOutNewerKeys(rec scenarios.Record, from, n int) scenarios.Record {
 	}
 	rec.History = h.ops
 	return rec
+}
+
+// A repeat refused as a repeat (in flight, as moov-io/base's idempotent answers every
+// key it has seen with 412) proves the key was still known: not evicted, a PASS here;
+// the refusal instead of a replay is replay/sequential's finding, not this scenario's
+// "stuck" FAIL.
+func TestNotEvictedPassesWhenTheRepeatIsRefusedAsARepeat(t *testing.T) {
+	p := refProfile(t)
+	judge := checker(t, "expiry/not-evicted")
+	rec := newerKeysRecord(500, 201, 409, `{"error":"in flight"}`, 1)
+	rec.History[len(rec.History)-1].Type = scenarios.OpFail
+	rec.History[len(rec.History)-1].Class = outcome.InFlight
+	v, msg, _ := judge(rec, p)
+	require.Equal(t, scenarios.Pass, v, msg)
+	require.Contains(t, msg, "not evicted: the key was still known after 500 newer keys executed")
+
+	// Executed again after the refusal would be a second effect: still a FAIL.
+	rec = newerKeysRecord(500, 201, 409, `{"error":"in flight"}`, 2)
+	rec.History[len(rec.History)-1].Type = scenarios.OpFail
+	rec.History[len(rec.History)-1].Class = outcome.InFlight
+	v, msg, _ = judge(rec, p)
+	require.Equal(t, scenarios.Fail, v, msg)
 }

@@ -30,7 +30,7 @@ func TestSettleStepRunsAfterEveryAttempt(t *testing.T) {
 			require.Equal(t, scenarios.NA, r.Verdict, "the fake profile declares no fail hook")
 			continue
 		}
-		require.Equal(t, scenarios.Pass, r.Verdict, "%s: %s", r.ScenarioID, r.Message)
+		requirePassOrUnrefusedBurst(t, r.ScenarioID, r)
 		h := r.Evidence.Record.History
 		last := h[len(h)-1]
 		require.Equal(t, scenarios.SettleStep, last.Step, "%s ends with the settle step", r.ScenarioID)

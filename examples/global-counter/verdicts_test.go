@@ -53,10 +53,14 @@ func TestVerdictsWithAGlobalLedger(t *testing.T) {
 	}
 	// The scenarios that count effects, each against the counter's delta.
 	for _, id := range []string{
-		"replay/after-503", "replay/after-hold", "race/burst-1000", "race/concurrent-pair", "race/in-flight-409",
+		"replay/after-503", "replay/after-hold", "race/concurrent-pair", "race/in-flight-409",
 		"race/keepalive-many-keys", "key/distinct-keys-same-body", "key/valid-never-5xx", "key/get-ignored",
 		"storage/5xx-not-pinned", "storage/validation-not-stored", "expiry/after-window", "errors/problem-json",
 	} {
 		require.Equal(t, scenarios.Pass, got[id], id)
 	}
+	// The burst counts one effect against the delta too; its work is quick enough that
+	// the copies after the first usually meet the key committed and none is refused,
+	// which proves nothing concurrent (INFO), and PASSes when one was refused.
+	require.Contains(t, []scenarios.Verdict{scenarios.Pass, scenarios.Info}, got["race/burst-1000"])
 }

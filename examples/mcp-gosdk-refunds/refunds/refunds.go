@@ -170,6 +170,10 @@ func (a *App) refund(ctx context.Context, req *mcp.CallToolRequest, in RefundArg
 		header = req.Extra.Header
 	}
 	if header.Get("X-Test-Fail") != "" {
+		// Slow work that then fails is held too (X-Test-Delay with X-Test-Fail), so a
+		// repeat can meet it in flight: race/in-flight-original-fails is timed from the
+		// hold, and was UNKNOWN ("the slow hook did not hold the original") without it.
+		time.Sleep(a.workTime(header))
 		a.keys.abandon(key, e)
 		return nil, Refund{}, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "injected failure (X-Test-Fail): nothing was refunded"}
 	}

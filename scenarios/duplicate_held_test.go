@@ -1,0 +1,37 @@
+package scenarios_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/scenarios"
+)
+
+// noSlowHook serves a fake that never sees the slow hook: the target applies no hold.
+type noSlowHook struct{ next http.Handler }
+
+func (h noSlowHook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r.Header.Del("X-Test-Delay")
+	h.next.ServeHTTP(w, r)
+}
+
+// race/duplicate-concurrent holds the work with the slow hook so the two copies meet at
+// the target; a target that does not apply the hook answers the first copy before the
+// second arrives, and a check-then-set server would pass the same way: UNKNOWN, naming
+// the hook, never a PASS.
+func TestDuplicateConcurrentNeedsTheCopiesHeldTogether(t *testing.T) {
+	fake := &fakeRefunds{}
+	startFake(t, fake)
+	srv := httptest.NewServer(noSlowHook{fake})
+	t.Cleanup(srv.Close)
+	r := runFake(t, patientProfile(t, srv.URL), "race/duplicate-concurrent").Results[0]
+	require.Equal(t, scenarios.Unknown, r.Verdict, r.Message)
+	require.Contains(t, r.Message, "the slow hook did not hold the duplicated request")
+
+	held := runFake(t, patientProfile(t, startFake(t, &fakeRefunds{})), "race/duplicate-concurrent").Results[0]
+	require.Equal(t, scenarios.Pass, held.Verdict, held.Message)
+	require.Contains(t, held.Message, "the copies met at the target")
+}
