@@ -25,6 +25,16 @@ func generate(t *testing.T, path, operation string) (string, *scenarios.Profile)
 	return string(text), p
 }
 
+// generateFrom is generate for a document given inline.
+func generateFrom(t *testing.T, name, doc string, opts profileinit.Options) (*scenarios.Profile, []byte) {
+	t.Helper()
+	text, err := profileinit.FromOpenAPI([]byte(doc), opts)
+	require.NoError(t, err)
+	p, err := scenarios.ParseProfile(name, text)
+	require.NoError(t, err, "%s", text)
+	return p, text
+}
+
 func TestReferenceServersOwnDocument(t *testing.T) {
 	text, p := generate(t, "../../docs/openapi.yaml", "createRefund")
 	require.Contains(t, text, "(OpenAPI 3.1.0)", "a 3.1 document")
@@ -118,10 +128,7 @@ paths:
           description: payments
           content: {application/json: {schema: {type: array, items: {type: object}}}}
 `
-	text, err := profileinit.FromOpenAPI([]byte(doc), profileinit.Options{})
-	require.NoError(t, err)
-	p, err := scenarios.ParseProfile("payments", text)
-	require.NoError(t, err, "%s", text)
+	p, _ := generateFrom(t, "payments", doc, profileinit.Options{})
 	require.Equal(t, "X-Idempotency-Key", p.KeyHeader)
 	require.Equal(t, "optional", p.Expect.MissingKey, "the header is not required")
 	require.Equal(t, `{"account_id":"{{.Entity}}","amount":1}`, p.Operation.Body)
@@ -143,10 +150,7 @@ paths:
             example: {order_id: o1, amount: 10, idempotency_key: k1}
       responses: {'200': {description: ok}}
 `
-	text, err := profileinit.FromOpenAPI([]byte(doc), profileinit.Options{Operation: "refund"})
-	require.NoError(t, err)
-	p, err := scenarios.ParseProfile("tools", text)
-	require.NoError(t, err, "%s", text)
+	p, _ := generateFrom(t, "tools", doc, profileinit.Options{Operation: "refund"})
 	require.Equal(t, "idempotency_key", p.KeyField)
 	require.Empty(t, p.KeyHeader)
 	require.Equal(t, `{"amount":10,"order_id":"{{.Entity}}"}`, p.Operation.Body, "the runner writes the key field")
@@ -173,17 +177,11 @@ paths:
                 amount: {type: number}
       responses: {'201': {description: created}}
 `
-	text, err := profileinit.FromOpenAPI([]byte(doc), profileinit.Options{})
-	require.NoError(t, err)
-	p, err := scenarios.ParseProfile("payments", text)
-	require.NoError(t, err, "%s", text)
+	p, text := generateFrom(t, "payments", doc, profileinit.Options{})
 	require.Equal(t, 64, p.Expect.MaxKeyLength)
 
 	short := strings.Replace(doc, "maxLength: 64", "maxLength: 36", 1)
-	text, err = profileinit.FromOpenAPI([]byte(short), profileinit.Options{})
-	require.NoError(t, err)
-	p, err = scenarios.ParseProfile("payments", text)
-	require.NoError(t, err, "%s", text)
+	p, text = generateFrom(t, "payments", short, profileinit.Options{})
 	require.Zero(t, p.Expect.MaxKeyLength)
 	require.Contains(t, string(text), "a maxLength of 36")
 
@@ -204,10 +202,7 @@ paths:
                 idempotency_token: {type: string, maxLength: 128}
       responses: {'200': {description: ok}}
 `
-	text, err = profileinit.FromOpenAPI([]byte(body), profileinit.Options{Operation: "createRefund"})
-	require.NoError(t, err)
-	p, err = scenarios.ParseProfile("tokens", text)
-	require.NoError(t, err, "%s", text)
+	p, text = generateFrom(t, "tokens", body, profileinit.Options{Operation: "createRefund"})
 	require.Equal(t, "idempotency_token", p.KeyField)
 	require.Equal(t, 128, p.Expect.MaxKeyLength)
 }
@@ -234,19 +229,13 @@ paths:
                 amount: {type: number}
       responses: {'201': {description: created}}
 `
-	text, err := profileinit.FromOpenAPI([]byte(doc), profileinit.Options{})
-	require.NoError(t, err)
-	p, err := scenarios.ParseProfile("payments", text)
-	require.NoError(t, err, "%s", text)
+	p, text := generateFrom(t, "payments", doc, profileinit.Options{})
 	require.Equal(t, scenarios.KeyFormatUUID, p.Expect.KeyFormat)
 	require.Contains(t, string(text), "key_format: uuid   # the key's format in the document is uuid")
 	require.NotContains(t, string(text), "maxLength of 36", "a UUID's 36 characters are no key length limit to note")
 
 	free := strings.Replace(doc, "format: uuid, ", "", 1)
-	text, err = profileinit.FromOpenAPI([]byte(free), profileinit.Options{})
-	require.NoError(t, err)
-	p, err = scenarios.ParseProfile("payments", text)
-	require.NoError(t, err, "%s", text)
+	p, text = generateFrom(t, "payments", free, profileinit.Options{})
 	require.Empty(t, p.Expect.KeyFormat)
 	require.NotContains(t, string(text), "key_format")
 
@@ -267,10 +256,7 @@ paths:
                 idempotency_key: {type: string, format: uuid}
       responses: {'200': {description: ok}}
 `
-	text, err = profileinit.FromOpenAPI([]byte(body), profileinit.Options{Operation: "createRefund"})
-	require.NoError(t, err)
-	p, err = scenarios.ParseProfile("tokens", text)
-	require.NoError(t, err, "%s", text)
+	p, text = generateFrom(t, "tokens", body, profileinit.Options{Operation: "createRefund"})
 	require.Equal(t, "idempotency_key", p.KeyField)
 	require.Equal(t, scenarios.KeyFormatUUID, p.Expect.KeyFormat)
 }
