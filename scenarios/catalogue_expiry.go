@@ -150,11 +150,8 @@ func notEvicted(r Record, p *Profile) (Verdict, string, Evidence) {
 	if unseenNewer+refused > 0 {
 		newer = fmt.Sprintf("after %d newer keys executed (%d not seen, %d refused or failed)", executed, unseenNewer, refused)
 	}
-	if repeat, ok := own.answer("repeat"); ok && verdict == Fail && ev.Categories[CatDuplicated] == 0 && keyRefusal(repeat.Class) {
-		// Refused as a repeat (in flight, or a mismatch) with no second execution: the
-		// target still knew the key, which is all eviction is about. That it refused
-		// instead of replaying is another scenario's finding (replay/sequential judges
-		// a repeat after the original finished; race/in-flight-409 a refusal).
+	if repeat, ok := refusedAsKnown(own, verdict, ev); ok {
+		// Still known: not evicted, which is all this scenario asks.
 		if executed < minNewerExecuted {
 			return f.result(Info, "the key was still known (the repeat got %s, no second execution), but only %d newer keys executed (%d sent of %d in at most %s; %d not seen, %d refused or failed): fewer than the %d it takes to show that older keys are not evicted",
 				describe(repeat), executed, sent, newerKeys, p.freshKeysWindow(), unseenNewer, refused, minNewerExecuted)
@@ -177,11 +174,8 @@ func notEvicted(r Record, p *Profile) (Verdict, string, Evidence) {
 // says that the record may not have lived as long as declared (an early expiry).
 func insideWindow(r Record, p *Profile) (Verdict, string, Evidence) {
 	v, msg, ev := identicalReplay("original", "repeat")(r, p)
-	if repeat, ok := r.answer("repeat"); ok && v == Fail && ev.Categories[CatDuplicated] == 0 && keyRefusal(repeat.Class) {
-		// Refused as a repeat with no second execution: the key was still honoured this
-		// late in its window, which is what this scenario asks. A refusal instead of the
-		// replay is replay/sequential's finding (a key refused after its original ended),
-		// not an expiry.
+	if repeat, ok := refusedAsKnown(r, v, ev); ok {
+		// Still known this late in its window, which is what this scenario asks.
 		var f finding
 		return f.result(Pass, "the key was honoured late in its window: the repeat was refused as a repeat (%s) and did not execute again%s; it was not replayed, which replay/sequential judges", describe(repeat), windowTimes(r, p))
 	}
@@ -213,4 +207,13 @@ func windowTimes(r Record, p *Profile) string {
 	}
 	return fmt.Sprintf(" (the repeat was sent %s and answered %s after the original's send, of a declared %s retention)",
 		roundDuration(sent.Sub(start)), roundDuration(answer.Time.Sub(start)), p.Retention.Std())
+}
+
+// refusedAsKnown is the repeat of an expiry scenario whose FAIL is a refusal as a repeat
+// (in flight, or a mismatch) with no second execution: the target still knew the key,
+// which is all an expiry scenario asks; the refusal instead of a replay is
+// replay/sequential's finding.
+func refusedAsKnown(r Record, v Verdict, ev Evidence) (Op, bool) {
+	repeat, ok := r.answer("repeat")
+	return repeat, ok && v == Fail && ev.Categories[CatDuplicated] == 0 && keyRefusal(repeat.Class)
 }

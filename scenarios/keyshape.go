@@ -45,10 +45,7 @@ func (k scenarioKeys) shaped(f KeyForm) (string, bool) {
 	case KeyEmptyQuoted:
 		return `""`, true
 	case KeyUUID:
-		b := sum[:16]
-		b[6] = b[6]&0x0f | 0x40 // version 4
-		b[8] = b[8]&0x3f | 0x80 // RFC 9562 variant
-		return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]), true
+		return keyUUID(k.main + "/" + string(f)), true
 	case KeyULID:
 		var s strings.Builder
 		for i := 0; i < 26; i++ {

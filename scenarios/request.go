@@ -51,10 +51,11 @@ func (k scenarioKeys) derived(label string) string {
 // derives the same one, a key in the evidence is a function of what the report records,
 // and minting draws nothing from the seeded source, so a run with --seed makes the same
 // fault choices with either key format. Keys of different scenarios and runs never
-// collide: the nonce is fresh per run, and 122 bits of hash leave no collision to meet. Why version 4 and not version 8 (the layout RFC 9562 gives
-// application-defined bits): validators that accept only version 4 are common (a UUIDv4
-// check is many frameworks' "is a UUID"), and hash bits are as unpredictable as a random
-// UUID's.
+// collide: the nonce is fresh per run, and 122 bits of hash leave no collision to meet.
+//
+// Why version 4 and not version 8 (the layout RFC 9562 gives application-defined bits):
+// validators that accept only version 4 are common (a UUIDv4 check is many frameworks'
+// "is a UUID"), and hash bits are as unpredictable as a random UUID's.
 func keyUUID(name string) string {
 	sum := sha256.Sum256([]byte("idemproof-key/" + name))
 	b := sum[:16]
