@@ -130,7 +130,7 @@ func vendorOnce(c vendorCheck) Checker {
 		if len(c.refusals) > 0 {
 			refused := 0
 			for _, st := range c.refusals {
-				if a, ok := r.answer(st); ok && (a.Class == outcome.InFlight || a.Class == outcome.Mismatch) {
+				if a, ok := stepAnswer(r, st); ok && (a.Class == outcome.InFlight || a.Class == outcome.Mismatch) {
 					refused++
 				}
 			}

@@ -46,7 +46,7 @@ func problemJSON(r Record, p *Profile) (Verdict, string, Evidence) {
 	}{{"unkeyed", outcome.MissingKey}, {"repeat", outcome.InFlight}, {"original", outcome.InFlight}, {"mismatch", outcome.Mismatch}} {
 		// The original is inspected too: on a loaded machine the delayed repeat can still
 		// reach the target first, and then it is the original that is refused in flight.
-		a, ok := r.answer(want.step)
+		a, ok := stepAnswer(r, want.step)
 		if want.step == "original" && (!ok || !a.Class.Determinate()) {
 			continue // the original is only a refusal to inspect when it was refused
 		}
@@ -108,7 +108,7 @@ func notProblem(a Op) string {
 }
 
 func describeAnswer(r Record, step string) string {
-	a, ok := r.answer(step)
+	a, ok := stepAnswer(r, step)
 	if !ok {
 		return "not answered"
 	}

@@ -64,8 +64,8 @@ func executedAnew(r Record, p *Profile) (Verdict, string, Evidence) {
 		return unknownLedger(r)
 	}
 	var f finding
-	a, _ := r.answer("original")
-	b, _ := r.answer("repeat")
+	a, _ := stepAnswer(r, "original")
+	b, _ := stepAnswer(r, "repeat")
 	if !isSuccess(a) {
 		return f.result(Unknown, "the original did not succeed (%s)", describe(a))
 	}
@@ -199,9 +199,9 @@ func insideWindow(r Record, p *Profile) (Verdict, string, Evidence) {
 // windowTimes says when the repeat was sent and answered, counted from the original's
 // send, against the declared retention.
 func windowTimes(r Record, p *Profile) string {
-	start, ok := r.invokedAt("original")
-	sent, okS := r.invokedAt("repeat")
-	answer, okA := r.answer("repeat")
+	start, ok := stepInvokedAt(r, "original")
+	sent, okS := stepInvokedAt(r, "repeat")
+	answer, okA := stepAnswer(r, "repeat")
 	if !ok || !okS || !okA {
 		return ""
 	}
@@ -214,6 +214,6 @@ func windowTimes(r Record, p *Profile) string {
 // which is all an expiry scenario asks; the refusal instead of a replay is
 // replay/sequential's finding.
 func refusedAsKnown(r Record, v Verdict, ev Evidence) (Op, bool) {
-	repeat, ok := r.answer("repeat")
+	repeat, ok := stepAnswer(r, "repeat")
 	return repeat, ok && v == Fail && ev.Categories[CatDuplicated] == 0 && keyRefusal(repeat.Class)
 }

@@ -85,7 +85,7 @@ func mismatchAt(step string) Checker {
 		if !ok {
 			return v, msg, ev
 		}
-		a, _ := r.answer(step)
+		a, _ := stepAnswer(r, step)
 		n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
 		if n > allowed {
 			f.count(CatDuplicated, n-allowed)
@@ -120,11 +120,11 @@ func variantPolicy(r Record, p *Profile) (Verdict, string, Evidence) {
 		return unknownLedger(r)
 	}
 	var f finding
-	orig, _ := r.answer("original")
+	orig, _ := stepAnswer(r, "original")
 	if !isSuccess(orig) {
 		return f.result(Unknown, "the original did not succeed (%s)", describe(orig))
 	}
-	v, _ := r.answer("variant")
+	v, _ := stepAnswer(r, "variant")
 	n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
 	if n > allowed {
 		f.count(CatDuplicated, n-allowed)
@@ -182,7 +182,7 @@ func eachMemberRefused(r Record, p *Profile) (Verdict, string, Evidence) {
 	var refused, ignored, asRepeat, own, other, notSeen []string
 	var ignoredOps, ownOps []Op
 	for i, m := range members {
-		a, ok := r.answer(memberStep(i + 1))
+		a, ok := stepAnswer(r, memberStep(i+1))
 		switch {
 		case !ok || unseen(a):
 			notSeen = append(notSeen, fmt.Sprintf("%s (%s)", m, describe(a)))
@@ -294,7 +294,7 @@ func succeededOriginal(r Record, f *finding) (orig Op, v Verdict, msg string, ev
 		v, msg, ev = unknownLedger(r)
 		return Op{}, v, msg, ev, false
 	}
-	orig, _ = r.answer("original")
+	orig, _ = stepAnswer(r, "original")
 	if !isSuccess(orig) {
 		v, msg, ev = f.result(Unknown, "the original did not succeed (%s)", describe(orig))
 		return orig, v, msg, ev, false

@@ -91,8 +91,8 @@ func missingKey(r Record, p *Profile) (Verdict, string, Evidence) {
 		return unknownLedger(r)
 	}
 	var f finding
-	a, _ := r.answer("unkeyed")
-	b, again := r.answer("unkeyed-again")
+	a, _ := stepAnswer(r, "unkeyed")
+	b, again := stepAnswer(r, "unkeyed-again")
 	n := r.Ledger[LedgerOperation]
 	if p.Expect.MissingKey == "optional" {
 		if !again {
@@ -159,7 +159,7 @@ func refusedKey(step string) Checker {
 			return unknownLedger(r)
 		}
 		var f finding
-		a, _ := r.answer(step)
+		a, _ := stepAnswer(r, step)
 		n := r.Ledger[LedgerOperation]
 		// The malformed key is refused by any refusal other than "in flight": where
 		// statuses coincide, a 400 may be classed as the missing key or a mismatch.
@@ -174,7 +174,7 @@ func refusedKey(step string) Checker {
 			// each request as unkeyed, which is what it chose, not a broken key.
 			return f.result(NonStrict, "accepted (%s) and executed as unkeyed: %d side effects", describe(a), n)
 		case n > 0:
-			if again, ok := r.answer(step + "-again"); ok && isSuccess(a) && isSuccess(again) && p.sameResponse(a, again) {
+			if again, ok := stepAnswer(r, step+"-again"); ok && isSuccess(a) && isSuccess(again) && p.sameResponse(a, again) {
 				// Worse than executing unkeyed: the malformed key is a key, one every such
 				// request of the principal shares.
 				return f.result(NonStrict, "accepted and executed (%s), want a refusal (such as 400 invalid_key); the second request with it was answered the first one's response, byte for byte: the key was used as a key, shared by every request that sends it", describe(a))
@@ -190,7 +190,7 @@ func longKey(r Record, p *Profile) (Verdict, string, Evidence) {
 		return unknownLedger(r)
 	}
 	var f finding
-	a, _ := r.answer("original")
+	a, _ := stepAnswer(r, "original")
 	if unseen(a) {
 		return f.result(Unknown, "the answer was not seen (%s): whether the %d-character key was accepted cannot be told", describe(a), p.maxKeyLen())
 	}
@@ -208,8 +208,8 @@ func sfString(r Record, p *Profile) (Verdict, string, Evidence) {
 		return unknownLedger(r)
 	}
 	var f finding
-	q, _ := r.answer("quoted")
-	b, _ := r.answer("bare")
+	q, _ := stepAnswer(r, "quoted")
+	b, _ := stepAnswer(r, "bare")
 	n := r.Ledger[LedgerOperation]
 	switch {
 	case unseen(q) || unseen(b):

@@ -71,8 +71,8 @@ func distinctPair(pair pairOfKeys) Checker {
 			return unknownLedger(r)
 		}
 		var f finding
-		a, okA := r.answer("first")
-		b, okB := r.answer("second")
+		a, okA := stepAnswer(r, "first")
+		b, okB := stepAnswer(r, "second")
 		if !okA || !okB {
 			return f.result(Unknown, "a step never answered")
 		}

@@ -75,8 +75,8 @@ func distinctKeysSameBody(r Record, p *Profile) (Verdict, string, Evidence) {
 		return unknownLedger(r)
 	}
 	var f finding
-	a, okA := r.answer("first")
-	b, okB := r.answer("second")
+	a, okA := stepAnswer(r, "first")
+	b, okB := stepAnswer(r, "second")
 	if !okA || !okB {
 		return f.result(Unknown, "a step never answered")
 	}
@@ -131,8 +131,8 @@ func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
 	accepted, acceptedOneChar, maybe := 0, 0, 0
 	var lateDiffer []string // repeats that differ but may have arrived past the retention
 	for _, shape := range validShapes {
-		first, ok1 := r.answer(string(shape))
-		again, ok2 := r.answer(string(shape) + againSuffix)
+		first, ok1 := stepAnswer(r, string(shape))
+		again, ok2 := stepAnswer(r, string(shape)+againSuffix)
 		if !ok1 || !ok2 {
 			return f.result(Unknown, "the %s key's steps never answered", shape)
 		}
@@ -146,7 +146,7 @@ func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
 		}
 		// A repeat that may have arrived after the declared retention may execute anew:
 		// one more side effect, and a response of its own.
-		start, _ := r.invokedAt(string(shape))
+		start, _ := stepInvokedAt(r, string(shape))
 		late := pastRetention(p, start, again.Time)
 		switch {
 		case first.Class == outcome.Success:
@@ -227,7 +227,7 @@ func emptyQuoted(r Record, p *Profile) (Verdict, string, Evidence) {
 		return unknownLedger(r)
 	}
 	var f finding
-	answers := append(r.answers("empty-quoted"), r.answers("empty-quoted"+againSuffix)...)
+	answers := append(stepAnswers(r, "empty-quoted"), stepAnswers(r, "empty-quoted"+againSuffix)...)
 	n := r.Ledger[LedgerOperation]
 	refused, succ, seen := 0, 0, 0
 	var other []string
@@ -285,9 +285,9 @@ func getIgnored(r Record, p *Profile) (Verdict, string, Evidence) {
 		return unknownLedger(r)
 	}
 	var f finding
-	before, ok1 := r.answer("get-before")
-	post, ok2 := r.answer("original")
-	after, ok3 := r.answer("get-after")
+	before, ok1 := stepAnswer(r, "get-before")
+	post, ok2 := stepAnswer(r, "original")
+	after, ok3 := stepAnswer(r, "get-after")
 	if !ok1 || !ok2 || !ok3 {
 		return f.result(Unknown, "a step never answered")
 	}

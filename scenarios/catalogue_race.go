@@ -174,7 +174,7 @@ func oneWinner(step string) Checker {
 			return unknownLedger(r)
 		}
 		var f finding
-		answers := r.answers(step)
+		answers := stepAnswers(r, step)
 		// Successes are judged by their distinct responses: with n side effects there are
 		// at most n committed responses to replay (n > 1 only when the burst outlasted
 		// the retention and a later attempt legitimately executed anew). wants holds
@@ -344,7 +344,7 @@ func noneRefusedIsInfo(judge Checker) Checker {
 		if v != Pass || p.Expect.InFlightWait {
 			return v, msg, ev
 		}
-		answers := r.answers("burst")
+		answers := stepAnswers(r, "burst")
 		if countClass(answers, outcome.InFlight) > 0 || countClass(answers, outcome.Success) < 2 {
 			return v, msg, ev
 		}
@@ -401,7 +401,7 @@ func duplicatesHeld(judge Checker) Checker {
 		if dup == nil || dup.UpstreamCalls < 2 {
 			return Unknown, "the proxy did not deliver the request twice (the journal shows no duplicated delivery; a body over its buffer limit is sent once): nothing concurrent was exercised (what it saw: " + msg + ")", ev
 		}
-		if original, ok := r.answer("original"); ok && original.Class == outcome.InFlight {
+		if original, ok := stepAnswer(r, "original"); ok && original.Class == outcome.InFlight {
 			return v, msg + "; the copies met at the target (one was refused in flight)", ev
 		}
 		// The journal times the copy whose answer the client got; the exchange ends only
@@ -410,8 +410,8 @@ func duplicatesHeld(judge Checker) Checker {
 		// a second copy of one JSON-RPC id at once, "duplicate in-flight request ID",
 		// while the first is held).
 		took, hold, _ := heldShort(*dup, p)
-		if original, ok := r.answer("original"); ok {
-			if sent, ok := r.invokedAt("original"); ok && !unseen(original) {
+		if original, ok := stepAnswer(r, "original"); ok {
+			if sent, ok := stepInvokedAt(r, "original"); ok && !unseen(original) {
 				took = max(took, original.Time.Sub(sent))
 			}
 		}
@@ -492,8 +492,8 @@ func overlap(r Record, p *Profile) (repeat Op, original Op, ok bool) {
 
 // overlapOf is overlap for the step that met the original (another principal's).
 func overlapOf(r Record, p *Profile, step string) (repeat Op, original Op, ok bool) {
-	repeat, okR := r.answer(step)
-	original, okO := r.answer("original")
+	repeat, okR := stepAnswer(r, step)
+	original, okO := stepAnswer(r, "original")
 	if !okR || !okO {
 		return repeat, original, false
 	}
@@ -573,7 +573,7 @@ func repeatWentFirst(r Record, p *Profile, original Op) bool {
 	if original.Class == outcome.InFlight || original.Class == outcome.Mismatch {
 		return true
 	}
-	if repeat, ok := r.answer("repeat"); ok && replayMarked(original, p) && isSuccess(repeat) && !replayMarked(repeat, p) {
+	if repeat, ok := stepAnswer(r, "repeat"); ok && replayMarked(original, p) && isSuccess(repeat) && !replayMarked(repeat, p) {
 		return true
 	}
 	hold := slowHold(p)
@@ -591,7 +591,7 @@ func repeatWentFirst(r Record, p *Profile, original Op) bool {
 // that clears the key's record, and the running request then finds it gone). No timing
 // enters this.
 func bothRefused(r Record, original Op) (Op, bool) {
-	repeat, ok := r.answer("repeat")
+	repeat, ok := stepAnswer(r, "repeat")
 	refused := func(a Op) bool { return a.Class == outcome.InFlight || a.Class == outcome.Mismatch }
 	return repeat, ok && refused(original) && refused(repeat)
 }
@@ -721,8 +721,8 @@ func inFlightNotFabricated(r Record, p *Profile) (Verdict, string, Evidence) {
 	// when it reached the client a moment before the original's own answer (a server
 	// that makes the repeat wait releases both at once); anything else delivered first
 	// was made up.
-	repeat, _ := r.answer("repeat")
-	original, _ := r.answer("original")
+	repeat, _ := stepAnswer(r, "repeat")
+	original, _ := stepAnswer(r, "original")
 	if _, both := bothRefused(r, original); both {
 		return f.result(Pass, "the repeat got %s; nothing was fabricated (the original was refused too, %s: race/in-flight-409 judges that)", describe(repeat), describe(original))
 	}
@@ -735,7 +735,7 @@ func inFlightNotFabricated(r Record, p *Profile) (Verdict, string, Evidence) {
 	if unseen(original) && isSuccess(repeat) {
 		// When the original finished is unknown; the repeat's success is no fabrication
 		// when it is the committed response, which the settle step replays.
-		settle := r.settled(p)
+		settle := settledOf(r, p)
 		switch {
 		case r.Ledger[LedgerOperation] == 0:
 			f.count(CatFabricated, 1)
@@ -790,8 +790,8 @@ func inFlightOriginalFails(r Record, p *Profile) (Verdict, string, Evidence) {
 		return unknownLedger(r)
 	}
 	var f finding
-	repeat, _ := r.answer("repeat")
-	original, _ := r.answer("original")
+	repeat, _ := stepAnswer(r, "repeat")
+	original, _ := stepAnswer(r, "original")
 	n := r.Ledger[LedgerOperation]
 	if n > 1 {
 		f.count(CatDuplicated, n-1)
@@ -838,13 +838,13 @@ func inFlightOriginalFails(r Record, p *Profile) (Verdict, string, Evidence) {
 // and the repeat was answered (as the client saw them), so that a reader sees which came
 // first.
 func failTimes(r Record, p *Profile, original, repeat Op) string {
-	start, ok := r.invokedAt("original")
+	start, ok := stepInvokedAt(r, "original")
 	if !ok {
 		return "times not recorded"
 	}
 	at := func(t time.Time) string { return "+" + roundDuration(t.Sub(start)).String() }
 	sent := ""
-	if t, ok := r.invokedAt("repeat"); ok {
+	if t, ok := stepInvokedAt(r, "repeat"); ok {
 		sent = "the repeat was sent at " + at(t) + ", "
 	}
 	answered := "the repeat was answered at " + at(repeat.Time)
@@ -856,7 +856,7 @@ func failTimes(r Record, p *Profile, original, repeat Op) string {
 
 func inFlightRetryAfter(r Record, p *Profile) (Verdict, string, Evidence) {
 	var f finding
-	repeat, _ := r.answer("repeat")
+	repeat, _ := stepAnswer(r, "repeat")
 	if repeat.Class != outcome.InFlight {
 		return f.result(Unknown, "the repeat got %s, not %s: no in-flight answer to inspect", describe(repeat), wantText(p.Expect.InFlight, outcome.InFlight))
 	}
@@ -904,8 +904,8 @@ func inFlightOtherPayload(r Record, p *Profile) (Verdict, string, Evidence) {
 		f.count(CatDuplicated, n-allowed)
 		return f.result(Fail, "another payload executed during the original: %d side effects", n)
 	}
-	repeat, _ := r.answer("repeat")
-	original, _ := r.answer("original")
+	repeat, _ := stepAnswer(r, "repeat")
+	original, _ := stepAnswer(r, "original")
 	if _, both := bothRefused(r, original); both {
 		return bothRefusedFail(&f, original, repeat, "the other payload")
 	}

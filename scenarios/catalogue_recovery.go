@@ -77,8 +77,8 @@ func atMostOnce(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	var f finding
 	n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
-	orig, _ := r.answer("original")
-	take, _ := r.answer("takeover")
+	orig, _ := stepAnswer(r, "original")
+	take, _ := stepAnswer(r, "takeover")
 	var wants []Op
 	for _, op := range []Op{take, orig} {
 		if isSuccess(op) {
@@ -146,7 +146,7 @@ func answeredBefore(r Record, p *Profile, a, original Op) bool {
 // tool that streams progress sends its 200 and events at once and its result only when
 // the work is done. So does a 5xx: someone gave up on the work before the client did.
 func gaveUpThenOnce(r Record, p *Profile) (Verdict, string, Evidence) {
-	a, ok := r.answer("original")
+	a, ok := stepAnswer(r, "original")
 	if ok && a.Class == outcome.ServerError {
 		// A gateway in front of the target gave up first (nginx's 504 at its read
 		// timeout, closing its connection to the target as a client that leaves does);

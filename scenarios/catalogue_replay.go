@@ -151,8 +151,8 @@ func fidelityBody(r Record, p *Profile) (Verdict, string, Evidence) {
 		return v, msg, ev
 	}
 	f := finding{ev: ev}
-	retry, _ := r.answer("retry")
-	repeat, ok := r.answer("repeat")
+	retry, _ := stepAnswer(r, "retry")
+	repeat, ok := stepAnswer(r, "repeat")
 	if ok && unseen(repeat) {
 		return f.result(Unknown, "the second replay was not seen (%s): the replays cannot be compared", describe(repeat))
 	}
@@ -168,7 +168,7 @@ func fidelityBody(r Record, p *Profile) (Verdict, string, Evidence) {
 		}
 		return f.result(Fail, "two replays of one key differ")
 	}
-	committed, _, buffered := r.committedBody(p)
+	committed, _, buffered := committedBody(r, p)
 	// The checks above compare JSON by value (Profile.sameBody); this scenario is the one
 	// that asks whether the bytes were kept.
 	if why := bytesChanged(p, committed, buffered, retry, repeat); why != "" {
@@ -202,8 +202,8 @@ func bytesChanged(p *Profile, committed []byte, buffered bool, retry, repeat Op)
 
 func fidelityHeaders(r Record, p *Profile) (Verdict, string, Evidence) {
 	var f finding
-	a, okA := r.answer("original")
-	b, okB := r.answer("repeat")
+	a, okA := stepAnswer(r, "original")
+	b, okB := stepAnswer(r, "repeat")
 	if !okA || !okB || !isSuccess(a) || !isSuccess(b) {
 		return f.result(Unknown, "original %s, repeat %s: no successful pair to compare", describe(a), describe(b))
 	}
@@ -226,8 +226,8 @@ func fidelityHeaders(r Record, p *Profile) (Verdict, string, Evidence) {
 
 func replayMarker(r Record, p *Profile) (Verdict, string, Evidence) {
 	var f finding
-	a, okA := r.answer("original")
-	b, okB := r.answer("repeat")
+	a, okA := stepAnswer(r, "original")
+	b, okB := stepAnswer(r, "repeat")
 	if !okA || !okB || !isSuccess(a) || !isSuccess(b) {
 		return f.result(Unknown, "original %s, repeat %s: no successful pair to compare", describe(a), describe(b))
 	}

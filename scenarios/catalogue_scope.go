@@ -68,8 +68,8 @@ func scopeScenarios() []Scenario {
 func independent(ledger string) Checker {
 	return func(r Record, p *Profile) (Verdict, string, Evidence) {
 		var f finding
-		orig, _ := r.answer("original")
-		other, _ := r.answer("other")
+		orig, _ := stepAnswer(r, "original")
+		other, _ := stepAnswer(r, "other")
 		if !isSuccess(orig) {
 			if ledger == "" && gatewayStatus(orig.Status) && isSuccess(other) && !replayMarked(other, p) {
 				return gatewayOriginal(r, &f, orig, other)
@@ -210,7 +210,7 @@ func otherEntity(r Record, p *Profile) (Verdict, string, Evidence) {
 	if !ok {
 		return v, msg, ev
 	}
-	other, _ := r.answer("other")
+	other, _ := stepAnswer(r, "other")
 	global := p.SideEffects.global()
 	nA, nB := r.Ledger[LedgerOperation], r.Ledger[LedgerOtherEntity]
 	if global {

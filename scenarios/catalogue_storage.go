@@ -48,11 +48,11 @@ func storageScenarios() []Scenario {
 // back as a success is fabricated whatever the policy.
 func businessStored(r Record, p *Profile) (Verdict, string, Evidence) {
 	var f finding
-	a, _ := r.answer("business")
-	b, _ := r.answer("repeat")
+	a, _ := stepAnswer(r, "business")
+	b, _ := stepAnswer(r, "repeat")
 	if unseen(b) {
 		// The settle step repeats the same request: it stands in for a repeat nobody saw.
-		if s := r.settled(p); s.ran && !unseen(s.last) {
+		if s := settledOf(r, p); s.ran && !unseen(s.last) {
 			b = s.last
 		}
 	}
@@ -141,7 +141,7 @@ func notPinned(r Record, p *Profile) (Verdict, string, Evidence) {
 		return unknownLedger(r)
 	}
 	var f finding
-	a, _ := r.answer("failing")
+	a, _ := stepAnswer(r, "failing")
 	if a.Class != outcome.ServerError {
 		hint := ""
 		if a.Class == outcome.ClientError && a.Status >= 200 && a.Status <= 299 {
@@ -156,8 +156,8 @@ func notPinned(r Record, p *Profile) (Verdict, string, Evidence) {
 		// outage) is no failed work, and its repeat proves nothing about storing one.
 		return f.result(Unknown, "fail_operation did not act: the target answered %s, and the hook asks for %d; a failure the hook did not cause says nothing about whether a failed execution is stored (if the target answers its injected failure with another status, declare that one as fail_operation's value)", describe(a), want)
 	}
-	b, _ := r.answer("retry")
-	settle := r.settled(p)
+	b, _ := stepAnswer(r, "retry")
+	settle := settledOf(r, p)
 	if (unseen(b) || b.Class == outcome.InFlight) && settle.ran {
 		// The settle step asks again once every attempt ended: a retry refused while
 		// the failing request still ran, or never answered, is not the last word.
@@ -222,14 +222,14 @@ func validationNotStored(r Record, p *Profile) (Verdict, string, Evidence) {
 		return unknownLedger(r)
 	}
 	var f finding
-	a, _ := r.answer("invalid")
+	a, _ := stepAnswer(r, "invalid")
 	// Where statuses coincide (400 for a missing key and a validation error) the class
 	// may be the other refusal: any refusal answers the invalid request.
 	if !a.Class.Refusal() || a.Class == outcome.InFlight {
 		return f.result(Unknown, "validation_error got %s, declared %s: cannot judge", describe(a), wantText(p.Validation.Status, outcome.ValidationError))
 	}
-	b, _ := r.answer("retry")
-	if settle := r.settled(p); (unseen(b) || b.Class == outcome.InFlight) && settle.ran {
+	b, _ := stepAnswer(r, "retry")
+	if settle := settledOf(r, p); (unseen(b) || b.Class == outcome.InFlight) && settle.ran {
 		if _, v, msg, failed := judgeSettle(r, p, &f, nil, true); failed {
 			return v, msg, f.ev
 		}

@@ -17,17 +17,17 @@ func exactlyOnce(final string) Checker {
 		if n > allowed {
 			f.count(CatDuplicated, n-allowed)
 			f.example("ledger shows %d side effects for one key (allowed %d)", n, allowed)
-			if ans, ok := r.answer(final); ok {
+			if ans, ok := stepAnswer(r, final); ok {
 				f.blame(ans, "the committed response, no second execution")
 			}
 			return f.result(Fail, "%s%d side effects for one key, want %d", keyIgnored(r, n), n, allowed)
 		}
-		ans, ok := r.answer(final)
+		ans, ok := stepAnswer(r, final)
 		if !ok {
 			return f.result(Unknown, "step %q never answered", final)
 		}
 		witness := final
-		settle := r.settled(p)
+		settle := settledOf(r, p)
 		// A timed-out final attempt, or one refused while a duplicate delivery may still
 		// have been running, is not the last word when the settle step asked again.
 		if (unseen(ans) || ans.Class == outcome.InFlight) && settle.ran {
@@ -40,10 +40,10 @@ func exactlyOnce(final string) Checker {
 		switch {
 		case unseen(ans):
 			return f.result(Unknown, "%s was not seen (%s): whether it got the committed response cannot be told", final, describe(ans))
-		case ans.Class == outcome.InFlight && r.givenUpWhileRunning() > 0:
+		case ans.Class == outcome.InFlight && givenUpWhileRunning(r) > 0:
 			// The client gave up on an attempt before the target answered it: the
 			// target may still be working on it, so "in flight" may be the truth.
-			return f.result(Unknown, "%s got %s, but %d earlier attempt(s) ended before the target's result (given up by the client, or lost while an MCP stream closed to be polled still waited for it): the original may still be running", witness, describe(ans), r.givenUpWhileRunning())
+			return f.result(Unknown, "%s got %s, but %d earlier attempt(s) ended before the target's result (given up by the client, or lost while an MCP stream closed to be polled still waited for it): the original may still be running", witness, describe(ans), givenUpWhileRunning(r))
 		case ans.Class == outcome.InFlight:
 			f.count(CatStuck, 1)
 			f.example("%s still answered %d after the original finished", final, ans.Status)
@@ -59,7 +59,7 @@ func exactlyOnce(final string) Checker {
 			return f.result(Fail, "%s got %s, want the committed success", witness, describe(ans))
 		}
 		if n == 0 {
-			if r.upstreamCalls() == 0 {
+			if upstreamCalls(r) == 0 {
 				f.count(CatFabricated, 1)
 				f.blame(ans, "no success without an execution")
 				return f.result(Fail, "%s got %d but nothing reached the target and the ledger is empty", witness, ans.Status)
@@ -74,7 +74,7 @@ func exactlyOnce(final string) Checker {
 			// inside a window, so nothing is proven (never "one side effect").
 			return f.result(Unknown, "%d side effects: %s; a retention that outlasts the scenario (retention, against client_timeout and the holds) lets it judge", n, mayBeLate(witness, p))
 		}
-		body, status, buffered := r.committedBody(p)
+		body, status, buffered := committedBody(r, p)
 		if buffered && (!p.sameStatus(ans.Status, status) || !p.sameBody(ans.Body, body)) {
 			if allowed > 1 {
 				return f.result(Unknown, "%s: nothing to judge", mayBeLate(witness, p))
@@ -107,7 +107,7 @@ func onceMessage(r Record, f *finding, final, witness string, ans Op, buffered b
 			lost++
 		}
 	}
-	stopped := min(r.stoppedBefore(), lost)
+	stopped := min(stoppedBefore(r), lost)
 	f.count(CatRecovered, lost-stopped)
 	switch {
 	case lost == 0:
@@ -128,8 +128,8 @@ func identicalReplay(first, repeat string) Checker {
 			return unknownLedger(r)
 		}
 		var f finding
-		a, okA := r.answer(first)
-		b, okB := r.answer(repeat)
+		a, okA := stepAnswer(r, first)
+		b, okB := stepAnswer(r, repeat)
 		switch {
 		case !okA || unseen(a):
 			return f.result(Unknown, "the original's answer was not seen (%s): nothing to replay", describe(a))

@@ -24,8 +24,8 @@ const (
 	LedgerOtherEntity = "other_entity"
 )
 
-// answers returns the completion events (ok / fail / info) of a step, in history order.
-func (r Record) answers(step string) []Op {
+// stepAnswers returns the completion events (ok / fail / info) of a step, in history order.
+func stepAnswers(r Record, step string) []Op {
 	var out []Op
 	for _, op := range r.History {
 		if op.Step == step && op.Type != OpInvoke {
@@ -35,17 +35,17 @@ func (r Record) answers(step string) []Op {
 	return out
 }
 
-// answer returns the last completion event of a step.
-func (r Record) answer(step string) (Op, bool) {
-	a := r.answers(step)
+// stepAnswer returns the last completion event of a step.
+func stepAnswer(r Record, step string) (Op, bool) {
+	a := stepAnswers(r, step)
 	if len(a) == 0 {
 		return Op{}, false
 	}
 	return a[len(a)-1], true
 }
 
-// invokedAt returns when the step's first attempt was invoked.
-func (r Record) invokedAt(step string) (time.Time, bool) {
+// stepInvokedAt returns when the step's first attempt was invoked.
+func stepInvokedAt(r Record, step string) (time.Time, bool) {
 	for _, op := range r.History {
 		if op.Step == step && op.Type == OpInvoke {
 			return op.Time, true
@@ -57,7 +57,7 @@ func (r Record) invokedAt(step string) (time.Time, bool) {
 // committedBody is the body the upstream produced when it committed, from the journal
 // (the proxy buffers it when an after-upstream fault hid it from the client), when the
 // profile's rules call that answer a success.
-func (r Record) committedBody(p *Profile) ([]byte, int, bool) {
+func committedBody(r Record, p *Profile) ([]byte, int, bool) {
 	cl := p.Classifier()
 	for _, j := range r.Journal {
 		if j.ReachedUpstream && len(j.UpstreamBody) > 0 && cl.Classify(outcome.Answer{Status: j.UpstreamStatus, Body: j.UpstreamBody}) == outcome.Success {
@@ -70,7 +70,7 @@ func (r Record) committedBody(p *Profile) ([]byte, int, bool) {
 // givenUpWhileRunning counts the attempts that reached the target but whose client left
 // before the target answered (a client timeout, not a target that failed the request):
 // the target may still be working on them, however long that takes.
-func (r Record) givenUpWhileRunning() int {
+func givenUpWhileRunning(r Record) int {
 	n := 0
 	for _, j := range r.Journal {
 		if j.ReachedUpstream && j.UpstreamStatus == 0 && j.ClientResult == faultproxy.ClientTimedOut {
@@ -90,7 +90,7 @@ func (r Record) givenUpWhileRunning() int {
 const NoteAnswerWithoutResponse = "the upstream's answer held no response yet (an event stream the server closed to be polled): the tool may still have been running"
 
 // stoppedBefore counts the attempts a proxy fault stopped before the target.
-func (r Record) stoppedBefore() int {
+func stoppedBefore(r Record) int {
 	n := 0
 	for _, j := range r.Journal {
 		if j.Fault != "" && !j.ReachedUpstream {
@@ -178,7 +178,7 @@ func firstStepThrottled(sc Scenario, r Record) (string, Op, bool) {
 	if st.Copies > 1 || st.KeySet != "" || st.FreshKeys > 0 {
 		return "", Op{}, false
 	}
-	answers := r.answers(st.Name)
+	answers := stepAnswers(r, st.Name)
 	if len(answers) == 0 {
 		return "", Op{}, false
 	}
@@ -191,7 +191,7 @@ func firstStepThrottled(sc Scenario, r Record) (string, Op, bool) {
 }
 
 // upstreamCalls counts the requests the upstream received, per the journal.
-func (r Record) upstreamCalls() int {
+func upstreamCalls(r Record) int {
 	n := 0
 	for _, j := range r.Journal {
 		n += j.UpstreamCalls

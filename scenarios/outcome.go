@@ -88,7 +88,7 @@ func atoiOr0(s string) int {
 // target did not dedupe at all (a server whose SDK drops an unknown params field never
 // sees the key). "" when at least one repeat was recognised, or nothing tells.
 func keyIgnored(r Record, effects int) string {
-	if calls := r.upstreamCalls(); calls > 1 && effects >= calls {
+	if calls := upstreamCalls(r); calls > 1 && effects >= calls {
 		return "every repeat executed again (the key was not honoured for it: ignored, or scoped narrower than the retry, per session or per connection); "
 	}
 	return ""

@@ -19,23 +19,23 @@ type settleResult struct {
 	spent      time.Duration // from its first invoke to its last answer
 }
 
-// settled reads the settle step of the record.
-func (r Record) settled(p *Profile) settleResult {
-	answers := r.answers(SettleStep)
+// settledOf reads the settle step of the record.
+func settledOf(r Record, p *Profile) settleResult {
+	answers := stepAnswers(r, SettleStep)
 	if len(answers) == 0 {
 		return settleResult{}
 	}
 	s := settleResult{ran: true, last: answers[len(answers)-1], tries: len(answers)}
-	first, _ := r.invokedAt(SettleStep)
+	first, _ := stepInvokedAt(r, SettleStep)
 	s.spent = s.last.Time.Sub(first)
-	if start, ok := r.firstInvoke(); ok && p.Retention > 0 {
+	if start, ok := firstInvoke(r); ok && p.Retention > 0 {
 		s.pastWindow = s.last.Time.After(start.Add(p.Retention.Std()))
 	}
 	return s
 }
 
 // firstInvoke is when the scenario's first attempt was invoked.
-func (r Record) firstInvoke() (time.Time, bool) {
+func firstInvoke(r Record) (time.Time, bool) {
 	for _, op := range r.History {
 		if op.Type == OpInvoke {
 			return op.Time, true
@@ -53,7 +53,7 @@ func (r Record) firstInvoke() (time.Time, bool) {
 // committed (FAIL, fabricated); another answer than the committed one (FAIL, diverged);
 // no answer seen at all (UNKNOWN: a hanging key and a loaded machine look alike).
 func judgeSettle(r Record, p *Profile, f *finding, wants []Op, exact bool) (s settleResult, v Verdict, msg string, decided bool) {
-	s = r.settled(p)
+	s = settledOf(r, p)
 	if !s.ran {
 		return s, "", "", false
 	}
@@ -69,11 +69,11 @@ func judgeSettle(r Record, p *Profile, f *finding, wants []Op, exact bool) (s se
 		// key may still have been legitimately held.
 		v, m, _ := f.result(Unknown, "the settle retry still got %s %s into the %s settle window: the key may still have been legitimately held", describe(got), s.spent.Round(time.Millisecond), settleWindowOf(p))
 		return s, v, m, true
-	case got.Class == outcome.InFlight && !anyClass(wants, outcome.InFlight) && p.LockTimeout.Std() == 0 && r.givenUpWhileRunning() > 0:
+	case got.Class == outcome.InFlight && !anyClass(wants, outcome.InFlight) && p.LockTimeout.Std() == 0 && givenUpWhileRunning(r) > 0:
 		// The client left an attempt the target had not answered yet, and no lock_timeout
 		// bounds how long the target may still work on it: still in flight is no proof of
 		// a stuck key.
-		v, m, _ := f.result(Unknown, "the settle retry still got %s after %s (%d tries), but %d attempt(s) were given up by the client before the target answered them, and no lock_timeout is declared to bound how long it may still be working: declare lock_timeout to judge a stuck key", describe(got), s.spent.Round(time.Millisecond), s.tries, r.givenUpWhileRunning())
+		v, m, _ := f.result(Unknown, "the settle retry still got %s after %s (%d tries), but %d attempt(s) were given up by the client before the target answered them, and no lock_timeout is declared to bound how long it may still be working: declare lock_timeout to judge a stuck key", describe(got), s.spent.Round(time.Millisecond), s.tries, givenUpWhileRunning(r))
 		return s, v, m, true
 	case got.Class == outcome.InFlight && !anyClass(wants, outcome.InFlight):
 		f.example("settle: %d tries over %s, the last got %s", s.tries, s.spent.Round(time.Millisecond), describe(got))
@@ -82,7 +82,7 @@ func judgeSettle(r Record, p *Profile, f *finding, wants []Op, exact bool) (s se
 	case unseen(got):
 		// A key that hangs and a machine too loaded to answer look the same from here:
 		// an unseen answer is never a FAIL by itself, and never a pass.
-		v, m, _ := f.result(Unknown, "the settle retry got no answer after every attempt ended (%s): the key may hang, or the target is too slow to tell", describeUnseen(r.answers(SettleStep)))
+		v, m, _ := f.result(Unknown, "the settle retry got no answer after every attempt ended (%s): the key may hang, or the target is too slow to tell", describeUnseen(stepAnswers(r, SettleStep)))
 		return s, v, m, true
 	case len(wants) == 0 || s.pastWindow:
 		return s, "", "", false
