@@ -30,8 +30,8 @@ const (
 // maxExamples bounds the evidence per check so a report stays readable.
 const maxExamples = 5
 
-// verdict is what one check concluded.
-type verdict struct {
+// conclusion is what one check concluded.
+type conclusion struct {
 	verdict    scenarios.Verdict
 	message    string
 	categories map[string]int
@@ -39,14 +39,14 @@ type verdict struct {
 	record     *scenarios.Record
 }
 
-func pass(msg string, a ...any) verdict {
-	return verdict{verdict: scenarios.Pass, message: fmt.Sprintf(msg, a...)}
+func pass(msg string, a ...any) conclusion {
+	return conclusion{verdict: scenarios.Pass, message: fmt.Sprintf(msg, a...)}
 }
-func na(msg string, a ...any) verdict {
-	return verdict{verdict: scenarios.NA, message: fmt.Sprintf(msg, a...)}
+func na(msg string, a ...any) conclusion {
+	return conclusion{verdict: scenarios.NA, message: fmt.Sprintf(msg, a...)}
 }
-func unknown(msg string, a ...any) verdict {
-	return verdict{verdict: scenarios.Unknown, message: fmt.Sprintf(msg, a...)}
+func unknown(msg string, a ...any) conclusion {
+	return conclusion{verdict: scenarios.Unknown, message: fmt.Sprintf(msg, a...)}
 }
 
 // failing collects problems; fail turns them into a FAIL verdict.
@@ -77,15 +77,15 @@ func (f *failing) addOp(category, example string, o *analysis, op string, attemp
 	}
 }
 
-func (f *failing) fail(msg string, a ...any) verdict {
-	return verdict{verdict: scenarios.Fail, message: fmt.Sprintf(msg, a...), categories: f.categories, examples: f.examples, record: f.record}
+func (f *failing) fail(msg string, a ...any) conclusion {
+	return conclusion{verdict: scenarios.Fail, message: fmt.Sprintf(msg, a...), categories: f.categories, examples: f.examples, record: f.record}
 }
 
 // checkDef is one check: its catalogue data and its pure function.
 type checkDef struct {
 	id, description, requirement, source string
 	level                                scenarios.Level
-	run                                  func(o *analysis) verdict
+	run                                  func(o *analysis) conclusion
 	// appliesTo says whether the run is one the check judges (nil: every run).
 	appliesTo func(o *analysis) bool
 }
@@ -112,7 +112,7 @@ func checks() []checkDef {
 	}
 }
 
-func checkCommand(o *analysis) verdict {
+func checkCommand(o *analysis) conclusion {
 	if o.TimedOut {
 		return unknown("the code under test was killed at the timeout (%s): a slow run and a stuck client cannot be told apart; raise --timeout", o.ExitErr)
 	}
@@ -124,7 +124,7 @@ func checkCommand(o *analysis) verdict {
 	return pass("the code under test finished without error")
 }
 
-func checkOneEffect(o *analysis) verdict {
+func checkOneEffect(o *analysis) conclusion {
 	if len(o.Attempts) == 0 {
 		return unknown("the client made no request to the keyed operation: check that it uses $IDEMPROOF_BASE_URL")
 	}
@@ -180,7 +180,7 @@ func checkOneEffect(o *analysis) verdict {
 	return pass("%s", msg)
 }
 
-func checkSameKey(o *analysis) verdict {
+func checkSameKey(o *analysis) conclusion {
 	ops, attempts := o.byOperation()
 	f, retried, unkeyed := failing{}, 0, 0
 	for _, op := range ops {
@@ -230,7 +230,7 @@ func (o *analysis) payloadOf(r faultproxy.Record) string {
 	return r.BodySHA256
 }
 
-func checkSamePayload(o *analysis) verdict {
+func checkSamePayload(o *analysis) conclusion {
 	ops, attempts := o.byOperation()
 	f, resent := failing{}, 0
 	for _, op := range ops {
@@ -272,7 +272,7 @@ func checkSamePayload(o *analysis) verdict {
 	return pass("%d re-sent key(s), each with one payload", resent)
 }
 
-func checkKeyPerAttempt(o *analysis) verdict {
+func checkKeyPerAttempt(o *analysis) conclusion {
 	_, attempts := o.byOperation()
 	// The payload is the body without the key: where the key travels in the body, a
 	// fresh key changes the body and nothing else.
@@ -335,7 +335,7 @@ func (o *analysis) oneKeyPerLife(as []faultproxy.Record) bool {
 	return true
 }
 
-func checkKeyShared(o *analysis) verdict {
+func checkKeyShared(o *analysis) conclusion {
 	keys, byKey := faultproxy.AttemptsByKey(o.Attempts)
 	if len(keys) == 0 {
 		return na("no keyed attempt")
@@ -358,7 +358,7 @@ func checkKeyShared(o *analysis) verdict {
 	return pass("%d key(s), one operation each", len(keys))
 }
 
-func checkNoKey(o *analysis) verdict {
+func checkNoKey(o *analysis) conclusion {
 	if len(o.Attempts) == 0 {
 		return na("no attempt")
 	}
@@ -374,7 +374,7 @@ func checkNoKey(o *analysis) verdict {
 	return f.fail("%d of %d attempt(s) carried no idempotency key", len(unkeyed), len(o.Attempts))
 }
 
-func check422(o *analysis) verdict {
+func check422(o *analysis) conclusion {
 	_, byKey := faultproxy.AttemptsByKey(o.Attempts)
 	f, seen, faulted := failing{}, 0, false
 	for _, attempts := range byKey {
@@ -403,7 +403,7 @@ func check422(o *analysis) verdict {
 	return pass("%d mismatch answer(s), none retried unchanged", seen)
 }
 
-func check409(o *analysis) verdict {
+func check409(o *analysis) conclusion {
 	_, byKey := faultproxy.AttemptsByKey(o.Attempts)
 	f, retried, faulted := failing{}, 0, false
 	for _, attempts := range byKey {
@@ -437,7 +437,7 @@ func check409(o *analysis) verdict {
 	return pass("%d in-flight answer(s) retried after the wait they asked for (Retry-After, a retry hint in the body) or a backoff", retried)
 }
 
-func checkLostResolved(o *analysis) verdict {
+func checkLostResolved(o *analysis) conclusion {
 	ops, attempts := o.byOperation()
 	f, lost, cutOff, retriedOK, surfaced := failing{}, 0, 0, 0, 0
 	for _, op := range ops {
@@ -490,7 +490,7 @@ func checkLostResolved(o *analysis) verdict {
 	return pass("%d operation(s) with a lost or in-flight answer: %d retried to a known outcome, %d reported unknown", lost, retriedOK, surfaced)
 }
 
-func checkUnknownAsFailed(o *analysis) verdict {
+func checkUnknownAsFailed(o *analysis) conclusion {
 	if !o.OutcomesWritten || o.OutcomeErr != "" {
 		return na("no outcome file: the client's view is unknown (write $IDEMPROOF_OUTCOME_FILE to enable)")
 	}
@@ -518,7 +518,7 @@ func checkUnknownAsFailed(o *analysis) verdict {
 	return pass("%d operation(s) reported failed, none of them committed", failed)
 }
 
-func checkOutcomeFile(o *analysis) verdict {
+func checkOutcomeFile(o *analysis) conclusion {
 	switch {
 	case !o.OutcomesWritten:
 		return na("the client wrote no outcome file")
@@ -542,7 +542,7 @@ func checkOutcomeFile(o *analysis) verdict {
 	return pass("%d outcome(s)", len(o.Outcomes))
 }
 
-func checkKeySurvivesRestart(o *analysis) verdict {
+func checkKeySurvivesRestart(o *analysis) conclusion {
 	if len(o.Restarts) == 0 {
 		return na("the client was never restarted: no keyed attempt lost its response after the commit")
 	}

@@ -76,7 +76,7 @@ func settleVendor(ctx context.Context, sink downstream.Recorder, p *scenarios.Pr
 	return out, byOp, nil
 }
 
-func checkVendorOnce(o *analysis) verdict {
+func checkVendorOnce(o *analysis) conclusion {
 	if o.LedgerErr != "" {
 		return unknown("ledger unreadable: %s", o.LedgerErr)
 	}
