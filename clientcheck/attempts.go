@@ -11,6 +11,7 @@ import (
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // Attempt is one attempt of an operation in the per-attempt view: when it came, how long
@@ -162,23 +163,23 @@ func WriteAttempts(w io.Writer, attempts []Attempt, indent string) {
 
 // history is the per-attempt view as history events (invoke, then ok / fail / info with
 // the class), so the report renderers show it beside the journal.
-func (a *analysis) history(records []faultproxy.Record) []scenarios.Op {
-	var ops []scenarios.Op
+func (a *analysis) history(records []faultproxy.Record) []verdict.Op {
+	var ops []verdict.Op
 	for i, r := range records {
 		d := a.Delivered[r.Seq]
 		step := "attempt"
 		if r.Fault != "" {
 			step = "fault:" + r.Fault // the fault this attempt met, not merely its operation's kind
 		}
-		ops = append(ops, scenarios.Op{Index: len(ops), Client: 1, Attempt: i + 1, Type: scenarios.OpInvoke, Key: r.Key, Step: step, Time: a.startOf(r)})
-		done := scenarios.Op{Index: len(ops), Client: 1, Attempt: i + 1, Key: r.Key, Step: step, Time: a.endOf(r), Class: a.classOf(r)}
+		ops = append(ops, verdict.Op{Index: len(ops), Client: 1, Attempt: i + 1, Type: verdict.OpInvoke, Key: r.Key, Step: step, Time: a.startOf(r)})
+		done := verdict.Op{Index: len(ops), Client: 1, Attempt: i + 1, Key: r.Key, Step: step, Time: a.endOf(r), Class: a.classOf(r)}
 		switch {
 		case done.Class == outcome.Success:
-			done.Type = scenarios.OpOK
+			done.Type = verdict.OpOK
 		case done.Class.Refusal() || done.Class == outcome.BusinessError:
-			done.Type = scenarios.OpFail
+			done.Type = verdict.OpFail
 		default:
-			done.Type = scenarios.OpInfo
+			done.Type = verdict.OpInfo
 		}
 		if r.ClientResult == faultproxy.ClientDelivered || r.ClientResult == faultproxy.ClientError {
 			done.Status, done.Body = r.ClientStatus, shortBody(d.Body)
@@ -201,8 +202,8 @@ func shortBody(b []byte) []byte {
 }
 
 // record is an operation's evidence: its journal, its per-attempt history, its ledger.
-func (a *analysis) record(op string, records []faultproxy.Record) *scenarios.Record {
-	rec := &scenarios.Record{Journal: records, History: a.history(records), Entity: op, LedgerErr: a.LedgerErr}
+func (a *analysis) record(op string, records []faultproxy.Record) *verdict.Record {
+	rec := &verdict.Record{Journal: records, History: a.history(records), Entity: op, LedgerErr: a.LedgerErr}
 	if n, ok := a.Ledger[op]; ok {
 		rec.Ledger = map[string]int{scenarios.LedgerOperation: n}
 	}

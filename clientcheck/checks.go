@@ -7,7 +7,7 @@ import (
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // Check IDs: stable, like the catalogue's scenario IDs.
@@ -32,21 +32,21 @@ const maxExamples = 5
 
 // conclusion is what one check concluded.
 type conclusion struct {
-	verdict    scenarios.Verdict
+	verdict    verdict.Verdict
 	message    string
 	categories map[string]int
 	examples   []string
-	record     *scenarios.Record
+	record     *verdict.Record
 }
 
 func pass(msg string, a ...any) conclusion {
-	return conclusion{verdict: scenarios.Pass, message: fmt.Sprintf(msg, a...)}
+	return conclusion{verdict: verdict.Pass, message: fmt.Sprintf(msg, a...)}
 }
 func na(msg string, a ...any) conclusion {
-	return conclusion{verdict: scenarios.NA, message: fmt.Sprintf(msg, a...)}
+	return conclusion{verdict: verdict.NA, message: fmt.Sprintf(msg, a...)}
 }
 func unknown(msg string, a ...any) conclusion {
-	return conclusion{verdict: scenarios.Unknown, message: fmt.Sprintf(msg, a...)}
+	return conclusion{verdict: verdict.Unknown, message: fmt.Sprintf(msg, a...)}
 }
 
 // failing collects problems; fail turns them into a FAIL verdict.
@@ -54,7 +54,7 @@ type failing struct {
 	categories map[string]int
 	examples   []string
 	count      int
-	record     *scenarios.Record // the first failing operation's attempts, for the timeline
+	record     *verdict.Record // the first failing operation's attempts, for the timeline
 }
 
 func (f *failing) add(category, example string) {
@@ -78,13 +78,13 @@ func (f *failing) addOp(category, example string, o *analysis, op string, attemp
 }
 
 func (f *failing) fail(msg string, a ...any) conclusion {
-	return conclusion{verdict: scenarios.Fail, message: fmt.Sprintf(msg, a...), categories: f.categories, examples: f.examples, record: f.record}
+	return conclusion{verdict: verdict.Fail, message: fmt.Sprintf(msg, a...), categories: f.categories, examples: f.examples, record: f.record}
 }
 
 // checkDef is one check: its catalogue data and its pure function.
 type checkDef struct {
 	id, description, requirement, source string
-	level                                scenarios.Level
+	level                                verdict.Level
 	run                                  func(o *analysis) conclusion
 	// appliesTo says whether the run is one the check judges (nil: every run).
 	appliesTo func(o *analysis) bool
@@ -93,21 +93,21 @@ type checkDef struct {
 // checks is the explicit registry, in report order.
 func checks() []checkDef {
 	return []checkDef{
-		{IDCommandSucceeded, "the code under test finished without error", "the client's own run succeeds", "client-check", scenarios.LevelMust, checkCommand, nil},
-		{IDOneEffect, "every logical operation has exactly one side effect", "one key per logical operation: at most one effect, and none lost", "idemproof safety invariants (README, Verdicts)", scenarios.LevelSafety, checkOneEffect, nil},
-		{IDSameKeyOnRetry, "every retry of an operation re-sent the same key", "the key is minted before the first attempt and re-sent unchanged", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelMust, checkSameKey, nil},
-		{IDSamePayload, "every retry under a key re-sent the same payload", "the request is re-sent unchanged with its key: another payload under it is a mismatch the target refuses, and the client never learns the first one's outcome", "draft-ietf-httpapi-idempotency-key-header-07 §2, §2.7", scenarios.LevelMust, checkSamePayload, nil},
-		{IDKeyPerAttempt, "the same payload was never re-sent under a fresh key", "a retry must not mint a new key (key minted per attempt)", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelSafety, checkKeyPerAttempt, nil},
-		{IDKeySharedAcross, "one key never carried two operations", "a key identifies exactly one logical operation", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelMust, checkKeyShared, nil},
-		{IDNoKey, "no attempt of the keyed operation went out without a key", "every keyed operation carries the key header", "draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelMust, checkNoKey, nil},
-		{ID422Retried, "a mismatch answer (the profile's mismatch class, e.g. 422) was not retried unchanged", "the key was reused with another payload: a client bug, not retryable as is", "draft-ietf-httpapi-idempotency-key-header-07 §2.7", scenarios.LevelMust, check422, nil},
-		{ID409Hammered, "an in-flight answer (the profile's in_flight class, e.g. 409) was retried after Retry-After (or a backoff), not hammered", "an in-flight refusal (409) is retried later, honouring Retry-After", "draft-ietf-httpapi-idempotency-key-header-07 §2.7; RFC 9110 §10.2.3", scenarios.LevelMust, check409, nil},
-		{IDLostResolved, "an operation whose response was lost, or that was refused in flight, was retried to a known outcome, or reported unknown", "a lost response is an unknown outcome, never a silent give-up", "Jepsen info operations", scenarios.LevelMust, checkLostResolved, nil},
-		{IDUnknownAsFailed, "an operation that committed was never reported failed", "an unknown outcome is not a failure: the refund may exist", "idemproof safety invariants (README, Verdicts)", scenarios.LevelSafety, checkUnknownAsFailed, nil},
-		{IDOutcomeFile, "the client's outcome file parsed", "one JSON object per line: operation, outcome ok|failed|unknown", "docs/client-check.md", scenarios.LevelMust, checkOutcomeFile, nil},
-		{IDKeySurvives, "a restarted client retried its pending operation under the original key", "the key survives the client: minted before the first attempt, kept with the pending operation, re-sent after a restart", "seed rule \"the key survives the client\"; draft-ietf-httpapi-idempotency-key-header-07 §2", scenarios.LevelSafety, checkKeySurvivesRestart,
+		{IDCommandSucceeded, "the code under test finished without error", "the client's own run succeeds", "client-check", verdict.LevelMust, checkCommand, nil},
+		{IDOneEffect, "every logical operation has exactly one side effect", "one key per logical operation: at most one effect, and none lost", "idemproof safety invariants (README, Verdicts)", verdict.LevelSafety, checkOneEffect, nil},
+		{IDSameKeyOnRetry, "every retry of an operation re-sent the same key", "the key is minted before the first attempt and re-sent unchanged", "draft-ietf-httpapi-idempotency-key-header-07 §2", verdict.LevelMust, checkSameKey, nil},
+		{IDSamePayload, "every retry under a key re-sent the same payload", "the request is re-sent unchanged with its key: another payload under it is a mismatch the target refuses, and the client never learns the first one's outcome", "draft-ietf-httpapi-idempotency-key-header-07 §2, §2.7", verdict.LevelMust, checkSamePayload, nil},
+		{IDKeyPerAttempt, "the same payload was never re-sent under a fresh key", "a retry must not mint a new key (key minted per attempt)", "draft-ietf-httpapi-idempotency-key-header-07 §2", verdict.LevelSafety, checkKeyPerAttempt, nil},
+		{IDKeySharedAcross, "one key never carried two operations", "a key identifies exactly one logical operation", "draft-ietf-httpapi-idempotency-key-header-07 §2", verdict.LevelMust, checkKeyShared, nil},
+		{IDNoKey, "no attempt of the keyed operation went out without a key", "every keyed operation carries the key header", "draft-ietf-httpapi-idempotency-key-header-07 §2", verdict.LevelMust, checkNoKey, nil},
+		{ID422Retried, "a mismatch answer (the profile's mismatch class, e.g. 422) was not retried unchanged", "the key was reused with another payload: a client bug, not retryable as is", "draft-ietf-httpapi-idempotency-key-header-07 §2.7", verdict.LevelMust, check422, nil},
+		{ID409Hammered, "an in-flight answer (the profile's in_flight class, e.g. 409) was retried after Retry-After (or a backoff), not hammered", "an in-flight refusal (409) is retried later, honouring Retry-After", "draft-ietf-httpapi-idempotency-key-header-07 §2.7; RFC 9110 §10.2.3", verdict.LevelMust, check409, nil},
+		{IDLostResolved, "an operation whose response was lost, or that was refused in flight, was retried to a known outcome, or reported unknown", "a lost response is an unknown outcome, never a silent give-up", "Jepsen info operations", verdict.LevelMust, checkLostResolved, nil},
+		{IDUnknownAsFailed, "an operation that committed was never reported failed", "an unknown outcome is not a failure: the refund may exist", "idemproof safety invariants (README, Verdicts)", verdict.LevelSafety, checkUnknownAsFailed, nil},
+		{IDOutcomeFile, "the client's outcome file parsed", "one JSON object per line: operation, outcome ok|failed|unknown", "docs/client-check.md", verdict.LevelMust, checkOutcomeFile, nil},
+		{IDKeySurvives, "a restarted client retried its pending operation under the original key", "the key survives the client: minted before the first attempt, kept with the pending operation, re-sent after a restart", "seed rule \"the key survives the client\"; draft-ietf-httpapi-idempotency-key-header-07 §2", verdict.LevelSafety, checkKeySurvivesRestart,
 			func(o *analysis) bool { return o.Schedule.Restart || len(o.Restarts) > 0 }},
-		{IDVendorOnce, "every operation the target did once, its vendor did once", "the key deduplicates the API, not the internet: one vendor effect per committed operation, across retries and restarts", "seed rule \"the key deduplicates your API, not the internet\"", scenarios.LevelSafety, checkVendorOnce,
+		{IDVendorOnce, "every operation the target did once, its vendor did once", "the key deduplicates the API, not the internet: one vendor effect per committed operation, across retries and restarts", "seed rule \"the key deduplicates your API, not the internet\"", verdict.LevelSafety, checkVendorOnce,
 			func(o *analysis) bool { return o.Vendor != nil }},
 	}
 }
@@ -144,13 +144,13 @@ func checkOneEffect(o *analysis) conclusion {
 		oc, reported := o.outcomeOf(op)
 		switch {
 		case n > 1:
-			f.addOp(scenarios.CatDuplicated, fmt.Sprintf("%s has %d side effects", op, n), o, op, attempts[op])
+			f.addOp(verdict.CatDuplicated, fmt.Sprintf("%s has %d side effects", op, n), o, op, attempts[op])
 		case n == 0 && o.LedgerBefore[op] > 0:
 			// Its key was used by an earlier run against the same target, which took
 			// effect then: this run's answers were the replays a kept key should get.
 			earlier++
 		case n == 0 && reported && oc.Outcome == OutcomeOK:
-			f.addOp(scenarios.CatLost, fmt.Sprintf("%s reported ok but has no side effect", op), o, op, attempts[op])
+			f.addOp(verdict.CatLost, fmt.Sprintf("%s reported ok but has no side effect", op), o, op, attempts[op])
 		case n == 0:
 			none++
 		default:
@@ -159,7 +159,7 @@ func checkOneEffect(o *analysis) conclusion {
 	}
 	if f.count > 0 {
 		return f.fail("%d operation(s) without exactly one side effect (%d duplicated, %d lost)",
-			f.count, f.categories[scenarios.CatDuplicated], f.categories[scenarios.CatLost])
+			f.count, f.categories[verdict.CatDuplicated], f.categories[verdict.CatLost])
 	}
 	if counted == 0 {
 		return unknown("no attempt named an operation the profile's entity (%s) finds, so no side effect could be counted (%d operation(s) told apart by their bodies only): point entity at the field or header that names the operation", o.EntityRef, unnamed)

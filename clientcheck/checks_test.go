@@ -11,6 +11,7 @@ import (
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -34,8 +35,8 @@ func lost(r faultproxy.Record) faultproxy.Record {
 	return r
 }
 
-func verdicts(o clientcheck.Observation) map[string]scenarios.Result {
-	out := map[string]scenarios.Result{}
+func verdicts(o clientcheck.Observation) map[string]verdict.Result {
+	out := map[string]verdict.Result{}
 	for _, r := range clientcheck.Check(o) {
 		out[r.ScenarioID] = r
 	}
@@ -69,9 +70,9 @@ func TestAKeyReSentWithAnotherPayloadIsAFinding(t *testing.T) {
 		Ledger:   map[string]int{"order-1": 1},
 	}
 	v := verdicts(o)[clientcheck.IDSamePayload]
-	require.Equal(t, scenarios.Fail, v.Verdict, v.Message)
+	require.Equal(t, verdict.Fail, v.Verdict, v.Message)
 	require.Contains(t, v.Evidence.Examples[0], "order-1 re-sent key k1 with 2 different payloads")
-	require.Equal(t, scenarios.Pass, verdicts(goodObservation())[clientcheck.IDSamePayload].Verdict)
+	require.Equal(t, verdict.Pass, verdicts(goodObservation())[clientcheck.IDSamePayload].Verdict)
 }
 
 func TestGoodClientHasNoFindings(t *testing.T) {
@@ -79,10 +80,10 @@ func TestGoodClientHasNoFindings(t *testing.T) {
 	require.Len(t, results, 12)
 	require.Empty(t, clientcheck.Findings(results, true))
 	v := verdicts(goodObservation())
-	require.Equal(t, scenarios.Pass, v[clientcheck.IDSameKeyOnRetry].Verdict)
-	require.Equal(t, scenarios.Pass, v[clientcheck.IDLostResolved].Verdict)
-	require.Equal(t, scenarios.NA, v[clientcheck.ID422Retried].Verdict)
-	require.Equal(t, scenarios.NA, v[clientcheck.ID409Hammered].Verdict)
+	require.Equal(t, verdict.Pass, v[clientcheck.IDSameKeyOnRetry].Verdict)
+	require.Equal(t, verdict.Pass, v[clientcheck.IDLostResolved].Verdict)
+	require.Equal(t, verdict.NA, v[clientcheck.ID422Retried].Verdict)
+	require.Equal(t, verdict.NA, v[clientcheck.ID409Hammered].Verdict)
 }
 
 func TestKeyMintedPerAttemptIsNamed(t *testing.T) {
@@ -90,12 +91,12 @@ func TestKeyMintedPerAttemptIsNamed(t *testing.T) {
 	o.Attempts[1].Key = "k1-retry"
 	o.Ledger["order-1"] = 2
 	v := verdicts(o)
-	require.Equal(t, scenarios.Fail, v[clientcheck.IDKeyPerAttempt].Verdict)
+	require.Equal(t, verdict.Fail, v[clientcheck.IDKeyPerAttempt].Verdict)
 	require.Contains(t, v[clientcheck.IDKeyPerAttempt].Message, "key minted per attempt")
 	require.Equal(t, 1, v[clientcheck.IDKeyPerAttempt].Evidence.Categories["key-minted-per-attempt"])
-	require.Equal(t, scenarios.Fail, v[clientcheck.IDSameKeyOnRetry].Verdict)
-	require.Equal(t, scenarios.Fail, v[clientcheck.IDOneEffect].Verdict)
-	require.Equal(t, 1, v[clientcheck.IDOneEffect].Evidence.Categories[scenarios.CatDuplicated])
+	require.Equal(t, verdict.Fail, v[clientcheck.IDSameKeyOnRetry].Verdict)
+	require.Equal(t, verdict.Fail, v[clientcheck.IDOneEffect].Verdict)
+	require.Equal(t, 1, v[clientcheck.IDOneEffect].Evidence.Categories[verdict.CatDuplicated])
 	require.Contains(t, v[clientcheck.IDOneEffect].Evidence.Examples[0], "order-1 has 2 side effects")
 }
 
@@ -103,7 +104,7 @@ func TestKeySharedAcrossOperations(t *testing.T) {
 	o := goodObservation()
 	o.Attempts[2].Key, o.Attempts[3].Key = "k1", "k1"
 	v := verdicts(o)
-	require.Equal(t, scenarios.Fail, v[clientcheck.IDKeySharedAcross].Verdict)
+	require.Equal(t, verdict.Fail, v[clientcheck.IDKeySharedAcross].Verdict)
 	require.Contains(t, v[clientcheck.IDKeySharedAcross].Evidence.Examples[0], "order-1, order-2")
 }
 
@@ -111,7 +112,7 @@ func TestNoKey(t *testing.T) {
 	o := goodObservation()
 	o.Attempts = append(o.Attempts, attempt(5, "", "b3", 400, time.Second))
 	v := verdicts(o)
-	require.Equal(t, scenarios.Fail, v[clientcheck.IDNoKey].Verdict)
+	require.Equal(t, verdict.Fail, v[clientcheck.IDNoKey].Verdict)
 	require.Equal(t, "1 of 5 attempt(s) carried no idempotency key", v[clientcheck.IDNoKey].Message)
 
 	// The detail numbers the attempt as the table under it does: among its operation's.
@@ -129,23 +130,23 @@ func TestARetryWithoutAKeyKeptNoKey(t *testing.T) {
 	o.Ledger = map[string]int{"order-1": 2}
 	o.Outcomes = o.Outcomes[:1]
 	v := verdicts(o)
-	require.Equal(t, scenarios.Fail, v[clientcheck.IDSameKeyOnRetry].Verdict, v[clientcheck.IDSameKeyOnRetry].Message)
+	require.Equal(t, verdict.Fail, v[clientcheck.IDSameKeyOnRetry].Verdict, v[clientcheck.IDSameKeyOnRetry].Message)
 	require.Contains(t, v[clientcheck.IDSameKeyOnRetry].Evidence.Examples[0], "order-1 was retried without a key (2 attempts)")
 
 	o.Attempts[0].Key, o.Attempts[0].HasKey = "k1", true
 	v = verdicts(o)
-	require.Equal(t, scenarios.Fail, v[clientcheck.IDSameKeyOnRetry].Verdict)
+	require.Equal(t, verdict.Fail, v[clientcheck.IDSameKeyOnRetry].Verdict)
 	require.Contains(t, v[clientcheck.IDSameKeyOnRetry].Evidence.Examples[0], "order-1 went out under a key and 1 time(s) without one")
 }
 
 func Test422RetriedUnchangedFailsAndCorrectedPasses(t *testing.T) {
 	o := goodObservation()
 	o.Attempts = append(o.Attempts, attempt(5, "k3", "b3", 422, time.Second), attempt(6, "k3", "b3", 422, 2*time.Second))
-	require.Equal(t, scenarios.Fail, verdicts(o)[clientcheck.ID422Retried].Verdict)
+	require.Equal(t, verdict.Fail, verdicts(o)[clientcheck.ID422Retried].Verdict)
 
 	o = goodObservation()
 	o.Attempts = append(o.Attempts, attempt(5, "k3", "b3", 422, time.Second), attempt(6, "k3", "b3-corrected", 201, 2*time.Second))
-	require.Equal(t, scenarios.Pass, verdicts(o)[clientcheck.ID422Retried].Verdict)
+	require.Equal(t, verdict.Pass, verdicts(o)[clientcheck.ID422Retried].Verdict)
 
 	// The 422 was client-check's own problem+json, the profile declaring no body of the
 	// API's: the finding says a client that reads the body may act otherwise on the API's.
@@ -155,7 +156,7 @@ func Test422RetriedUnchangedFailsAndCorrectedPasses(t *testing.T) {
 	require.NotContains(t, verdicts(o)[clientcheck.ID422Retried].Message, "stand-ins")
 	o.Schedule.StandIns = []string{"expect.mismatch_body"}
 	v := verdicts(o)[clientcheck.ID422Retried]
-	require.Equal(t, scenarios.Fail, v.Verdict)
+	require.Equal(t, verdict.Fail, v.Verdict)
 	require.Contains(t, v.Message, "those answers were client-check's problem+json stand-ins (the profile declares no expect.mismatch_body)")
 }
 
@@ -164,11 +165,11 @@ func Test409MustWaitRetryAfter(t *testing.T) {
 	o.Attempts = append(o.Attempts, attempt(5, "k3", "b3", 409, time.Second), attempt(6, "k3", "b3", 201, time.Second+10*time.Millisecond))
 	o.RetryAfter = map[uint64]time.Duration{5: time.Second}
 	v := verdicts(o)
-	require.Equal(t, scenarios.Fail, v[clientcheck.ID409Hammered].Verdict)
+	require.Equal(t, verdict.Fail, v[clientcheck.ID409Hammered].Verdict)
 	require.Contains(t, v[clientcheck.ID409Hammered].Evidence.Examples[0], "Retry-After 1s")
 
 	o.Attempts[5].Time = o.Attempts[4].Time.Add(time.Second)
-	require.Equal(t, scenarios.Pass, verdicts(o)[clientcheck.ID409Hammered].Verdict)
+	require.Equal(t, verdict.Pass, verdicts(o)[clientcheck.ID409Hammered].Verdict)
 }
 
 // The wait after a 409 is counted from when the answer left the front, not from when
@@ -183,18 +184,18 @@ func Test409WaitIsCountedFromWhenTheAnswerLeft(t *testing.T) {
 		Start: t0.Add(time.Second), Sent: sent, End: sent.Add(200 * time.Millisecond),
 	}}
 	v := verdicts(o)
-	require.Equal(t, scenarios.Pass, v[clientcheck.ID409Hammered].Verdict, v[clientcheck.ID409Hammered].Message)
+	require.Equal(t, verdict.Pass, v[clientcheck.ID409Hammered].Verdict, v[clientcheck.ID409Hammered].Message)
 
 	o.Attempts[5].Time = sent.Add(900 * time.Millisecond)
-	require.Equal(t, scenarios.Fail, verdicts(o)[clientcheck.ID409Hammered].Verdict, "a retry 900 ms after the answer left is early")
+	require.Equal(t, verdict.Fail, verdicts(o)[clientcheck.ID409Hammered].Verdict, "a retry 900 ms after the answer left is early")
 }
 
 func Test409WithoutRetryAfterNeedsABackoff(t *testing.T) {
 	o := goodObservation()
 	o.Attempts = append(o.Attempts, attempt(5, "k3", "b3", 409, time.Second), attempt(6, "k3", "b3", 201, time.Second))
-	require.Equal(t, scenarios.Fail, verdicts(o)[clientcheck.ID409Hammered].Verdict)
+	require.Equal(t, verdict.Fail, verdicts(o)[clientcheck.ID409Hammered].Verdict)
 	o.Attempts[5].Time = o.Attempts[4].Time.Add(clientcheck.DefaultMinBackoff)
-	require.Equal(t, scenarios.Pass, verdicts(o)[clientcheck.ID409Hammered].Verdict)
+	require.Equal(t, verdict.Pass, verdicts(o)[clientcheck.ID409Hammered].Verdict)
 }
 
 func TestCommittedOperationReportedFailed(t *testing.T) {
@@ -202,14 +203,14 @@ func TestCommittedOperationReportedFailed(t *testing.T) {
 	o.Attempts = o.Attempts[:3] // order-2: response lost, never retried
 	o.Outcomes[1].Outcome = clientcheck.OutcomeFailed
 	v := verdicts(o)
-	require.Equal(t, scenarios.Fail, v[clientcheck.IDUnknownAsFailed].Verdict)
+	require.Equal(t, verdict.Fail, v[clientcheck.IDUnknownAsFailed].Verdict)
 	require.Contains(t, v[clientcheck.IDUnknownAsFailed].Evidence.Examples[0], "order-2 reported failed, but 1 side effect(s) exist")
-	require.Equal(t, scenarios.Fail, v[clientcheck.IDLostResolved].Verdict)
+	require.Equal(t, verdict.Fail, v[clientcheck.IDLostResolved].Verdict)
 
 	o.Outcomes[1].Outcome = clientcheck.OutcomeUnknown
 	v = verdicts(o)
-	require.Equal(t, scenarios.Pass, v[clientcheck.IDUnknownAsFailed].Verdict)
-	require.Equal(t, scenarios.Pass, v[clientcheck.IDLostResolved].Verdict)
+	require.Equal(t, verdict.Pass, v[clientcheck.IDUnknownAsFailed].Verdict)
+	require.Equal(t, verdict.Pass, v[clientcheck.IDLostResolved].Verdict)
 	require.Equal(t, "2 operation(s) with a lost or in-flight answer: 1 retried to a known outcome, 1 reported unknown", v[clientcheck.IDLostResolved].Message,
 		"\"resolved\" says which: a retry that settled it, or a client that said it does not know")
 }
@@ -218,8 +219,8 @@ func TestLostOperationReportedOK(t *testing.T) {
 	o := goodObservation()
 	o.Ledger["order-2"] = 0
 	v := verdicts(o)
-	require.Equal(t, scenarios.Fail, v[clientcheck.IDOneEffect].Verdict)
-	require.Equal(t, 1, v[clientcheck.IDOneEffect].Evidence.Categories[scenarios.CatLost])
+	require.Equal(t, verdict.Fail, v[clientcheck.IDOneEffect].Verdict)
+	require.Equal(t, 1, v[clientcheck.IDOneEffect].Evidence.Categories[verdict.CatLost])
 }
 
 // A client whose keys are its operations' own ids, run a second time against the same
@@ -230,17 +231,17 @@ func TestAnOperationThatTookEffectInAnEarlierRunIsNotLost(t *testing.T) {
 	o.Ledger = map[string]int{"order-1": 0, "order-2": 0}
 	o.LedgerBefore = map[string]int{"order-1": 1, "order-2": 1}
 	v := verdicts(o)
-	require.Equal(t, scenarios.Pass, v[clientcheck.IDOneEffect].Verdict, v[clientcheck.IDOneEffect].Message)
+	require.Equal(t, verdict.Pass, v[clientcheck.IDOneEffect].Verdict, v[clientcheck.IDOneEffect].Message)
 	require.Contains(t, v[clientcheck.IDOneEffect].Message, "2 had taken effect before this run")
 
 	o.LedgerBefore["order-2"] = 0 // a first run that lost it
 	v = verdicts(o)
-	require.Equal(t, scenarios.Fail, v[clientcheck.IDOneEffect].Verdict)
+	require.Equal(t, verdict.Fail, v[clientcheck.IDOneEffect].Verdict)
 	require.Contains(t, v[clientcheck.IDOneEffect].Evidence.Examples[0], "order-2 reported ok but has no side effect")
 
 	o.LedgerBefore["order-2"], o.Ledger["order-2"] = 1, 1 // and a second effect now
 	v = verdicts(o)
-	require.Equal(t, scenarios.Pass, v[clientcheck.IDOneEffect].Verdict, "one effect this run, counted from the baseline")
+	require.Equal(t, verdict.Pass, v[clientcheck.IDOneEffect].Verdict, "one effect this run, counted from the baseline")
 }
 
 // A profile's entity that finds nothing in the client's requests (a JSON path on a
@@ -251,13 +252,13 @@ func TestOperationsWithoutAnEntityAreNotCountedAsPassing(t *testing.T) {
 	o.Entities, o.Ledger, o.Outcomes = nil, map[string]int{}, nil
 	o.EntityRef = "json:metadata.order_id"
 	v := verdicts(o)
-	require.Equal(t, scenarios.Unknown, v[clientcheck.IDOneEffect].Verdict)
+	require.Equal(t, verdict.Unknown, v[clientcheck.IDOneEffect].Verdict)
 	require.Contains(t, v[clientcheck.IDOneEffect].Message, "entity (json:metadata.order_id)")
 }
 
 func TestNoRequestsAndUnreadableLedgerAreUnknown(t *testing.T) {
 	v := verdicts(clientcheck.Observation{})
-	require.Equal(t, scenarios.Unknown, v[clientcheck.IDOneEffect].Verdict)
+	require.Equal(t, verdict.Unknown, v[clientcheck.IDOneEffect].Verdict)
 	require.Contains(t, v[clientcheck.IDOneEffect].Message, "IDEMPROOF_BASE_URL")
 
 	o := goodObservation()
@@ -334,7 +335,7 @@ func TestOperationsDescribeEachOperationWithoutFailing(t *testing.T) {
 	ops := clientcheck.Operations(o)
 	require.Len(t, ops, 2)
 	require.Equal(t, "client/operation/order-1", ops[0].ScenarioID)
-	require.Equal(t, scenarios.Info, ops[0].Verdict)
+	require.Equal(t, verdict.Info, ops[0].Verdict)
 	require.Equal(t, "2 attempt(s) under 1 key(s), 1 side effect(s), faults: after-status; answers: 503 (server_error), 201 (success); the client reported ok", ops[0].Message)
 	require.Equal(t, "2 attempt(s) under 1 key(s), 1 side effect(s), faults: after-reset; answers: reset (info), 201 (success); the client reported nothing", ops[1].Message)
 	require.Len(t, ops[1].Evidence.Record.Journal, 2)
@@ -353,7 +354,7 @@ func TestAnOperationLeftInFlightIsUnresolved(t *testing.T) {
 		Entities: map[string]string{"b1": "order-1"},
 		Ledger:   map[string]int{"order-1": 1},
 	}
-	require.Equal(t, scenarios.Pass, verdicts(o)[clientcheck.IDLostResolved].Verdict)
+	require.Equal(t, verdict.Pass, verdicts(o)[clientcheck.IDLostResolved].Verdict)
 
 	gaveUp := clientcheck.Observation{
 		Attempts:        []faultproxy.Record{attempt(1, "k1", "b1", 409, 0)},
@@ -363,10 +364,10 @@ func TestAnOperationLeftInFlightIsUnresolved(t *testing.T) {
 		Outcomes:        []clientcheck.Outcome{{Operation: "order-1", Outcome: clientcheck.OutcomeFailed}},
 	}
 	v := verdicts(gaveUp)[clientcheck.IDLostResolved]
-	require.Equal(t, scenarios.Fail, v.Verdict, v.Message)
+	require.Equal(t, verdict.Fail, v.Verdict, v.Message)
 	require.Contains(t, v.Evidence.Examples[0], "order-1: last attempt refused in flight (the original may still commit), client reported failed")
 	gaveUp.Outcomes[0].Outcome = clientcheck.OutcomeUnknown
-	require.Equal(t, scenarios.Pass, verdicts(gaveUp)[clientcheck.IDLostResolved].Verdict)
+	require.Equal(t, verdict.Pass, verdicts(gaveUp)[clientcheck.IDLostResolved].Verdict)
 }
 
 // A command killed at the timeout may have been slow, not stuck: what it had not finished
@@ -378,20 +379,20 @@ func TestTimeoutIsNotAFailure(t *testing.T) {
 	o.Outcomes = o.Outcomes[:1]
 	o.ExitErr = "timed out after 2m0s"
 	v := verdicts(o)
-	require.Equal(t, scenarios.Fail, v[clientcheck.IDCommandSucceeded].Verdict)
-	require.Equal(t, scenarios.Fail, v[clientcheck.IDLostResolved].Verdict)
+	require.Equal(t, verdict.Fail, v[clientcheck.IDCommandSucceeded].Verdict)
+	require.Equal(t, verdict.Fail, v[clientcheck.IDLostResolved].Verdict)
 
 	o.TimedOut = true
 	v = verdicts(o)
-	require.Equal(t, scenarios.Unknown, v[clientcheck.IDCommandSucceeded].Verdict, v[clientcheck.IDCommandSucceeded].Message)
+	require.Equal(t, verdict.Unknown, v[clientcheck.IDCommandSucceeded].Verdict, v[clientcheck.IDCommandSucceeded].Message)
 	require.Contains(t, v[clientcheck.IDCommandSucceeded].Message, "raise --timeout")
-	require.Equal(t, scenarios.Unknown, v[clientcheck.IDLostResolved].Verdict, v[clientcheck.IDLostResolved].Message)
+	require.Equal(t, verdict.Unknown, v[clientcheck.IDLostResolved].Verdict, v[clientcheck.IDLostResolved].Message)
 
 	o.OutcomeErr = "line 2: unexpected end of JSON input"
-	require.Equal(t, scenarios.Unknown, verdicts(o)[clientcheck.IDOutcomeFile].Verdict, "killed mid-write, perhaps")
+	require.Equal(t, verdict.Unknown, verdicts(o)[clientcheck.IDOutcomeFile].Verdict, "killed mid-write, perhaps")
 	o.OutcomeErr = ""
 
 	// An operation the client did report, wrongly, is judged even after a timeout.
 	o.Outcomes = append(o.Outcomes, clientcheck.Outcome{Operation: "order-2", Outcome: clientcheck.OutcomeFailed})
-	require.Equal(t, scenarios.Fail, verdicts(o)[clientcheck.IDLostResolved].Verdict)
+	require.Equal(t, verdict.Fail, verdicts(o)[clientcheck.IDLostResolved].Verdict)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/idemproof/idemproof/clientcheck"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // formServer is a Stripe-shaped API: POST /v1/refunds with a form body
@@ -136,13 +137,13 @@ func TestAClientWithoutKeysMeetsItsFaultsAndDuplicates(t *testing.T) {
 	res, err := clientcheck.Run(context.Background(), cfg, formClient(func(string, int) string { return "" }))
 	require.NoError(t, err)
 	require.Equal(t, map[string]int{"ch_1": 2, "ch_2": 2, "ch_3": 2}, res.Observation.Ledger, "each first attempt got the 503 after it committed, and was retried")
-	verdicts := map[string]scenarios.Verdict{}
+	verdicts := map[string]verdict.Verdict{}
 	for _, r := range res.Report.Results {
 		verdicts[r.ScenarioID] = r.Verdict
 	}
-	require.Equal(t, scenarios.Fail, verdicts[clientcheck.IDOneEffect])
-	require.Equal(t, scenarios.Fail, verdicts[clientcheck.IDSameKeyOnRetry])
-	require.Equal(t, scenarios.Fail, verdicts[clientcheck.IDNoKey])
+	require.Equal(t, verdict.Fail, verdicts[clientcheck.IDOneEffect])
+	require.Equal(t, verdict.Fail, verdicts[clientcheck.IDSameKeyOnRetry])
+	require.Equal(t, verdict.Fail, verdicts[clientcheck.IDNoKey])
 	for _, line := range clientcheck.ScheduleLines(res.Observation) {
 		require.NotContains(t, line, "applied to 0", line)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/idemproof/idemproof/clientcheck"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // rpcRefunds is a JSON-RPC refund tool whose every answer is a 200, told apart by its body
@@ -156,8 +157,8 @@ func TestGzippedAnswersAreClassedByWhatTheySay(t *testing.T) {
 		}
 		return out
 	}
-	verdicts := func(res *clientcheck.Result) map[string]scenarios.Verdict {
-		out := map[string]scenarios.Verdict{}
+	verdicts := func(res *clientcheck.Result) map[string]verdict.Verdict {
+		out := map[string]verdict.Verdict{}
 		for _, r := range res.Report.Results {
 			out[r.ScenarioID] = r.Verdict
 		}
@@ -168,8 +169,8 @@ func TestGzippedAnswersAreClassedByWhatTheySay(t *testing.T) {
 	require.Zero(t, n)
 	require.Equal(t, []outcome.Class{outcome.ServerError, outcome.Success}, classes(plain, "o-1"), "a 503 after the commit, then the replay")
 	require.Equal(t, []outcome.Class{outcome.ServerError, outcome.Success, outcome.Mismatch, outcome.Mismatch}, classes(plain, "o-2"))
-	require.Equal(t, scenarios.Fail, verdicts(plain)[clientcheck.ID422Retried], "the mismatch sent again unchanged")
-	require.Equal(t, scenarios.Pass, verdicts(plain)[clientcheck.IDLostResolved])
+	require.Equal(t, verdict.Fail, verdicts(plain)[clientcheck.ID422Retried], "the mismatch sent again unchanged")
+	require.Equal(t, verdict.Pass, verdicts(plain)[clientcheck.IDLostResolved])
 
 	compressed, n := run(true)
 	require.Equal(t, int32(6), n, "every answer of the target was gzipped (two of them the proxy replaced with its 503)")

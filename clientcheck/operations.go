@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/idemproof/idemproof/faultproxy"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // OperationIDPrefix starts the ID of a per-operation result: "client/operation/order-1".
@@ -23,9 +23,9 @@ const maxAnswersInMessage = 6
 // per-attempt history as the record, so every report draws a timeline per operation, and
 // the time from its first attempt to its last answer as its duration. They never fail a
 // run; the checks do.
-func Operations(o Observation) []scenarios.Result {
+func Operations(o Observation) []verdict.Result {
 	a := analyse(&o)
-	var out []scenarios.Result
+	var out []verdict.Result
 	for _, op := range a.allOperations() {
 		if len(out) == MaxOperationResults {
 			break
@@ -46,18 +46,18 @@ func Operations(o Observation) []scenarios.Result {
 			effects = fmt.Sprintf("%d side effect(s)", n)
 		}
 		span := a.span(attempts)
-		out = append(out, scenarios.Result{
+		out = append(out, verdict.Result{
 			ScenarioID:  OperationIDPrefix + op,
 			Description: "what happened to one logical operation",
 			Requirement: "one key, one effect, an honest outcome",
 			Source:      "client-check",
-			Level:       scenarios.LevelPolicy,
+			Level:       verdict.LevelPolicy,
 			Labels:      []string{"client", "operation"},
 			Target:      Target,
-			Verdict:     scenarios.Info,
+			Verdict:     verdict.Info,
 			Message: fmt.Sprintf("%d attempt(s) under %d key(s), %s, faults: %s; answers: %s; %s",
 				len(attempts), len(keys), effects, faultsText(attempts), a.answersText(attempts), client),
-			Evidence:   scenarios.Evidence{Record: a.record(op, attempts)},
+			Evidence:   verdict.Evidence{Record: a.record(op, attempts)},
 			Duration:   span,
 			DurationMS: millis(span),
 		})

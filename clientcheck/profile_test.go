@@ -18,6 +18,7 @@ import (
 	"github.com/idemproof/idemproof/clientcheck"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -346,18 +347,18 @@ func TestThe409KindSaysTheWaitWhereTheRuleSaysAndTheClientIsHeldToIt(t *testing.
 	res, err := clientcheck.Run(context.Background(), clientcheck.Config{Profile: p, FaultSpec: "409=1", Seed: 1, Timeout: 30 * time.Second}, refusalClientWaiting(false, false, &foreign))
 	require.NoError(t, err)
 	v := resultOf(t, res, clientcheck.ID409Hammered)
-	require.Equal(t, scenarios.Fail, v.Verdict, v.Message)
+	require.Equal(t, verdict.Fail, v.Verdict, v.Message)
 	require.Contains(t, v.Evidence.Examples[0], "(error.data.retry_after_ms 1s)", "the wait the body asked for, and where it said it")
 
 	res, err = clientcheck.Run(context.Background(), clientcheck.Config{Profile: p, FaultSpec: "409=1", Seed: 1, Timeout: 30 * time.Second}, refusalClientWaiting(false, true, &foreign))
 	require.NoError(t, err)
 	v = resultOf(t, res, clientcheck.ID409Hammered)
-	require.Equal(t, scenarios.Pass, v.Verdict, v.Message)
+	require.Equal(t, verdict.Pass, v.Verdict, v.Message)
 	require.Zero(t, foreign)
 }
 
 // resultOf is the run's result for one check.
-func resultOf(t *testing.T, res *clientcheck.Result, id string) scenarios.Result {
+func resultOf(t *testing.T, res *clientcheck.Result, id string) verdict.Result {
 	t.Helper()
 	for _, r := range res.Report.Results {
 		if r.ScenarioID == id {
@@ -365,7 +366,7 @@ func resultOf(t *testing.T, res *clientcheck.Result, id string) scenarios.Result
 		}
 	}
 	t.Fatalf("no result for %s", id)
-	return scenarios.Result{}
+	return verdict.Result{}
 }
 
 // The transport: mcp form of a profile names a tool and reads the ledger by a tool call:

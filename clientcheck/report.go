@@ -3,7 +3,7 @@ package clientcheck
 import (
 	"time"
 
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 const timeMillis = time.Millisecond
@@ -13,15 +13,15 @@ const Target = "client"
 
 // Check runs every check over the observation and returns one Result per check, in a
 // fixed order.
-func Check(o Observation) []scenarios.Result {
-	var out []scenarios.Result
+func Check(o Observation) []verdict.Result {
+	var out []verdict.Result
 	a := analyse(&o)
 	for _, c := range checks() {
 		if c.appliesTo != nil && !c.appliesTo(a) {
 			continue
 		}
 		v := c.run(a)
-		out = append(out, scenarios.Result{
+		out = append(out, verdict.Result{
 			ScenarioID:  c.id,
 			Description: c.description,
 			Requirement: c.requirement,
@@ -31,7 +31,7 @@ func Check(o Observation) []scenarios.Result {
 			Target:      Target,
 			Verdict:     v.verdict,
 			Message:     v.message,
-			Evidence:    scenarios.Evidence{Categories: v.categories, Examples: v.examples, Record: v.record},
+			Evidence:    verdict.Evidence{Categories: v.categories, Examples: v.examples, Record: v.record},
 			Duration:    o.ClientDuration,
 			DurationMS:  millis(o.ClientDuration),
 		})
@@ -43,10 +43,10 @@ func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisec
 
 // Findings returns the results that make a run fail: FAIL and UNKNOWN (an undecided
 // check is never counted as a pass). NON-STRICT counts only when strict.
-func Findings(results []scenarios.Result, strict bool) []scenarios.Result {
-	var out []scenarios.Result
+func Findings(results []verdict.Result, strict bool) []verdict.Result {
+	var out []verdict.Result
 	for _, r := range results {
-		if r.Verdict == scenarios.Fail || r.Verdict == scenarios.Unknown || (strict && r.Verdict == scenarios.NonStrict) {
+		if r.Verdict == verdict.Fail || r.Verdict == verdict.Unknown || (strict && r.Verdict == verdict.NonStrict) {
 			out = append(out, r)
 		}
 	}

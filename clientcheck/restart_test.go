@@ -8,7 +8,7 @@ import (
 
 	"github.com/idemproof/idemproof/clientcheck"
 	"github.com/idemproof/idemproof/faultproxy"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // restarted is order-1 killed after its lost first attempt (key k1) at +50ms, then
@@ -29,20 +29,20 @@ func restarted(retryKey string) clientcheck.Observation {
 
 func TestKeySurvivesRestartPassesOnlyWithTheOriginalKey(t *testing.T) {
 	v := verdicts(restarted("k1"))[clientcheck.IDKeySurvives]
-	require.Equal(t, scenarios.Pass, v.Verdict, v.Message)
+	require.Equal(t, verdict.Pass, v.Verdict, v.Message)
 	require.Equal(t, "1 restarted operation(s) resumed under their original key", v.Message)
 
 	o := restarted("k-after")
 	o.Ledger["order-1"] = 2
 	v = verdicts(o)[clientcheck.IDKeySurvives]
-	require.Equal(t, scenarios.Fail, v.Verdict, v.Message)
+	require.Equal(t, verdict.Fail, v.Verdict, v.Message)
 	require.Equal(t, map[string]int{"key-changed-across-restart": 1}, v.Evidence.Categories)
 	require.Contains(t, v.Evidence.Examples[0], "order-1: killed after an attempt under k1, retried after the restart under k-after")
 	require.NotNil(t, v.Evidence.Record, "the operation's timeline travels with the finding")
 
 	// key-per-attempt fails it too, but says what happened: a key kept in memory only.
 	v = verdicts(o)[clientcheck.IDKeyPerAttempt]
-	require.Equal(t, scenarios.Fail, v.Verdict, v.Message)
+	require.Equal(t, verdict.Fail, v.Verdict, v.Message)
 	require.Equal(t, "1 payload(s) retried under a fresh key after a restart of the client: the key was kept, but not across the restart", v.Message)
 	o.Attempts = append(o.Attempts, attempt(3, "k-again", "b1", 201, 150*time.Millisecond))
 	v = verdicts(o)[clientcheck.IDKeyPerAttempt]
@@ -53,7 +53,7 @@ func TestKeySurvivesRestartIsUnknownWhenTheOperationWasNeverResent(t *testing.T)
 	o := restarted("k1")
 	o.Attempts = o.Attempts[:1]
 	v := verdicts(o)[clientcheck.IDKeySurvives]
-	require.Equal(t, scenarios.Unknown, v.Verdict, "no retry after the restart: nothing proves the key survives")
+	require.Equal(t, verdict.Unknown, v.Verdict, "no retry after the restart: nothing proves the key survives")
 }
 
 func TestKeySurvivesRestartJudgesOnlyRunsWithRestarts(t *testing.T) {
@@ -62,7 +62,7 @@ func TestKeySurvivesRestartJudgesOnlyRunsWithRestarts(t *testing.T) {
 	o := goodObservation()
 	o.Schedule.Restart = true
 	v := verdicts(o)[clientcheck.IDKeySurvives]
-	require.Equal(t, scenarios.NA, v.Verdict, "restarts asked for, none happened")
+	require.Equal(t, verdict.NA, v.Verdict, "restarts asked for, none happened")
 }
 
 func TestRestartKindParses(t *testing.T) {

@@ -23,6 +23,7 @@ import (
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/transport"
 	"github.com/idemproof/idemproof/transport/contentcoding"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // Environment variables client-check exports to the code under test.
@@ -149,13 +150,13 @@ type Config struct {
 // Result is one run: the report (one result per check, the schedule, one per
 // operation) and what it was computed from.
 type Result struct {
-	Report      scenarios.Report
+	Report      verdict.Report
 	Observation Observation
 	Env         Env
 }
 
 // Findings returns the results that fail the run (FAIL and UNKNOWN).
-func (r *Result) Findings() []scenarios.Result { return Findings(r.Report.Results, false) }
+func (r *Result) Findings() []verdict.Result { return Findings(r.Report.Results, false) }
 
 // Err joins every finding into one error (nil when the client passed), so a plain Go
 // test can write `if err := res.Err(); err != nil { t.Fatal(err) }`.
@@ -501,15 +502,15 @@ func newEnv(p *scenarios.Profile, entity scenarios.EntityRef, base, admin, outco
 
 // NewReport wraps the checks of o, the applied fault schedule, then one INFO result per
 // operation (Operations), into a report the scenarios/report renderers accept.
-func NewReport(o Observation, seed int64, started time.Time) scenarios.Report {
+func NewReport(o Observation, seed int64, started time.Time) verdict.Report {
 	results := append(append(Check(o), scheduleResult(o)), Operations(o)...)
 	for _, r := range results {
 		if r.Evidence.Record != nil {
 			r.Evidence.Record.Seed = seed // the run that repeats it, once runs are combined (--repeat)
 		}
 	}
-	return scenarios.Report{
-		SchemaVersion: scenarios.ReportSchemaVersion,
+	return verdict.Report{
+		SchemaVersion: verdict.ReportSchemaVersion,
 		Tool:          "idemproof client-check",
 		Seed:          seed,
 		Started:       started.UTC(),

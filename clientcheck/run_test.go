@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/clientcheck"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // refundLoop posts one refund per order, up to 4 attempts each; keyFor decides the key of
@@ -100,7 +100,7 @@ func TestRunReportsAClientThatNeverCalls(t *testing.T) {
 	require.NoError(t, err)
 	findings := res.Findings()
 	require.Len(t, findings, 1)
-	require.Equal(t, scenarios.Unknown, findings[0].Verdict)
+	require.Equal(t, verdict.Unknown, findings[0].Verdict)
 }
 
 func TestRunRefusesABadFaultSpec(t *testing.T) {
@@ -140,7 +140,7 @@ func hammerer(ctx context.Context, env clientcheck.Env) error {
 func TestRunCatchesA409HammeredWithTheServersRetryAfter(t *testing.T) {
 	res, err := clientcheck.Run(context.Background(), clientcheck.Config{FaultSpec: "none", Timeout: 30 * time.Second}, hammerer)
 	require.NoError(t, err)
-	var hammered *scenarios.Result
+	var hammered *verdict.Result
 	for _, f := range res.Findings() {
 		if f.ScenarioID == clientcheck.ID409Hammered {
 			hammered = &f

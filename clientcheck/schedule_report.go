@@ -6,8 +6,7 @@ import (
 	"strings"
 
 	"github.com/idemproof/idemproof/faultproxy"
-	"github.com/idemproof/idemproof/scenarios"
-	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // IDFaultSchedule is the INFO result that says which faults were applied to what.
@@ -111,7 +110,7 @@ func ScheduleLines(o Observation) []string {
 }
 
 // scheduleResult is the INFO result of the applied schedule.
-func scheduleResult(o Observation) scenarios.Result {
+func scheduleResult(o Observation) verdict.Result {
 	lines := ScheduleLines(o)
 	cats := map[string]int{}
 	for _, r := range o.Attempts {
@@ -123,16 +122,16 @@ func scheduleResult(o Observation) scenarios.Result {
 	if len(lines) > 0 {
 		msg += ": " + strings.Join(lines, "; ")
 	}
-	return scenarios.Result{
+	return verdict.Result{
 		ScenarioID:  IDFaultSchedule,
 		Description: "the faults applied, per operation",
 		Requirement: "every fault kind asked for hits an operation",
 		Source:      "client-check",
-		Level:       scenarios.LevelPolicy,
-		Labels:      []string{"client", "faults", report.SummaryLabel},
+		Level:       verdict.LevelPolicy,
+		Labels:      []string{"client", "faults", verdict.SummaryLabel},
 		Target:      Target,
-		Verdict:     scenarios.Info,
+		Verdict:     verdict.Info,
 		Message:     msg,
-		Evidence:    scenarios.Evidence{Categories: cats, Examples: lines},
+		Evidence:    verdict.Evidence{Categories: cats, Examples: lines},
 	}
 }

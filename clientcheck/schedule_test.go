@@ -14,6 +14,7 @@ import (
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 func keepsItsKey(order, _ int) string { return fmt.Sprintf("refund-order-%d", order) }
@@ -42,14 +43,14 @@ func TestTwoFaultKindsAreBothAppliedAndReported(t *testing.T) {
 	require.Contains(t, lines, ": 422, applied to 1 attempt(s)")
 	require.NotContains(t, lines, "never applied")
 
-	var schedule *scenarios.Result
+	var schedule *verdict.Result
 	for _, r := range res.Report.Results {
 		if r.ScenarioID == clientcheck.IDFaultSchedule {
 			schedule = &r
 		}
 	}
 	require.NotNil(t, schedule, "the schedule is a result of the report (JSON, JUnit, HTML)")
-	require.Equal(t, scenarios.Info, schedule.Verdict)
+	require.Equal(t, verdict.Info, schedule.Verdict)
 	require.Equal(t, map[string]int{faultproxy.FaultBeforeStatus: 4}, schedule.Evidence.Categories)
 	require.Contains(t, schedule.Message, "409=1,422 (seed 3) over 4 operation(s)")
 

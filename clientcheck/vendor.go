@@ -10,6 +10,7 @@ import (
 
 	"github.com/idemproof/idemproof/downstream"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // The vendor boundary, seen from the client's side: when the target calls a vendor (the
@@ -96,10 +97,10 @@ func checkVendorOnce(o *analysis) conclusion {
 			skipped++ // the API itself did it more than once: client/one-effect-per-operation says so
 		case n == 1 && v.Effects == 0:
 			judged++
-			f.addOp(scenarios.CatLost, fmt.Sprintf("%s took effect once at the target, not at its vendor within downstream.settle after the run (%d call(s); a target that delivers later declares that as downstream.settle)", op, v.Calls), o, op, attempts[op])
+			f.addOp(verdict.CatLost, fmt.Sprintf("%s took effect once at the target, not at its vendor within downstream.settle after the run (%d call(s); a target that delivers later declares that as downstream.settle)", op, v.Calls), o, op, attempts[op])
 		case v.Effects > n:
 			judged++
-			f.addOp(scenarios.CatDuplicated, fmt.Sprintf("%s took effect %d time(s) at the target, %d at its vendor (%d call(s), %d without a key)", op, n, v.Effects, v.Calls, v.Unkeyed), o, op, attempts[op])
+			f.addOp(verdict.CatDuplicated, fmt.Sprintf("%s took effect %d time(s) at the target, %d at its vendor (%d call(s), %d without a key)", op, n, v.Effects, v.Calls, v.Unkeyed), o, op, attempts[op])
 		default:
 			judged++
 		}

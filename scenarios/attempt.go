@@ -7,6 +7,7 @@ import (
 
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/transport"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // sendAttempt performs one attempt through the target's transport and returns its
@@ -14,10 +15,10 @@ import (
 // a business error, info for anything whose outcome the client cannot know (a server
 // error, reset, closed, truncated, timed out, an event stream cut before the answer). An
 // error means the attempt could not be made at all (an MCP session could not be set up).
-func (t *target) sendAttempt(ctx context.Context, s transport.Sender, req *transport.Request, timeout time.Duration) (Op, error) {
+func (t *target) sendAttempt(ctx context.Context, s transport.Sender, req *transport.Request, timeout time.Duration) (verdict.Op, error) {
 	a, err := s.Send(ctx, req, timeout)
 	if err != nil {
-		return Op{Type: OpInfo, Error: "not sent: " + err.Error(), Class: outcome.Info}, err
+		return verdict.Op{Type: verdict.OpInfo, Error: "not sent: " + err.Error(), Class: outcome.Info}, err
 	}
 	return answerOp(a, t.keepHeaders()), nil
 }
@@ -25,24 +26,24 @@ func (t *target) sendAttempt(ctx context.Context, s transport.Sender, req *trans
 // send performs one plain HTTP attempt on the given client — for steps that must choose
 // the client themselves (connection reuse) — and returns its completion event, typed as
 // sendAttempt types it.
-func send(ctx context.Context, c *http.Client, req *http.Request, timeout time.Duration, keep []string, cl outcome.Classifier) Op {
+func send(ctx context.Context, c *http.Client, req *http.Request, timeout time.Duration, keep []string, cl outcome.Classifier) verdict.Op {
 	return answerOp(transport.Do(ctx, c, req, timeout, cl, nil), keep)
 }
 
 // answerOp is the completion event of an answer.
-func answerOp(a transport.Answer, keep []string) Op {
-	op := Op{Status: a.Status, Body: a.Body, Headers: pickHeaders(a.Header, keep), Error: a.Err, Class: a.Class,
+func answerOp(a transport.Answer, keep []string) verdict.Op {
+	op := verdict.Op{Status: a.Status, Body: a.Body, Headers: pickHeaders(a.Header, keep), Error: a.Err, Class: a.Class,
 		RPCID: a.RPCID, RPCMethod: a.RPCMethod, RequestSHA256: a.RequestSHA256}
 	switch {
 	case !a.Class.Determinate(), a.Class == outcome.ServerError:
-		op.Type = OpInfo
+		op.Type = verdict.OpInfo
 	case a.Class == outcome.Success:
-		op.Type = OpOK
+		op.Type = verdict.OpOK
 	case a.Status >= 300 && a.Status <= 399:
 		// A redirect (not followed) is no result of the operation the checkers can use.
-		op.Type = OpInfo
+		op.Type = verdict.OpInfo
 	default:
-		op.Type = OpFail
+		op.Type = verdict.OpFail
 	}
 	return op
 }

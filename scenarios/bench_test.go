@@ -13,6 +13,7 @@ import (
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // BenchmarkRunnerBurst1000 is race/burst-1000 through the runner: proxy start, 1,000
@@ -23,7 +24,7 @@ func BenchmarkRunnerBurst1000(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"race/burst-1000"}})
-		if err != nil || rep.Results[0].Verdict != scenarios.Pass {
+		if err != nil || rep.Results[0].Verdict != verdict.Pass {
 			b.Fatalf("run: %v %+v", err, rep)
 		}
 	}

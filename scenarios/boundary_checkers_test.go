@@ -13,6 +13,7 @@ import (
 	"github.com/idemproof/idemproof/downstream"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // vendorCall is one recorded call of the downstream sink.
@@ -20,7 +21,7 @@ func vendorCall(seq uint64, key string, answer downstream.Answer) downstream.Cal
 	return downstream.Call{Seq: seq, Key: key, HasKey: key != "", Entity: "e", Answer: answer}
 }
 
-func judgeBoundary(t *testing.T, id string, rec scenarios.Record) (scenarios.Verdict, string, scenarios.Evidence) {
+func judgeBoundary(t *testing.T, id string, rec verdict.Record) (verdict.Verdict, string, verdict.Evidence) {
 	t.Helper()
 	sc, ok := scenarios.Lookup(id)
 	require.True(t, ok, id)
@@ -29,8 +30,8 @@ func judgeBoundary(t *testing.T, id string, rec scenarios.Record) (scenarios.Ver
 	return sc.Check(rec, p)
 }
 
-func boundaryRecord(ledger int, calls ...downstream.Call) scenarios.Record {
-	rec := newHistory().at(0, "original", scenarios.OpOK, 201, `{}`, nil).record(ledger)
+func boundaryRecord(ledger int, calls ...downstream.Call) verdict.Record {
+	rec := newHistory().at(0, "original", verdict.OpOK, 201, `{}`, nil).record(ledger)
 	rec.Downstream = calls
 	return rec
 }
@@ -38,53 +39,53 @@ func boundaryRecord(ledger int, calls ...downstream.Call) scenarios.Record {
 func TestBoundaryPassesOneVendorEffectUnderOneKey(t *testing.T) {
 	v, msg, _ := judgeBoundary(t, "boundary/retry-same-downstream-key", boundaryRecord(1,
 		vendorCall(1, "k", downstream.Answer503After), vendorCall(2, "k", downstream.AnswerReplayed)))
-	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, verdict.Pass, v, msg)
 }
 
 func TestBoundaryFailsAnUnkeyedRedriveAsDuplicated(t *testing.T) {
 	v, msg, ev := judgeBoundary(t, "boundary/retry-same-downstream-key", boundaryRecord(1,
 		vendorCall(1, "", downstream.Answer503After), vendorCall(2, "", downstream.AnswerCommitted)))
-	require.Equal(t, scenarios.Fail, v, msg)
-	require.Equal(t, map[string]int{scenarios.CatDuplicated: 1, scenarios.CatUnkeyed: 2}, ev.Categories)
+	require.Equal(t, verdict.Fail, v, msg)
+	require.Equal(t, map[string]int{verdict.CatDuplicated: 1, scenarios.CatUnkeyed: 2}, ev.Categories)
 }
 
 func TestBoundaryFailsALostVendorCallAndIsInfoWithoutARedrive(t *testing.T) {
 	v, msg, ev := judgeBoundary(t, "boundary/crash-between-commit-and-call", boundaryRecord(1))
-	require.Equal(t, scenarios.Fail, v, msg)
-	require.Equal(t, map[string]int{scenarios.CatLost: 1}, ev.Categories)
+	require.Equal(t, verdict.Fail, v, msg)
+	require.Equal(t, map[string]int{verdict.CatLost: 1}, ev.Categories)
 	require.Contains(t, msg, "2s settle window")
 
 	v, msg, _ = judgeBoundary(t, "boundary/retry-same-downstream-key", boundaryRecord(1, vendorCall(1, "k", downstream.Answer503After)))
-	require.Equal(t, scenarios.Info, v, "the key's stability was never exercised: no pass without proof (%s)", msg)
+	require.Equal(t, verdict.Info, v, "the key's stability was never exercised: no pass without proof (%s)", msg)
 }
 
 func TestBoundaryFailsASecondCallOnAReplayAndChangedKeys(t *testing.T) {
 	v, msg, _ := judgeBoundary(t, "boundary/replay-no-second-call", boundaryRecord(1,
 		vendorCall(1, "k", downstream.AnswerCommitted), vendorCall(2, "k", downstream.AnswerReplayed)))
-	require.Equal(t, scenarios.Fail, v, "deduplicated by the vendor, but the replay called it again: %s", msg)
+	require.Equal(t, verdict.Fail, v, "deduplicated by the vendor, but the replay called it again: %s", msg)
 
 	v, msg, ev := judgeBoundary(t, "boundary/vendor-5xx-then-retry", boundaryRecord(1,
 		vendorCall(1, "k1", downstream.Answer503Before), vendorCall(2, "k2", downstream.AnswerCommitted)))
-	require.Equal(t, scenarios.Fail, v, msg)
+	require.Equal(t, verdict.Fail, v, msg)
 	require.Equal(t, map[string]int{scenarios.CatKeyChanged: 1}, ev.Categories)
 }
 
 func TestBoundaryIsUnknownWhenTheAPIDidNotCommitOnceOrNothingWasRefused(t *testing.T) {
 	v, _, _ := judgeBoundary(t, "boundary/replay-no-second-call", boundaryRecord(2, vendorCall(1, "k", downstream.AnswerCommitted)))
-	require.Equal(t, scenarios.Unknown, v)
+	require.Equal(t, verdict.Unknown, v)
 
 	rec := boundaryRecord(1, vendorCall(1, "k", downstream.AnswerCommitted))
 	v, _, _ = judgeBoundary(t, "boundary/no-call-on-refusal", rec)
-	require.Equal(t, scenarios.Unknown, v, "no step was refused")
+	require.Equal(t, verdict.Unknown, v, "no step was refused")
 
 	rec.History = append(rec.History,
-		scenarios.Op{Type: scenarios.OpInvoke, Step: "mismatch"},
-		scenarios.Op{Type: scenarios.OpFail, Step: "mismatch", Status: 422, Class: outcome.Mismatch})
+		verdict.Op{Type: verdict.OpInvoke, Step: "mismatch"},
+		verdict.Op{Type: verdict.OpFail, Step: "mismatch", Status: 422, Class: outcome.Mismatch})
 	v, msg, _ := judgeBoundary(t, "boundary/no-call-on-refusal", rec)
-	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, verdict.Pass, v, msg)
 	rec.Downstream = append(rec.Downstream, vendorCall(2, "k", downstream.AnswerReplayed))
 	v, _, ev := judgeBoundary(t, "boundary/no-call-on-refusal", rec)
-	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, verdict.Fail, v)
 	require.Equal(t, map[string]int{scenarios.CatCalledOnRefusal: 1}, ev.Categories)
 }
 
@@ -133,18 +134,18 @@ func TestBoundaryAllowsAKeyedResendAfterTheCallerLostTheVendorsAnswer(t *testing
 	for _, id := range []string{"boundary/replay-no-second-call", "boundary/no-call-on-refusal"} {
 		rec := boundaryRecord(1, lost, vendorCall(2, "k", downstream.AnswerReplayed))
 		if id == "boundary/no-call-on-refusal" {
-			rec.History = append(rec.History, newHistory().at(1, "repeat", scenarios.OpFail, 409, `{}`, nil).record(1).History...)
+			rec.History = append(rec.History, newHistory().at(1, "repeat", verdict.OpFail, 409, `{}`, nil).record(1).History...)
 		}
 		v, msg, _ := judgeBoundary(t, id, rec)
-		require.Equal(t, scenarios.Pass, v, "%s: %s", id, msg)
+		require.Equal(t, verdict.Pass, v, "%s: %s", id, msg)
 		require.Contains(t, msg, "1 re-sent after the target hung up")
 	}
 
 	// One lost answer justifies one more call, not two.
 	v, msg, ev := judgeBoundary(t, "boundary/replay-no-second-call", boundaryRecord(1,
 		lost, vendorCall(2, "k", downstream.AnswerReplayed), vendorCall(3, "k", downstream.AnswerReplayed)))
-	require.Equal(t, scenarios.Fail, v, msg)
-	require.Equal(t, map[string]int{scenarios.CatDuplicated: 1}, ev.Categories)
+	require.Equal(t, verdict.Fail, v, msg)
+	require.Equal(t, map[string]int{verdict.CatDuplicated: 1}, ev.Categories)
 	require.Contains(t, msg, "1 of them re-sent because the target hung up")
 	require.Contains(t, ev.Examples[0], "#1 key=k committed (caller gone before the answer)")
 
@@ -152,12 +153,12 @@ func TestBoundaryAllowsAKeyedResendAfterTheCallerLostTheVendorsAnswer(t *testing
 	v, msg, _ = judgeBoundary(t, "boundary/replay-no-second-call", boundaryRecord(1,
 		downstream.Call{Seq: 1, Entity: "e", Answer: downstream.AnswerCommitted, CallerLeft: true},
 		downstream.Call{Seq: 2, Entity: "e", Answer: downstream.AnswerCommitted}))
-	require.Equal(t, scenarios.Fail, v, msg)
+	require.Equal(t, verdict.Fail, v, msg)
 
 	// The last call's caller leaving justifies nothing after it.
 	last := vendorCall(2, "k", downstream.AnswerReplayed)
 	last.CallerLeft = true
 	v, msg, _ = judgeBoundary(t, "boundary/replay-no-second-call", boundaryRecord(1,
 		vendorCall(1, "k", downstream.AnswerCommitted), last))
-	require.Equal(t, scenarios.Fail, v, msg)
+	require.Equal(t, verdict.Fail, v, msg)
 }

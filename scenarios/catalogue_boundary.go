@@ -6,6 +6,7 @@ import (
 	"github.com/idemproof/idemproof/downstream"
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // The boundary: "the key deduplicates your API, not the internet". A target that writes
@@ -35,7 +36,7 @@ func boundaryScenarios() []Scenario {
 			Description: "a replay after a lost response makes no new vendor call",
 			Requirement: "the vendor is called once per committed operation: a replay calls nobody",
 			Source:      srcBoundary,
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      labels("after-upstream", "safety"),
 			Needs:       []Capability{CapDownstream},
 			Faults:      []FaultOn{{Attempts: firstAttempt, Fault: faultproxy.FaultSpec{Type: faultproxy.FaultAfterStatus, Status: 503}}},
@@ -47,7 +48,7 @@ func boundaryScenarios() []Scenario {
 			Description: "a re-driven vendor call (its answer was lost) carries the same derived key",
 			Requirement: "every call for one operation carries one downstream key, so the vendor does it once",
 			Source:      and(srcBoundary, srcStripe),
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      labels("vendor-after-commit", "safety"),
 			Needs:       []Capability{CapDownstream},
 			Steps:       []Step{{Name: "original"}},
@@ -59,7 +60,7 @@ func boundaryScenarios() []Scenario {
 			Description: "the vendor fails once (503, nothing done); the retry ends with exactly one vendor effect",
 			Requirement: "a vendor failure is retried (by the API or its worker) until the vendor did it once",
 			Source:      srcBoundary,
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      labels("vendor-before-commit", "safety"),
 			Needs:       []Capability{CapDownstream},
 			Steps:       []Step{{Name: "original"}},
@@ -71,7 +72,7 @@ func boundaryScenarios() []Scenario {
 			Description: "the API crashes after its commit, before it called the vendor; the recovery calls it exactly once",
 			Requirement: "a committed operation's vendor call survives a crash (a retry or a background completer makes it), once, under a stable key",
 			Source:      and(srcBoundary, srcBrandur),
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      labels("crash", "safety"),
 			Needs:       []Capability{CapDownstream, CapCrashAfterCommit},
 			Steps:       []Step{{Name: "original", Hook: HookCrashAfterCommit}, {Name: "retry"}},
@@ -82,7 +83,7 @@ func boundaryScenarios() []Scenario {
 			Description: "answers that refuse the request (409 in flight, 422 mismatch) never call the vendor",
 			Requirement: "a refused request does no work, here or downstream: the vendor hears of the operation once",
 			Source:      and(srcBoundary, srcDraftErrors),
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      labels("before-upstream", "safety"),
 			Needs:       []Capability{CapDownstream, CapSlow, CapAlteredBody},
 			Faults:      inFlightFaults,
@@ -115,17 +116,17 @@ type vendorCheck struct {
 // step. Lost answers of the client (info) never fail by themselves: the vendor's ledger
 // and the API's are what is judged.
 func vendorOnce(c vendorCheck) Checker {
-	return func(r Record, p *Profile) (Verdict, string, Evidence) {
+	return func(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 		if r.LedgerErr != "" {
 			return unknownLedger(r)
 		}
 		var f finding
 		if r.DownstreamErr != "" {
-			return f.result(Unknown, "the vendor's calls could not be read: %s", r.DownstreamErr)
+			return f.result(verdict.Unknown, "the vendor's calls could not be read: %s", r.DownstreamErr)
 		}
 		n := r.Ledger[LedgerOperation]
 		if n != 1 {
-			return f.result(Unknown, "the API's own ledger shows %d side effect(s), not 1: the vendor's count cannot be judged against it (the replay and recovery scenarios judge the API)", n)
+			return f.result(verdict.Unknown, "the API's own ledger shows %d side effect(s), not 1: the vendor's count cannot be judged against it (the replay and recovery scenarios judge the API)", n)
 		}
 		if len(c.refusals) > 0 {
 			refused := 0
@@ -135,51 +136,51 @@ func vendorOnce(c vendorCheck) Checker {
 				}
 			}
 			if refused == 0 {
-				return f.result(Unknown, "no step was refused (%s): nothing to judge about refusals", strings.Join(c.refusals, ", "))
+				return f.result(verdict.Unknown, "no step was refused (%s): nothing to judge about refusals", strings.Join(c.refusals, ", "))
 			}
 		}
 		l := downstream.LedgerOf(r.Downstream)
 		settle := p.Downstream.settle()
 		switch {
 		case l.Effects == 0:
-			f.count(CatLost, 1)
+			f.count(verdict.CatLost, 1)
 			f.example("the API committed 1 side effect; %d call(s) reached the vendor, none took effect, within %s after the last answer", l.Calls, settle)
-			return f.result(Fail, "the committed operation never took effect at the vendor (%d call(s) within the %s settle window; a target that delivers later, e.g. an outbox polling less often, declares that as downstream.settle)", l.Calls, settle)
+			return f.result(verdict.Fail, "the committed operation never took effect at the vendor (%d call(s) within the %s settle window; a target that delivers later, e.g. an outbox polling less often, declares that as downstream.settle)", l.Calls, settle)
 		case l.Effects > 1:
-			f.count(CatDuplicated, l.Effects-1)
+			f.count(verdict.CatDuplicated, l.Effects-1)
 			if l.Unkeyed > 0 {
 				f.count(CatUnkeyed, l.Unkeyed)
 			}
 			f.example("%d vendor calls: %s", l.Calls, callsText(r.Downstream))
-			return f.result(Fail, "the vendor did one operation %d times (%d call(s), %d without a key)", l.Effects, l.Calls, l.Unkeyed)
+			return f.result(verdict.Fail, "the vendor did one operation %d times (%d call(s), %d without a key)", l.Effects, l.Calls, l.Unkeyed)
 		}
 		if c.sameKey && len(r.Downstream) > 1 {
 			if l.Unkeyed > 0 {
 				f.count(CatUnkeyed, l.Unkeyed)
 				f.example("%s", callsText(r.Downstream))
-				return f.result(Fail, "%d of %d vendor calls for one operation carried no key: a re-drive is a new operation for the vendor", l.Unkeyed, l.Calls)
+				return f.result(verdict.Fail, "%d of %d vendor calls for one operation carried no key: a re-drive is a new operation for the vendor", l.Unkeyed, l.Calls)
 			}
 			if l.Keys() > 1 {
 				f.count(CatKeyChanged, l.Keys()-1)
 				f.example("%s", callsText(r.Downstream))
-				return f.result(Fail, "the vendor calls of one operation carried %d different keys", l.Keys())
+				return f.result(verdict.Fail, "the vendor calls of one operation carried %d different keys", l.Keys())
 			}
 		}
 		resent := resentAfterLostAnswer(r.Downstream)
 		if c.oneCall && l.Calls-1 > resent {
-			cat := CatDuplicated
+			cat := verdict.CatDuplicated
 			if len(c.refusals) > 0 {
 				cat = CatCalledOnRefusal
 			}
 			f.count(cat, l.Calls-1-resent)
 			f.example("%s", callsText(r.Downstream))
 			if resent > 0 {
-				return f.result(Fail, "%d vendor calls for one committed operation and no vendor failure, %d of them re-sent because the target hung up before the vendor's answer: a replay or a refusal called the vendor again (the vendor deduplicated it by key)", l.Calls, resent)
+				return f.result(verdict.Fail, "%d vendor calls for one committed operation and no vendor failure, %d of them re-sent because the target hung up before the vendor's answer: a replay or a refusal called the vendor again (the vendor deduplicated it by key)", l.Calls, resent)
 			}
-			return f.result(Fail, "%d vendor calls for one committed operation and no vendor failure: a replay or a refusal called the vendor again (the vendor deduplicated it by key)", l.Calls)
+			return f.result(verdict.Fail, "%d vendor calls for one committed operation and no vendor failure: a replay or a refusal called the vendor again (the vendor deduplicated it by key)", l.Calls)
 		}
 		if c.wantRedrive && l.Calls < 2 {
-			return f.result(Info, "the vendor's answer was lost and the target never re-drove the call: one effect, the key's stability not exercised")
+			return f.result(verdict.Info, "the vendor's answer was lost and the target never re-drove the call: one effect, the key's stability not exercised")
 		}
 		key := "no key"
 		for k := range l.PerKey {
@@ -188,9 +189,9 @@ func vendorOnce(c vendorCheck) Checker {
 			}
 		}
 		if c.oneCall && resent > 0 {
-			return f.result(Pass, "the vendor did it once: %d call(s) under %s; %d re-sent after the target hung up before the vendor's answer (its own timeout: at-least-once delivery, not a second operation)", l.Calls, key, resent)
+			return f.result(verdict.Pass, "the vendor did it once: %d call(s) under %s; %d re-sent after the target hung up before the vendor's answer (its own timeout: at-least-once delivery, not a second operation)", l.Calls, key, resent)
 		}
-		return f.result(Pass, "the vendor did it once: %d call(s) under %s", l.Calls, key)
+		return f.result(verdict.Pass, "the vendor did it once: %d call(s) under %s", l.Calls, key)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 const srcRFC9457 = "RFC 9457 (Problem Details for HTTP APIs)"
@@ -19,7 +20,7 @@ func errorScenarios() []Scenario {
 		Description: "the missing-key, in-flight and mismatch refusals are RFC 9457 problem details",
 		Requirement: "the 400, 409 and 422 refusals are application/problem+json with a type or title",
 		Source:      and(srcDraftErrors, srcRFC9457),
-		Level:       LevelShould,
+		Level:       verdict.LevelShould,
 		Labels:      []string{"group:errors", "fault:before-upstream", "level:should"},
 		Needs:       []Capability{CapSlow, CapAlteredBody, CapHTTPRefusals},
 		// The repeat is delayed by the proxy for a quarter of the slow hook, so it arrives
@@ -37,7 +38,7 @@ func errorScenarios() []Scenario {
 
 // problemJSON inspects every refusal the steps provoked; a step that was not refused
 // (a missing key declared optional, a repeat made to wait) has nothing to inspect.
-func problemJSON(r Record, p *Profile) (Verdict, string, Evidence) {
+func problemJSON(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	var f finding
 	var good, bad, unseen, inBody []string
 	for _, want := range []struct {
@@ -72,23 +73,23 @@ func problemJSON(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	switch {
 	case len(bad) > 0:
-		return f.result(NonStrict, "refusals that are not RFC 9457 problem details: %s", strings.Join(bad, "; "))
+		return f.result(verdict.NonStrict, "refusals that are not RFC 9457 problem details: %s", strings.Join(bad, "; "))
 	case len(good) == 0 && len(unseen) == 0 && len(inBody) > 0:
-		return f.result(Info, "the refusals are successes by status that the profile's outcome rules recognise (%s): RFC 9457 is about HTTP error responses, none to inspect",
+		return f.result(verdict.Info, "the refusals are successes by status that the profile's outcome rules recognise (%s): RFC 9457 is about HTTP error responses, none to inspect",
 			strings.Join(inBody, ", "))
 	case len(good) == 0 && len(unseen) > 0:
-		return f.result(Unknown, "no refusal to inspect: the answer to %s was not seen (info)", strings.Join(unseen, ", "))
+		return f.result(verdict.Unknown, "no refusal to inspect: the answer to %s was not seen (info)", strings.Join(unseen, ", "))
 	case len(good) == 0:
 		// Nothing was refused (a key declared optional, a repeat made to wait, no
 		// fingerprint): the scenarios that expect those refusals judge that.
-		return f.result(Info, "nothing was refused (unkeyed %s, in-flight repeat %s, other payload %s): no problem details to inspect",
+		return f.result(verdict.Info, "nothing was refused (unkeyed %s, in-flight repeat %s, other payload %s): no problem details to inspect",
 			describeAnswer(r, "unkeyed"), describeAnswer(r, "repeat"), describeAnswer(r, "mismatch"))
 	}
-	return f.result(Pass, "the %s refusal(s) are application/problem+json with a type or title", strings.Join(good, ", "))
+	return f.result(verdict.Pass, "the %s refusal(s) are application/problem+json with a type or title", strings.Join(good, ", "))
 }
 
 // notProblem says why an answer is not an RFC 9457 problem ("" when it is one).
-func notProblem(a Op) string {
+func notProblem(a verdict.Op) string {
 	ct := a.Headers["Content-Type"]
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil || mt != "application/problem+json" {
@@ -107,7 +108,7 @@ func notProblem(a Op) string {
 	return "no \"type\" or \"title\" member"
 }
 
-func describeAnswer(r Record, step string) string {
+func describeAnswer(r verdict.Record, step string) string {
 	a, ok := stepAnswer(r, step)
 	if !ok {
 		return "not answered"

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 func fingerprintScenarios() []Scenario {
@@ -14,7 +15,7 @@ func fingerprintScenarios() []Scenario {
 			Description: "the same key with another payload is refused",
 			Requirement: "reuse with another payload gets expect.mismatch (422 by default) and no second side effect",
 			Source:      and(srcDraftErrors, srcDraftFingerprint),
-			Level:       LevelMust,
+			Level:       verdict.LevelMust,
 			Labels:      []string{"group:fingerprint", "fault:none", "level:must"},
 			Needs:       []Capability{CapAlteredBody},
 			Steps:       []Step{{Name: "original"}, {Name: "altered", Payload: PayloadAltered}},
@@ -25,7 +26,7 @@ func fingerprintScenarios() []Scenario {
 			Description: "the uncorrected changed request fails again on its next try",
 			Requirement: "a refused payload is refused every time, never executed or replayed later",
 			Source:      srcDraftErrors,
-			Level:       LevelMust,
+			Level:       verdict.LevelMust,
 			Labels:      []string{"group:fingerprint", "fault:none", "level:must"},
 			Needs:       []Capability{CapAlteredBody},
 			Steps:       []Step{{Name: "original"}, {Name: "altered", Payload: PayloadAltered}, {Name: "altered-again", Payload: PayloadAltered}},
@@ -36,7 +37,7 @@ func fingerprintScenarios() []Scenario {
 			Description: "after a mismatch, the original payload still replays the original response",
 			Requirement: "a refused payload does not poison the stored record",
 			Source:      and(srcDraftFingerprint, srcSeed),
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:fingerprint", "fault:none", "level:safety"},
 			Needs:       []Capability{CapAlteredBody},
 			Steps:       []Step{{Name: "original"}, {Name: "altered", Payload: PayloadAltered}, {Name: "repeat"}},
@@ -47,7 +48,7 @@ func fingerprintScenarios() []Scenario {
 			Description: fmt.Sprintf("the same key with one member of the body changed at a time (up to %d) is refused each time", maxChangedMembers),
 			Requirement: "every member of the payload is in the fingerprint: reuse with any one member changed gets expect.mismatch, never the original's response (a member left out on purpose is declared in expect.fingerprint_ignores)",
 			Source:      and(srcDraftErrors, srcDraftFingerprint),
-			Level:       LevelShould,
+			Level:       verdict.LevelShould,
 			Labels:      []string{"group:fingerprint", "fault:none", "level:should"},
 			Needs:       []Capability{CapChangeableBody},
 			Steps:       memberSteps(),
@@ -67,7 +68,7 @@ func variantScenario(id, what string, v Variant, need Capability) Scenario {
 		Description: what + ": treated as the same request, refused as a mismatch, or executed again",
 		Requirement: what + ": reported as the same request, a mismatch or a new execution (the fingerprint is the server's choice); two executions under one key FAIL",
 		Source:      srcDraftFingerprint,
-		Level:       LevelPolicy,
+		Level:       verdict.LevelPolicy,
 		Labels:      []string{"group:fingerprint", "fault:none", "level:policy"},
 		Steps:       []Step{{Name: "original"}, {Name: "variant", Variant: v}},
 		Check:       variantPolicy,
@@ -79,7 +80,7 @@ func variantScenario(id, what string, v Variant, need Capability) Scenario {
 }
 
 func mismatchAt(step string) Checker {
-	return func(r Record, p *Profile) (Verdict, string, Evidence) {
+	return func(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 		var f finding
 		orig, v, msg, ev, ok := succeededOriginal(r, &f)
 		if !ok {
@@ -88,68 +89,68 @@ func mismatchAt(step string) Checker {
 		a, _ := stepAnswer(r, step)
 		n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
 		if n > allowed {
-			f.count(CatDuplicated, n-allowed)
+			f.count(verdict.CatDuplicated, n-allowed)
 			f.example("%s got %s", step, describe(a))
 			f.blame(a, wantText(p.Expect.Mismatch, outcome.Mismatch)+", no execution")
-			return f.result(Fail, "another payload executed under the same key: %d side effects", n)
+			return f.result(verdict.Fail, "another payload executed under the same key: %d side effects", n)
 		}
 		if a.Class == outcome.Mismatch {
-			return f.result(Pass, "%s got %s; one side effect", step, describe(a))
+			return f.result(verdict.Pass, "%s got %s; one side effect", step, describe(a))
 		}
 		if unseen(a) {
-			return f.result(Unknown, "%s was not seen (%s): whether it was refused cannot be told", step, describe(a))
+			return f.result(verdict.Unknown, "%s was not seen (%s): whether it was refused cannot be told", step, describe(a))
 		}
 		if isSuccess(a) && allowed > 1 {
-			return f.result(Unknown, "%s: nothing to judge", mayBeLate(step, p))
+			return f.result(verdict.Unknown, "%s: nothing to judge", mayBeLate(step, p))
 		}
 		if isSuccess(a) {
-			f.count(CatLeaked, 1)
+			f.count(verdict.CatLeaked, 1)
 			f.example("%s got %d %s", step, a.Status, clip(a.Body))
 			f.blameAgainst(a, wantText(p.Expect.Mismatch, outcome.Mismatch), &orig)
-			return f.result(Fail, "another payload was answered %d with the original's response, want %s", a.Status, wantText(p.Expect.Mismatch, outcome.Mismatch))
+			return f.result(verdict.Fail, "another payload was answered %d with the original's response, want %s", a.Status, wantText(p.Expect.Mismatch, outcome.Mismatch))
 		}
 		f.blame(a, wantText(p.Expect.Mismatch, outcome.Mismatch))
-		return f.result(Fail, "%s got %s, want %s", step, describe(a), wantText(p.Expect.Mismatch, outcome.Mismatch))
+		return f.result(verdict.Fail, "%s got %s, want %s", step, describe(a), wantText(p.Expect.Mismatch, outcome.Mismatch))
 	}
 }
 
 // variantPolicy reports how the target treats a respelled request (INFO), except that two
 // executions under one key are a FAIL whatever the policy.
-func variantPolicy(r Record, p *Profile) (Verdict, string, Evidence) {
+func variantPolicy(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
 	var f finding
 	orig, _ := stepAnswer(r, "original")
 	if !isSuccess(orig) {
-		return f.result(Unknown, "the original did not succeed (%s)", describe(orig))
+		return f.result(verdict.Unknown, "the original did not succeed (%s)", describe(orig))
 	}
 	v, _ := stepAnswer(r, "variant")
 	n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
 	if n > allowed {
-		f.count(CatDuplicated, n-allowed)
+		f.count(verdict.CatDuplicated, n-allowed)
 		f.blame(v, "the original's replay or a mismatch refusal, no second execution")
-		return f.result(Fail, "executed again under the same key: %d side effects (variant got %s)", n, describe(v))
+		return f.result(verdict.Fail, "executed again under the same key: %d side effects (variant got %s)", n, describe(v))
 	}
 	switch {
 	case isSuccess(v) && p.sameResponse(v, orig):
-		return f.result(Info, "same request: the original response was replayed")
+		return f.result(verdict.Info, "same request: the original response was replayed")
 	case n > 1 && isSuccess(v):
-		return f.result(Unknown, "the variant got %d with a response of its own and executed, but %s: nothing to judge", v.Status, mayBeLate("it", p))
+		return f.result(verdict.Unknown, "the variant got %d with a response of its own and executed, but %s: nothing to judge", v.Status, mayBeLate("it", p))
 	case v.Class == outcome.Mismatch:
-		return f.result(Info, "different request: refused with %s", describe(v))
+		return f.result(verdict.Info, "different request: refused with %s", describe(v))
 	case isSuccess(v):
-		f.count(CatDiverged, 1)
+		f.count(verdict.CatDiverged, 1)
 		f.blameAgainst(v, "the original's "+itoa(orig.Status)+" replayed, byte for byte", &orig)
 		what := "a body that differs from the original's"
 		if p.sameBody(v.Body, orig.Body) {
 			what = fmt.Sprintf("the original's body but not its status (%d)", orig.Status)
 		}
-		return f.result(Fail, "answered %d with %s, yet nothing executed%s", v.Status, what, uniqueNote(p, orig, v))
+		return f.result(verdict.Fail, "answered %d with %s, yet nothing executed%s", v.Status, what, uniqueNote(p, orig, v))
 	case unseen(v):
-		return f.result(Unknown, "the variant's answer was not seen (%s): its treatment cannot be told", describe(v))
+		return f.result(verdict.Unknown, "the variant's answer was not seen (%s): its treatment cannot be told", describe(v))
 	}
-	return f.result(Info, "answered %s", describe(v))
+	return f.result(verdict.Info, "answered %s", describe(v))
 }
 
 // memberSteps are fingerprint/each-member's steps: the original, then one step per
@@ -169,7 +170,7 @@ func memberStep(i int) string { return fmt.Sprintf("member-%d", i) }
 // target may scope its fingerprint on purpose and declare so), executed again under the
 // key (FAIL), or refused otherwise (a validation of the changed value before the key was
 // looked at: nothing to judge for that member).
-func eachMemberRefused(r Record, p *Profile) (Verdict, string, Evidence) {
+func eachMemberRefused(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	var f finding
 	orig, v, msg, ev, ok := succeededOriginal(r, &f)
 	if !ok {
@@ -177,10 +178,10 @@ func eachMemberRefused(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	members, all := p.changeableMembers(), p.allChangeableMembers()
 	if len(members) == 0 {
-		return f.result(Info, "operation.body has no member to change (every member names the entity, carries the key or is in expect.fingerprint_ignores)")
+		return f.result(verdict.Info, "operation.body has no member to change (every member names the entity, carries the key or is in expect.fingerprint_ignores)")
 	}
 	var refused, ignored, asRepeat, own, other, notSeen []string
-	var ignoredOps, ownOps []Op
+	var ignoredOps, ownOps []verdict.Op
 	for i, m := range members {
 		a, ok := stepAnswer(r, memberStep(i+1))
 		switch {
@@ -208,21 +209,21 @@ func eachMemberRefused(r Record, p *Profile) (Verdict, string, Evidence) {
 	want := wantText(p.Expect.Mismatch, outcome.Mismatch)
 	switch {
 	case n > allowed:
-		f.count(CatDuplicated, n-allowed)
+		f.count(verdict.CatDuplicated, n-allowed)
 		for _, a := range ownOps {
 			f.blame(a, want+", no execution")
 		}
-		return f.result(Fail, "a request with a changed member executed under the same key: %d side effects (changed alone and answered with a response of its own: %s)", n, orNone(own))
+		return f.result(verdict.Fail, "a request with a changed member executed under the same key: %d side effects (changed alone and answered with a response of its own: %s)", n, orNone(own))
 	case len(own) > 0 && allowed > 1:
-		return f.result(Unknown, "%s got a response of their own, but %s: nothing to judge", strings.Join(own, ", "), mayBeLate("they", p))
+		return f.result(verdict.Unknown, "%s got a response of their own, but %s: nothing to judge", strings.Join(own, ", "), mayBeLate("they", p))
 	case len(own) > 0:
-		f.count(CatDiverged, len(own))
+		f.count(verdict.CatDiverged, len(own))
 		for _, a := range ownOps {
 			f.blameAgainst(a, want+" or the original's response", &orig)
 		}
-		return f.result(Fail, "with %s changed, the key was answered a success of its own (%d), yet nothing executed", strings.Join(own, ", "), ownOps[0].Status)
+		return f.result(verdict.Fail, "with %s changed, the key was answered a success of its own (%d), yet nothing executed", strings.Join(own, ", "), ownOps[0].Status)
 	case len(ignored) > 0:
-		f.count(CatLeaked, len(ignored))
+		f.count(verdict.CatLeaked, len(ignored))
 		for _, a := range ignoredOps {
 			f.blameAgainst(a, want, &orig)
 		}
@@ -232,17 +233,17 @@ func eachMemberRefused(r Record, p *Profile) (Verdict, string, Evidence) {
 			// not one that leaves some members out.
 			advice = "every member changed got the replay, so the target has no request fingerprint: a key reused for another payload is answered the first payload's result; " + advice
 		}
-		return f.result(NonStrict, "the fingerprint ignores %s: the key reused with only that changed got the original's response (%d) instead of %s; %s%s%s",
+		return f.result(verdict.NonStrict, "the fingerprint ignores %s: the key reused with only that changed got the original's response (%d) instead of %s; %s%s%s",
 			strings.Join(ignored, ", "), ignoredOps[0].Status, want, advice, memberNotes(refused, other, notSeen), memberRepeatNote(asRepeat)+unchangedNote(all, members))
 	case len(asRepeat) > 0:
-		return f.result(NonStrict, "the key reused with one member changed was refused as a repeat in flight, not with %s, after the original had answered: %s. The target treats the changed request as the same one without looking at its body — it has no request fingerprint (or does not consult it), so a client bug that reuses a key for another payload is never told%s%s",
+		return f.result(verdict.NonStrict, "the key reused with one member changed was refused as a repeat in flight, not with %s, after the original had answered: %s. The target treats the changed request as the same one without looking at its body — it has no request fingerprint (or does not consult it), so a client bug that reuses a key for another payload is never told%s%s",
 			want, strings.Join(asRepeat, ", "), memberNotes(refused, other, notSeen), unchangedNote(all, members))
 	case len(refused) == 0 && len(notSeen) > 0:
-		return f.result(Unknown, "no changed member was seen refused as a mismatch%s%s", memberNotes(nil, other, notSeen), unchangedNote(all, members))
+		return f.result(verdict.Unknown, "no changed member was seen refused as a mismatch%s%s", memberNotes(nil, other, notSeen), unchangedNote(all, members))
 	case len(refused) == 0:
-		return f.result(Info, "every changed member was refused before the fingerprint could be seen%s%s", memberNotes(nil, other, nil), unchangedNote(all, members))
+		return f.result(verdict.Info, "every changed member was refused before the fingerprint could be seen%s%s", memberNotes(nil, other, nil), unchangedNote(all, members))
 	}
-	return f.result(Pass, "each changed member was refused with %s and executed nothing: %s%s%s", want, strings.Join(refused, ", "), memberNotes(nil, other, notSeen), unchangedNote(all, members))
+	return f.result(verdict.Pass, "each changed member was refused with %s and executed nothing: %s%s%s", want, strings.Join(refused, ", "), memberNotes(nil, other, notSeen), unchangedNote(all, members))
 }
 
 // unchangedNote names the members past the ones a run changes: what the verdict says
@@ -289,15 +290,15 @@ func orNone(s []string) string {
 // succeededOriginal is the start of the checkers that judge what followed a successful
 // original: ok false with their UNKNOWN when the ledger could not be read or the original
 // did not succeed.
-func succeededOriginal(r Record, f *finding) (orig Op, v Verdict, msg string, ev Evidence, ok bool) {
+func succeededOriginal(r verdict.Record, f *finding) (orig verdict.Op, v verdict.Verdict, msg string, ev verdict.Evidence, ok bool) {
 	if r.LedgerErr != "" {
 		v, msg, ev = unknownLedger(r)
-		return Op{}, v, msg, ev, false
+		return verdict.Op{}, v, msg, ev, false
 	}
 	orig, _ = stepAnswer(r, "original")
 	if !isSuccess(orig) {
-		v, msg, ev = f.result(Unknown, "the original did not succeed (%s)", describe(orig))
+		v, msg, ev = f.result(verdict.Unknown, "the original did not succeed (%s)", describe(orig))
 		return orig, v, msg, ev, false
 	}
-	return orig, "", "", Evidence{}, true
+	return orig, "", "", verdict.Evidence{}, true
 }

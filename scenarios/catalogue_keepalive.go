@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // keepAliveKeys is how many distinct keys race/keepalive-many-keys sends on each route.
@@ -17,7 +18,7 @@ func keepAliveScenarios() []Scenario {
 		Description: fmt.Sprintf("%d distinct keys over at most %d reused keep-alive connections, through the proxy and directly: each executes once", keepAliveKeys, MaxKeepAliveConns),
 		Requirement: "keys arriving one after another on a reused connection never alias: each key executes once and its repeat replays its own response",
 		Source:      and(srcDraftUniqueness, srcSeed),
-		Level:       LevelSafety,
+		Level:       verdict.LevelSafety,
 		Labels:      []string{"group:race", "fault:none", "level:safety"},
 		Needs:       []Capability{CapHTTPConnections},
 		Steps: []Step{
@@ -30,7 +31,7 @@ func keepAliveScenarios() []Scenario {
 
 // keyPair is what one key of a key set got: its first answer and its repeat's.
 type keyPair struct {
-	first, again               Op
+	first, again               verdict.Op
 	firstInvoked, againInvoked time.Time
 }
 
@@ -44,7 +45,7 @@ func (kp *keyPair) repeatMayBeLate(p *Profile) bool {
 	return pastRetention(p, kp.firstInvoked, end)
 }
 
-func keyPairs(r Record, step string) map[string]*keyPair {
+func keyPairs(r verdict.Record, step string) map[string]*keyPair {
 	pairs := map[string]*keyPair{}
 	get := func(k string) *keyPair {
 		if pairs[k] == nil {
@@ -54,11 +55,11 @@ func keyPairs(r Record, step string) map[string]*keyPair {
 	}
 	for _, op := range r.History {
 		switch {
-		case op.Step == step && op.Type == OpInvoke:
+		case op.Step == step && op.Type == verdict.OpInvoke:
 			get(op.Key).firstInvoked = op.Time
 		case op.Step == step:
 			get(op.Key).first = op
-		case op.Step == step+againSuffix && op.Type == OpInvoke:
+		case op.Step == step+againSuffix && op.Type == verdict.OpInvoke:
 			get(op.Key).againInvoked = op.Time
 		case op.Step == step+againSuffix:
 			get(op.Key).again = op
@@ -72,7 +73,7 @@ func keyPairs(r Record, step string) map[string]*keyPair {
 // whose outcome may have been an execution), and every repeat replays its own key's
 // first response. A timed-out attempt (info) may or may not have executed; it widens
 // the allowed count and never fails the scenario by itself.
-func keepAliveManyKeys(r Record, p *Profile) (Verdict, string, Evidence) {
+func keepAliveManyKeys(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
@@ -83,13 +84,13 @@ func keepAliveManyKeys(r Record, p *Profile) (Verdict, string, Evidence) {
 	compared, lateDiffer := 0, 0
 	var serverErrs, aliased, refusedAgain []string
 	// The answers a FAIL blames.
-	var serverOps, aliasedOps, divergedOps, firstOps []Op
+	var serverOps, aliasedOps, divergedOps, firstOps []verdict.Op
 	bodies := map[string]string{} // first success body -> key, across both routes
 	for _, route := range []string{"proxied", "direct"} {
 		pairs := keyPairs(r, route)
 		keys += len(pairs)
 		for key, kp := range pairs {
-			for _, op := range []Op{kp.first, kp.again} {
+			for _, op := range []verdict.Op{kp.first, kp.again} {
 				switch {
 				case !op.Class.Determinate():
 					infos++
@@ -136,7 +137,7 @@ func keepAliveManyKeys(r Record, p *Profile) (Verdict, string, Evidence) {
 				lateDiffer++
 			default:
 				compared++
-				f.count(CatDiverged, 1)
+				f.count(verdict.CatDiverged, 1)
 				divergedOps, firstOps = append(divergedOps, kp.again), append(firstOps, kp.first)
 				f.example("%s key %s: first %d %s, repeat %d %s", route, key, kp.first.Status, clip(kp.first.Body), kp.again.Status, clip(kp.again.Body))
 			}
@@ -148,16 +149,16 @@ func keepAliveManyKeys(r Record, p *Profile) (Verdict, string, Evidence) {
 		switch op.Step {
 		case "proxied", "proxied" + againSuffix, "direct", "direct" + againSuffix:
 		default:
-			if op.Type != OpInvoke && (op.Class == outcome.Success || !op.Class.Determinate()) {
+			if op.Type != verdict.OpInvoke && (op.Class == outcome.Success || !op.Class.Determinate()) {
 				maybe++
 			}
 		}
 	}
 	n := r.Ledger[LedgerOperation]
 	timedOut := ""
-	var keyOps []Op
+	var keyOps []verdict.Op
 	for _, op := range r.History {
-		if op.Type != OpInvoke && (strings.HasPrefix(op.Step, "proxied") || strings.HasPrefix(op.Step, "direct")) {
+		if op.Type != verdict.OpInvoke && (strings.HasPrefix(op.Step, "proxied") || strings.HasPrefix(op.Step, "direct")) {
 			keyOps = append(keyOps, op)
 		}
 	}
@@ -186,47 +187,47 @@ func keepAliveManyKeys(r Record, p *Profile) (Verdict, string, Evidence) {
 		for _, op := range serverOps {
 			f.blame(op, "a success of its own key")
 		}
-		return f.result(Fail, "%d answers were a 5xx from the target (%s)", len(serverErrs), serverErrs[0])
+		return f.result(verdict.Fail, "%d answers were a 5xx from the target (%s)", len(serverErrs), serverErrs[0])
 	case len(aliased) > 0:
-		f.count(CatLeaked, len(aliased))
+		f.count(verdict.CatLeaked, len(aliased))
 		for _, op := range aliasedOps {
 			f.blame(op, "a success of its own: a fresh key")
 		}
-		return f.result(Fail, "fresh keys refused as if they were another key's: %d; the first: %s", len(aliased), aliased[0])
-	case f.ev.Categories[CatDiverged] > 0:
+		return f.result(verdict.Fail, "fresh keys refused as if they were another key's: %d; the first: %s", len(aliased), aliased[0])
+	case f.ev.Categories[verdict.CatDiverged] > 0:
 		for i, op := range divergedOps {
 			f.blameAgainst(op, "its own key's first response replayed", &firstOps[i])
 		}
-		return f.result(Fail, "%d repeats did not replay their own key's response%s", f.ev.Categories[CatDiverged], statusOnlyNote(p, firstOps[0], divergedOps[0], "its key's first", true))
+		return f.result(verdict.Fail, "%d repeats did not replay their own key's response%s", f.ev.Categories[verdict.CatDiverged], statusOnlyNote(p, firstOps[0], divergedOps[0], "its key's first", true))
 	case n < seen:
-		f.count(CatLost, seen-n)
-		return f.result(Fail, "%d keys were answered a success but the ledger shows %d side effects: %d keys never executed (aliased to another key's record)", seen, n, seen-n)
+		f.count(verdict.CatLost, seen-n)
+		return f.result(verdict.Fail, "%d keys were answered a success but the ledger shows %d side effects: %d keys never executed (aliased to another key's record)", seen, n, seen-n)
 	case n > seen+maybe:
-		f.count(CatDuplicated, n-seen-maybe)
-		return f.result(Fail, "%d side effects for %d keys: a key executed more than once", n, seen+maybe)
+		f.count(verdict.CatDuplicated, n-seen-maybe)
+		return f.result(verdict.Fail, "%d side effects for %d keys: a key executed more than once", n, seen+maybe)
 	case seen == 0:
-		return f.result(Unknown, "no success was seen for any of the %d keys%s", keys, timedOut)
+		return f.result(verdict.Unknown, "no success was seen for any of the %d keys%s", keys, timedOut)
 	case throttled > 0 && seen < keys/2:
-		return f.result(Info, "only %d of the %d keys were seen executing%s: too few to show that keys on a reused connection never alias", seen, keys, timedOut)
+		return f.result(verdict.Info, "only %d of the %d keys were seen executing%s: too few to show that keys on a reused connection never alias", seen, keys, timedOut)
 	case compared == 0 && lateDiffer > 0:
-		return f.result(Unknown, "no repeat could be judged against its key's first response%s", timedOut)
+		return f.result(verdict.Unknown, "no repeat could be judged against its key's first response%s", timedOut)
 	case len(refusedAgain) > 0:
 		// Each key ran once and none was refused as another key's, but a repeat the
 		// target refused was not replayed: whether it would have got its own response
 		// on a reused connection was not seen.
-		return f.result(Info, "%s and no fresh key was refused, but %d repeats sent after their key's answer were refused as in flight instead of replayed (the first: %s): the target knew each key, yet whether a repeat on a reused connection gets its own key's response was not seen (replay/* judges the refusal); %s%s",
+		return f.result(verdict.Info, "%s and no fresh key was refused, but %d repeats sent after their key's answer were refused as in flight instead of replayed (the first: %s): the target knew each key, yet whether a repeat on a reused connection gets its own key's response was not seen (replay/* judges the refusal); %s%s",
 			executed, len(refusedAgain), refusedAgain[0], replayed, timedOut)
 	case p.BaseURL == "":
-		return f.result(Info, "%s and %s through the proxy, but the profile declares no base_url: the direct route went through the proxy too, which keeps its own connections alive, so whether keys sharing one of the target's connections alias was not seen%s",
+		return f.result(verdict.Info, "%s and %s through the proxy, but the profile declares no base_url: the direct route went through the proxy too, which keeps its own connections alive, so whether keys sharing one of the target's connections alias was not seen%s",
 			executed, replayed, timedOut)
 	case !targetKeptAlive(r):
-		return f.result(Info, "%s and %s, but the target kept no connection alive (no direct attempt went over a reused one): keys sharing a connection was not exercised%s",
+		return f.result(verdict.Info, "%s and %s, but the target kept no connection alive (no direct attempt went over a reused one): keys sharing a connection was not exercised%s",
 			executed, replayed, timedOut)
 	case maybe > 0 && n > seen:
-		return f.result(Pass, "%d keys over at most %d keep-alive connections per route (through the proxy and direct): %d side effects, %s%s",
+		return f.result(verdict.Pass, "%d keys over at most %d keep-alive connections per route (through the proxy and direct): %d side effects, %s%s",
 			keys, MaxKeepAliveConns, n, replayed, timedOut)
 	}
-	return f.result(Pass, "%d keys over at most %d keep-alive connections per route (through the proxy and direct): one side effect each, %s%s",
+	return f.result(verdict.Pass, "%d keys over at most %d keep-alive connections per route (through the proxy and direct): one side effect each, %s%s",
 		keys, MaxKeepAliveConns, replayed, timedOut)
 }
 
@@ -236,14 +237,14 @@ func keepAliveManyKeys(r Record, p *Profile) (Verdict, string, Evidence) {
 // alive, so only direct attempts tell. Without a base_url the checker says so before it
 // asks; a direct attempt found in the journal (a base_url that is the proxy itself) or a
 // direct step that sent nothing leaves nothing to tell by, and counts as kept alive.
-func targetKeptAlive(r Record) bool {
+func targetKeptAlive(r verdict.Record) bool {
 	inJournal := map[string]bool{}
 	for _, j := range r.Journal {
 		inJournal[j.Key] = true
 	}
 	direct := 0
 	for _, op := range r.History {
-		if op.Type == OpInvoke || (op.Step != "direct" && op.Step != "direct"+againSuffix) {
+		if op.Type == verdict.OpInvoke || (op.Step != "direct" && op.Step != "direct"+againSuffix) {
 			continue
 		}
 		if inJournal[op.Key] {

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 func keyScenarios() []Scenario {
@@ -13,7 +14,7 @@ func keyScenarios() []Scenario {
 			Description: "a request without a key, twice",
 			Requirement: "no key gets expect.missing_key (400) and does not execute; with \"optional\" each request executes: two identical requests without a key, two side effects",
 			Source:      srcDraftErrors,
-			Level:       LevelMust,
+			Level:       verdict.LevelMust,
 			Labels:      []string{"group:key", "fault:none", "level:must"},
 			Steps:       []Step{{Name: "unkeyed", Key: KeyNone}, {Name: "unkeyed-again", Key: KeyNone}},
 			Check:       missingKey,
@@ -23,7 +24,7 @@ func keyScenarios() []Scenario {
 			Description: "an empty key is refused, never used as a key",
 			Requirement: "an empty key gets 400 and does not execute",
 			Source:      srcDraftSyntax,
-			Level:       LevelShould,
+			Level:       verdict.LevelShould,
 			Labels:      []string{"group:key", "fault:none", "level:should"},
 			Steps:       []Step{{Name: "empty", Key: KeyEmpty}, {Name: "empty-again", Key: KeyEmpty}},
 			Check:       refusedKey("empty"),
@@ -33,7 +34,7 @@ func keyScenarios() []Scenario {
 			Description: "a key of the longest length the API accepts (255, or expect.max_key_length) is accepted and honoured",
 			Requirement: "a key of the longest length (255 characters, or expect.max_key_length) works: one side effect, the repeat replays",
 			Source:      srcStripe + " (keys up to 255 characters)",
-			Level:       LevelShould,
+			Level:       verdict.LevelShould,
 			Labels:      []string{"group:key", "fault:none", "level:should"},
 			Needs:       []Capability{CapKeyLengthLimit},
 			Steps:       []Step{{Name: "original", Key: Key255}, {Name: "repeat", Key: Key255}},
@@ -44,7 +45,7 @@ func keyScenarios() []Scenario {
 			Description: "a key one character too long (256, or expect.max_key_length + 1) is refused",
 			Requirement: "a key one character over the longest (255, or expect.max_key_length) gets 400",
 			Source:      srcStripe + " (keys up to 255 characters)",
-			Level:       LevelShould,
+			Level:       verdict.LevelShould,
 			Labels:      []string{"group:key", "fault:none", "level:should"},
 			Needs:       []Capability{CapKeyLengthLimit},
 			Steps:       []Step{{Name: "long", Key: Key256}},
@@ -55,7 +56,7 @@ func keyScenarios() []Scenario {
 			Description: "a key with a control character (TAB) is refused",
 			Requirement: "a key that is not a valid sf-string gets 400",
 			Source:      srcDraftSyntax,
-			Level:       LevelShould,
+			Level:       verdict.LevelShould,
 			Labels:      []string{"group:key", "fault:none", "level:should"},
 			Needs:       []Capability{CapFreeFormKeys},
 			Steps:       []Step{{Name: "control", Key: KeyControl}},
@@ -66,7 +67,7 @@ func keyScenarios() []Scenario {
 			Description: "the RFC 8941 quoted form \"abc\" against the bare form abc",
 			Requirement: "the draft defines the key as an sf-string: the quoted form is the same key; the observed policy is reported",
 			Source:      srcDraftSyntax,
-			Level:       LevelPolicy,
+			Level:       verdict.LevelPolicy,
 			Labels:      []string{"group:key", "fault:none", "level:policy"},
 			Needs:       []Capability{CapKeyHeader, CapFreeFormKeys},
 			Steps:       []Step{{Name: "quoted", Key: KeyQuoted}, {Name: "bare"}},
@@ -77,7 +78,7 @@ func keyScenarios() []Scenario {
 			Description: "the key header name in lower case is the same header",
 			Requirement: "header names are case-insensitive: a lower-case key header replays",
 			Source:      srcRFC9110,
-			Level:       LevelMust,
+			Level:       verdict.LevelMust,
 			Labels:      []string{"group:key", "fault:none", "level:must"},
 			Needs:       []Capability{CapKeyHeader, CapDirectRoute},
 			Steps:       []Step{{Name: "original"}, {Name: "repeat", Variant: VariantLowerCaseHeader, Direct: true}},
@@ -86,7 +87,7 @@ func keyScenarios() []Scenario {
 	}
 }
 
-func missingKey(r Record, p *Profile) (Verdict, string, Evidence) {
+func missingKey(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
@@ -98,54 +99,54 @@ func missingKey(r Record, p *Profile) (Verdict, string, Evidence) {
 		if !again {
 			// A record of the single-request form: one execution is the whole claim.
 			if isSuccess(a) && n == 1 {
-				return f.result(Pass, "executed without a key (declared optional): %d, one side effect", a.Status)
+				return f.result(verdict.Pass, "executed without a key (declared optional): %d, one side effect", a.Status)
 			}
 			if unseen(a) && n <= 1 {
-				return f.result(Unknown, "the unkeyed request was not seen (%s): cannot tell", describe(a))
+				return f.result(verdict.Unknown, "the unkeyed request was not seen (%s): cannot tell", describe(a))
 			}
 			f.blame(a, "a success with one side effect (missing_key: optional)")
-			return f.result(Fail, "declared optional, but got %s with %d side effects", describe(a), n)
+			return f.result(verdict.Fail, "declared optional, but got %s with %d side effects", describe(a), n)
 		}
 		switch {
 		case isSuccess(a) && isSuccess(b) && n == 2:
-			return f.result(Pass, "two identical requests without a key (declared optional) executed twice: %d and %d, two side effects", a.Status, b.Status)
+			return f.result(verdict.Pass, "two identical requests without a key (declared optional) executed twice: %d and %d, two side effects", a.Status, b.Status)
 		case isSuccess(a) && isSuccess(b) && n == 1:
-			f.count(CatLost, 1)
+			f.count(verdict.CatLost, 1)
 			f.blame(b, "its own execution: a request without a key is no repeat of another")
-			return f.result(Fail, "two identical requests without a key got %d and %d but made one side effect%s: a keyless request was taken for a repeat (a key made up from the payload?); missing_key: optional declares that each executes", a.Status, b.Status, sameBodyNote(p, a, b))
+			return f.result(verdict.Fail, "two identical requests without a key got %d and %d but made one side effect%s: a keyless request was taken for a repeat (a key made up from the payload?); missing_key: optional declares that each executes", a.Status, b.Status, sameBodyNote(p, a, b))
 		case n <= 2 && (unseen(a) || unseen(b)):
-			return f.result(Unknown, "a request without a key was not seen (%s, %s), %d side effect(s): cannot tell", describe(a), describe(b), n)
+			return f.result(verdict.Unknown, "a request without a key was not seen (%s, %s), %d side effect(s): cannot tell", describe(a), describe(b), n)
 		}
-		for _, o := range []Op{a, b} {
+		for _, o := range []verdict.Op{a, b} {
 			if !isSuccess(o) {
 				f.blame(o, "a success: its own execution (missing_key: optional)")
 			}
 		}
-		return f.result(Fail, "declared optional, but two requests without a key got %s and %s with %d side effects, want two successes and two", describe(a), describe(b), n)
+		return f.result(verdict.Fail, "declared optional, but two requests without a key got %s and %s with %d side effects, want two successes and two", describe(a), describe(b), n)
 	}
 	want, _ := strconv.Atoi(p.Expect.MissingKey)
 	if n > 0 {
 		f.blame(a, wantText(want, outcome.MissingKey)+", no execution")
-		return f.result(Fail, "executed without a key (%d side effects, got %s); declared %s", n, describe(a), wantText(want, outcome.MissingKey))
+		return f.result(verdict.Fail, "executed without a key (%d side effects, got %s); declared %s", n, describe(a), wantText(want, outcome.MissingKey))
 	}
-	ops := []Op{a}
+	ops := []verdict.Op{a}
 	if again {
 		ops = append(ops, b)
 	}
 	for _, o := range ops {
 		if unseen(o) {
-			return f.result(Unknown, "the unkeyed request was not seen (%s): whether it was refused cannot be told", describe(o))
+			return f.result(verdict.Unknown, "the unkeyed request was not seen (%s): whether it was refused cannot be told", describe(o))
 		}
 		if o.Class != outcome.MissingKey {
 			f.blame(o, wantText(want, outcome.MissingKey))
-			return f.result(Fail, "got %s, want %s", describe(o), wantText(want, outcome.MissingKey))
+			return f.result(verdict.Fail, "got %s, want %s", describe(o), wantText(want, outcome.MissingKey))
 		}
 	}
-	return f.result(Pass, "refused with %s; nothing executed", describe(a))
+	return f.result(verdict.Pass, "refused with %s; nothing executed", describe(a))
 }
 
 // sameBodyNote says that the second answer was the first one's, byte for byte: a replay.
-func sameBodyNote(p *Profile, a, b Op) string {
+func sameBodyNote(p *Profile, a, b verdict.Op) string {
 	if p.sameResponse(a, b) {
 		return " (the second answer is the first one's, byte for byte: a replay)"
 	}
@@ -154,7 +155,7 @@ func sameBodyNote(p *Profile, a, b Op) string {
 
 // refusedKey: a malformed key should get 400 and never execute.
 func refusedKey(step string) Checker {
-	return func(r Record, p *Profile) (Verdict, string, Evidence) {
+	return func(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 		if r.LedgerErr != "" {
 			return unknownLedger(r)
 		}
@@ -166,44 +167,44 @@ func refusedKey(step string) Checker {
 		refused := a.Class.Refusal() && a.Class != outcome.InFlight
 		switch {
 		case refused && n == 0:
-			return f.result(Pass, "refused with %s; nothing executed", describe(a))
+			return f.result(verdict.Pass, "refused with %s; nothing executed", describe(a))
 		case unseen(a) && n <= 1:
-			return f.result(Unknown, "the answer was not seen (%s): whether the key was refused cannot be told", describe(a))
+			return f.result(verdict.Unknown, "the answer was not seen (%s): whether the key was refused cannot be told", describe(a))
 		case n > 1:
 			// Not counted as duplicated: a target that ignores a malformed key executes
 			// each request as unkeyed, which is what it chose, not a broken key.
-			return f.result(NonStrict, "accepted (%s) and executed as unkeyed: %d side effects", describe(a), n)
+			return f.result(verdict.NonStrict, "accepted (%s) and executed as unkeyed: %d side effects", describe(a), n)
 		case n > 0:
 			if again, ok := stepAnswer(r, step+"-again"); ok && isSuccess(a) && isSuccess(again) && p.sameResponse(a, again) {
 				// Worse than executing unkeyed: the malformed key is a key, one every such
 				// request of the principal shares.
-				return f.result(NonStrict, "accepted and executed (%s), want a refusal (such as 400 invalid_key); the second request with it was answered the first one's response, byte for byte: the key was used as a key, shared by every request that sends it", describe(a))
+				return f.result(verdict.NonStrict, "accepted and executed (%s), want a refusal (such as 400 invalid_key); the second request with it was answered the first one's response, byte for byte: the key was used as a key, shared by every request that sends it", describe(a))
 			}
-			return f.result(NonStrict, "accepted and executed (%s), want a refusal (such as 400 invalid_key)", describe(a))
+			return f.result(verdict.NonStrict, "accepted and executed (%s), want a refusal (such as 400 invalid_key)", describe(a))
 		}
-		return f.result(NonStrict, "got %s, want a refusal (such as 400 invalid_key)", describe(a))
+		return f.result(verdict.NonStrict, "got %s, want a refusal (such as 400 invalid_key)", describe(a))
 	}
 }
 
-func longKey(r Record, p *Profile) (Verdict, string, Evidence) {
+func longKey(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
 	var f finding
 	a, _ := stepAnswer(r, "original")
 	if unseen(a) {
-		return f.result(Unknown, "the answer was not seen (%s): whether the %d-character key was accepted cannot be told", describe(a), p.maxKeyLen())
+		return f.result(verdict.Unknown, "the answer was not seen (%s): whether the %d-character key was accepted cannot be told", describe(a), p.maxKeyLen())
 	}
 	if !isSuccess(a) {
 		if p.Expect.MaxKeyLength == 0 {
-			return f.result(NonStrict, "a 255-character key was refused: %s; an API whose keys are shorter declares expect.max_key_length (AWS's ClientToken: 64)", describe(a))
+			return f.result(verdict.NonStrict, "a 255-character key was refused: %s; an API whose keys are shorter declares expect.max_key_length (AWS's ClientToken: 64)", describe(a))
 		}
-		return f.result(NonStrict, "a %d-character key was refused: %s, though expect.max_key_length declares %d", p.maxKeyLen(), describe(a), p.maxKeyLen())
+		return f.result(verdict.NonStrict, "a %d-character key was refused: %s, though expect.max_key_length declares %d", p.maxKeyLen(), describe(a), p.maxKeyLen())
 	}
 	return identicalReplay("original", "repeat")(r, p)
 }
 
-func sfString(r Record, p *Profile) (Verdict, string, Evidence) {
+func sfString(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
@@ -213,13 +214,13 @@ func sfString(r Record, p *Profile) (Verdict, string, Evidence) {
 	n := r.Ledger[LedgerOperation]
 	switch {
 	case unseen(q) || unseen(b):
-		return f.result(Unknown, "quoted %s, bare %s: an answer was not seen, cannot tell", describe(q), describe(b))
+		return f.result(verdict.Unknown, "quoted %s, bare %s: an answer was not seen, cannot tell", describe(q), describe(b))
 	case !isSuccess(q):
-		return f.result(Info, "the quoted form was refused: %s", describe(q))
+		return f.result(verdict.Info, "the quoted form was refused: %s", describe(q))
 	case n == 1 && isSuccess(b) && p.sameBody(q.Body, b.Body):
-		return f.result(Info, "the quoted and bare forms are the same key (replayed)")
+		return f.result(verdict.Info, "the quoted and bare forms are the same key (replayed)")
 	case n == 2:
-		return f.result(Info, "the quoted and bare forms are different keys (both executed)")
+		return f.result(verdict.Info, "the quoted and bare forms are different keys (both executed)")
 	}
-	return f.result(Info, "quoted %s, bare %s, %d side effects", describe(q), describe(b), n)
+	return f.result(verdict.Info, "quoted %s, bare %s, %d side effects", describe(q), describe(b), n)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // keyPairScenarios send one payload under two keys that are distinct but that a
@@ -19,7 +20,7 @@ func keyPairScenarios() []Scenario {
 			Description: "two keys that differ only in letter case are two operations",
 			Requirement: "keys are case-sensitive: two keys that differ only in letter case, with one payload, execute twice (two side effects, two responses)",
 			Source:      and(and(srcDraftSyntax, srcDraftUniqueness), srcSeed),
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:key", "fault:none", "level:safety"},
 			Needs:       []Capability{CapCaseSensitiveKeys},
 			Steps:       []Step{{Name: "first", Key: KeyCaseFirst}, {Name: "second", Key: KeyCaseSecond}},
@@ -33,7 +34,7 @@ func keyPairScenarios() []Scenario {
 			Description: "two keys of the longest length (255, or expect.max_key_length) that share all but their last character are two operations",
 			Requirement: "a key is kept whole: two keys of the longest length the API accepts that differ only in their last character, with one payload, execute twice (two side effects, two responses)",
 			Source:      and(and(srcStripe+" (keys up to 255 characters)", srcDraftUniqueness), srcSeed),
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:key", "fault:none", "level:safety"},
 			Needs:       []Capability{CapKeyLengthLimit},
 			Steps:       []Step{{Name: "first", Key: KeyLongPrefixFirst}, {Name: "second", Key: KeyLongPrefixSecond}},
@@ -62,7 +63,7 @@ type pairOfKeys struct {
 // is the collision. A refused key shape is no collision: nothing was recorded that the
 // other key could meet.
 func distinctPair(pair pairOfKeys) Checker {
-	return func(r Record, p *Profile) (Verdict, string, Evidence) {
+	return func(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 		kp := pair
 		if kp.lengthed {
 			kp.keys, kp.shape = fmt.Sprintf(kp.keys, p.maxKeyLen()), fmt.Sprintf(kp.shape, p.maxKeyLen())
@@ -74,34 +75,34 @@ func distinctPair(pair pairOfKeys) Checker {
 		a, okA := stepAnswer(r, "first")
 		b, okB := stepAnswer(r, "second")
 		if !okA || !okB {
-			return f.result(Unknown, "a step never answered")
+			return f.result(verdict.Unknown, "a step never answered")
 		}
 		n := r.Ledger[LedgerOperation]
-		for _, op := range []Op{a, b} {
+		for _, op := range []verdict.Op{a, b} {
 			if op.Class == outcome.ServerError {
 				f.example("%s key %s: %s", op.Step, pairKey(op.Key), describe(op))
 				f.blame(op, "a success of its own")
-				return f.result(Fail, "the %s key got %s from the target, want a 2xx", op.Step, describe(op))
+				return f.result(verdict.Fail, "the %s key got %s from the target, want a 2xx", op.Step, describe(op))
 			}
 		}
 		if n > 2 {
-			f.count(CatDuplicated, n-2)
-			return f.result(Fail, "%d side effects from %s sent once each, want 2", n, kp.keys)
+			f.count(verdict.CatDuplicated, n-2)
+			return f.result(verdict.Fail, "%d side effects from %s sent once each, want 2", n, kp.keys)
 		}
 		succ := 0
-		for _, op := range []Op{a, b} {
+		for _, op := range []verdict.Op{a, b} {
 			if isSuccess(op) {
 				succ++
 			}
 		}
-		lost := func() (Verdict, string, Evidence) {
-			f.count(CatLost, succ-n)
-			for _, op := range []Op{a, b} {
+		lost := func() (verdict.Verdict, string, verdict.Evidence) {
+			f.count(verdict.CatLost, succ-n)
+			for _, op := range []verdict.Op{a, b} {
 				if isSuccess(op) {
 					f.blame(op, "a success with its side effect")
 				}
 			}
-			return f.result(Fail, "%s: %d success(es) but %d side effect(s)", kp.keys, succ, n)
+			return f.result(verdict.Fail, "%s: %d success(es) but %d side effect(s)", kp.keys, succ, n)
 		}
 		switch {
 		case a.Class.Refusal():
@@ -109,59 +110,59 @@ func distinctPair(pair pairOfKeys) Checker {
 			if succ > n {
 				return lost()
 			}
-			return f.result(Info, "the target refused %s: the first key got %s; nothing was recorded under it for the second key to collide with%s (second: %s, %d side effect(s))",
+			return f.result(verdict.Info, "the target refused %s: the first key got %s; nothing was recorded under it for the second key to collide with%s (second: %s, %d side effect(s))",
 				kp.shape, describe(a), kp.note, describe(b), n)
 		case a.Class.Determinate() && !isSuccess(a):
-			return f.result(Unknown, "the first key got %s (%s), not a success: nothing to judge", describe(a), a.Class)
+			return f.result(verdict.Unknown, "the first key got %s (%s), not a success: nothing to judge", describe(a), a.Class)
 		case b.Class == outcome.InFlight || (b.Class == outcome.Mismatch && isSuccess(a)):
 			// The first key's record answered for the second: the in-flight lock, or the
 			// fingerprint of a request the second key never made.
 			f.example("first %s: %s %s", pairKey(a.Key), describe(a), clip(a.Body))
 			f.example("second %s: %s %s", pairKey(b.Key), describe(b), clip(b.Body))
 			f.blame(b, "a success of its own")
-			return f.result(Fail, "%s: the second key was refused with %s (%s), as if it were the first: they are two keys, two operations", kp.keys, describe(b), b.Class)
+			return f.result(verdict.Fail, "%s: the second key was refused with %s (%s), as if it were the first: they are two keys, two operations", kp.keys, describe(b), b.Class)
 		case b.Class.Refusal():
 			if succ > n {
 				return lost()
 			}
 			if unseen(a) {
-				return f.result(Info, "the second key was refused with %s, and the first key's answer was not seen (%s): a refused key is no collision, it got nothing of the first key's (%d side effect(s))",
+				return f.result(verdict.Info, "the second key was refused with %s, and the first key's answer was not seen (%s): a refused key is no collision, it got nothing of the first key's (%d side effect(s))",
 					describe(b), describe(a), n)
 			}
-			return f.result(Info, "the second key was refused with %s although the first, of the same shape, was accepted (%s): not a collision, it got nothing of the first key's, but the two keys were not treated alike",
+			return f.result(verdict.Info, "the second key was refused with %s although the first, of the same shape, was accepted (%s): not a collision, it got nothing of the first key's, but the two keys were not treated alike",
 				describe(b), describe(a))
 		case b.Class.Determinate() && !isSuccess(b):
-			return f.result(Unknown, "the second key got %s (%s), not a success: nothing to judge", describe(b), b.Class)
+			return f.result(verdict.Unknown, "the second key got %s (%s), not a success: nothing to judge", describe(b), b.Class)
 		}
 		// Each answer is a success or was not seen.
 		if isSuccess(a) && isSuccess(b) {
 			sameID, marked := sameUnique(p, a, b), replayMarked(b, p)
 			if n < 2 && (p.sameResponse(a, b) || sameID || marked) {
-				f.count(CatLost, 2-n)
+				f.count(verdict.CatLost, 2-n)
 				f.example("first %s: %d %s", pairKey(a.Key), a.Status, clip(a.Body))
 				f.example("second %s: %d %s", pairKey(b.Key), b.Status, clip(b.Body))
 				f.blameAgainst(b, "an execution of its own, not the first key's response", &a)
-				return f.result(Fail, "%s: the second key was answered the first key's response with %d side effect(s): the target took them for one key", kp.keys, n)
+				return f.result(verdict.Fail, "%s: the second key was answered the first key's response with %d side effect(s): the target took them for one key", kp.keys, n)
 			}
 			if n == 2 && (sameID || marked) {
-				f.count(CatLeaked, 1)
+				f.count(verdict.CatLeaked, 1)
 				f.example("first %s: %d %s", pairKey(a.Key), a.Status, clip(a.Body))
 				f.example("second %s: %d %s", pairKey(b.Key), b.Status, clip(b.Body))
 				f.blameAgainst(b, "its own execution's response, not the first key's", &a)
-				return f.result(Fail, "%s: two side effects, but the second key was answered the first key's response (%s)", kp.keys, sameWhat(p, sameID))
+				return f.result(verdict.Fail, "%s: two side effects, but the second key was answered the first key's response (%s)", kp.keys, sameWhat(p, sameID))
 			}
 		}
 		switch {
 		case succ > n:
 			return lost()
 		case n == 2 && succ == 2 && p.sameResponse(a, b):
-			return f.result(Pass, "two side effects from %s; the two responses are identical (the body carries no per-execution id)", kp.keys)
+			return f.result(verdict.Pass, "two side effects from %s; the two responses are identical (the body carries no per-execution id)", kp.keys)
 		case n == 2 && succ == 2:
-			return f.result(Pass, "two side effects from %s, two responses of their own%s", kp.keys, ownIDs(p, a, b))
+			return f.result(verdict.Pass, "two side effects from %s, two responses of their own%s", kp.keys, ownIDs(p, a, b))
 		case n == 2:
-			return f.result(Pass, "two side effects from %s (%s)", kp.keys, describeUnseen([]Op{a, b}))
+			return f.result(verdict.Pass, "two side effects from %s (%s)", kp.keys, describeUnseen([]verdict.Op{a, b}))
 		}
-		return f.result(Unknown, "%d side effect(s) from %s; %s, so whether both executed cannot be told", n, kp.keys, describeUnseen([]Op{a, b}))
+		return f.result(verdict.Unknown, "%d side effect(s) from %s; %s, so whether both executed cannot be told", n, kp.keys, describeUnseen([]verdict.Op{a, b}))
 	}
 }
 
@@ -183,7 +184,7 @@ func sameWhat(p *Profile, sameID bool) string {
 }
 
 // ownIDs names the two per-execution values in a message, when the profile declares them.
-func ownIDs(p *Profile, a, b Op) string {
+func ownIDs(p *Profile, a, b verdict.Op) string {
 	ua, okA := uniqueValue(p, a.Body)
 	ub, okB := uniqueValue(p, b.Body)
 	if !okA || !okB {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // validShapes are the key shapes key/valid-never-5xx sends: UUID and not, from 1 to 255
@@ -22,7 +23,7 @@ func keyShapeScenarios() []Scenario {
 			Description: "two different keys with the same payload are two operations",
 			Requirement: "different keys are different operations: two keys with one payload execute twice (two side effects, two responses)",
 			Source:      and(srcDraftUniqueness, srcSeed),
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:key", "fault:none", "level:safety"},
 			Steps:       []Step{{Name: "first"}, {Name: "second", Key: KeyOther}},
 			Check:       distinctKeysSameBody,
@@ -32,7 +33,7 @@ func keyShapeScenarios() []Scenario {
 			Description: "valid keys of several shapes (UUID, ULID, base64url, 1 character and the longest, 255 or expect.max_key_length) never get a 5xx",
 			Requirement: "any valid key is accepted without a 5xx; each executes once and its repeat replays",
 			Source:      and(srcDraftSyntax, srcStripe+" (keys up to 255 characters)"),
-			Level:       LevelMust,
+			Level:       verdict.LevelMust,
 			Labels:      []string{"group:key", "fault:none", "level:must"},
 			Needs:       []Capability{CapFreeFormKeys},
 			Steps:       shapeSteps,
@@ -43,7 +44,7 @@ func keyShapeScenarios() []Scenario {
 			Description: "an empty quoted key \"\" is refused, never used as a key",
 			Requirement: "the sf-string of the empty string is an empty key: it gets a 4xx and does not execute",
 			Source:      srcDraftSyntax,
-			Level:       LevelShould,
+			Level:       verdict.LevelShould,
 			Labels:      []string{"group:key", "fault:none", "level:should"},
 			Needs:       []Capability{CapKeyHeader, CapFreeFormKeys},
 			Steps:       []Step{{Name: "empty-quoted", Key: KeyEmptyQuoted}, {Name: "empty-quoted" + againSuffix, Key: KeyEmptyQuoted}},
@@ -54,7 +55,7 @@ func keyShapeScenarios() []Scenario {
 			Description: "a key on a method that is not keyed (the ledger's GET) changes nothing",
 			Requirement: "where keyed_methods declares the keyed methods, a GET carrying a key is answered as a plain read, never recorded, replayed or refused",
 			Source:      "the profile's keyed_methods; RFC 9110 §9.2.2 (GET is idempotent already)",
-			Level:       LevelMust,
+			Level:       verdict.LevelMust,
 			Labels:      []string{"group:key", "fault:none", "level:must"},
 			Needs:       []Capability{CapKeyHeader, CapKeyedMethods},
 			Steps: []Step{
@@ -70,7 +71,7 @@ func keyShapeScenarios() []Scenario {
 // keyRefusal reports whether a class says a key was taken for another operation's.
 func keyRefusal(c outcome.Class) bool { return c == outcome.Mismatch || c == outcome.InFlight }
 
-func distinctKeysSameBody(r Record, p *Profile) (Verdict, string, Evidence) {
+func distinctKeysSameBody(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
@@ -78,65 +79,65 @@ func distinctKeysSameBody(r Record, p *Profile) (Verdict, string, Evidence) {
 	a, okA := stepAnswer(r, "first")
 	b, okB := stepAnswer(r, "second")
 	if !okA || !okB {
-		return f.result(Unknown, "a step never answered")
+		return f.result(verdict.Unknown, "a step never answered")
 	}
 	n := r.Ledger[LedgerOperation]
 	succ := 0
-	for _, op := range []Op{a, b} {
+	for _, op := range []verdict.Op{a, b} {
 		switch {
 		case op.Class == outcome.Success:
 			succ++
 		case op.Class == outcome.ServerError:
 			f.example("%s answered %s", op.Step, describe(op))
 			f.blame(op, "a success of its own")
-			return f.result(Fail, "the %s key got %s from the target, want a 2xx", op.Step, describe(op))
+			return f.result(verdict.Fail, "the %s key got %s from the target, want a 2xx", op.Step, describe(op))
 		case keyRefusal(op.Class):
 			f.example("%s answered %s", op.Step, describe(op))
 			f.blame(op, "a success of its own")
-			return f.result(Fail, "the %s key was refused with %s (%s): a different key is a different operation", op.Step, describe(op), op.Class)
+			return f.result(verdict.Fail, "the %s key was refused with %s (%s): a different key is a different operation", op.Step, describe(op), op.Class)
 		case op.Class.Determinate():
-			return f.result(Unknown, "the %s key got %s (%s), not a success: nothing to judge", op.Step, describe(op), op.Class)
+			return f.result(verdict.Unknown, "the %s key got %s (%s), not a success: nothing to judge", op.Step, describe(op), op.Class)
 		}
 	}
 	switch {
 	case n > 2:
-		f.count(CatDuplicated, n-2)
-		return f.result(Fail, "%d side effects from two keys, want 2", n)
+		f.count(verdict.CatDuplicated, n-2)
+		return f.result(verdict.Fail, "%d side effects from two keys, want 2", n)
 	case succ > n:
-		f.count(CatLost, succ-n)
+		f.count(verdict.CatLost, succ-n)
 		if a.Class == outcome.Success && b.Class == outcome.Success && p.sameResponse(a, b) {
 			f.example("first: %d %s", a.Status, clip(a.Body))
 			f.example("second: %d %s", b.Status, clip(b.Body))
 			f.blame(b, "an execution of its own, not the first key's response")
-			return f.result(Fail, "two keys with the same payload: %d side effect(s), and the second key was answered the first key's response", n)
+			return f.result(verdict.Fail, "two keys with the same payload: %d side effect(s), and the second key was answered the first key's response", n)
 		}
-		return f.result(Fail, "two keys with the same payload: %d successes but %d side effect(s)", succ, n)
+		return f.result(verdict.Fail, "two keys with the same payload: %d successes but %d side effect(s)", succ, n)
 	case n == 2 && succ == 2 && p.sameResponse(a, b):
-		return f.result(Pass, "two side effects from two keys; the two responses are the same (the body carries no per-execution id)")
+		return f.result(verdict.Pass, "two side effects from two keys; the two responses are the same (the body carries no per-execution id)")
 	case n == 2 && succ == 2:
-		return f.result(Pass, "two side effects from two keys, two different responses")
+		return f.result(verdict.Pass, "two side effects from two keys, two different responses")
 	case n == 2:
-		return f.result(Pass, "two side effects from two keys (%d of the answers timed out or were cut: info)", 2-succ)
+		return f.result(verdict.Pass, "two side effects from two keys (%d of the answers timed out or were cut: info)", 2-succ)
 	}
-	return f.result(Unknown, "%d side effect(s); the outcome of %d attempt(s) is unknown (info), so whether both executed cannot be told", n, 2-succ)
+	return f.result(verdict.Unknown, "%d side effect(s); the outcome of %d attempt(s) is unknown (info), so whether both executed cannot be told", n, 2-succ)
 }
 
-func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
+func validNever5xx(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
 	var f finding
 	var serverErrs, refused, diverged []string
-	var serverOps, divergedOps, firstOps []Op // the answers a FAIL blames
+	var serverOps, divergedOps, firstOps []verdict.Op // the answers a FAIL blames
 	accepted, acceptedOneChar, maybe := 0, 0, 0
 	var lateDiffer []string // repeats that differ but may have arrived past the retention
 	for _, shape := range validShapes {
 		first, ok1 := stepAnswer(r, string(shape))
 		again, ok2 := stepAnswer(r, string(shape)+againSuffix)
 		if !ok1 || !ok2 {
-			return f.result(Unknown, "the %s key's steps never answered", shape)
+			return f.result(verdict.Unknown, "the %s key's steps never answered", shape)
 		}
-		for _, op := range []Op{first, again} {
+		for _, op := range []verdict.Op{first, again} {
 			if op.Class == outcome.ServerError {
 				serverErrs = append(serverErrs, fmt.Sprintf("%s (%d characters): %s", shape, len(op.Key), describe(op)))
 				serverOps = append(serverOps, op)
@@ -198,31 +199,31 @@ func validNever5xx(r Record, p *Profile) (Verdict, string, Evidence) {
 		for _, op := range serverOps {
 			f.blame(op, "a success: the key is valid")
 		}
-		return f.result(Fail, "valid keys got a 5xx: %s", strings.Join(serverErrs, "; "))
+		return f.result(verdict.Fail, "valid keys got a 5xx: %s", strings.Join(serverErrs, "; "))
 	case len(diverged) > 0:
-		f.count(CatDiverged, len(diverged))
+		f.count(verdict.CatDiverged, len(diverged))
 		for i, op := range divergedOps {
 			f.blameAgainst(op, "the first response replayed", &firstOps[i])
 		}
-		return f.result(Fail, "the repeat differs from the first response for the %s key(s)", strings.Join(diverged, ", "))
+		return f.result(verdict.Fail, "the repeat differs from the first response for the %s key(s)", strings.Join(diverged, ", "))
 	case n > accepted+acceptedOneChar+maybe:
-		f.count(CatDuplicated, n-accepted-acceptedOneChar-maybe)
-		return f.result(Fail, "%d side effects for %d accepted keys sent twice each: a key executed again", n, accepted+acceptedOneChar)
+		f.count(verdict.CatDuplicated, n-accepted-acceptedOneChar-maybe)
+		return f.result(verdict.Fail, "%d side effects for %d accepted keys sent twice each: a key executed again", n, accepted+acceptedOneChar)
 	case n < accepted:
 		// The one-character key may meet an earlier run's inside the retention, so it
 		// is the only accepted key allowed to have no side effect of its own.
-		f.count(CatLost, accepted-n)
-		return f.result(Fail, "%d side effects for %d accepted keys: a success without its side effect", n, accepted)
+		f.count(verdict.CatLost, accepted-n)
+		return f.result(verdict.Fail, "%d side effects for %d accepted keys: a success without its side effect", n, accepted)
 	case accepted+acceptedOneChar == 0 && maybe > 0:
-		return f.result(Unknown, "no key shape was seen accepted (%d unknown outcomes)%s", maybe, note)
+		return f.result(verdict.Unknown, "no key shape was seen accepted (%d unknown outcomes)%s", maybe, note)
 	case accepted+acceptedOneChar == 0:
-		return f.result(Unknown, "every key shape was refused: nothing executed to judge%s", note)
+		return f.result(verdict.Unknown, "every key shape was refused: nothing executed to judge%s", note)
 	}
-	return f.result(Pass, "no 5xx for %d key shapes (UUID 36, ULID 26, base64url 43, 1 and %d characters); %d side effects, %s%s",
+	return f.result(verdict.Pass, "no 5xx for %d key shapes (UUID 36, ULID 26, base64url 43, 1 and %d characters); %d side effects, %s%s",
 		len(validShapes), p.maxKeyLen(), n, replayed, note)
 }
 
-func emptyQuoted(r Record, p *Profile) (Verdict, string, Evidence) {
+func emptyQuoted(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
@@ -246,7 +247,7 @@ func emptyQuoted(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	switch {
 	case seen == 0:
-		return f.result(Unknown, "no answer to the empty quoted key was seen (info)")
+		return f.result(verdict.Unknown, "no answer to the empty quoted key was seen (info)")
 	case n == 0 && refused == seen:
 		first := answers[0]
 		for _, a := range answers {
@@ -255,32 +256,32 @@ func emptyQuoted(r Record, p *Profile) (Verdict, string, Evidence) {
 				break
 			}
 		}
-		return f.result(Pass, "the key \"\" was refused with %s; nothing executed", describe(first))
+		return f.result(verdict.Pass, "the key \"\" was refused with %s; nothing executed", describe(first))
 	case n >= 2:
-		return f.result(NonStrict, "the key \"\" was accepted and executed as unkeyed: %d side effects", n)
+		return f.result(verdict.NonStrict, "the key \"\" was accepted and executed as unkeyed: %d side effects", n)
 	case n == 1 && succ == 2 && p.sameBody(answers[0].Body, answers[1].Body):
 		// Keys taken as opaque strings: "" is a two-character key, used as one. That is
 		// the policy key/sf-string reports (INFO) without judging; the draft's sf-string
 		// reading makes it the empty key and wants a 4xx, so it is said, not failed.
-		return f.result(Info, "the key \"\" was used as a key: executed once, then replayed (keys taken as opaque strings, the policy key/sf-string reports; read as an sf-string it is the empty key, which the draft has refused with a 4xx)")
+		return f.result(verdict.Info, "the key \"\" was used as a key: executed once, then replayed (keys taken as opaque strings, the policy key/sf-string reports; read as an sf-string it is the empty key, which the draft has refused with a 4xx)")
 	case n > 0:
-		return f.result(NonStrict, "the key \"\" was accepted and executed (%d side effect), want a 4xx", n)
+		return f.result(verdict.NonStrict, "the key \"\" was accepted and executed (%d side effect), want a 4xx", n)
 	case len(other) > 0:
-		return f.result(NonStrict, "the key \"\" got %s, want a 4xx refusal", strings.Join(other, ", "))
+		return f.result(verdict.NonStrict, "the key \"\" got %s, want a 4xx refusal", strings.Join(other, ", "))
 	}
-	return f.result(NonStrict, "the key \"\" got %d success(es) with no side effect, want a 4xx", succ)
+	return f.result(verdict.NonStrict, "the key \"\" got %d success(es) with no side effect, want a 4xx", succ)
 }
 
 // asLedgerRead classes a ledger read's answer by its status alone, as the ledger read
 // itself does; an answer not seen whole stays what it was.
-func asLedgerRead(g Op) Op {
+func asLedgerRead(g verdict.Op) verdict.Op {
 	if g.Class.Determinate() {
 		g.Class = outcome.Statuses{}.Classify(outcome.Answer{Status: g.Status})
 	}
 	return g
 }
 
-func getIgnored(r Record, p *Profile) (Verdict, string, Evidence) {
+func getIgnored(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
@@ -289,45 +290,45 @@ func getIgnored(r Record, p *Profile) (Verdict, string, Evidence) {
 	post, ok2 := stepAnswer(r, "original")
 	after, ok3 := stepAnswer(r, "get-after")
 	if !ok1 || !ok2 || !ok3 {
-		return f.result(Unknown, "a step never answered")
+		return f.result(verdict.Unknown, "a step never answered")
 	}
 	// The reads are the ledger's, not the operation's: the operation's outcome rules (a
 	// success told by a member only its answers have) do not describe them.
 	before, after = asLedgerRead(before), asLedgerRead(after)
 	n := r.Ledger[LedgerOperation]
 	method := p.SideEffects.Method
-	for _, g := range []Op{before, after} {
+	for _, g := range []verdict.Op{before, after} {
 		if g.Class.Determinate() && g.Class != outcome.Success {
 			f.example("%s: %s %s", g.Step, describe(g), clip(g.Body))
-			return f.result(Fail, "a %s carrying a key got %s; keyed_methods declares only %s", method, describe(g), strings.Join(p.KeyedMethods, ", "))
+			return f.result(verdict.Fail, "a %s carrying a key got %s; keyed_methods declares only %s", method, describe(g), strings.Join(p.KeyedMethods, ", "))
 		}
 	}
 	switch {
 	case n > 1:
-		f.count(CatDuplicated, n-1)
-		return f.result(Fail, "%d side effects for one %s", n, p.Operation.Method)
+		f.count(verdict.CatDuplicated, n-1)
+		return f.result(verdict.Fail, "%d side effects for one %s", n, p.Operation.Method)
 	case post.Class == outcome.ServerError:
-		return f.result(Fail, "the %s got %s from the target, want a 2xx", p.Operation.Method, describe(post))
+		return f.result(verdict.Fail, "the %s got %s from the target, want a 2xx", p.Operation.Method, describe(post))
 	case keyRefusal(post.Class):
 		f.example("%s before the %s: %s %s", method, p.Operation.Method, describe(before), clip(before.Body))
 		f.example("%s: %s %s", p.Operation.Method, describe(post), clip(post.Body))
-		return f.result(Fail, "the %s with the key a %s carried before got %s (%s): the %s was recorded under the key", p.Operation.Method, method, describe(post), post.Class, method)
+		return f.result(verdict.Fail, "the %s with the key a %s carried before got %s (%s): the %s was recorded under the key", p.Operation.Method, method, describe(post), post.Class, method)
 	case post.Class.Determinate() && post.Class != outcome.Success:
-		return f.result(Unknown, "the %s got %s (%s), not a success: nothing to judge", p.Operation.Method, describe(post), post.Class)
+		return f.result(verdict.Unknown, "the %s got %s (%s), not a success: nothing to judge", p.Operation.Method, describe(post), post.Class)
 	case post.Class == outcome.Success && before.Class == outcome.Success && post.Status == before.Status && p.sameBody(post.Body, before.Body):
-		f.count(CatFabricated, 1)
-		return f.result(Fail, "the %s was answered the %s's response: the %s was stored under the key and replayed", p.Operation.Method, method, method)
+		f.count(verdict.CatFabricated, 1)
+		return f.result(verdict.Fail, "the %s was answered the %s's response: the %s was stored under the key and replayed", p.Operation.Method, method, method)
 	case post.Class == outcome.Success && n == 0:
-		f.count(CatLost, 1)
-		return f.result(Fail, "the %s got %d but the ledger shows no side effect", p.Operation.Method, post.Status)
+		f.count(verdict.CatLost, 1)
+		return f.result(verdict.Fail, "the %s got %d but the ledger shows no side effect", p.Operation.Method, post.Status)
 	case after.Class == outcome.Success && post.Class == outcome.Success && p.sameBody(after.Body, post.Body):
-		f.count(CatLeaked, 1)
-		return f.result(Fail, "the %s carrying the %s's key was answered the %s's stored response", method, p.Operation.Method, p.Operation.Method)
+		f.count(verdict.CatLeaked, 1)
+		return f.result(verdict.Fail, "the %s carrying the %s's key was answered the %s's stored response", method, p.Operation.Method, p.Operation.Method)
 	case after.Class == outcome.Success && replayMarked(after, p):
-		return f.result(Fail, "the %s carrying the key was marked as a replay (%s)", method, p.Expect.ReplayHeader)
+		return f.result(verdict.Fail, "the %s carrying the key was marked as a replay (%s)", method, p.Expect.ReplayHeader)
 	case n == 1 && before.Class == outcome.Success && after.Class == outcome.Success:
-		return f.result(Pass, "the %s with the key before and after the %s was answered as a plain read; the %s executed once", method, p.Operation.Method, p.Operation.Method)
+		return f.result(verdict.Pass, "the %s with the key before and after the %s was answered as a plain read; the %s executed once", method, p.Operation.Method, p.Operation.Method)
 	}
-	return f.result(Unknown, "%d side effect(s); %s before: %s, %s: %s, %s after: %s: an unknown outcome (info) leaves it open",
+	return f.result(verdict.Unknown, "%d side effect(s); %s before: %s, %s: %s, %s after: %s: an unknown outcome (info) leaves it open",
 		n, method, describe(before), p.Operation.Method, describe(post), method, describe(after))
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // inFlight is the shared setup of the in-flight scenarios: the original runs slowly in
@@ -28,7 +29,7 @@ func inFlightOf(repeat Payload, original Hook) ([]FaultOn, []Step) {
 		}
 }
 
-func burst(id string, n int, level Level) Scenario {
+func burst(id string, n int, level verdict.Level) Scenario {
 	s := Scenario{
 		ID:          id,
 		Description: "attempts with one key sent at once (" + itoa(n) + "): one executes",
@@ -60,21 +61,21 @@ func raceScenarios() []Scenario {
 			Description: "two attempts at once while the work is held: one executes",
 			Requirement: "a key is recorded before the work: one side effect; the other attempt gets the in-flight status or the identical replay",
 			Source:      and(srcBrandur, srcSeed),
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:race", "fault:none", "level:safety"},
 			Needs:       []Capability{CapSlow},
 			Steps:       []Step{{Name: "burst", Copies: 2, Hook: HookSlow}},
 			Settle:      &Settle{},
 			Check:       oneWinnerHeld("burst", 2),
 		},
-		burst("race/burst-50", 50, LevelSafety),
-		burst("race/burst-1000", 1000, LevelSafety),
+		burst("race/burst-50", 50, verdict.LevelSafety),
+		burst("race/burst-1000", 1000, verdict.LevelSafety),
 		{
 			ID:          "race/duplicate-sequential",
 			Description: "the proxy delivers the request twice in sequence, as a load balancer retry does",
 			Requirement: "a duplicated delivery executes once",
 			Source:      srcSeed,
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:race", "fault:duplicate", "level:safety"},
 			Faults:      []FaultOn{{Attempts: firstAttempt, Fault: faultproxy.FaultSpec{Type: faultproxy.FaultDuplicate, Mode: "sequential"}}},
 			Steps:       []Step{{Name: "original"}, {Name: "retry"}},
@@ -86,7 +87,7 @@ func raceScenarios() []Scenario {
 			Description: "the proxy delivers the request twice at the same moment",
 			Requirement: "a duplicated concurrent delivery executes once",
 			Source:      srcSeed,
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:race", "fault:duplicate", "level:safety"},
 			Needs:       []Capability{CapSlow},
 			Faults:      []FaultOn{{Attempts: firstAttempt, Fault: faultproxy.FaultSpec{Type: faultproxy.FaultDuplicate, Mode: "concurrent"}}},
@@ -102,7 +103,7 @@ func raceScenarios() []Scenario {
 			Description: "a repeat while the original executes gets the declared in-flight answer",
 			Requirement: "a concurrent repeat is refused with expect.in_flight (409 by default), a retryable answer; under in_flight: wait it waits and gets the committed response",
 			Source:      and(srcDraftErrors, srcStripe),
-			Level:       LevelMust,
+			Level:       verdict.LevelMust,
 			Labels:      []string{"group:race", "fault:before-upstream", "level:must"},
 			Needs:       []Capability{CapSlow},
 			Faults:      fo,
@@ -115,7 +116,7 @@ func raceScenarios() []Scenario {
 			Description: "no success is delivered for a repeat while nothing has completed",
 			Requirement: "a repeat during the original never gets a 2xx before the original finished",
 			Source:      srcSeed,
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:race", "fault:before-upstream", "level:safety"},
 			Needs:       []Capability{CapSlow},
 			Faults:      fo,
@@ -128,7 +129,7 @@ func raceScenarios() []Scenario {
 			Description: "a repeat while the original runs, and then fails, is never told it succeeded",
 			Requirement: "a repeat during an original that then fails (slow_operation and fail_operation on one request) gets no success unless it executed itself: a success with no side effect was promised before the outcome was known",
 			Source:      srcSeed,
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:race", "fault:before-upstream", "level:safety"},
 			Needs:       []Capability{CapSlow, CapFail, CapSlowFail},
 			Faults:      foFails,
@@ -140,7 +141,7 @@ func raceScenarios() []Scenario {
 			Description: "the in-flight refusal says when to retry",
 			Requirement: "the in-flight 409 carries a Retry-After that parses: delta-seconds or an HTTP-date (a refusal inside the answer: the retry hint its in_flight rule declares)",
 			Source:      srcStripe + " (retry with backoff); RFC 9110 §10.2.3 (Retry-After)",
-			Level:       LevelShould,
+			Level:       verdict.LevelShould,
 			Labels:      []string{"group:race", "fault:before-upstream", "level:should"},
 			Needs:       []Capability{CapSlow, CapInFlightRefusal, CapRetryHint},
 			Faults:      fo,
@@ -153,7 +154,7 @@ func raceScenarios() []Scenario {
 			Description: "another payload with the same key while the original runs",
 			Requirement: "another payload during the original is never executed and never answered 2xx",
 			Source:      and(srcDraftFingerprint, srcSeed),
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:race", "fault:before-upstream", "level:safety"},
 			Needs:       []Capability{CapSlow, CapAlteredBody},
 			Faults:      foOther,
@@ -169,7 +170,7 @@ func raceScenarios() []Scenario {
 // waits and gets the replay). Attempts nobody saw the outcome of (Jepsen info) neither
 // fail nor stop a pass; when no answer showed the result, the settle step does.
 func oneWinner(step string) Checker {
-	return func(r Record, p *Profile) (Verdict, string, Evidence) {
+	return func(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 		if r.LedgerErr != "" {
 			return unknownLedger(r)
 		}
@@ -180,11 +181,11 @@ func oneWinner(step string) Checker {
 		// the retention and a later attempt legitimately executed anew). wants holds
 		// them, the first of each, and bodies their bodyKeys: a success is another
 		// response unless one has its body and, by sameStatus, its status.
-		var wants []Op
+		var wants []verdict.Op
 		var bodies []string
 		ok, refused, lost, other, failed5xx := 0, 0, 0, 0, 0
 		refusedStatus := 0
-		var extra, others []Op // successes with another response than the first; wrong answers
+		var extra, others []verdict.Op // successes with another response than the first; wrong answers
 		for _, a := range answers {
 			switch {
 			case isSuccess(a):
@@ -230,13 +231,13 @@ func oneWinner(step string) Checker {
 		n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
 		switch {
 		case n > allowed:
-			f.count(CatDuplicated, n-allowed)
+			f.count(verdict.CatDuplicated, n-allowed)
 			for _, a := range extra {
 				f.blameAgainst(a, "the first success replayed, no second execution", &wants[0])
 			}
-			return f.result(Fail, "%d side effects from %d concurrent attempts with one key", n, len(answers))
+			return f.result(verdict.Fail, "%d side effects from %d concurrent attempts with one key", n, len(answers))
 		case len(wants) > max(n, 1):
-			f.count(CatDiverged, len(wants)-max(n, 1))
+			f.count(verdict.CatDiverged, len(wants)-max(n, 1))
 			for _, a := range extra {
 				f.blameAgainst(a, "the first success replayed, byte for byte", &wants[0])
 			}
@@ -262,15 +263,15 @@ func oneWinner(step string) Checker {
 			if known {
 				role = "the execution's"
 			}
-			return f.result(Fail, "%d successes carry %d different responses for %d side effect(s)%s", ok, len(wants), n, statusOnlyNote(p, executed, replayed, role, known))
+			return f.result(verdict.Fail, "%d successes carry %d different responses for %d side effect(s)%s", ok, len(wants), n, statusOnlyNote(p, executed, replayed, role, known))
 		case ok > 0 && n == 0:
-			f.count(CatFabricated, ok)
-			return f.result(Fail, "%d successes but the ledger shows no side effect", ok)
+			f.count(verdict.CatFabricated, ok)
+			return f.result(verdict.Fail, "%d successes but the ledger shows no side effect", ok)
 		case other > 0 && p.Expect.InFlightWait:
 			for _, a := range others {
 				f.blame(a, "the replay after a wait")
 			}
-			return f.result(Fail, "%d attempts got neither the replay nor a wait (the profile declares in_flight: wait)", other)
+			return f.result(verdict.Fail, "%d attempts got neither the replay nor a wait (the profile declares in_flight: wait)", other)
 		case other > 0:
 			for _, a := range others {
 				f.blame(a, wantText(p.Expect.InFlight, outcome.InFlight)+" or the replay")
@@ -279,10 +280,10 @@ func oneWinner(step string) Checker {
 			if p.Expect.InFlight != 0 {
 				refusal = itoa(p.Expect.InFlight)
 			}
-			return f.result(Fail, "%d attempts got neither the in-flight refusal (%s) nor the replay%s", other, refusal, p.statusGuardNote(others, outcome.InFlight))
+			return f.result(verdict.Fail, "%d attempts got neither the in-flight refusal (%s) nor the replay%s", other, refusal, p.statusGuardNote(others, outcome.InFlight))
 		case ok == 0 && lost == 0:
-			f.count(CatStuck, 1)
-			return f.result(Fail, "no attempt succeeded: %d refused with %s", refused, wantText(refusedStatus, outcome.InFlight))
+			f.count(verdict.CatStuck, 1)
+			return f.result(verdict.Fail, "no attempt succeeded: %d refused with %s", refused, wantText(refusedStatus, outcome.InFlight))
 		}
 		settle, v, msg, failed := judgeSettle(r, p, &f, wants, true)
 		if failed {
@@ -294,20 +295,20 @@ func oneWinner(step string) Checker {
 		}
 		if throttledN := countClass(answers, outcome.Throttled); throttledN > 0 && inFlightAtOnce(r, step) < 2 {
 			// Whatever the settle step shows, nothing concurrent reached the key.
-			return f.result(Info, "%d of %d attempts were throttled (a rate limit refused them) and no two of the rest were in flight at once: nothing concurrent reached the key", throttledN, len(answers))
+			return f.result(verdict.Info, "%d of %d attempts were throttled (a rate limit refused them) and no two of the rest were in flight at once: nothing concurrent reached the key", throttledN, len(answers))
 		}
 		if ok == 0 {
 			// Only the settle step can show the one result nobody saw.
 			switch {
 			case !settle.ran:
-				return f.result(Unknown, "no answer showed the result: %d refused, %s", refused, unseenText)
+				return f.result(verdict.Unknown, "no answer showed the result: %d refused, %s", refused, unseenText)
 			case !isSuccess(settle.last):
-				return f.result(Fail, "no attempt was seen to succeed and the settle retry got %s", describe(settle.last))
+				return f.result(verdict.Fail, "no attempt was seen to succeed and the settle retry got %s", describe(settle.last))
 			case n == 0:
-				f.count(CatFabricated, 1)
-				return f.result(Fail, "the settle retry got %d but the ledger shows no side effect", settle.last.Status)
+				f.count(verdict.CatFabricated, 1)
+				return f.result(verdict.Fail, "the settle retry got %d but the ledger shows no side effect", settle.last.Status)
 			}
-			return f.result(Pass, "one side effect from %d attempts: none seen to succeed (%d refused%s); the settle retry got %d",
+			return f.result(verdict.Pass, "one side effect from %d attempts: none seen to succeed (%d refused%s); the settle retry got %d",
 				len(answers), refused, tail, settle.last.Status)
 		}
 		refusals := ""
@@ -316,18 +317,18 @@ func oneWinner(step string) Checker {
 		}
 		atOnce := inFlightAtOnce(r, step)
 		if atOnce < 2 && len(answers) > 1 {
-			return f.result(Info, "one side effect from %d attempts, but no two were ever in flight at once (each answered before the next was sent): nothing concurrent was exercised", len(answers))
+			return f.result(verdict.Info, "one side effect from %d attempts, but no two were ever in flight at once (each answered before the next was sent): nothing concurrent was exercised", len(answers))
 		}
 		tail += fmt.Sprintf("; up to %d in flight at once", atOnce)
 		if n > 1 {
-			return f.result(Pass, "%d side effects from %d attempts spanning %d retention windows (%s); %d successes carry %d responses%s%s",
+			return f.result(verdict.Pass, "%d side effects from %d attempts spanning %d retention windows (%s); %d successes carry %d responses%s%s",
 				n, len(answers), allowed, p.Retention, ok, len(wants), refusals, tail)
 		}
 		successes := fmt.Sprintf("%d identical successes", ok)
 		if ok == 1 {
 			successes = "1 success"
 		}
-		return f.result(Pass, "one side effect from %d attempts: %s%s%s", len(answers), successes, refusals, tail)
+		return f.result(verdict.Pass, "one side effect from %d attempts: %s%s%s", len(answers), successes, refusals, tail)
 	}
 }
 
@@ -339,16 +340,16 @@ func oneWinner(step string) Checker {
 // proved nothing about concurrent copies. race/concurrent-pair, which holds the work,
 // is the scenario that makes them meet.
 func noneRefusedIsInfo(judge Checker) Checker {
-	return func(r Record, p *Profile) (Verdict, string, Evidence) {
+	return func(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 		v, msg, ev := judge(r, p)
-		if v != Pass || p.Expect.InFlightWait {
+		if v != verdict.Pass || p.Expect.InFlightWait {
 			return v, msg, ev
 		}
 		answers := stepAnswers(r, "burst")
 		if countClass(answers, outcome.InFlight) > 0 || countClass(answers, outcome.Success) < 2 {
 			return v, msg, ev
 		}
-		return Info, fmt.Sprintf("no copy was refused with %s, which the profile declares for a repeat in flight: every copy after the execution met the key already committed (the target served them one after the other, or its work ended before the next copy arrived), so no copy met another in flight and nothing concurrent was proven (race/concurrent-pair holds the work to make copies meet); what it saw: %s",
+		return verdict.Info, fmt.Sprintf("no copy was refused with %s, which the profile declares for a repeat in flight: every copy after the execution met the key already committed (the target served them one after the other, or its work ended before the next copy arrived), so no copy met another in flight and nothing concurrent was proven (race/concurrent-pair holds the work to make copies meet); what it saw: %s",
 			wantText(p.Expect.InFlight, outcome.InFlight), msg), ev
 	}
 }
@@ -360,9 +361,9 @@ func noneRefusedIsInfo(judge Checker) Checker {
 // check-then-set server would pass the same way.
 func oneWinnerHeld(step string, copies int) Checker {
 	judge := oneWinner(step)
-	return func(r Record, p *Profile) (Verdict, string, Evidence) {
+	return func(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 		v, msg, ev := judge(r, p)
-		if v != Pass || len(r.Journal) == 0 {
+		if v != verdict.Pass || len(r.Journal) == 0 {
 			return v, msg, ev
 		}
 		atTarget, longest := stepAtTarget(r, copies)
@@ -373,7 +374,7 @@ func oneWinnerHeld(step string, copies int) Checker {
 		if hold := slowHold(p); longest < hold*3/4 {
 			why = holdMissedText("the work", longest, hold) + ", and " + why
 		}
-		return Unknown, why + ": nothing concurrent was exercised (what it saw: " + msg + ")", ev
+		return verdict.Unknown, why + ": nothing concurrent was exercised (what it saw: " + msg + ")", ev
 	}
 }
 
@@ -386,9 +387,9 @@ func oneWinnerHeld(step string, copies int) Checker {
 // copy may have been answered before the second looked the key up, and a check-then-set
 // server passes that way.
 func duplicatesHeld(judge Checker) Checker {
-	return func(r Record, p *Profile) (Verdict, string, Evidence) {
+	return func(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 		v, msg, ev := judge(r, p)
-		if v != Pass {
+		if v != verdict.Pass {
 			return v, msg, ev
 		}
 		var dup *faultproxy.Record
@@ -399,7 +400,7 @@ func duplicatesHeld(judge Checker) Checker {
 			}
 		}
 		if dup == nil || dup.UpstreamCalls < 2 {
-			return Unknown, "the proxy did not deliver the request twice (the journal shows no duplicated delivery; a body over its buffer limit is sent once): nothing concurrent was exercised (what it saw: " + msg + ")", ev
+			return verdict.Unknown, "the proxy did not deliver the request twice (the journal shows no duplicated delivery; a body over its buffer limit is sent once): nothing concurrent was exercised (what it saw: " + msg + ")", ev
 		}
 		if original, ok := stepAnswer(r, "original"); ok && original.Class == outcome.InFlight {
 			return v, msg + "; the copies met at the target (one was refused in flight)", ev
@@ -416,7 +417,7 @@ func duplicatesHeld(judge Checker) Checker {
 			}
 		}
 		if took < hold*3/4 {
-			return Unknown, holdMissedText("the duplicated request", took, hold) + ": the two copies may never have been at the target together, so nothing concurrent was exercised (what it saw: " + msg + ")", ev
+			return verdict.Unknown, holdMissedText("the duplicated request", took, hold) + ": the two copies may never have been at the target together, so nothing concurrent was exercised (what it saw: " + msg + ")", ev
 		}
 		return v, fmt.Sprintf("%s; the copies met at the target (sent together, one held there for %s of the %s hold)", msg, roundDuration(took), hold), ev
 	}
@@ -426,7 +427,7 @@ func duplicatesHeld(judge Checker) Checker {
 // answered at one time, from the history's invoke and completion events. An attempt a
 // rate limit refused (throttled) is left out: it never reached the key's logic, so it
 // raced nothing.
-func inFlightAtOnce(r Record, step string) int {
+func inFlightAtOnce(r verdict.Record, step string) int {
 	type event struct {
 		at    time.Time
 		delta int
@@ -434,7 +435,7 @@ func inFlightAtOnce(r Record, step string) int {
 	type attemptID struct{ client, attempt int }
 	throttled := map[attemptID]bool{}
 	for _, op := range r.History {
-		if op.Step == step && op.Type != OpInvoke && op.Class == outcome.Throttled {
+		if op.Step == step && op.Type != verdict.OpInvoke && op.Class == outcome.Throttled {
 			throttled[attemptID{op.Client, op.Attempt}] = true
 		}
 	}
@@ -444,7 +445,7 @@ func inFlightAtOnce(r Record, step string) int {
 			continue
 		}
 		d := -1
-		if op.Type == OpInvoke {
+		if op.Type == verdict.OpInvoke {
 			d = 1
 		}
 		events = append(events, event{op.Time, d})
@@ -486,12 +487,12 @@ func fmtRefused(n, status, declared int) string {
 // start before that is an overlap however late a loaded machine delivered the answers;
 // otherwise the repeat may have met a committed key, and a replay is then what it should
 // get. Without the journal records, the client's answer times are compared.
-func overlap(r Record, p *Profile) (repeat Op, original Op, ok bool) {
+func overlap(r verdict.Record, p *Profile) (repeat verdict.Op, original verdict.Op, ok bool) {
 	return overlapOf(r, p, "repeat")
 }
 
 // overlapOf is overlap for the step that met the original (another principal's).
-func overlapOf(r Record, p *Profile, step string) (repeat Op, original Op, ok bool) {
+func overlapOf(r verdict.Record, p *Profile, step string) (repeat verdict.Op, original verdict.Op, ok bool) {
 	repeat, okR := stepAnswer(r, step)
 	original, okO := stepAnswer(r, "original")
 	if !okR || !okO {
@@ -519,7 +520,7 @@ func overlapOf(r Record, p *Profile, step string) (repeat Op, original Op, ok bo
 // noOverlapText is the UNKNOWN of an in-flight checker whose repeat met no running
 // original: why, when the journal says the slow hook did not hold the original, else
 // otherwise.
-func noOverlapText(r Record, p *Profile, original Op, otherwise string) string {
+func noOverlapText(r verdict.Record, p *Profile, original verdict.Op, otherwise string) string {
 	if msg, notHeld := originalNotHeld(r, p, original); notHeld {
 		return msg + "; so no repeat met the original running, and there is nothing to judge"
 	}
@@ -535,7 +536,7 @@ func gatewayStatus(status int) bool {
 // releasedTogether reports whether the repeat's answer came right after the original's
 // at the target (within a quarter of the hold, at least 100 ms): a repeat that was made
 // to wait for the original, not one that happened to look its key up late.
-func releasedTogether(r Record, p *Profile, repeat, original Op) bool {
+func releasedTogether(r verdict.Record, p *Profile, repeat, original verdict.Op) bool {
 	end := original.Time
 	if first, ok := originalRecord(r); ok && first.UpstreamMillis > 0 && answeredBy(first, original) {
 		end = first.Time.Add(millisDuration(first.UpstreamMillis))
@@ -557,7 +558,7 @@ func millisDuration(ms float64) time.Duration { return time.Duration(ms * float6
 // carried, so that the exchange's upstream time is the work's. Not so when the proxy saw
 // that exchange end without the answer (class info) and the client still had one: an
 // MCP server closed the stream to be polled (SEP-1699) and answered on a later GET.
-func answeredBy(j faultproxy.Record, original Op) bool {
+func answeredBy(j faultproxy.Record, original verdict.Op) bool {
 	return j.Class != faultproxy.OutcomeInfo || unseen(original)
 }
 
@@ -569,7 +570,7 @@ func answeredBy(j faultproxy.Record, original Op) bool {
 // gateway's read timeout just short of the hold), so it never executed: a replay, or a
 // gateway's quick 5xx that never let it reach the target.
 // The order the in-flight scenarios need did not happen, so they have nothing to judge.
-func repeatWentFirst(r Record, p *Profile, original Op) bool {
+func repeatWentFirst(r verdict.Record, p *Profile, original verdict.Op) bool {
 	if original.Class == outcome.InFlight || original.Class == outcome.Mismatch {
 		return true
 	}
@@ -590,23 +591,23 @@ func repeatWentFirst(r Record, p *Profile, original Op) bool {
 // whichever order they came, the target refused the request it was running (a refusal
 // that clears the key's record, and the running request then finds it gone). No timing
 // enters this.
-func bothRefused(r Record, original Op) (Op, bool) {
+func bothRefused(r verdict.Record, original verdict.Op) (verdict.Op, bool) {
 	repeat, ok := stepAnswer(r, "repeat")
-	refused := func(a Op) bool { return a.Class == outcome.InFlight || a.Class == outcome.Mismatch }
+	refused := func(a verdict.Op) bool { return a.Class == outcome.InFlight || a.Class == outcome.Mismatch }
 	return repeat, ok && refused(original) && refused(repeat)
 }
 
 // bothRefusedFail is the MUST scenarios' verdict when bothRefused: the original was
 // refused while it held its key.
-func bothRefusedFail(f *finding, original, repeat Op, what string) (Verdict, string, Evidence) {
+func bothRefusedFail(f *finding, original, repeat verdict.Op, what string) (verdict.Verdict, string, verdict.Evidence) {
 	f.example("original got %s, %s got %s", describe(original), what, describe(repeat))
 	f.blame(original, "its own result: it held the key (or the "+what+" did, and should have run)")
-	return f.result(Fail, "the original got %s and %s %s: one of the two held the key first and should have run, but both were refused; the target refused the request it was running", describe(original), what, describe(repeat))
+	return f.result(verdict.Fail, "the original got %s and %s %s: one of the two held the key first and should have run, but both were refused; the target refused the request it was running", describe(original), what, describe(repeat))
 }
 
 // originalRecord is the journal record of the in-flight scenarios' original: the first
 // record without a fault (the original ends before the steps after it start).
-func originalRecord(r Record) (faultproxy.Record, bool) {
+func originalRecord(r verdict.Record) (faultproxy.Record, bool) {
 	var first *faultproxy.Record
 	for i, j := range r.Journal {
 		if j.Fault == "" && j.ReachedUpstream && (first == nil || j.Seq < first.Seq) {
@@ -622,45 +623,45 @@ func originalRecord(r Record) (faultproxy.Record, bool) {
 // inFlightStatus judges the repeat during the original against the declared school:
 // refused with expect.in_flight, or (in_flight: wait) made to wait and given the
 // original's committed response.
-func inFlightStatus(r Record, p *Profile) (Verdict, string, Evidence) {
+func inFlightStatus(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
 	var f finding
 	if n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p); n > allowed {
-		f.count(CatDuplicated, n-allowed)
-		return f.result(Fail, "%d side effects for one key", n)
+		f.count(verdict.CatDuplicated, n-allowed)
+		return f.result(verdict.Fail, "%d side effects for one key", n)
 	}
 	repeat, original, during := overlap(r, p)
 	if _, both := bothRefused(r, original); both {
 		return bothRefusedFail(&f, original, repeat, "the repeat")
 	}
 	if msg, notHeld := originalNotHeld(r, p, original); notHeld {
-		return f.result(Unknown, "%s; so no repeat met the original running, and there is nothing to judge", msg)
+		return f.result(verdict.Unknown, "%s; so no repeat met the original running, and there is nothing to judge", msg)
 	}
 	if repeatWentFirst(r, p, original) {
-		return f.result(Unknown, "the repeat reached the target before the original (the original got %s): no repeat during the original to judge", describe(original))
+		return f.result(verdict.Unknown, "the repeat reached the target before the original (the original got %s): no repeat during the original to judge", describe(original))
 	}
 	if p.Expect.InFlightWait {
 		return inFlightWaited(r, p, &f, repeat, original, during)
 	}
-	var wants []Op
+	var wants []verdict.Op
 	if isSuccess(original) {
-		wants = []Op{original}
+		wants = []verdict.Op{original}
 	}
 	if _, v, msg, failed := judgeSettle(r, p, &f, wants, true); failed {
 		return v, msg, f.ev
 	}
 	switch {
 	case repeat.Class == outcome.InFlight:
-		return f.result(Pass, "the repeat during the original got %s", describe(repeat))
+		return f.result(verdict.Pass, "the repeat during the original got %s", describe(repeat))
 	case unseen(repeat):
-		return f.result(Unknown, "the repeat's answer was not seen (%s): whether it was refused cannot be told", describe(repeat))
+		return f.result(verdict.Unknown, "the repeat's answer was not seen (%s): whether it was refused cannot be told", describe(repeat))
 	case !during:
-		return f.result(Unknown, "%s", noOverlapText(r, p, original, fmt.Sprintf("no overlap: the original (%s) finished before the repeat (%s) was answered", describe(original), describe(repeat))))
+		return f.result(verdict.Unknown, "%s", noOverlapText(r, p, original, fmt.Sprintf("no overlap: the original (%s) finished before the repeat (%s) was answered", describe(original), describe(repeat))))
 	}
 	if isSuccess(repeat) && !p.sameResponse(repeat, original) && allowedEffects(r, p) > 1 {
-		return f.result(Unknown, "%s: nothing to judge", mayBeLate("the repeat", p))
+		return f.result(verdict.Unknown, "%s: nothing to judge", mayBeLate("the repeat", p))
 	}
 	if isSuccess(repeat) && isSuccess(original) && p.sameResponse(repeat, original) && !releasedTogether(r, p, repeat, original) {
 		// The committed response itself, answered well after the original: the repeat
@@ -668,54 +669,54 @@ func inFlightStatus(r Record, p *Profile) (Verdict, string, Evidence) {
 		// key up only after the commit (a target that does other work first), and a
 		// replay is then the right answer. A repeat released with the original is the
 		// block-and-replay school's wait, which the declared 409 rules out.
-		return f.result(Unknown, "the repeat reached the target during the original but got the original's committed response (%d), identical: the target may have looked its key up only after the commit, so whether it refuses a repeat in flight cannot be told", repeat.Status)
+		return f.result(verdict.Unknown, "the repeat reached the target during the original but got the original's committed response (%d), identical: the target may have looked its key up only after the commit, so whether it refuses a repeat in flight cannot be told", repeat.Status)
 	}
 	f.example("repeat got %s while the original ran", describe(repeat))
 	f.blame(repeat, wantText(p.Expect.InFlight, outcome.InFlight))
-	return f.result(Fail, "the repeat during the original got %s, want %s%s", describe(repeat), wantText(p.Expect.InFlight, outcome.InFlight), p.statusGuardNote([]Op{repeat}, outcome.InFlight))
+	return f.result(verdict.Fail, "the repeat during the original got %s, want %s%s", describe(repeat), wantText(p.Expect.InFlight, outcome.InFlight), p.statusGuardNote([]verdict.Op{repeat}, outcome.InFlight))
 }
 
 // inFlightWaited: under in_flight: wait, the repeat that met the original must get the
 // original's committed response, identical, and nothing else.
-func inFlightWaited(r Record, p *Profile, f *finding, repeat, original Op, during bool) (Verdict, string, Evidence) {
+func inFlightWaited(r verdict.Record, p *Profile, f *finding, repeat, original verdict.Op, during bool) (verdict.Verdict, string, verdict.Evidence) {
 	switch {
 	case unseen(original):
-		return f.result(Unknown, "the original's answer was not seen (%s): no committed response to compare", describe(original))
+		return f.result(verdict.Unknown, "the original's answer was not seen (%s): no committed response to compare", describe(original))
 	case !isSuccess(original):
-		return f.result(Unknown, "the original did not succeed (%s): no committed response to wait for", describe(original))
+		return f.result(verdict.Unknown, "the original did not succeed (%s): no committed response to wait for", describe(original))
 	}
-	if _, v, msg, failed := judgeSettle(r, p, f, []Op{original}, true); failed {
+	if _, v, msg, failed := judgeSettle(r, p, f, []verdict.Op{original}, true); failed {
 		return v, msg, f.ev
 	}
 	switch {
 	case unseen(repeat):
-		return f.result(Unknown, "the repeat's answer was not seen (%s): whether it waited for the replay cannot be told", describe(repeat))
+		return f.result(verdict.Unknown, "the repeat's answer was not seen (%s): whether it waited for the replay cannot be told", describe(repeat))
 	case !isSuccess(repeat):
 		f.example("repeat got %s while the original ran", describe(repeat))
 		f.blame(repeat, "wait, then the committed "+itoa(original.Status))
-		return f.result(Fail, "the repeat during the original got %s; the profile declares in_flight: wait (wait, then the committed response)", describe(repeat))
+		return f.result(verdict.Fail, "the repeat during the original got %s; the profile declares in_flight: wait (wait, then the committed response)", describe(repeat))
 	case !p.sameResponse(repeat, original) && allowedEffects(r, p) > 1:
-		return f.result(Unknown, "the repeat that waited got %d with another body than the original's, but %s: nothing to judge", repeat.Status, mayBeLate("it", p))
+		return f.result(verdict.Unknown, "the repeat that waited got %d with another body than the original's, but %s: nothing to judge", repeat.Status, mayBeLate("it", p))
 	case !p.sameResponse(repeat, original):
-		f.count(CatDiverged, 1)
+		f.count(verdict.CatDiverged, 1)
 		f.example("original: %d %s", original.Status, clip(original.Body))
 		f.example("repeat:   %d %s", repeat.Status, clip(repeat.Body))
 		f.blameAgainst(repeat, "the committed "+itoa(original.Status)+", byte for byte", &original)
-		return f.result(Fail, "the repeat that waited got %d with another body than the original's committed response%s", repeat.Status, uniqueNote(p, original, repeat))
+		return f.result(verdict.Fail, "the repeat that waited got %d with another body than the original's committed response%s", repeat.Status, uniqueNote(p, original, repeat))
 	case !during:
-		return f.result(Unknown, "no overlap: the original (%s) finished before the repeat reached the target, so it had nothing to wait for", describe(original))
+		return f.result(verdict.Unknown, "no overlap: the original (%s) finished before the repeat reached the target, so it had nothing to wait for", describe(original))
 	}
-	return f.result(Pass, "the repeat during the original waited and got the committed %d (%d identical body bytes), as in_flight: wait declares", repeat.Status, len(repeat.Body))
+	return f.result(verdict.Pass, "the repeat during the original waited and got the committed %d (%d identical body bytes), as in_flight: wait declares", repeat.Status, len(repeat.Body))
 }
 
-func inFlightNotFabricated(r Record, p *Profile) (Verdict, string, Evidence) {
+func inFlightNotFabricated(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
 	var f finding
 	if n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p); n > allowed {
-		f.count(CatDuplicated, n-allowed)
-		return f.result(Fail, "%d side effects for one key", n)
+		f.count(verdict.CatDuplicated, n-allowed)
+		return f.result(verdict.Fail, "%d side effects for one key", n)
 	}
 	// A success for the repeat that is the original's exact response is a replay, even
 	// when it reached the client a moment before the original's own answer (a server
@@ -724,13 +725,13 @@ func inFlightNotFabricated(r Record, p *Profile) (Verdict, string, Evidence) {
 	repeat, _ := stepAnswer(r, "repeat")
 	original, _ := stepAnswer(r, "original")
 	if _, both := bothRefused(r, original); both {
-		return f.result(Pass, "the repeat got %s; nothing was fabricated (the original was refused too, %s: race/in-flight-409 judges that)", describe(repeat), describe(original))
+		return f.result(verdict.Pass, "the repeat got %s; nothing was fabricated (the original was refused too, %s: race/in-flight-409 judges that)", describe(repeat), describe(original))
 	}
 	if repeatWentFirst(r, p, original) {
 		if msg, notHeld := originalNotHeld(r, p, original); notHeld {
-			return f.result(Unknown, "%s; so no repeat met the original running, and there is nothing to judge", msg)
+			return f.result(verdict.Unknown, "%s; so no repeat met the original running, and there is nothing to judge", msg)
 		}
-		return f.result(Unknown, "the repeat reached the target before the original (the original got %s): no repeat during the original to judge", describe(original))
+		return f.result(verdict.Unknown, "the repeat reached the target before the original (the original got %s): no repeat during the original to judge", describe(original))
 	}
 	if unseen(original) && isSuccess(repeat) {
 		// When the original finished is unknown; the repeat's success is no fabrication
@@ -738,45 +739,45 @@ func inFlightNotFabricated(r Record, p *Profile) (Verdict, string, Evidence) {
 		settle := settledOf(r, p)
 		switch {
 		case r.Ledger[LedgerOperation] == 0:
-			f.count(CatFabricated, 1)
+			f.count(verdict.CatFabricated, 1)
 			f.blame(repeat, "no success without an execution")
-			return f.result(Fail, "the repeat got %d but nothing executed: the ledger is empty", repeat.Status)
+			return f.result(verdict.Fail, "the repeat got %d but nothing executed: the ledger is empty", repeat.Status)
 		case settle.ran && isSuccess(settle.last) && p.sameResponse(settle.last, repeat):
-			return f.result(Pass, "the repeat got %d, the committed response (the settle retry replays it identically); the original's answer was not seen (%s)", repeat.Status, describe(original))
+			return f.result(verdict.Pass, "the repeat got %d, the committed response (the settle retry replays it identically); the original's answer was not seen (%s)", repeat.Status, describe(original))
 		}
-		return f.result(Unknown, "the original's answer was not seen (%s): whether the repeat's %d came before it finished cannot be told", describe(original), repeat.Status)
+		return f.result(verdict.Unknown, "the original's answer was not seen (%s): whether the repeat's %d came before it finished cannot be told", describe(original), repeat.Status)
 	}
 	replay := isSuccess(original) && p.sameResponse(repeat, original)
 	if isSuccess(repeat) && repeat.Time.Before(original.Time) && !replay && allowedEffects(r, p) > 1 {
-		return f.result(Unknown, "%s: nothing to judge", mayBeLate("the repeat", p))
+		return f.result(verdict.Unknown, "%s: nothing to judge", mayBeLate("the repeat", p))
 	}
 	if isSuccess(repeat) && repeat.Time.Before(original.Time) && !replay {
-		f.count(CatFabricated, 1)
+		f.count(verdict.CatFabricated, 1)
 		f.example("repeat got %d %s before the original answered", repeat.Status, clip(repeat.Body))
 		f.blame(repeat, wantText(p.Expect.InFlight, outcome.InFlight)+" or the committed response")
-		return f.result(Fail, "a %d was delivered for the repeat while the original was still running", repeat.Status)
+		return f.result(verdict.Fail, "a %d was delivered for the repeat while the original was still running", repeat.Status)
 	}
-	var wants []Op
+	var wants []verdict.Op
 	if isSuccess(original) {
-		wants = []Op{original}
+		wants = []verdict.Op{original}
 	}
 	if _, v, msg, failed := judgeSettle(r, p, &f, wants, true); failed {
 		return v, msg, f.ev
 	}
 	if unseen(repeat) {
-		return f.result(Pass, "the repeat's answer was not seen (%s); nothing was delivered before the original finished, one side effect", describe(repeat))
+		return f.result(verdict.Pass, "the repeat's answer was not seen (%s); nothing was delivered before the original finished, one side effect", describe(repeat))
 	}
 	if _, _, during := overlap(r, p); !during {
 		// The repeat met a finished original (a loaded machine delayed it): there was
 		// nothing to fabricate, so its answer proves nothing about the invariant.
-		return f.result(Unknown, "%s", noOverlapText(r, p, original, fmt.Sprintf("no overlap: the original (%s) had finished before the repeat (%s) reached the target: nothing was there to fabricate", describe(original), describe(repeat))))
+		return f.result(verdict.Unknown, "%s", noOverlapText(r, p, original, fmt.Sprintf("no overlap: the original (%s) had finished before the repeat (%s) reached the target: nothing was there to fabricate", describe(original), describe(repeat))))
 	}
 	if repeat.Status >= 200 && repeat.Status <= 299 && repeat.Class == outcome.ClientError {
 		// A 2xx the rules do not name: a client may well read it as the operation done
 		// (a GraphQL payload with a null result and no errors).
-		return f.result(Unknown, "the repeat got %s, a %d the profile's outcome rules do not name: whether a client takes it for a success cannot be told; name it in outcomes: (as success:, or as the refusal it is)", describe(repeat), repeat.Status)
+		return f.result(verdict.Unknown, "the repeat got %s, a %d the profile's outcome rules do not name: whether a client takes it for a success cannot be told; name it in outcomes: (as success:, or as the refusal it is)", describe(repeat), repeat.Status)
 	}
-	return f.result(Pass, "the repeat got %s; nothing was fabricated", describe(repeat))
+	return f.result(verdict.Pass, "the repeat got %s; nothing was fabricated", describe(repeat))
 }
 
 // inFlightOriginalFails: the original is held and then fails, so whatever the repeat was
@@ -785,7 +786,7 @@ func inFlightNotFabricated(r Record, p *Profile) (Verdict, string, Evidence) {
 // executed was promised in advance (a server that answers a repeat in flight with the
 // response it expects the original to produce). That needs no timing: the original's
 // failure and the empty ledger prove it.
-func inFlightOriginalFails(r Record, p *Profile) (Verdict, string, Evidence) {
+func inFlightOriginalFails(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
@@ -794,50 +795,50 @@ func inFlightOriginalFails(r Record, p *Profile) (Verdict, string, Evidence) {
 	original, _ := stepAnswer(r, "original")
 	n := r.Ledger[LedgerOperation]
 	if n > 1 {
-		f.count(CatDuplicated, n-1)
-		return f.result(Fail, "%d side effects for one key", n)
+		f.count(verdict.CatDuplicated, n-1)
+		return f.result(verdict.Fail, "%d side effects for one key", n)
 	}
 	switch {
 	case unseen(original):
-		return f.result(Unknown, "the original's answer was not seen (%s): whether it failed cannot be told", describe(original))
+		return f.result(verdict.Unknown, "the original's answer was not seen (%s): whether it failed cannot be told", describe(original))
 	case isSuccess(original) && isSuccess(repeat) && n == 1 && p.sameResponse(original, repeat) && replayMarked(original, p) && !replayMarked(repeat, p):
 		// The original's answer is marked as a replay and the repeat's is not: the repeat
 		// executed (the one side effect) while the original's work ran, and the original
 		// was answered its committed result — a target that holds nothing in flight while
 		// work that fails runs (one that commits its key with its work, in one transaction).
 		// Nothing was promised before it happened.
-		return f.result(Pass, "the repeat executed on its own while the original ran (its %d is no replay; one side effect), and the original was answered the repeat's committed response as a replay (%s): nothing was promised before it happened", repeat.Status, p.Expect.ReplayHeader)
+		return f.result(verdict.Pass, "the repeat executed on its own while the original ran (its %d is no replay; one side effect), and the original was answered the repeat's committed response as a replay (%s): nothing was promised before it happened", repeat.Status, p.Expect.ReplayHeader)
 	case isSuccess(original) && isSuccess(repeat) && n == 1 && p.sameResponse(original, repeat):
-		return f.result(Unknown, "the original got the same %d as the repeat: either the repeat executed while the original's work ran and the original was answered its result, or the repeat was promised the original's result before it existed; nothing here tells them apart (a replay marker would: declare expect.replay_header if the target sends one)", original.Status)
+		return f.result(verdict.Unknown, "the original got the same %d as the repeat: either the repeat executed while the original's work ran and the original was answered its result, or the repeat was promised the original's result before it existed; nothing here tells them apart (a replay marker would: declare expect.replay_header if the target sends one)", original.Status)
 	case isSuccess(original):
-		return f.result(Unknown, "the original got %s: slow_operation and fail_operation together did not make it fail (does the target apply both to one request?)", describe(original))
+		return f.result(verdict.Unknown, "the original got %s: slow_operation and fail_operation together did not make it fail (does the target apply both to one request?)", describe(original))
 	}
 	_, _, during := overlap(r, p)
 	switch {
 	case isSuccess(repeat) && n == 0:
-		f.count(CatFabricated, 1)
+		f.count(verdict.CatFabricated, 1)
 		f.example("repeat got %d %s while the original ran", repeat.Status, clip(repeat.Body))
 		f.example("original then got %s; the ledger shows no side effect", describe(original))
 		f.blame(repeat, wantText(p.Expect.InFlight, outcome.InFlight)+", or its own execution once the original had failed")
-		return f.result(Fail, "the repeat got %s while the original ran, but the original then failed (%s) and nothing executed: the client was told of an operation that never happened", describe(repeat), describe(original))
+		return f.result(verdict.Fail, "the repeat got %s while the original ran, but the original then failed (%s) and nothing executed: the client was told of an operation that never happened", describe(repeat), describe(original))
 	case !during:
-		return f.result(Unknown, "%s", noOverlapText(r, p, original, fmt.Sprintf("no overlap: the original (%s) had finished before the repeat (%s) reached the target: nothing was there to promise", describe(original), describe(repeat))))
+		return f.result(verdict.Unknown, "%s", noOverlapText(r, p, original, fmt.Sprintf("no overlap: the original (%s) had finished before the repeat (%s) reached the target: nothing was there to promise", describe(original), describe(repeat))))
 	case isSuccess(repeat):
-		return f.result(Pass, "the repeat got %s with a side effect of its own (it ran once the original had failed: %s); %s", describe(repeat), describe(original), failTimes(r, p, original, repeat))
+		return f.result(verdict.Pass, "the repeat got %s with a side effect of its own (it ran once the original had failed: %s); %s", describe(repeat), describe(original), failTimes(r, p, original, repeat))
 	case unseen(repeat):
-		return f.result(Pass, "the repeat's answer was not seen (%s), the original failed (%s): no success was claimed; %s", describe(repeat), describe(original), failTimes(r, p, original, repeat))
+		return f.result(verdict.Pass, "the repeat's answer was not seen (%s), the original failed (%s): no success was claimed; %s", describe(repeat), describe(original), failTimes(r, p, original, repeat))
 	case answeredBefore(r, p, repeat, original):
-		return f.result(Pass, "the repeat got %s while the original ran, and the original then failed (%s): no success was claimed; %s", describe(repeat), describe(original), failTimes(r, p, original, repeat))
+		return f.result(verdict.Pass, "the repeat got %s while the original ran, and the original then failed (%s): no success was claimed; %s", describe(repeat), describe(original), failTimes(r, p, original, repeat))
 	}
 	// Answered after the original's failure: a target that made the repeat wait (or
 	// replays the stored failure) told it the failure, which is no success either.
-	return f.result(Pass, "the repeat met the original running and got %s once the original had failed (%s): no success was claimed; %s", describe(repeat), describe(original), failTimes(r, p, original, repeat))
+	return f.result(verdict.Pass, "the repeat met the original running and got %s once the original had failed (%s): no success was claimed; %s", describe(repeat), describe(original), failTimes(r, p, original, repeat))
 }
 
 // failTimes says when, from the original's send, the repeat was sent, the original failed
 // and the repeat was answered (as the client saw them), so that a reader sees which came
 // first.
-func failTimes(r Record, p *Profile, original, repeat Op) string {
+func failTimes(r verdict.Record, p *Profile, original, repeat verdict.Op) string {
 	start, ok := stepInvokedAt(r, "original")
 	if !ok {
 		return "times not recorded"
@@ -854,11 +855,11 @@ func failTimes(r Record, p *Profile, original, repeat Op) string {
 	return fmt.Sprintf("%sthe original failed at %s, %s (from the original's send; slow_operation holds %s)", sent, at(original.Time), answered, slowHold(p))
 }
 
-func inFlightRetryAfter(r Record, p *Profile) (Verdict, string, Evidence) {
+func inFlightRetryAfter(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	var f finding
 	repeat, _ := stepAnswer(r, "repeat")
 	if repeat.Class != outcome.InFlight {
-		return f.result(Unknown, "the repeat got %s, not %s: no in-flight answer to inspect", describe(repeat), wantText(p.Expect.InFlight, outcome.InFlight))
+		return f.result(verdict.Unknown, "the repeat got %s, not %s: no in-flight answer to inspect", describe(repeat), wantText(p.Expect.InFlight, outcome.InFlight))
 	}
 	if _, v, msg, failed := judgeSettle(r, p, &f, nil, true); failed {
 		return v, msg, f.ev
@@ -868,41 +869,41 @@ func inFlightRetryAfter(r Record, p *Profile) (Verdict, string, Evidence) {
 		// well, but the body is where the API's clients look.
 		switch {
 		case ok:
-			return f.result(Pass, "the in-flight refusal (%d) says when to retry in its body: %s = %s", repeat.Status, hint.Path, wait)
+			return f.result(verdict.Pass, "the in-flight refusal (%d) says when to retry in its body: %s = %s", repeat.Status, hint.Path, wait)
 		case repeat.Headers["Retry-After"] != "" && retryAfterSyntax(repeat.Headers["Retry-After"]) == "":
-			return f.result(Pass, "the in-flight refusal (%d) carries Retry-After: %s (not the body's %s its in_flight rule declares)", repeat.Status, repeat.Headers["Retry-After"], hint)
+			return f.result(verdict.Pass, "the in-flight refusal (%d) carries Retry-After: %s (not the body's %s its in_flight rule declares)", repeat.Status, repeat.Headers["Retry-After"], hint)
 		}
-		return f.result(NonStrict, "the in-flight refusal (%d) lacks the retry hint its in_flight rule declares: no number of at least 0 at %s", repeat.Status, hint)
+		return f.result(verdict.NonStrict, "the in-flight refusal (%d) lacks the retry hint its in_flight rule declares: no number of at least 0 at %s", repeat.Status, hint)
 	}
 	if v := repeat.Headers["Retry-After"]; repeat.Status < 400 && v != "" {
 		// A refusal inside a 2xx that says when to come back all the same.
 		if why := retryAfterSyntax(v); why != "" {
-			return f.result(NonStrict, "the in-flight refusal (a %d the profile's outcome rules recognise) carries a malformed Retry-After: %s", repeat.Status, why)
+			return f.result(verdict.NonStrict, "the in-flight refusal (a %d the profile's outcome rules recognise) carries a malformed Retry-After: %s", repeat.Status, why)
 		}
-		return f.result(Pass, "the in-flight refusal (a %d the profile's outcome rules recognise) carries Retry-After: %s", repeat.Status, v)
+		return f.result(verdict.Pass, "the in-flight refusal (a %d the profile's outcome rules recognise) carries Retry-After: %s", repeat.Status, v)
 	}
 	if repeat.Status < 400 {
 		// A refusal found inside a 2xx (a JSON-RPC error object): Retry-After belongs to
 		// HTTP's 429 and 503 and to error responses, not to a 200's payload.
-		return f.result(Info, "the in-flight refusal is a %d that the profile's outcome rules recognise: no HTTP refusal to carry a Retry-After (if its body says when to retry, declare where with retry_after on the in_flight rule, e.g. {path: error.data.retry_after_ms, unit: ms})", repeat.Status)
+		return f.result(verdict.Info, "the in-flight refusal is a %d that the profile's outcome rules recognise: no HTTP refusal to carry a Retry-After (if its body says when to retry, declare where with retry_after on the in_flight rule, e.g. {path: error.data.retry_after_ms, unit: ms})", repeat.Status)
 	}
 	if v := repeat.Headers["Retry-After"]; v != "" {
 		if why := retryAfterSyntax(v); why != "" {
-			return f.result(NonStrict, "the %d carries a malformed Retry-After: %s", repeat.Status, why)
+			return f.result(verdict.NonStrict, "the %d carries a malformed Retry-After: %s", repeat.Status, why)
 		}
-		return f.result(Pass, "the %d carries Retry-After: %s", repeat.Status, v)
+		return f.result(verdict.Pass, "the %d carries Retry-After: %s", repeat.Status, v)
 	}
-	return f.result(NonStrict, "the %d carries no Retry-After", repeat.Status)
+	return f.result(verdict.NonStrict, "the %d carries no Retry-After", repeat.Status)
 }
 
-func inFlightOtherPayload(r Record, p *Profile) (Verdict, string, Evidence) {
+func inFlightOtherPayload(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
 	var f finding
 	if n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p); n > allowed {
-		f.count(CatDuplicated, n-allowed)
-		return f.result(Fail, "another payload executed during the original: %d side effects", n)
+		f.count(verdict.CatDuplicated, n-allowed)
+		return f.result(verdict.Fail, "another payload executed during the original: %d side effects", n)
 	}
 	repeat, _ := stepAnswer(r, "repeat")
 	original, _ := stepAnswer(r, "original")
@@ -911,37 +912,37 @@ func inFlightOtherPayload(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	if repeatWentFirst(r, p, original) {
 		if msg, notHeld := originalNotHeld(r, p, original); notHeld {
-			return f.result(Unknown, "%s; so the other payload met no original running, and there is nothing to judge (fingerprint/mismatch judges another payload after the original)", msg)
+			return f.result(verdict.Unknown, "%s; so the other payload met no original running, and there is nothing to judge (fingerprint/mismatch judges another payload after the original)", msg)
 		}
-		return f.result(Unknown, "the other payload reached the target before the original (the original got %s): no repeat during the original to judge", describe(original))
+		return f.result(verdict.Unknown, "the other payload reached the target before the original (the original got %s): no repeat during the original to judge", describe(original))
 	}
 	if isSuccess(repeat) && allowedEffects(r, p) > 1 {
-		return f.result(Unknown, "%s: nothing to judge", mayBeLate("the other payload", p))
+		return f.result(verdict.Unknown, "%s: nothing to judge", mayBeLate("the other payload", p))
 	}
 	if isSuccess(repeat) {
-		f.count(CatLeaked, 1)
+		f.count(verdict.CatLeaked, 1)
 		f.example("other payload got %d %s", repeat.Status, clip(repeat.Body))
 		f.blame(repeat, wantText(p.Expect.Mismatch, outcome.Mismatch)+" or "+wantText(p.Expect.InFlight, outcome.InFlight))
-		return f.result(Fail, "another payload was answered %d", repeat.Status)
+		return f.result(verdict.Fail, "another payload was answered %d", repeat.Status)
 	}
-	var wants []Op
+	var wants []verdict.Op
 	if isSuccess(original) {
-		wants = []Op{original}
+		wants = []verdict.Op{original}
 	}
 	if _, v, msg, failed := judgeSettle(r, p, &f, wants, true); failed {
 		return v, msg, f.ev
 	}
 	if _, _, during := overlap(r, p); !during {
-		return f.result(Unknown, "%s", noOverlapText(r, p, original, fmt.Sprintf("no overlap: the original (%s) had finished before the other payload (%s) reached the target: nothing ran for it to meet", describe(original), describe(repeat))))
+		return f.result(verdict.Unknown, "%s", noOverlapText(r, p, original, fmt.Sprintf("no overlap: the original (%s) had finished before the other payload (%s) reached the target: nothing ran for it to meet", describe(original), describe(repeat))))
 	}
-	return f.result(Pass, "another payload during the original got %s and did not execute", describe(repeat))
+	return f.result(verdict.Pass, "another payload during the original got %s and did not execute", describe(repeat))
 }
 
 // countClass counts the answers of one class.
-func countClass(ops []Op, c outcome.Class) int {
+func countClass(ops []verdict.Op, c outcome.Class) int {
 	n := 0
 	for _, op := range ops {
-		if op.Type != OpInvoke && op.Class == c {
+		if op.Type != verdict.OpInvoke && op.Class == c {
 			n++
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 func recoveryScenarios() []Scenario {
@@ -15,7 +16,7 @@ func recoveryScenarios() []Scenario {
 			Description: "the original is abandoned after the key insert; a retry after the lock timeout executes",
 			Requirement: "a stale lock is taken over after lock_timeout: the retry executes exactly once, the key is not wedged",
 			Source:      srcBrandur,
-			Level:       LevelMust,
+			Level:       verdict.LevelMust,
 			Labels:      []string{"group:recovery", "fault:crash", "level:must", "speed:slow"},
 			Needs:       []Capability{CapCrashAfterKey, CapLockTimeout},
 			Steps:       []Step{{Name: "original", Hook: HookCrashAfterKey}, {Name: "retry", Wait: WaitPastLock}},
@@ -27,7 +28,7 @@ func recoveryScenarios() []Scenario {
 			Description: "the client gives up while the target still works; the retry after the work would have ended gets its one result",
 			Requirement: "a client that leaves mid-work (its timeout) neither wedges the key nor lets the work run twice: the retry replays the committed result or, if the work was abandoned and its key released, executes it once",
 			Source:      and(srcBrandur, srcSeed),
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:recovery", "fault:none", "level:safety", "speed:slow"},
 			Needs:       []Capability{CapSlow},
 			// The original's attempt keeps client_timeout while the work is held past it,
@@ -41,7 +42,7 @@ func recoveryScenarios() []Scenario {
 			Description: "the original is abandoned after the commit; the retry gets the committed result",
 			Requirement: "the side effect and the stored response commit together: the retry replays, one side effect",
 			Source:      and(srcBrandur, srcSeed),
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:recovery", "fault:crash", "level:safety"},
 			Needs:       []Capability{CapCrashAfterCommit},
 			Steps:       []Step{{Name: "original", Hook: HookCrashAfterCommit}, {Name: "retry"}},
@@ -53,7 +54,7 @@ func recoveryScenarios() []Scenario {
 			Description: "the original outlives the lock timeout and a retry takes over",
 			Requirement: "a takeover fences the stale original: still exactly one side effect",
 			Source:      and(srcBrandur, srcSeed),
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:recovery", "fault:none", "level:safety", "speed:slow"},
 			Needs:       []Capability{CapSlow, CapLockTimeout},
 			// The settle step comes once both finished; the ledger is read after it, and
@@ -71,7 +72,7 @@ func recoveryScenarios() []Scenario {
 // atMostOnce: the takeover race may legitimately end with either side succeeding, but
 // once both finished the ledger must show exactly one effect, and the settle step must
 // get the response of the one that committed.
-func atMostOnce(r Record, p *Profile) (Verdict, string, Evidence) {
+func atMostOnce(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
@@ -79,21 +80,21 @@ func atMostOnce(r Record, p *Profile) (Verdict, string, Evidence) {
 	n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
 	orig, _ := stepAnswer(r, "original")
 	take, _ := stepAnswer(r, "takeover")
-	var wants []Op
-	for _, op := range []Op{take, orig} {
+	var wants []verdict.Op
+	for _, op := range []verdict.Op{take, orig} {
 		if isSuccess(op) {
 			wants = append(wants, op)
 		}
 	}
 	switch {
 	case n > allowed:
-		f.count(CatDuplicated, n-allowed)
+		f.count(verdict.CatDuplicated, n-allowed)
 		f.example("original %s, takeover %s", describe(orig), describe(take))
 		f.blame(orig, "no commit once the lock went stale (fenced by the takeover)")
-		return f.result(Fail, "the stale original and the takeover both committed: %d side effects", n)
+		return f.result(verdict.Fail, "the stale original and the takeover both committed: %d side effects", n)
 	case n == 0 && len(wants) > 0:
-		f.count(CatLost, 1)
-		return f.result(Fail, "a success was delivered but the ledger shows no side effect")
+		f.count(verdict.CatLost, 1)
+		return f.result(verdict.Fail, "a success was delivered but the ledger shows no side effect")
 	}
 	settle, v, msg, failed := judgeSettle(r, p, &f, wants, true)
 	if failed {
@@ -106,33 +107,33 @@ func atMostOnce(r Record, p *Profile) (Verdict, string, Evidence) {
 		// its lock was still live). It is what a target does that holds its lock for the
 		// whole request, as a transaction does, and never takes over a live one: the
 		// observed policy, with its one side effect, not a proof of fencing.
-		return f.result(Info, "no takeover: the takeover got %s while the original still held the key, and the original committed (%s), one side effect; fencing was not exercised", describe(take), describe(orig))
+		return f.result(verdict.Info, "no takeover: the takeover got %s while the original still held the key, and the original committed (%s), one side effect; fencing was not exercised", describe(take), describe(orig))
 	case take.Class == outcome.InFlight:
 		// The takeover met a live lock: on a loaded machine the original reached the
 		// target late, so the takeover came too early to be one.
-		return f.result(Unknown, "the takeover got %s (the lock was still live) and the original %s: no takeover to judge", describe(take), describe(orig))
+		return f.result(verdict.Unknown, "the takeover got %s (the lock was still live) and the original %s: no takeover to judge", describe(take), describe(orig))
 	case isSuccess(take) && isSuccess(orig) && p.sameResponse(take, orig) && !answeredBefore(r, p, take, orig):
 		// The original's own response, and no sooner than the original had it: the
 		// takeover waited for the live original (a lock held for the whole request, as a
 		// mutex or a transaction holds it) or came after it. A takeover that executed
 		// would have been answered while the original was still held. Nothing was fenced.
-		return f.result(Info, "no takeover: the takeover got the original's committed response (%d) only when the original finished, so it waited for the live original (or came after it); one side effect, and fencing was not exercised", take.Status)
+		return f.result(verdict.Info, "no takeover: the takeover got the original's committed response (%d) only when the original finished, so it waited for the live original (or came after it); one side effect, and fencing was not exercised", take.Status)
 	case len(wants) == 0 && (unseen(orig) || unseen(take)):
 		if settle.ran && isSuccess(settle.last) && n >= 1 {
-			return f.result(Pass, "one side effect: original %s, takeover %s; the settle retry got %d", describe(orig), describe(take), settle.last.Status)
+			return f.result(verdict.Pass, "one side effect: original %s, takeover %s; the settle retry got %d", describe(orig), describe(take), settle.last.Status)
 		}
-		return f.result(Unknown, "neither answer showed the result: original %s, takeover %s", describe(orig), describe(take))
+		return f.result(verdict.Unknown, "neither answer showed the result: original %s, takeover %s", describe(orig), describe(take))
 	case len(wants) == 0:
-		f.count(CatStuck, 1)
+		f.count(verdict.CatStuck, 1)
 		f.blame(take, "the takeover's success once the lock went stale")
-		return f.result(Fail, "neither the original (%s) nor the takeover (%s) succeeded", describe(orig), describe(take))
+		return f.result(verdict.Fail, "neither the original (%s) nor the takeover (%s) succeeded", describe(orig), describe(take))
 	}
-	return f.result(Pass, "one side effect: original %s, takeover %s", describe(orig), describe(take))
+	return f.result(verdict.Pass, "one side effect: original %s, takeover %s", describe(orig), describe(take))
 }
 
 // answeredBefore reports whether a was answered well before the original finished at the
 // target (by more than releasedTogether's margin): it did not wait for the original.
-func answeredBefore(r Record, p *Profile, a, original Op) bool {
+func answeredBefore(r verdict.Record, p *Profile, a, original verdict.Op) bool {
 	end := original.Time
 	if first, ok := originalRecord(r); ok && first.UpstreamMillis > 0 && answeredBy(first, original) {
 		end = first.Time.Add(millisDuration(first.UpstreamMillis))
@@ -145,7 +146,7 @@ func answeredBefore(r Record, p *Profile, a, original Op) bool {
 // target nothing to see. An answer cut at client_timeout counts as given up too: an MCP
 // tool that streams progress sends its 200 and events at once and its result only when
 // the work is done. So does a 5xx: someone gave up on the work before the client did.
-func gaveUpThenOnce(r Record, p *Profile) (Verdict, string, Evidence) {
+func gaveUpThenOnce(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	a, ok := stepAnswer(r, "original")
 	if ok && a.Class == outcome.ServerError {
 		// A gateway in front of the target gave up first (nginx's 504 at its read
@@ -156,10 +157,10 @@ func gaveUpThenOnce(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	if !ok || (a.Error != "timed-out" && a.Error != "truncated: timed-out") {
 		var f finding
-		return f.result(Unknown, "the original got %s within client_timeout (%s): the slow hook did not hold the work past it, so no client left mid-work", describe(a), p.ClientTimeout)
+		return f.result(verdict.Unknown, "the original got %s within client_timeout (%s): the slow hook did not hold the work past it, so no client left mid-work", describe(a), p.ClientTimeout)
 	}
 	v, msg, ev := exactlyOnce("retry")(r, p)
-	if v == Fail && ev.Categories[CatStuck] > 0 {
+	if v == verdict.Fail && ev.Categories[verdict.CatStuck] > 0 {
 		// The target may work on for the whole hold the hook asked of it, the client
 		// gone: a refusal before that hold ended is the work still running, not a stuck
 		// key. The hold is the one the journal shows was sent, else the scenario's.
@@ -168,7 +169,7 @@ func gaveUpThenOnce(r Record, p *Profile) (Verdict, string, Evidence) {
 				hold := appliedHold(j, p)
 				if end := forwardedAt(j).Add(hold); !last.Time.After(end) {
 					var f finding
-					return f.result(Unknown, "the client gave up after %s while the work was held: the key was still refused (%s) %s after the original reached the target, but the hold applied to it was %s: the target may still have been working, so no stuck key is proven",
+					return f.result(verdict.Unknown, "the client gave up after %s while the work was held: the key was still refused (%s) %s after the original reached the target, but the hold applied to it was %s: the target may still have been working, so no stuck key is proven",
 						p.ClientTimeout, describe(last), roundDuration(last.Time.Sub(forwardedAt(j))), hold)
 				}
 			}
@@ -178,13 +179,13 @@ func gaveUpThenOnce(r Record, p *Profile) (Verdict, string, Evidence) {
 }
 
 // lastRefusal is the scenario's last answer, when it is a refusal as in flight.
-func lastRefusal(r Record) (Op, bool) {
+func lastRefusal(r verdict.Record) (verdict.Op, bool) {
 	for i := len(r.History) - 1; i >= 0; i-- {
-		if op := r.History[i]; op.Type != OpInvoke {
+		if op := r.History[i]; op.Type != verdict.OpInvoke {
 			return op, op.Class == outcome.InFlight
 		}
 	}
-	return Op{}, false
+	return verdict.Op{}, false
 }
 
 // appliedHold is the hold the slow hook asked of the request a journal record carries:

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // firstAttempt and firstTwoAttempts select attempt ordinals of the scenario's key.
@@ -24,7 +25,7 @@ func afterUpstream(id, what string, fault faultproxy.FaultSpec, dur DurationRef)
 		Description: "the response to a committed request is lost (" + what + "); the retry gets the committed result",
 		Requirement: "after " + what + ", the retry gets the committed response: one side effect, same status and body",
 		Source:      and(srcDraftEnforced, srcSeed),
-		Level:       LevelSafety,
+		Level:       verdict.LevelSafety,
 		Labels:      []string{"group:replay", "fault:after-upstream", "level:safety"},
 		Faults:      []FaultOn{{Attempts: firstAttempt, Fault: fault, DurationOf: dur}},
 		Steps:       originalThenRetry(),
@@ -39,7 +40,7 @@ func replayScenarios() []Scenario {
 			Description: "a plain repeat after a success replays the stored response",
 			Requirement: "a repeat with the same key and payload: one side effect, same status and body",
 			Source:      and(srcDraftEnforced, srcStripe),
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:replay", "fault:none", "level:safety"},
 			Steps:       []Step{{Name: "original"}, {Name: "repeat"}},
 			Check:       identicalReplay("original", "repeat"),
@@ -56,7 +57,7 @@ func replayScenarios() []Scenario {
 			Description: "the original's response is reset after the commit and the retry comes in a new MCP session, as from an agent that initialized again",
 			Requirement: "a key outlives the session it came in: the retry in another session of the same principal gets the committed response, one side effect",
 			Source:      and(srcDraftEnforced, srcSeed),
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:replay", "fault:after-upstream", "level:safety"},
 			Needs:       []Capability{CapMCPSessions},
 			Faults:      []FaultOn{{Attempts: firstAttempt, Fault: faultproxy.FaultSpec{Type: faultproxy.FaultAfterReset}}},
@@ -68,7 +69,7 @@ func replayScenarios() []Scenario {
 			Description: "the original's and the first replay's responses are both lost; the third attempt gets the committed result",
 			Requirement: "replays keep working after a lost replay: one side effect, the committed response",
 			Source:      and(srcDraftEnforced, srcSeed),
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:replay", "fault:after-upstream", "level:safety"},
 			Faults:      []FaultOn{{Attempts: firstTwoAttempts, Fault: faultproxy.FaultSpec{Type: faultproxy.FaultAfterReset}}},
 			Steps:       []Step{{Name: "original"}, {Name: "retry-1"}, {Name: "retry"}},
@@ -79,7 +80,7 @@ func replayScenarios() []Scenario {
 			Description: "the replay's status and body bytes equal the committed response",
 			Requirement: "a replay returns the stored response byte for byte, never a regenerated one",
 			Source:      and(srcStripe, srcSeed),
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:replay", "fault:after-upstream", "level:safety"},
 			Faults:      []FaultOn{{Attempts: firstAttempt, Fault: faultproxy.FaultSpec{Type: faultproxy.FaultAfterStatus, Status: 503}}},
 			Steps:       []Step{{Name: "original"}, {Name: "retry"}, {Name: "repeat"}},
@@ -90,7 +91,7 @@ func replayScenarios() []Scenario {
 			Description: "the replay carries the allow-listed headers (expect.replay_headers) of the first response",
 			Requirement: "allow-listed response headers are stored and replayed unchanged",
 			Source:      srcStripe,
-			Level:       LevelMust,
+			Level:       verdict.LevelMust,
 			Labels:      []string{"group:replay", "fault:none", "level:must"},
 			Needs:       []Capability{CapReplayHeaders},
 			Steps:       []Step{{Name: "original"}, {Name: "repeat"}},
@@ -101,7 +102,7 @@ func replayScenarios() []Scenario {
 			Description: "a replay carries the declared replay header; the first response does not",
 			Requirement: "replays are marked (Stripe: Idempotent-Replayed: true) so clients can tell",
 			Source:      srcStripe,
-			Level:       LevelShould,
+			Level:       verdict.LevelShould,
 			Labels:      []string{"group:replay", "fault:none", "level:should"},
 			Needs:       []Capability{CapReplayHeader},
 			Steps:       []Step{{Name: "original"}, {Name: "repeat"}},
@@ -130,7 +131,7 @@ func beforeUpstream(id, what string, fault faultproxy.FaultSpec, dur DurationRef
 		Description: "the request is stopped before the target (" + what + "); the retry executes it exactly once",
 		Requirement: "after " + what + " (never arrived), the retry executes it: one side effect, nothing fabricated",
 		Source:      and(srcDraftEnforced, srcSeed),
-		Level:       LevelSafety,
+		Level:       verdict.LevelSafety,
 		Labels:      []string{"group:before", "fault:before-upstream", "level:safety"},
 		Faults:      []FaultOn{{Attempts: firstAttempt, Fault: fault, DurationOf: dur}},
 		Steps:       originalThenRetry(),
@@ -145,28 +146,28 @@ func withLabel(s Scenario, l string) Scenario {
 
 // fidelityBody: the committed response (buffered by the proxy when the 503 hid it), the
 // retry and a further repeat are the same bytes.
-func fidelityBody(r Record, p *Profile) (Verdict, string, Evidence) {
+func fidelityBody(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	v, msg, ev := exactlyOnce("retry")(r, p)
-	if v != Pass {
+	if v != verdict.Pass {
 		return v, msg, ev
 	}
 	f := finding{ev: ev}
 	retry, _ := stepAnswer(r, "retry")
 	repeat, ok := stepAnswer(r, "repeat")
 	if ok && unseen(repeat) {
-		return f.result(Unknown, "the second replay was not seen (%s): the replays cannot be compared", describe(repeat))
+		return f.result(verdict.Unknown, "the second replay was not seen (%s): the replays cannot be compared", describe(repeat))
 	}
 	if ok && !p.sameResponse(retry, repeat) && allowedEffects(r, p) > 1 {
-		return f.result(Unknown, "%s: nothing to judge", mayBeLate("the second replay", p))
+		return f.result(verdict.Unknown, "%s: nothing to judge", mayBeLate("the second replay", p))
 	}
 	if !ok || !p.sameResponse(retry, repeat) {
-		f.count(CatDiverged, 1)
+		f.count(verdict.CatDiverged, 1)
 		f.example("retry:  %d %s", retry.Status, clip(retry.Body))
 		f.example("repeat: %d %s", repeat.Status, clip(repeat.Body))
 		if ok {
 			f.blameAgainst(repeat, "the retry's "+itoa(retry.Status)+" replayed, byte for byte", &retry)
 		}
-		return f.result(Fail, "two replays of one key differ")
+		return f.result(verdict.Fail, "two replays of one key differ")
 	}
 	committed, _, buffered := committedBody(r, p)
 	// The checks above compare JSON by value (Profile.sameBody); this scenario is the one
@@ -176,21 +177,21 @@ func fidelityBody(r Record, p *Profile) (Verdict, string, Evidence) {
 		f.example("repeat: %s", clip(repeat.Body))
 		switch {
 		case len(p.Expect.VolatileFields) > 0 && p.volatileDiffer(retry.Body, repeat.Body):
-			return f.result(Pass, "the replays are the committed response (%d) but for the declared volatile fields (%s); %s", retry.Status, strings.Join(p.Expect.VolatileFields, ", "), why)
+			return f.result(verdict.Pass, "the replays are the committed response (%d) but for the declared volatile fields (%s); %s", retry.Status, strings.Join(p.Expect.VolatileFields, ", "), why)
 		case p.Expect.ReplayBody == "json":
-			return f.result(Pass, "the replays are the committed JSON value (%d), re-serialized as declared (replay_body: json): %s", retry.Status, why)
+			return f.result(verdict.Pass, "the replays are the committed JSON value (%d), re-serialized as declared (replay_body: json): %s", retry.Status, why)
 		}
-		return f.result(NonStrict, "the replays are the committed JSON value (%d) but not its bytes: %s; a replay SHOULD be the stored response byte for byte (declare expect.replay_body: json if it is re-serialized on purpose)", retry.Status, why)
+		return f.result(verdict.NonStrict, "the replays are the committed JSON value (%d) but not its bytes: %s; a replay SHOULD be the stored response byte for byte (declare expect.replay_body: json if it is re-serialized on purpose)", retry.Status, why)
 	}
 	if !buffered {
-		return f.result(Pass, "replays agree (%d, %d bytes); the committed body was not buffered by the proxy, so it was compared only between replays", retry.Status, len(retry.Body))
+		return f.result(verdict.Pass, "replays agree (%d, %d bytes); the committed body was not buffered by the proxy, so it was compared only between replays", retry.Status, len(retry.Body))
 	}
-	return f.result(Pass, "committed response and both replays are identical (%d, %d bytes)", retry.Status, len(retry.Body))
+	return f.result(verdict.Pass, "committed response and both replays are identical (%d, %d bytes)", retry.Status, len(retry.Body))
 }
 
 // bytesChanged says how the replays' bytes differ from each other or from the committed
 // body when their JSON values agree: "" when the bytes agree too.
-func bytesChanged(p *Profile, committed []byte, buffered bool, retry, repeat Op) string {
+func bytesChanged(p *Profile, committed []byte, buffered bool, retry, repeat verdict.Op) string {
 	switch {
 	case buffered && !bytes.Equal(committed, retry.Body):
 		return fmt.Sprintf("the committed body had %d bytes, the retry's replay %d in another order or spelling", len(committed), len(retry.Body))
@@ -200,12 +201,12 @@ func bytesChanged(p *Profile, committed []byte, buffered bool, retry, repeat Op)
 	return ""
 }
 
-func fidelityHeaders(r Record, p *Profile) (Verdict, string, Evidence) {
+func fidelityHeaders(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	var f finding
 	a, okA := stepAnswer(r, "original")
 	b, okB := stepAnswer(r, "repeat")
 	if !okA || !okB || !isSuccess(a) || !isSuccess(b) {
-		return f.result(Unknown, "original %s, repeat %s: no successful pair to compare", describe(a), describe(b))
+		return f.result(verdict.Unknown, "original %s, repeat %s: no successful pair to compare", describe(a), describe(b))
 	}
 	var diff []string
 	for _, h := range p.Expect.ReplayHeaders {
@@ -215,35 +216,35 @@ func fidelityHeaders(r Record, p *Profile) (Verdict, string, Evidence) {
 		}
 	}
 	if len(diff) > 0 && allowedEffects(r, p) > 1 {
-		return f.result(Unknown, "replayed headers differ (%s), but %s: nothing to judge", strings.Join(diff, ", "), mayBeLate("the repeat", p))
+		return f.result(verdict.Unknown, "replayed headers differ (%s), but %s: nothing to judge", strings.Join(diff, ", "), mayBeLate("the repeat", p))
 	}
 	if len(diff) > 0 {
-		f.count(CatDiverged, 1)
-		return f.result(Fail, "replayed headers differ: %s", strings.Join(diff, ", "))
+		f.count(verdict.CatDiverged, 1)
+		return f.result(verdict.Fail, "replayed headers differ: %s", strings.Join(diff, ", "))
 	}
-	return f.result(Pass, "allow-listed headers equal: %s", strings.Join(p.Expect.ReplayHeaders, ", "))
+	return f.result(verdict.Pass, "allow-listed headers equal: %s", strings.Join(p.Expect.ReplayHeaders, ", "))
 }
 
-func replayMarker(r Record, p *Profile) (Verdict, string, Evidence) {
+func replayMarker(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	var f finding
 	a, okA := stepAnswer(r, "original")
 	b, okB := stepAnswer(r, "repeat")
 	if !okA || !okB || !isSuccess(a) || !isSuccess(b) {
-		return f.result(Unknown, "original %s, repeat %s: no successful pair to compare", describe(a), describe(b))
+		return f.result(verdict.Unknown, "original %s, repeat %s: no successful pair to compare", describe(a), describe(b))
 	}
 	h := p.Expect.ReplayHeader
 	switch {
 	case !replayMarked(b, p) && allowedEffects(r, p) > 1:
-		return f.result(Unknown, "the repeat does not carry %s, but %s: nothing to judge", h, mayBeLate("it", p))
+		return f.result(verdict.Unknown, "the repeat does not carry %s, but %s: nothing to judge", h, mayBeLate("it", p))
 	case replayMarked(a, p):
-		return f.result(NonStrict, "the first response already says it is a replay: %s: %q", h, a.Headers[h])
+		return f.result(verdict.NonStrict, "the first response already says it is a replay: %s: %q", h, a.Headers[h])
 	case !replayMarked(b, p):
-		return f.result(NonStrict, "the replay does not carry %s", h)
+		return f.result(verdict.NonStrict, "the replay does not carry %s", h)
 	}
 	if v, ok := a.Headers[h]; ok {
-		return f.result(Pass, "the replay carries %s: %q; the first response says %q", h, b.Headers[h], v)
+		return f.result(verdict.Pass, "the replay carries %s: %q; the first response says %q", h, b.Headers[h], v)
 	}
-	return f.result(Pass, "the replay carries %s: %q; the first response does not", h, b.Headers[h])
+	return f.result(verdict.Pass, "the replay carries %s: %q; the first response does not", h, b.Headers[h])
 }
 
 // inAnotherSession is exactlyOnce("retry"), but a PASS needs the journal to show the
@@ -251,9 +252,9 @@ func replayMarker(r Record, p *Profile) (Verdict, string, Evidence) {
 // session id at all (a stateless one) has no session to scope a key by, and every retry
 // is already one without: INFO, its retry judged all the same. One session id means the
 // retry did not come in a new one: UNKNOWN.
-func inAnotherSession(r Record, p *Profile) (Verdict, string, Evidence) {
+func inAnotherSession(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	v, msg, ev := exactlyOnce("retry")(r, p)
-	if v != Pass {
+	if v != verdict.Pass {
 		return v, msg, ev
 	}
 	sessions := map[string]bool{}
@@ -265,10 +266,10 @@ func inAnotherSession(r Record, p *Profile) (Verdict, string, Evidence) {
 		}
 	}
 	if len(sessions) == 0 {
-		return Info, "the server issues no session (no Mcp-Session-Id, a stateless server): no session to scope the key by, and the retry came without one as every attempt does; " + msg, ev
+		return verdict.Info, "the server issues no session (no Mcp-Session-Id, a stateless server): no session to scope the key by, and the retry came without one as every attempt does; " + msg, ev
 	}
 	if len(sessions) < 2 {
-		return Unknown, fmt.Sprintf("the key's attempts came in %d distinct session(s) (Mcp-Session-Id), not two, so the retry in a new session was not exercised; it saw: %s", len(sessions), msg), ev
+		return verdict.Unknown, fmt.Sprintf("the key's attempts came in %d distinct session(s) (Mcp-Session-Id), not two, so the retry in a new session was not exercised; it saw: %s", len(sessions), msg), ev
 	}
-	return Pass, "the retry came in a new session: " + msg, ev
+	return verdict.Pass, "the retry came in a new session: " + msg, ev
 }

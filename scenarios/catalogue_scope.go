@@ -5,6 +5,7 @@ import (
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 func scopeScenarios() []Scenario {
@@ -14,7 +15,7 @@ func scopeScenarios() []Scenario {
 			Description: "the same key from another principal executes independently",
 			Requirement: "keys are scoped per principal: another principal's request executes and never receives the first one's stored response",
 			Source:      and(srcDraftUniqueness, srcBrandur),
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:scope", "fault:none", "level:safety"},
 			Needs:       []Capability{CapPrincipals},
 			Steps:       []Step{{Name: "original"}, {Name: "other", Principal: 1}},
@@ -25,7 +26,7 @@ func scopeScenarios() []Scenario {
 			Description: "the same key from another principal while the original still runs executes independently",
 			Requirement: "keys are scoped per principal while in flight too: another principal's request is neither refused as in flight nor made to wait for and given the first one's response",
 			Source:      and(srcDraftUniqueness, srcBrandur),
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:scope", "fault:before-upstream", "level:safety"},
 			Needs:       []Capability{CapPrincipals, CapSlow},
 			// As the in-flight scenarios: the original runs slowly in the background and the
@@ -43,7 +44,7 @@ func scopeScenarios() []Scenario {
 			Description: "the same key for another entity is refused, or executes for that entity; never the first entity's response",
 			Requirement: "a key reused for another entity (another order in the body or the path) never gets the first entity's stored response while the other entity's operation does not happen: it is refused as another payload, or, where the entity is in the path (another endpoint), executes for it",
 			Source:      and(srcDraftUniqueness, srcDraftErrors),
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:scope", "fault:none", "level:safety"},
 			Needs:       []Capability{CapEntityRequest},
 			Steps:       []Step{{Name: "original"}, {Name: "other", OtherEntity: true}},
@@ -54,7 +55,7 @@ func scopeScenarios() []Scenario {
 			Description: "the same key on another operation executes independently",
 			Requirement: "keys are scoped per endpoint: the other operation executes and never receives the first one's stored response",
 			Source:      and(srcDraftUniqueness, srcSeed),
-			Level:       LevelSafety,
+			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:scope", "fault:none", "level:safety"},
 			Needs:       []Capability{CapOther},
 			Steps:       []Step{{Name: "original"}, {Name: "other", Payload: PayloadOther}},
@@ -66,7 +67,7 @@ func scopeScenarios() []Scenario {
 // independent: the "other" step must execute on its own: a 2xx of its own, not the
 // original's bytes, no replay marker, and (when ledger is named) one effect in that ledger.
 func independent(ledger string) Checker {
-	return func(r Record, p *Profile) (Verdict, string, Evidence) {
+	return func(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 		var f finding
 		orig, _ := stepAnswer(r, "original")
 		other, _ := stepAnswer(r, "other")
@@ -74,39 +75,39 @@ func independent(ledger string) Checker {
 			if ledger == "" && gatewayStatus(orig.Status) && isSuccess(other) && !replayMarked(other, p) {
 				return gatewayOriginal(r, &f, orig, other)
 			}
-			return f.result(Unknown, "the original did not succeed (%s)", describe(orig))
+			return f.result(verdict.Unknown, "the original did not succeed (%s)", describe(orig))
 		}
 		if isSuccess(other) && (p.sameBody(other.Body, orig.Body) || replayMarked(other, p) || sameUnique(p, orig, other)) {
-			f.count(CatLeaked, 1)
+			f.count(verdict.CatLeaked, 1)
 			f.example("original: %d %s", orig.Status, clip(orig.Body))
 			f.example("other:    %d %s", other.Status, clip(other.Body))
 			f.blame(other, "its own execution, not the original's response")
-			return f.result(Fail, "the other request received the original's stored response")
+			return f.result(verdict.Fail, "the other request received the original's stored response")
 		}
 		if unseen(other) {
-			return f.result(Unknown, "the other request's answer was not seen (%s): whether it executed on its own cannot be told", describe(other))
+			return f.result(verdict.Unknown, "the other request's answer was not seen (%s): whether it executed on its own cannot be told", describe(other))
 		}
 		switch {
 		case !isSuccess(other) && keyRefusal(other.Class) && ledger == LedgerOther:
 			// Shared across endpoints, and refused as the key's reuse: nothing executes
 			// twice and nothing leaks (Stripe scopes keys per account this way).
-			return f.result(Info, "keys are shared across endpoints: the other operation's request with the key was refused as its reuse (%s); safe, but that operation needs a key of its own", describe(other))
+			return f.result(verdict.Info, "keys are shared across endpoints: the other operation's request with the key was refused as its reuse (%s); safe, but that operation needs a key of its own", describe(other))
 		case !isSuccess(other) && keyRefusal(other.Class):
 			f.blame(other, "a success of its own")
-			return f.result(Fail, "the other request got %s: the key is not scoped independently", describe(other))
+			return f.result(verdict.Fail, "the other request got %s: the key is not scoped independently", describe(other))
 		case !isSuccess(other):
 			// A 404 or 403 says who may see the entity, not how the key is scoped
 			// (entity_setup creates it as the first principal).
-			return f.result(Info, "the other request got %s, which is no refusal of the key (the entity may be the first principal's own, or the request invalid for it): its scope cannot be judged", describe(other))
+			return f.result(verdict.Info, "the other request got %s, which is no refusal of the key (the entity may be the first principal's own, or the request invalid for it): its scope cannot be judged", describe(other))
 		}
 		if ledger != "" {
 			if r.LedgerErr != "" {
 				return unknownLedger(r)
 			}
 			if n := r.Ledger[ledger]; n != 1 {
-				return f.result(Fail, "the other operation's ledger shows %d side effects, want 1", n)
+				return f.result(verdict.Fail, "the other operation's ledger shows %d side effects, want 1", n)
 			}
-			return f.result(Pass, "executed independently: %d with its own body, one side effect in the other operation's ledger", other.Status)
+			return f.result(verdict.Pass, "executed independently: %d with its own body, one side effect in the other operation's ledger", other.Status)
 		}
 		return otherPrincipalExecuted(r, p, &f, orig, other)
 	}
@@ -118,45 +119,45 @@ func independent(ledger string) Checker {
 // per-execution value of its own (expect.unique_field), or the ledger counting both.
 // The ledger is read as the first principal; a target whose ledgers are per principal
 // counts only the original there, which cannot be told from a leak without the value.
-func otherPrincipalExecuted(r Record, p *Profile, f *finding, orig, other Op) (Verdict, string, Evidence) {
+func otherPrincipalExecuted(r verdict.Record, p *Profile, f *finding, orig, other verdict.Op) (verdict.Verdict, string, verdict.Evidence) {
 	ua, okA := uniqueValue(p, orig.Body)
 	ub, okB := uniqueValue(p, other.Body)
 	if okA && okB && ua != ub {
-		return f.result(Pass, "executed independently: %d with its own %s (%s, the original's %s)", other.Status, p.Expect.UniqueField, clipValue(ub), clipValue(ua))
+		return f.result(verdict.Pass, "executed independently: %d with its own %s (%s, the original's %s)", other.Status, p.Expect.UniqueField, clipValue(ub), clipValue(ua))
 	}
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
 	switch n := r.Ledger[LedgerOperation]; {
 	case n == 2:
-		return f.result(Pass, "executed independently: %d with its own body, and the ledger counts both requests (2 side effects)", other.Status)
+		return f.result(verdict.Pass, "executed independently: %d with its own body, and the ledger counts both requests (2 side effects)", other.Status)
 	case n > 2:
-		f.count(CatDuplicated, n-2)
-		return f.result(Fail, "%d side effects for two requests, one per principal: want at most 2", n)
+		f.count(verdict.CatDuplicated, n-2)
+		return f.result(verdict.Fail, "%d side effects for two requests, one per principal: want at most 2", n)
 	case n == 0:
-		f.count(CatLost, 1)
+		f.count(verdict.CatLost, 1)
 		f.blame(orig, "a success with its side effect")
-		return f.result(Fail, "the original got %d but the ledger shows no side effect", orig.Status)
+		return f.result(verdict.Fail, "the original got %d but the ledger shows no side effect", orig.Status)
 	}
-	return f.result(Unknown, "the other principal got %d with a body of its own, but the ledger shows 1 side effect: either its ledger is its own (read here as the first principal) or it got the original's response with per-response members changed; declare expect.unique_field to tell", other.Status)
+	return f.result(verdict.Unknown, "the other principal got %d with a body of its own, but the ledger shows 1 side effect: either its ledger is its own (read here as the first principal) or it got the original's response with per-response members changed; declare expect.unique_field to tell", other.Status)
 }
 
 // gatewayOriginal judges the other principal's success when a gateway in front of the
 // target answered the original (502, 503, 504: a read timeout shorter than the work, a
 // load shedder), so there are no bytes of the original's to tell a leak by. The ledger
 // still tells: two side effects for the two requests are two executions, one each.
-func gatewayOriginal(r Record, f *finding, orig, other Op) (Verdict, string, Evidence) {
+func gatewayOriginal(r verdict.Record, f *finding, orig, other verdict.Op) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
 	switch n := r.Ledger[LedgerOperation]; {
 	case n == 2:
-		return f.result(Pass, "executed independently: %d, and the ledger counts both requests (2 side effects); the original's answer was a gateway's %d", other.Status, orig.Status)
+		return f.result(verdict.Pass, "executed independently: %d, and the ledger counts both requests (2 side effects); the original's answer was a gateway's %d", other.Status, orig.Status)
 	case n > 2:
-		f.count(CatDuplicated, n-2)
-		return f.result(Fail, "%d side effects for two requests, one per principal: want at most 2", n)
+		f.count(verdict.CatDuplicated, n-2)
+		return f.result(verdict.Fail, "%d side effects for two requests, one per principal: want at most 2", n)
 	default:
-		return f.result(Unknown, "the original's answer was a gateway's %d, so its bytes cannot be compared with the other principal's %d, and the ledger shows %d side effect(s), not one per request", orig.Status, other.Status, n)
+		return f.result(verdict.Unknown, "the original's answer was a gateway's %d, so its bytes cannot be compared with the other principal's %d, and the ledger shows %d side effect(s), not one per request", orig.Status, other.Status, n)
 	}
 }
 
@@ -172,15 +173,15 @@ func clipValue(raw string) string {
 // flight: a definite leak or refusal FAILs however the two met, but a PASS needs the
 // other request to have reached the target before the original could have committed
 // (else it is only scope/other-principal again).
-func otherPrincipalInFlight(r Record, p *Profile) (Verdict, string, Evidence) {
+func otherPrincipalInFlight(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	v, msg, ev := independent("")(r, p)
-	if v != Pass {
+	if v != verdict.Pass {
 		return v, msg, ev
 	}
 	if _, _, during := overlapOf(r, p, "other"); !during {
-		return Unknown, "the other principal's request reached the target only after the original could have committed, so the in-flight case was not exercised (the sequential case is scope/other-principal); it saw: " + msg, ev
+		return verdict.Unknown, "the other principal's request reached the target only after the original could have committed, so the in-flight case was not exercised (the sequential case is scope/other-principal); it saw: " + msg, ev
 	}
-	return Pass, "during the original: " + msg, ev
+	return verdict.Pass, "during the original: " + msg, ev
 }
 
 // entityInRequest reports whether the operation's request names the entity at all.
@@ -204,7 +205,7 @@ func (p *Profile) entityInPath() bool {
 // the second order happened. A refusal (another payload) passes. An execution of its own
 // passes where the entity is in the path (another endpoint); where it is only in the
 // body, it is another payload executed under the key, as fingerprint/mismatch judges it.
-func otherEntity(r Record, p *Profile) (Verdict, string, Evidence) {
+func otherEntity(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	var f finding
 	orig, v, msg, ev, ok := succeededOriginal(r, &f)
 	if !ok {
@@ -219,33 +220,33 @@ func otherEntity(r Record, p *Profile) (Verdict, string, Evidence) {
 	allowed := allowedEffects(r, p)
 	switch {
 	case global && r.Ledger[LedgerOperation] > allowed+1:
-		f.count(CatDuplicated, r.Ledger[LedgerOperation]-allowed-1)
-		return f.result(Fail, "%d side effects from two requests, one per entity", r.Ledger[LedgerOperation])
+		f.count(verdict.CatDuplicated, r.Ledger[LedgerOperation]-allowed-1)
+		return f.result(verdict.Fail, "%d side effects from two requests, one per entity", r.Ledger[LedgerOperation])
 	case unseen(other):
-		return f.result(Unknown, "the request for the other entity was not seen (%s): what it did cannot be told", describe(other))
+		return f.result(verdict.Unknown, "the request for the other entity was not seen (%s): what it did cannot be told", describe(other))
 	case !global && nA > allowed:
-		f.count(CatDuplicated, nA-allowed)
+		f.count(verdict.CatDuplicated, nA-allowed)
 		f.blame(other, "a refusal or an execution for the other entity")
-		return f.result(Fail, "the request for another entity executed again for the first one: %d side effects there", nA)
+		return f.result(verdict.Fail, "the request for another entity executed again for the first one: %d side effects there", nA)
 	case isSuccess(other) && nB == 0 && (p.sameResponse(other, orig) || replayMarked(other, p) || sameUnique(p, orig, other)):
-		f.count(CatLeaked, 1)
+		f.count(verdict.CatLeaked, 1)
 		f.blameAgainst(other, "a refusal ("+wantText(p.Expect.Mismatch, outcome.Mismatch)+") or an execution for the other entity", &orig)
-		return f.result(Fail, "the key reused for another entity got the first entity's response (%d), and nothing happened for the other entity: its client is told an operation happened that did not", other.Status)
+		return f.result(verdict.Fail, "the key reused for another entity got the first entity's response (%d), and nothing happened for the other entity: its client is told an operation happened that did not", other.Status)
 	case isSuccess(other) && nB == 0:
-		f.count(CatLost, 1)
+		f.count(verdict.CatLost, 1)
 		f.blame(other, "a side effect for the other entity")
-		return f.result(Fail, "the request for another entity got %d, but its ledger shows no side effect", other.Status)
+		return f.result(verdict.Fail, "the request for another entity got %d, but its ledger shows no side effect", other.Status)
 	case isSuccess(other) && nB > 1:
-		f.count(CatDuplicated, nB-1)
-		return f.result(Fail, "%d side effects for the other entity from one request", nB)
+		f.count(verdict.CatDuplicated, nB-1)
+		return f.result(verdict.Fail, "%d side effects for the other entity from one request", nB)
 	case isSuccess(other) && p.entityInPath():
-		return f.result(Pass, "executed for the other entity (%d, one side effect there): the entity is in the path, another endpoint with a key scope of its own", other.Status)
+		return f.result(verdict.Pass, "executed for the other entity (%d, one side effect there): the entity is in the path, another endpoint with a key scope of its own", other.Status)
 	case isSuccess(other):
-		f.count(CatDuplicated, 1)
+		f.count(verdict.CatDuplicated, 1)
 		f.blame(other, wantText(p.Expect.Mismatch, outcome.Mismatch)+": another payload under the key")
-		return f.result(Fail, "another payload (the other entity in the body) executed under the same key, as a new operation: want %s", wantText(p.Expect.Mismatch, outcome.Mismatch))
+		return f.result(verdict.Fail, "another payload (the other entity in the body) executed under the same key, as a new operation: want %s", wantText(p.Expect.Mismatch, outcome.Mismatch))
 	case keyRefusal(other.Class):
-		return f.result(Pass, "refused with %s: the key's first use was for another entity; nothing executed for it", describe(other))
+		return f.result(verdict.Pass, "refused with %s: the key's first use was for another entity; nothing executed for it", describe(other))
 	}
-	return f.result(Info, "the request for the other entity got %s (refused before the key, or the entity does not exist): nothing to judge", describe(other))
+	return f.result(verdict.Info, "the request for the other entity got %s (refused before the key, or the entity does not exist): nothing to judge", describe(other))
 }

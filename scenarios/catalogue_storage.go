@@ -1,6 +1,9 @@
 package scenarios
 
-import "github.com/idemproof/idemproof/outcome"
+import (
+	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/verdict"
+)
 
 func storageScenarios() []Scenario {
 	return []Scenario{
@@ -9,7 +12,7 @@ func storageScenarios() []Scenario {
 			Description: "a business error for a key: replayed, or executed again",
 			Requirement: "the observed policy matches expect.stores_business_errors when declared; reported otherwise; a business error is never replayed as a success",
 			Source:      and(srcStripe, srcBrandur),
-			Level:       LevelPolicy,
+			Level:       verdict.LevelPolicy,
 			Labels:      []string{"group:storage", "fault:none", "level:policy"},
 			Needs:       []Capability{CapBusiness},
 			Steps:       []Step{{Name: "business", Payload: PayloadBusiness}, {Name: "repeat", Payload: PayloadBusiness}},
@@ -21,7 +24,7 @@ func storageScenarios() []Scenario {
 			Description: "work failing with 5xx is not stored: the retry executes and succeeds (unless expect.stores_5xx declares it stored)",
 			Requirement: "a 5xx is not replayed: the retry re-executes, one side effect; with expect.stores_5xx: true the retry gets the stored 5xx",
 			Source:      and(srcBrandur, srcStripe),
-			Level:       LevelMust,
+			Level:       verdict.LevelMust,
 			Labels:      []string{"group:storage", "fault:none", "level:must"},
 			Needs:       []Capability{CapFail},
 			Steps:       []Step{{Name: "failing", Hook: HookFail}, {Name: "retry"}},
@@ -33,7 +36,7 @@ func storageScenarios() []Scenario {
 			Description: "a validation error, then the corrected request with the same key: executed, or the stored error replayed",
 			Requirement: "the observed policy matches expect.stores_validation_errors when declared (Stripe: not stored, the corrected request executes once); reported otherwise",
 			Source:      srcStripe,
-			Level:       LevelPolicy,
+			Level:       verdict.LevelPolicy,
 			Labels:      []string{"group:storage", "fault:none", "level:policy"},
 			Needs:       []Capability{CapValidation},
 			Steps:       []Step{{Name: "invalid", Payload: PayloadValidation}, {Name: "retry"}},
@@ -46,7 +49,7 @@ func storageScenarios() []Scenario {
 // businessStored reports (or judges against expect.stores_business_errors) whether a
 // business error was stored and replayed or executed again. A business error that comes
 // back as a success is fabricated whatever the policy.
-func businessStored(r Record, p *Profile) (Verdict, string, Evidence) {
+func businessStored(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	var f finding
 	a, _ := stepAnswer(r, "business")
 	b, _ := stepAnswer(r, "repeat")
@@ -58,25 +61,25 @@ func businessStored(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	switch {
 	case unseen(a) || a.Class != outcome.BusinessError:
-		return f.result(Unknown, "business_error got %s, declared %s: cannot judge", describe(a), wantText(p.Business.Status, outcome.BusinessError))
+		return f.result(verdict.Unknown, "business_error got %s, declared %s: cannot judge", describe(a), wantText(p.Business.Status, outcome.BusinessError))
 	case unseen(b):
-		return f.result(Unknown, "the repeat's answer was not seen (%s): replay or re-execution cannot be told", describe(b))
+		return f.result(verdict.Unknown, "the repeat's answer was not seen (%s): replay or re-execution cannot be told", describe(b))
 	case isSuccess(b):
-		f.count(CatFabricated, 1)
+		f.count(verdict.CatFabricated, 1)
 		f.example("business: %d %s", a.Status, clip(a.Body))
 		f.example("repeat:   %d %s", b.Status, clip(b.Body))
 		f.blameAgainst(b, "the business "+itoa(a.Status)+" again (replayed or executed anew), never a success", &a)
-		return f.result(Fail, "a business %d was answered %d on the repeat (%d body bytes): an error turned into a success", a.Status, b.Status, len(b.Body))
+		return f.result(verdict.Fail, "a business %d was answered %d on the repeat (%d body bytes): an error turned into a success", a.Status, b.Status, len(b.Body))
 	case b.Class == outcome.InFlight:
-		f.count(CatStuck, 1)
+		f.count(verdict.CatStuck, 1)
 		f.blame(b, "the business "+itoa(a.Status)+" again")
-		return f.result(Fail, "the key is stuck: the repeat after the business %d got %s", a.Status, describe(b))
+		return f.result(verdict.Fail, "the key is stuck: the repeat after the business %d got %s", a.Status, describe(b))
 	case b.Class != a.Class || b.Status != a.Status:
-		f.count(CatDiverged, 1)
+		f.count(verdict.CatDiverged, 1)
 		f.example("business: %d %s", a.Status, clip(a.Body))
 		f.example("repeat:   %d %s", b.Status, clip(b.Body))
 		f.blameAgainst(b, "the business "+itoa(a.Status)+" again", &a)
-		return f.result(Fail, "the repeat of a business %d got %s", a.Status, describe(b))
+		return f.result(verdict.Fail, "the repeat of a business %d got %s", a.Status, describe(b))
 	}
 	// A replay is told from a re-execution by the declared per-execution field, else by
 	// the declared marker; without either, only a body that differs proves a
@@ -88,43 +91,43 @@ func businessStored(r Record, p *Profile) (Verdict, string, Evidence) {
 	case okA && okB:
 		stored = ua == ub
 		if stored && !p.sameBody(a.Body, b.Body) {
-			f.count(CatDiverged, 1)
+			f.count(verdict.CatDiverged, 1)
 			f.example("business: %s", clip(a.Body))
 			f.example("repeat:   %s", clip(b.Body))
 			f.blameAgainst(b, "the stored "+itoa(a.Status)+", byte for byte", &a)
-			return f.result(Fail, "the replay of the business %d (same %s %s) differs from the stored body", a.Status, p.Expect.UniqueField, ua)
+			return f.result(verdict.Fail, "the replay of the business %d (same %s %s) differs from the stored body", a.Status, p.Expect.UniqueField, ua)
 		}
 	case replayMarked(b, p):
 		stored = true
 		if !p.sameBody(a.Body, b.Body) {
-			f.count(CatDiverged, 1)
+			f.count(verdict.CatDiverged, 1)
 			f.example("business: %s", clip(a.Body))
 			f.example("repeat:   %s", clip(b.Body))
 			f.blameAgainst(b, "the stored "+itoa(a.Status)+", byte for byte", &a)
-			return f.result(Fail, "the marked replay of the business %d differs from the stored body", a.Status)
+			return f.result(verdict.Fail, "the marked replay of the business %d differs from the stored body", a.Status)
 		}
 	case !p.sameBody(a.Body, b.Body):
 		stored = false
 	case p.Expect.UniqueField != "":
-		return f.result(Info, "repeat got the same %s and body, without a replay marker and without %s in the body: replayed or re-executed deterministically, cannot tell", describe(b), p.Expect.UniqueField)
+		return f.result(verdict.Info, "repeat got the same %s and body, without a replay marker and without %s in the body: replayed or re-executed deterministically, cannot tell", describe(b), p.Expect.UniqueField)
 	default:
-		return f.result(Info, "repeat got the same %s and body without a replay marker or a declared unique_field: replayed or re-executed deterministically, cannot tell", describe(b))
+		return f.result(verdict.Info, "repeat got the same %s and body without a replay marker or a declared unique_field: replayed or re-executed deterministically, cannot tell", describe(b))
 	}
-	if _, v, msg, failed := judgeSettle(r, p, &f, []Op{a}, stored); failed {
+	if _, v, msg, failed := judgeSettle(r, p, &f, []verdict.Op{a}, stored); failed {
 		return v, msg, f.ev
 	}
 	observed := map[bool]string{true: "stored and replayed", false: "executed again"}[stored]
 	if d := p.Expect.StoresBusinessErrors; d != nil {
 		if *d && !stored && allowedEffects(r, p) > 1 {
-			return f.result(Unknown, "the repeat may have reached the target after the declared %s retention, where the stored business %d has expired: nothing to judge", p.Retention, a.Status)
+			return f.result(verdict.Unknown, "the repeat may have reached the target after the declared %s retention, where the stored business %d has expired: nothing to judge", p.Retention, a.Status)
 		}
 		if *d != stored {
 			f.blame(b, "the business "+itoa(a.Status)+" "+storedWord(*d)+" (expect.stores_business_errors)")
-			return f.result(Fail, "business %d %s, declared %s", a.Status, observed, storedWord(*d))
+			return f.result(verdict.Fail, "business %d %s, declared %s", a.Status, observed, storedWord(*d))
 		}
-		return f.result(Pass, "business %d %s, as declared", a.Status, observed)
+		return f.result(verdict.Pass, "business %d %s, as declared", a.Status, observed)
 	}
-	return f.result(Info, "business %d %s", a.Status, observed)
+	return f.result(verdict.Info, "business %d %s", a.Status, observed)
 }
 
 func storedWord(stored bool) string {
@@ -136,7 +139,7 @@ func storedWord(stored bool) string {
 
 // notPinned: a 5xx from work that failed is not stored (the retry executes once), unless
 // the profile declares expect.stores_5xx: true (the retry gets the stored 5xx).
-func notPinned(r Record, p *Profile) (Verdict, string, Evidence) {
+func notPinned(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
@@ -147,14 +150,14 @@ func notPinned(r Record, p *Profile) (Verdict, string, Evidence) {
 		if a.Class == outcome.ClientError && a.Status >= 200 && a.Status <= 299 {
 			hint = " (if that answer is the failure, name it with an outcomes: server_error rule)"
 		}
-		return f.result(Unknown, "fail_operation did not make the work fail: got %s%s", describe(a), hint)
+		return f.result(verdict.Unknown, "fail_operation did not make the work fail: got %s%s", describe(a), hint)
 	}
 	if want, declared := p.failStatus(); declared && a.Status >= 500 && a.Status != want {
 		// (A failure inside a 2xx — a JSON-RPC error an outcome rule classes as a server
 		// error — carries no HTTP status to compare.)
 		// A failure the hook did not cause (a key the target refuses with a 500, an
 		// outage) is no failed work, and its repeat proves nothing about storing one.
-		return f.result(Unknown, "fail_operation did not act: the target answered %s, and the hook asks for %d; a failure the hook did not cause says nothing about whether a failed execution is stored (if the target answers its injected failure with another status, declare that one as fail_operation's value)", describe(a), want)
+		return f.result(verdict.Unknown, "fail_operation did not act: the target answered %s, and the hook asks for %d; a failure the hook did not cause says nothing about whether a failed execution is stored (if the target answers its injected failure with another status, declare that one as fail_operation's value)", describe(a), want)
 	}
 	b, _ := stepAnswer(r, "retry")
 	settle := settledOf(r, p)
@@ -171,53 +174,53 @@ func notPinned(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
 	if n > allowed {
-		f.count(CatDuplicated, n-allowed)
-		return f.result(Fail, "%d side effects for one key, want at most %d", n, allowed)
+		f.count(verdict.CatDuplicated, n-allowed)
+		return f.result(verdict.Fail, "%d side effects for one key, want at most %d", n, allowed)
 	}
 	if d := p.Expect.Stores5xx; d != nil && *d {
 		switch {
 		case unseen(b):
-			return f.result(Unknown, "the retry's answer was not seen (%s): whether the %d was replayed cannot be told", describe(b), a.Status)
+			return f.result(verdict.Unknown, "the retry's answer was not seen (%s): whether the %d was replayed cannot be told", describe(b), a.Status)
 		case p.sameResponse(a, b):
-			if _, v, msg, failed := judgeSettle(r, p, &f, []Op{a}, true); failed {
+			if _, v, msg, failed := judgeSettle(r, p, &f, []verdict.Op{a}, true); failed {
 				return v, msg, f.ev
 			}
-			return f.result(Pass, "the %d was stored and replayed to the retry, as expect.stores_5xx declares", a.Status)
+			return f.result(verdict.Pass, "the %d was stored and replayed to the retry, as expect.stores_5xx declares", a.Status)
 		}
 		if allowed > 1 {
-			return f.result(Unknown, "the retry may have reached the target after the declared %s retention, where the stored %d has expired: nothing to judge", p.Retention, a.Status)
+			return f.result(verdict.Unknown, "the retry may have reached the target after the declared %s retention, where the stored %d has expired: nothing to judge", p.Retention, a.Status)
 		}
 		f.blameAgainst(b, "the stored "+itoa(a.Status)+" replayed (expect.stores_5xx)", &a)
-		return f.result(Fail, "the retry got %s; expect.stores_5xx declares the %d stored and replayed", describe(b), a.Status)
+		return f.result(verdict.Fail, "the retry got %s; expect.stores_5xx declares the %d stored and replayed", describe(b), a.Status)
 	}
 	switch {
 	case unseen(b):
-		return f.result(Unknown, "the retry's answer was not seen (%s): whether the %d was stored cannot be told", describe(b), a.Status)
+		return f.result(verdict.Unknown, "the retry's answer was not seen (%s): whether the %d was stored cannot be told", describe(b), a.Status)
 	case b.Class == outcome.InFlight:
-		f.count(CatStuck, 1)
+		f.count(verdict.CatStuck, 1)
 		f.blame(b, "a success (the "+itoa(a.Status)+" not stored)")
-		return f.result(Fail, "the key is stuck: the retry after the %d got %s", a.Status, describe(b))
+		return f.result(verdict.Fail, "the key is stuck: the retry after the %d got %s", a.Status, describe(b))
 	case p.sameResponse(a, b) || (b.Class == a.Class && b.Status == a.Status):
-		f.count(CatStuck, 1)
+		f.count(verdict.CatStuck, 1)
 		f.blame(b, "a success (the "+itoa(a.Status)+" not stored)")
-		return f.result(Fail, "the %d was stored and replayed to the retry", a.Status)
+		return f.result(verdict.Fail, "the %d was stored and replayed to the retry", a.Status)
 	case !isSuccess(b):
 		f.blame(b, "a success")
-		return f.result(Fail, "the retry got %s, want a success", describe(b))
+		return f.result(verdict.Fail, "the retry got %s, want a success", describe(b))
 	case n == 0:
-		f.count(CatLost, 1)
-		return f.result(Fail, "the retry got %d but the ledger shows no side effect", b.Status)
+		f.count(verdict.CatLost, 1)
+		return f.result(verdict.Fail, "the retry got %d but the ledger shows no side effect", b.Status)
 	}
-	if _, v, msg, failed := judgeSettle(r, p, &f, []Op{b}, true); failed {
+	if _, v, msg, failed := judgeSettle(r, p, &f, []verdict.Op{b}, true); failed {
 		return v, msg, f.ev
 	}
-	return f.result(Pass, "the %s was not stored: the retry executed (%s), %s", describe(a), describe(b), sideEffects(n))
+	return f.result(verdict.Pass, "the %s was not stored: the retry executed (%s), %s", describe(a), describe(b), sideEffects(n))
 }
 
 // validationNotStored reports (or judges against expect.stores_validation_errors)
 // whether a request refused before execution was stored under its key: the corrected
 // request with the same key then gets the stored refusal instead of executing.
-func validationNotStored(r Record, p *Profile) (Verdict, string, Evidence) {
+func validationNotStored(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
@@ -226,7 +229,7 @@ func validationNotStored(r Record, p *Profile) (Verdict, string, Evidence) {
 	// Where statuses coincide (400 for a missing key and a validation error) the class
 	// may be the other refusal: any refusal answers the invalid request.
 	if !a.Class.Refusal() || a.Class == outcome.InFlight {
-		return f.result(Unknown, "validation_error got %s, declared %s: cannot judge", describe(a), wantText(p.Validation.Status, outcome.ValidationError))
+		return f.result(verdict.Unknown, "validation_error got %s, declared %s: cannot judge", describe(a), wantText(p.Validation.Status, outcome.ValidationError))
 	}
 	b, _ := stepAnswer(r, "retry")
 	if settle := settledOf(r, p); (unseen(b) || b.Class == outcome.InFlight) && settle.ran {
@@ -239,26 +242,26 @@ func validationNotStored(r Record, p *Profile) (Verdict, string, Evidence) {
 	var stored bool
 	switch {
 	case n > allowed:
-		f.count(CatDuplicated, n-allowed)
-		return f.result(Fail, "%d side effects for one key", n)
+		f.count(verdict.CatDuplicated, n-allowed)
+		return f.result(verdict.Fail, "%d side effects for one key", n)
 	case unseen(b):
-		return f.result(Unknown, "the corrected request's answer was not seen (%s): cannot tell", describe(b))
+		return f.result(verdict.Unknown, "the corrected request's answer was not seen (%s): cannot tell", describe(b))
 	case b.Class == outcome.InFlight:
-		f.count(CatStuck, 1)
+		f.count(verdict.CatStuck, 1)
 		f.blame(b, "a success or the stored "+itoa(a.Status))
-		return f.result(Fail, "the key is stuck: the corrected request after the %d got %s", a.Status, describe(b))
+		return f.result(verdict.Fail, "the key is stuck: the corrected request after the %d got %s", a.Status, describe(b))
 	case isSuccess(b) && n == 0:
-		f.count(CatLost, 1)
-		return f.result(Fail, "the corrected request got %d but the ledger shows no side effect", b.Status)
+		f.count(verdict.CatLost, 1)
+		return f.result(verdict.Fail, "the corrected request got %d but the ledger shows no side effect", b.Status)
 	case isSuccess(b):
 		stored = false
 	case b.Class == a.Class && b.Status == a.Status && n == 0:
 		stored = true
 	default:
 		f.blame(b, "a success, or the stored "+itoa(a.Status))
-		return f.result(Fail, "the corrected request got %s (the invalid one got %d)", describe(b), a.Status)
+		return f.result(verdict.Fail, "the corrected request got %s (the invalid one got %d)", describe(b), a.Status)
 	}
-	if _, v, msg, failed := judgeSettle(r, p, &f, []Op{b}, true); failed {
+	if _, v, msg, failed := judgeSettle(r, p, &f, []verdict.Op{b}, true); failed {
 		return v, msg, f.ev
 	}
 	observed := "not stored: the corrected request executed (" + itoa(b.Status) + "), " + sideEffects(n)
@@ -267,15 +270,15 @@ func validationNotStored(r Record, p *Profile) (Verdict, string, Evidence) {
 	}
 	if d := p.Expect.StoresValidationErrors; d != nil {
 		if *d && !stored && allowed > 1 {
-			return f.result(Unknown, "the corrected request may have reached the target after the declared %s retention, where the stored %d has expired: nothing to judge", p.Retention, a.Status)
+			return f.result(verdict.Unknown, "the corrected request may have reached the target after the declared %s retention, where the stored %d has expired: nothing to judge", p.Retention, a.Status)
 		}
 		if *d != stored {
 			f.blame(b, "the validation "+itoa(a.Status)+" "+storedWord(*d)+" (expect.stores_validation_errors)")
-			return f.result(Fail, "validation %d %s; declared %s", a.Status, observed, storedWord(*d))
+			return f.result(verdict.Fail, "validation %d %s; declared %s", a.Status, observed, storedWord(*d))
 		}
-		return f.result(Pass, "validation %d %s, as declared", a.Status, observed)
+		return f.result(verdict.Pass, "validation %d %s, as declared", a.Status, observed)
 	}
-	return f.result(Info, "validation %d %s", a.Status, observed)
+	return f.result(verdict.Info, "validation %d %s", a.Status, observed)
 }
 
 // sideEffects words a passing count: one, or more where attempts past the retention

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // CheckOption adjusts Check.
@@ -29,7 +31,7 @@ func WithSeed(seed int64) CheckOption { return func(c *RunConfig) { c.Seed = see
 func WithConcurrency(n int) CheckOption { return func(c *RunConfig) { c.Concurrency = n } }
 
 // WithProgress sets the per-scenario callback.
-func WithProgress(f func(Result)) CheckOption { return func(c *RunConfig) { c.Progress = f } }
+func WithProgress(f func(verdict.Result)) CheckOption { return func(c *RunConfig) { c.Progress = f } }
 
 // Check runs the catalogue against p and returns nil when it is clean, or an error
 // joining every FAIL and UNKNOWN (and NON-STRICT under Strict), each naming the scenario,
@@ -55,14 +57,14 @@ func Check(ctx context.Context, p *Profile, opts ...CheckOption) error {
 // stopped it, how many scenarios never ran): a run that proved only part of the catalogue
 // is never clean. NON-STRICT counts only in a strict run, which has already turned it
 // into FAIL.
-func Findings(rep *Report) error {
+func Findings(rep *verdict.Report) error {
 	var errs []error
 	if rep.Incomplete() {
 		errs = append(errs, fmt.Errorf("run incomplete (%s): %d scenario(s) not run", rep.Interrupted, len(rep.NotRun)))
 	}
 	for _, r := range rep.Results {
 		switch r.Verdict {
-		case Fail, Unknown:
+		case verdict.Fail, verdict.Unknown:
 			errs = append(errs, fmt.Errorf("%s [%s] %s: %s", r.ScenarioID, r.Target, r.Verdict, r.Message))
 		}
 	}

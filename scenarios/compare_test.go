@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // reshaped serves a correct fake through a layer that changes how its answers travel but
@@ -113,13 +114,13 @@ func startReshaped(t *testing.T, s *reshaped) string {
 	return srv.URL
 }
 
-func runOn(t *testing.T, p *scenarios.Profile, only ...string) map[string]scenarios.Result {
+func runOn(t *testing.T, p *scenarios.Profile, only ...string) map[string]verdict.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: only, NoPreflight: true, Seed: 1})
 	require.NoError(t, err)
-	out := map[string]scenarios.Result{}
+	out := map[string]verdict.Result{}
 	for _, r := range rep.Results {
 		out[r.ScenarioID] = r
 	}
@@ -144,10 +145,10 @@ func TestAReplayStatusOfItsOwnIsNamedAndCanBeDeclared(t *testing.T) {
 	p := patientProfile(t, url)
 	undeclared := runOn(t, p, "replay/sequential", "race/burst-50")
 	r := undeclared["replay/sequential"]
-	require.Equal(t, scenarios.Fail, r.Verdict, r.Message)
+	require.Equal(t, verdict.Fail, r.Verdict, r.Message)
 	require.Contains(t, r.Message, "status 200, the committed 201, with the same body; a target whose replays answer 200 declares expect.replay_status: 200")
 	r = undeclared["race/burst-50"]
-	require.Equal(t, scenarios.Fail, r.Verdict, r.Message)
+	require.Equal(t, verdict.Fail, r.Verdict, r.Message)
 	require.Contains(t, r.Message, "different responses for 1 side effect(s) (status 200, the execution's 201, with the same body; a target whose replays answer 200 declares expect.replay_status: 200)")
 
 	p = patientProfile(t, url)
@@ -167,20 +168,20 @@ func TestAReplayReserializedIsTheSameBodyAndOnlyFidelityAsksForTheBytes(t *testi
 		requirePassOrUnrefusedBurst(t, id, r)
 	}
 	fid := results["replay/fidelity-body"]
-	require.Equal(t, scenarios.NonStrict, fid.Verdict, fid.Message)
+	require.Equal(t, verdict.NonStrict, fid.Verdict, fid.Message)
 	require.Contains(t, fid.Message, "the committed JSON value (201) but not its bytes")
 	require.Contains(t, fid.Message, "declare expect.replay_body: json")
 
 	p.Expect.ReplayBody = "json"
 	fid = runOn(t, p, "replay/fidelity-body")["replay/fidelity-body"]
-	require.Equal(t, scenarios.Pass, fid.Verdict, fid.Message)
+	require.Equal(t, verdict.Pass, fid.Verdict, fid.Message)
 	require.Contains(t, fid.Message, "re-serialized as declared")
 }
 
 func TestAVolatileMemberIsADivergenceUntilItIsDeclared(t *testing.T) {
 	p := patientProfile(t, startReshaped(t, &reshaped{requestID: true}))
 	r := runOn(t, p, "replay/sequential")["replay/sequential"]
-	require.Equal(t, scenarios.Fail, r.Verdict, "undeclared, a changed member is a changed replay")
+	require.Equal(t, verdict.Fail, r.Verdict, "undeclared, a changed member is a changed replay")
 	require.Contains(t, r.Message, "request_id changed")
 	require.Contains(t, r.Message, "expect.volatile_fields")
 
@@ -211,11 +212,11 @@ func TestProfileRefusesCodingsItCannotUndoAndContradictoryFields(t *testing.T) {
 // requirePassOrUnrefusedBurst: a PASS, or for a burst against a fast fake also the INFO
 // of a burst whose copies were served one after the other (none refused in flight):
 // which of the two a run gets is the machine's timing.
-func requirePassOrUnrefusedBurst(t *testing.T, id string, r scenarios.Result) {
+func requirePassOrUnrefusedBurst(t *testing.T, id string, r verdict.Result) {
 	t.Helper()
-	if strings.HasPrefix(id, "race/burst-") && r.Verdict == scenarios.Info {
+	if strings.HasPrefix(id, "race/burst-") && r.Verdict == verdict.Info {
 		require.Contains(t, r.Message, "no copy was refused", "%s: %s", id, r.Message)
 		return
 	}
-	require.Equal(t, scenarios.Pass, r.Verdict, "%s: %s", id, r.Message)
+	require.Equal(t, verdict.Pass, r.Verdict, "%s: %s", id, r.Message)
 }

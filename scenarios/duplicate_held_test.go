@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // noSlowHook serves a fake that never sees the slow hook: the target applies no hold.
@@ -28,10 +28,10 @@ func TestDuplicateConcurrentNeedsTheCopiesHeldTogether(t *testing.T) {
 	srv := httptest.NewServer(noSlowHook{fake})
 	t.Cleanup(srv.Close)
 	r := runFake(t, patientProfile(t, srv.URL), "race/duplicate-concurrent").Results[0]
-	require.Equal(t, scenarios.Unknown, r.Verdict, r.Message)
+	require.Equal(t, verdict.Unknown, r.Verdict, r.Message)
 	require.Contains(t, r.Message, "the slow hook did not hold the duplicated request")
 
 	held := runFake(t, patientProfile(t, startFake(t, &fakeRefunds{})), "race/duplicate-concurrent").Results[0]
-	require.Equal(t, scenarios.Pass, held.Verdict, held.Message)
+	require.Equal(t, verdict.Pass, held.Verdict, held.Message)
 	require.Contains(t, held.Message, "the copies met at the target")
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // ordersFirst is an API whose refunds need an order that exists: POST /v1/orders creates
@@ -143,6 +144,6 @@ func TestEntitySetupWaitsOutARateLimit(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	r := runOn(t, ordersProfile(t, srv.URL), "replay/sequential")["replay/sequential"]
-	require.Equal(t, scenarios.Pass, r.Verdict, r.Message)
+	require.Equal(t, verdict.Pass, r.Verdict, r.Message)
 	require.Equal(t, 1, refused)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/transport"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // execution is one scenario run against one target: its keys, entity and history.
@@ -42,7 +43,7 @@ type execution struct {
 }
 
 // execute runs the scenario's steps and gathers the Record its checker judges.
-func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, entity string, seed int64, burst int) (*Record, error) {
+func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, entity string, seed int64, burst int) (*verdict.Record, error) {
 	e := &execution{t: t, sc: sc, keys: keys, entity: entity, burst: burst, marked: map[string]bool{}, used: map[string]bool{}}
 	// Every attempt of the run goes through one sender (MCP: its sessions), closed when
 	// the run is over.
@@ -80,7 +81,7 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 	if err := e.stepErr(ctx); err != nil {
 		return nil, err // a background step's attempt could not be made
 	}
-	rec := &Record{History: e.rec.history(), Ledger: map[string]int{}, Seed: seed, Entity: entity}
+	rec := &verdict.Record{History: e.rec.history(), Ledger: map[string]int{}, Seed: seed, Entity: entity}
 	if !t.p.SideEffects.global() {
 		rec.SideEntities = e.sideEntities // a global ledger counts their effects already
 	}
@@ -339,7 +340,7 @@ func (e *execution) stepErr(ctx context.Context) error {
 // journalKeys lists the keys to read the journal for (a quoted key also under its bare
 // form, as the proxy may parse the sf-string) and how many keyed attempts went through
 // the proxy.
-func (e *execution) journalKeys(h []Op) ([]string, int) {
+func (e *execution) journalKeys(h []verdict.Op) ([]string, int) {
 	var keys []string
 	seen := map[string]bool{}
 	for k := range e.used {
@@ -358,7 +359,7 @@ func (e *execution) journalKeys(h []Op) ([]string, int) {
 	}
 	sent := 0
 	for _, op := range h {
-		if op.Type == OpInvoke && op.Key != "" && !direct[op.Step] {
+		if op.Type == verdict.OpInvoke && op.Key != "" && !direct[op.Step] {
 			sent++
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // disconnecting is a keyed refund API whose slow work meets a client that left: it
@@ -100,16 +101,16 @@ func TestClientGaveUpJudgesWhatTheTargetDidWhenItsClientLeft(t *testing.T) {
 	for _, tc := range []struct {
 		name, onLeave string
 		lock          time.Duration // the declared lock_timeout (0: none)
-		want          scenarios.Verdict
+		want          verdict.Verdict
 		msg           string
 	}{
-		{"carry-on", "carry-on", 0, scenarios.Pass, "one side effect"},
-		{"abandon", "abandon", 0, scenarios.Pass, "one side effect"},
-		{"forget-key", "forget-key", 0, scenarios.Fail, "2 side effects for one key"},
+		{"carry-on", "carry-on", 0, verdict.Pass, "one side effect"},
+		{"abandon", "abandon", 0, verdict.Pass, "one side effect"},
+		{"forget-key", "forget-key", 0, verdict.Fail, "2 side effects for one key"},
 		// A key still refused after the client left proves nothing until a declared
 		// lock_timeout says how long the target may hold it.
-		{"wedge without lock_timeout", "wedge", 0, scenarios.Unknown, "declare lock_timeout to judge a stuck key"},
-		{"wedge", "wedge", time.Second, scenarios.Fail, "the key is stuck"},
+		{"wedge without lock_timeout", "wedge", 0, verdict.Unknown, "declare lock_timeout to judge a stuck key"},
+		{"wedge", "wedge", time.Second, verdict.Fail, "the key is stuck"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(&disconnecting{onLeave: tc.onLeave, keys: map[string]*gaveUpEntry{}, ledger: map[string]int{}})
@@ -130,7 +131,7 @@ func TestClientGaveUpIsUnknownWhenTheHookDidNotHold(t *testing.T) {
 	p := fakeProfile(t, srv.URL)
 	p.Slow.Header = "X-Ignored" // the target never sees its hold
 	r := runOn(t, p, "recovery/client-gave-up")["recovery/client-gave-up"]
-	require.Equal(t, scenarios.Unknown, r.Verdict, r.Message)
+	require.Equal(t, verdict.Unknown, r.Verdict, r.Message)
 	require.Contains(t, r.Message, "the slow hook did not hold the work past it")
 }
 
@@ -139,17 +140,17 @@ func TestClientGaveUpIsUnknownWhenTheHookDidNotHold(t *testing.T) {
 // and the retry is judged.
 func TestClientGaveUpMidAnswerIsJudged(t *testing.T) {
 	p := refProfile(t)
-	rec := newHistory().span(0, 1000, "original", scenarios.OpInfo, 200, `{"progress":`, nil).
-		at(1100, "retry", scenarios.OpOK, 201, `{"id":"re_1"}`, nil).record(1)
+	rec := newHistory().span(0, 1000, "original", verdict.OpInfo, 200, `{"progress":`, nil).
+		at(1100, "retry", verdict.OpOK, 201, `{"id":"re_1"}`, nil).record(1)
 	rec.History[1].Class, rec.History[1].Error = outcome.Info, "truncated: timed-out"
 	v, msg, _ := checker(t, "recovery/client-gave-up")(rec, p)
-	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, verdict.Pass, v, msg)
 	require.Contains(t, msg, "the client gave up after")
 
 	rec.History[1].Error = "" // answered whole within client_timeout
 	rec.History[1].Class = outcome.Success
 	v, msg, _ = checker(t, "recovery/client-gave-up")(rec, p)
-	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Equal(t, verdict.Unknown, v, msg)
 }
 
 // A retry that came after the declared retention may execute anew: two effects are then
@@ -157,33 +158,33 @@ func TestClientGaveUpMidAnswerIsJudged(t *testing.T) {
 // says "one side effect" beside a ledger of two.
 func TestClientGaveUpPastTheRetentionWithTwoEffectsIsUnknown(t *testing.T) {
 	p := refProfile(t) // retention 1 s
-	rec := newHistory().span(0, 2000, "original", scenarios.OpInfo, 0, "", nil).
-		at(3750, "retry", scenarios.OpOK, 201, `{"id":"re_2"}`, nil).record(2)
+	rec := newHistory().span(0, 2000, "original", verdict.OpInfo, 0, "", nil).
+		at(3750, "retry", verdict.OpOK, 201, `{"id":"re_2"}`, nil).record(2)
 	rec.History[1].Error = "timed-out"
 	v, msg, _ := checker(t, "recovery/client-gave-up")(rec, p)
-	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Equal(t, verdict.Unknown, v, msg)
 	require.Contains(t, msg, "2 side effects")
 	require.NotContains(t, msg, "one side effect")
 
 	rec.Ledger["operation"] = 1
 	v, msg, _ = checker(t, "recovery/client-gave-up")(rec, p)
-	require.Equal(t, scenarios.Pass, v, "one effect is proof whatever the retention: %s", msg)
+	require.Equal(t, verdict.Pass, v, "one effect is proof whatever the retention: %s", msg)
 }
 
 // A gateway that gave up first (its 504 at its read timeout, inside client_timeout) is a
 // client that left mid-work: the retry is judged, and the message says who left.
 func TestAGatewayThatGaveUpFirstIsJudged(t *testing.T) {
 	p := refProfile(t)
-	rec := newHistory().span(0, 1000, "original", scenarios.OpInfo, 504, "<html>504 Gateway Time-out</html>", nil).
-		at(2500, "retry", scenarios.OpOK, 201, `{"id":"re_1"}`, nil).record(1)
+	rec := newHistory().span(0, 1000, "original", verdict.OpInfo, 504, "<html>504 Gateway Time-out</html>", nil).
+		at(2500, "retry", verdict.OpOK, 201, `{"id":"re_1"}`, nil).record(1)
 	v, msg, _ := checker(t, "recovery/client-gave-up")(rec, p)
-	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, verdict.Pass, v, msg)
 	require.Contains(t, msg, "a gateway in front gave up")
 	require.NotContains(t, msg, "did not hold")
 
 	rec.Ledger["operation"] = 0
 	v, _, _ = checker(t, "recovery/client-gave-up")(rec, p)
-	require.Equal(t, scenarios.Fail, v, "a success with no effect")
+	require.Equal(t, verdict.Fail, v, "a success with no effect")
 }
 
 // A key still refused after the client gave up is stuck only once the hold the hook
@@ -193,11 +194,11 @@ func TestAGatewayThatGaveUpFirstIsJudged(t *testing.T) {
 func TestClientGaveUpStuckIsBoundedByTheHoldApplied(t *testing.T) {
 	p := refProfile(t) // lock_timeout 600ms, client_timeout 2s
 	p.Retention = scenarios.Duration(time.Minute)
-	wedged := func(hold string) scenarios.Record {
-		h := newHistory().span(0, 2000, "original", scenarios.OpInfo, 0, "", nil).
-			span(4000, 4010, "retry", scenarios.OpFail, 409, "busy", nil)
+	wedged := func(hold string) verdict.Record {
+		h := newHistory().span(0, 2000, "original", verdict.OpInfo, 0, "", nil).
+			span(4000, 4010, "retry", verdict.OpFail, 409, "busy", nil)
 		for ms := 4100; ms <= 5000; ms += 300 {
-			h.span(ms, ms+5, scenarios.SettleStep, scenarios.OpFail, 409, "busy", nil)
+			h.span(ms, ms+5, scenarios.SettleStep, verdict.OpFail, 409, "busy", nil)
 		}
 		rec := h.record(0)
 		rec.History[1].Error = "timed-out"
@@ -209,10 +210,10 @@ func TestClientGaveUpStuckIsBoundedByTheHoldApplied(t *testing.T) {
 		return rec
 	}
 	v, msg, _ := checker(t, "recovery/client-gave-up")(wedged("3s"), p)
-	require.Equal(t, scenarios.Fail, v, msg)
+	require.Equal(t, verdict.Fail, v, msg)
 	require.Contains(t, msg, "the key is stuck")
 
 	v, msg, _ = checker(t, "recovery/client-gave-up")(wedged("10s"), p)
-	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Equal(t, verdict.Unknown, v, msg)
 	require.Contains(t, msg, "the hold applied to it was 10s: the target may still have been working, so no stuck key is proven")
 }

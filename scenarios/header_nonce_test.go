@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // signedRefunds keeps keys per (key, scopeBy): with scopeBy the whole Authorization
@@ -67,7 +68,7 @@ expect: {in_flight: 409, mismatch: 422, missing_key: "400"}
 // that scopes its keys by a header a client sends anew on each attempt is caught, and a
 // correct one is not.
 func TestANonceInAHeaderChangesOnEveryAttempt(t *testing.T) {
-	run := func(scopeBy func(*http.Request) string) (scenarios.Result, []string) {
+	run := func(scopeBy func(*http.Request) string) (verdict.Result, []string) {
 		srv, auths := signedRefunds(t, scopeBy)
 		p, err := scenarios.ParseProfile("signed.yaml", []byte(fmt.Sprintf(signedProfile, srv.URL)))
 		require.NoError(t, err)
@@ -79,13 +80,13 @@ func TestANonceInAHeaderChangesOnEveryAttempt(t *testing.T) {
 		return rep.Results[0], *auths
 	}
 	r, auths := run(func(*http.Request) string { return "alice" })
-	require.Equal(t, scenarios.Pass, r.Verdict, r.Message)
+	require.Equal(t, verdict.Pass, r.Verdict, r.Message)
 	require.Len(t, auths, 2)
 	require.NotEqual(t, auths[0], auths[1], "each attempt signed anew")
 	require.True(t, strings.HasPrefix(auths[0], "AWS4-HMAC-SHA256 Credential=AKIDALICE/"))
 
 	r, _ = run(func(r *http.Request) string { return r.Header.Get("Authorization") })
-	require.Equal(t, scenarios.Fail, r.Verdict, "keys scoped by the whole signature: %s", r.Message)
+	require.Equal(t, verdict.Fail, r.Verdict, "keys scoped by the whole signature: %s", r.Message)
 
 	_, err := scenarios.ParseProfile("signed.yaml", []byte(strings.Replace(fmt.Sprintf(signedProfile, "http://127.0.0.1:1"), "{{.Nonce}}", "{{.Nonse}}", 1)))
 	require.ErrorContains(t, err, "principals[0].Authorization: template:")

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // rawServer answers every POST with one fixed 201 and every GET with a count of 1, and
@@ -89,7 +90,7 @@ func TestHeaderCaseReachesTheTargetInLowerCase(t *testing.T) {
 	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"key/header-case"}, NoPreflight: true})
 	require.NoError(t, err)
 	r := rep.Results[0]
-	require.Equal(t, scenarios.Pass, r.Verdict, r.Message)
+	require.Equal(t, verdict.Pass, r.Verdict, r.Message)
 	require.Len(t, r.Evidence.Record.Journal, 1, "only the original went through the proxy")
 
 	var posts []string

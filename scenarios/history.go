@@ -13,6 +13,7 @@ import (
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/scenarios/bodytext"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // Ledger names in Record.Ledger.
@@ -25,10 +26,10 @@ const (
 )
 
 // stepAnswers returns the completion events (ok / fail / info) of a step, in history order.
-func stepAnswers(r Record, step string) []Op {
-	var out []Op
+func stepAnswers(r verdict.Record, step string) []verdict.Op {
+	var out []verdict.Op
 	for _, op := range r.History {
-		if op.Step == step && op.Type != OpInvoke {
+		if op.Step == step && op.Type != verdict.OpInvoke {
 			out = append(out, op)
 		}
 	}
@@ -36,18 +37,18 @@ func stepAnswers(r Record, step string) []Op {
 }
 
 // stepAnswer returns the last completion event of a step.
-func stepAnswer(r Record, step string) (Op, bool) {
+func stepAnswer(r verdict.Record, step string) (verdict.Op, bool) {
 	a := stepAnswers(r, step)
 	if len(a) == 0 {
-		return Op{}, false
+		return verdict.Op{}, false
 	}
 	return a[len(a)-1], true
 }
 
 // stepInvokedAt returns when the step's first attempt was invoked.
-func stepInvokedAt(r Record, step string) (time.Time, bool) {
+func stepInvokedAt(r verdict.Record, step string) (time.Time, bool) {
 	for _, op := range r.History {
-		if op.Step == step && op.Type == OpInvoke {
+		if op.Step == step && op.Type == verdict.OpInvoke {
 			return op.Time, true
 		}
 	}
@@ -57,7 +58,7 @@ func stepInvokedAt(r Record, step string) (time.Time, bool) {
 // committedBody is the body the upstream produced when it committed, from the journal
 // (the proxy buffers it when an after-upstream fault hid it from the client), when the
 // profile's rules call that answer a success.
-func committedBody(r Record, p *Profile) ([]byte, int, bool) {
+func committedBody(r verdict.Record, p *Profile) ([]byte, int, bool) {
 	cl := p.Classifier()
 	for _, j := range r.Journal {
 		if j.ReachedUpstream && len(j.UpstreamBody) > 0 && cl.Classify(outcome.Answer{Status: j.UpstreamStatus, Body: j.UpstreamBody}) == outcome.Success {
@@ -70,7 +71,7 @@ func committedBody(r Record, p *Profile) ([]byte, int, bool) {
 // givenUpWhileRunning counts the attempts that reached the target but whose client left
 // before the target answered (a client timeout, not a target that failed the request):
 // the target may still be working on them, however long that takes.
-func givenUpWhileRunning(r Record) int {
+func givenUpWhileRunning(r verdict.Record) int {
 	n := 0
 	for _, j := range r.Journal {
 		if j.ReachedUpstream && j.UpstreamStatus == 0 && j.ClientResult == faultproxy.ClientTimedOut {
@@ -90,7 +91,7 @@ func givenUpWhileRunning(r Record) int {
 const NoteAnswerWithoutResponse = "the upstream's answer held no response yet (an event stream the server closed to be polled): the tool may still have been running"
 
 // stoppedBefore counts the attempts a proxy fault stopped before the target.
-func stoppedBefore(r Record) int {
+func stoppedBefore(r verdict.Record) int {
 	n := 0
 	for _, j := range r.Journal {
 		if j.Fault != "" && !j.ReachedUpstream {
@@ -103,7 +104,7 @@ func stoppedBefore(r Record) int {
 // faultNeverApplied reports whether the scenario injects proxy faults and the journal
 // shows none applied to any attempt: the failure the scenario is about did not happen,
 // so whatever the checker saw proves nothing about it. It names the faults it missed.
-func faultNeverApplied(sc Scenario, r Record) (string, bool) {
+func faultNeverApplied(sc Scenario, r verdict.Record) (string, bool) {
 	if len(sc.Faults) == 0 {
 		return "", false
 	}
@@ -137,61 +138,61 @@ func actsOnTheAnswer(fault string) bool { return strings.HasPrefix(fault, "after
 // replay, the original) never happened; the client, which never saw the 404, could not
 // open a new session for it. So is one whose duplicated copy met that 404: no duplicate
 // reached the tool.
-func withPremise(sc Scenario, r Record, p *Profile, v Verdict, msg string, ev Evidence) (Verdict, string) {
-	duplicateFail := ev.Categories[CatDuplicated] > 0
-	if first, answer, throttled := firstStepThrottled(sc, r); throttled && (v == Pass || v == Fail) && !(v == Fail && duplicateFail) {
+func withPremise(sc Scenario, r verdict.Record, p *Profile, v verdict.Verdict, msg string, ev verdict.Evidence) (verdict.Verdict, string) {
+	duplicateFail := ev.Categories[verdict.CatDuplicated] > 0
+	if first, answer, throttled := firstStepThrottled(sc, r); throttled && (v == verdict.Pass || v == verdict.Fail) && !(v == verdict.Fail && duplicateFail) {
 		// The step the others are measured against never reached the target's logic: a
 		// repeat "during the original" met nothing, a takeover took over nothing, so a
 		// PASS proves nothing and a FAIL (a repeat "answered during the original") may be
 		// the first execution.
-		return Unknown, fmt.Sprintf("the %s step was throttled (%s): what the scenario is about did not happen; the checker saw: %s", first, describe(answer), msg)
+		return verdict.Unknown, fmt.Sprintf("the %s step was throttled (%s): what the scenario is about did not happen; the checker saw: %s", first, describe(answer), msg)
 	}
-	if v == Pass && p.Transport == TransportMCP {
+	if v == verdict.Pass && p.Transport == TransportMCP {
 		for _, j := range r.Journal {
 			switch {
 			case j.UpstreamStatus != http.StatusNotFound:
 			case actsOnTheAnswer(j.Fault):
-				return Unknown, fmt.Sprintf("the %s fault lost the server's 404 to attempt %d (its MCP session was gone: no tool saw it), not an answer of the tool: what the scenario is about did not happen; the checker saw: %s", j.Fault, j.Attempt, msg)
+				return verdict.Unknown, fmt.Sprintf("the %s fault lost the server's 404 to attempt %d (its MCP session was gone: no tool saw it), not an answer of the tool: what the scenario is about did not happen; the checker saw: %s", j.Fault, j.Attempt, msg)
 			case j.Fault == faultproxy.FaultDuplicate:
 				// The copy delivered to the client is the second: a 404 there is a copy no
 				// tool saw, so nothing was deduplicated.
-				return Unknown, fmt.Sprintf("the duplicated copy of attempt %d met the server's 404 (its MCP session was gone: no tool saw it), so no duplicate reached the tool: what the scenario is about did not happen; the checker saw: %s", j.Attempt, msg)
+				return verdict.Unknown, fmt.Sprintf("the duplicated copy of attempt %d met the server's 404 (its MCP session was gone: no tool saw it), so no duplicate reached the tool: what the scenario is about did not happen; the checker saw: %s", j.Attempt, msg)
 			}
 		}
 	}
 	faults, missed := faultNeverApplied(sc, r)
-	if !missed || v != Pass {
+	if !missed || v != verdict.Pass {
 		return v, msg
 	}
-	return Unknown, fmt.Sprintf("the scenario's fault (%s) was applied to no attempt (%d in the proxy's journal): what it is about did not happen; the checker saw: %s", faults, len(r.Journal), msg)
+	return verdict.Unknown, fmt.Sprintf("the scenario's fault (%s) was applied to no attempt (%d in the proxy's journal): what it is about did not happen; the checker saw: %s", faults, len(r.Journal), msg)
 }
 
 // firstStepThrottled reports whether every answer of the scenario's first step (a single
 // request: the original the later steps meet, retry or take over) was a rate limit's
 // refusal. A first step of many copies or keys (a burst, a key set) is judged by its
 // checker, which counts the throttled attempts out.
-func firstStepThrottled(sc Scenario, r Record) (string, Op, bool) {
+func firstStepThrottled(sc Scenario, r verdict.Record) (string, verdict.Op, bool) {
 	if len(sc.Steps) < 2 {
-		return "", Op{}, false
+		return "", verdict.Op{}, false
 	}
 	st := sc.Steps[0]
 	if st.Copies > 1 || st.KeySet != "" || st.FreshKeys > 0 {
-		return "", Op{}, false
+		return "", verdict.Op{}, false
 	}
 	answers := stepAnswers(r, st.Name)
 	if len(answers) == 0 {
-		return "", Op{}, false
+		return "", verdict.Op{}, false
 	}
 	for _, a := range answers {
 		if a.Class != outcome.Throttled {
-			return "", Op{}, false
+			return "", verdict.Op{}, false
 		}
 	}
 	return st.Name, answers[len(answers)-1], true
 }
 
 // upstreamCalls counts the requests the upstream received, per the journal.
-func upstreamCalls(r Record) int {
+func upstreamCalls(r verdict.Record) int {
 	n := 0
 	for _, j := range r.Journal {
 		n += j.UpstreamCalls
@@ -206,7 +207,7 @@ func upstreamCalls(r Record) int {
 // window ran out may have arrived after it, may execute anew, and opens the next window
 // at its own start. The count errs on the lenient side: a loaded machine never turns a
 // late attempt into a false duplicate. Without a declared retention, one.
-func allowedEffects(r Record, p *Profile) int {
+func allowedEffects(r verdict.Record, p *Profile) int {
 	if p.Retention == 0 {
 		return 1
 	}
@@ -216,14 +217,14 @@ func allowedEffects(r Record, p *Profile) int {
 	}
 	answered := map[attemptID]time.Time{}
 	for _, op := range r.History {
-		if op.Type != OpInvoke {
+		if op.Type != verdict.OpInvoke {
 			answered[attemptID{op.Step, op.Client, op.Attempt}] = op.Time
 		}
 	}
 	var start time.Time
 	n := 0
 	for _, op := range r.History {
-		if op.Type != OpInvoke {
+		if op.Type != verdict.OpInvoke {
 			continue
 		}
 		end, ok := answered[attemptID{op.Step, op.Client, op.Attempt}]
@@ -258,15 +259,15 @@ func is2xx(s int) bool { return s >= 200 && s <= 299 }
 
 // isSuccess reports whether the client saw the answer whole and it is the operation's
 // result (executed or replayed).
-func isSuccess(op Op) bool { return op.Class == outcome.Success }
+func isSuccess(op verdict.Op) bool { return op.Class == outcome.Success }
 
 // unseen reports whether the client could not see the outcome (Jepsen info): the attempt
 // may or may not have taken effect, so it proves nothing either way.
-func unseen(op Op) bool { return !op.Class.Determinate() }
+func unseen(op verdict.Op) bool { return !op.Class.Determinate() }
 
 // sameResponse reports whether two answers are the same response: the same status
 // (Profile.sameStatus) and the same body (Profile.sameBody).
-func (p *Profile) sameResponse(a, b Op) bool {
+func (p *Profile) sameResponse(a, b verdict.Op) bool {
 	return p.sameStatus(a.Status, b.Status) && p.sameBody(a.Body, b.Body)
 }
 
@@ -283,7 +284,7 @@ func (p *Profile) sameStatus(a, b int) bool {
 
 // describeUnseen names the attempts nobody saw the outcome of, for evidence: "37 attempts
 // timed out (info)", or with the causes when they differ.
-func describeUnseen(ops []Op) string {
+func describeUnseen(ops []verdict.Op) string {
 	causes := map[string]int{}
 	var order []string
 	n := 0
@@ -334,7 +335,7 @@ func uniqueValue(p *Profile, body []byte) (string, bool) {
 	return v.Raw, true
 }
 
-func describe(op Op) string {
+func describe(op verdict.Op) string {
 	if op.Status != 0 {
 		if op.Class != "" && op.Class != outcome.Success {
 			return strconv.Itoa(op.Status) + " (" + string(op.Class) + ")"
@@ -347,7 +348,7 @@ func describe(op Op) string {
 	return string(op.Type)
 }
 
-func replayMarked(op Op, p *Profile) bool {
+func replayMarked(op verdict.Op, p *Profile) bool {
 	if p.Expect.ReplayHeader == "" {
 		return false
 	}
@@ -383,7 +384,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 // sameUnique reports whether the profile's per-execution field is present and equal in
 // both bodies: the same execution's response.
-func sameUnique(p *Profile, a, b Op) bool {
+func sameUnique(p *Profile, a, b verdict.Op) bool {
 	ua, okA := uniqueValue(p, a.Body)
 	ub, okB := uniqueValue(p, b.Body)
 	return okA && okB && ua == ub

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // The race scenarios hold the work with the profile's slow_operation hook, and their
@@ -30,7 +31,7 @@ func heldShort(j faultproxy.Record, p *Profile) (took, hold time.Duration, short
 
 // repeatRecord is the journal record of the in-flight scenarios' repeat: the request the
 // proxy delayed before forwarding it.
-func repeatRecord(r Record) (faultproxy.Record, bool) {
+func repeatRecord(r verdict.Record) (faultproxy.Record, bool) {
 	for _, j := range r.Journal {
 		if j.Fault == faultproxy.FaultBeforeDelay && j.ReachedUpstream {
 			return j, true
@@ -43,7 +44,7 @@ func repeatRecord(r Record) (faultproxy.Record, bool) {
 // first and was answered well inside the declared hold: the slow hook did not hold it,
 // so the repeat met no running original (and one answered that fast did not "go
 // second" either: the repeat's record left the proxy after it). The message says so.
-func originalNotHeld(r Record, p *Profile, original Op) (string, bool) {
+func originalNotHeld(r verdict.Record, p *Profile, original verdict.Op) (string, bool) {
 	j, ok := originalRecord(r)
 	if !ok || unseen(original) || !answeredBy(j, original) {
 		return "", false
@@ -68,7 +69,7 @@ func holdMissedText(what string, took, hold time.Duration) string {
 // one time, from the journal (the interval from forwarding to the upstream answer), and
 // the longest any of them took there. The step's attempts are the key's first n: a
 // burst's copies come before its settle step's retry.
-func stepAtTarget(r Record, n int) (most int, longest time.Duration) {
+func stepAtTarget(r verdict.Record, n int) (most int, longest time.Duration) {
 	type event struct {
 		at    time.Time
 		delta int

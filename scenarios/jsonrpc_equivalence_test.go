@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // jsonRPCFront answers what the API behind it answers, the JSON-RPC way: always 200, the
@@ -88,10 +89,10 @@ func TestJSONRPCRefusalsInside200GiveTheVerdictsOfStatuses(t *testing.T) {
 	set := []string{"replay/*", "before/*", "race/concurrent-pair", "race/burst-50", "race/in-flight-*", "race/duplicate-*", "fingerprint/*", "key/*"}
 	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{statuses, rpc}, Only: set, Seed: 11})
 	require.NoError(t, err)
-	byTarget := map[string]map[string]scenarios.Result{}
+	byTarget := map[string]map[string]verdict.Result{}
 	for _, r := range rep.Results {
 		if byTarget[r.Target] == nil {
-			byTarget[r.Target] = map[string]scenarios.Result{}
+			byTarget[r.Target] = map[string]verdict.Result{}
 		}
 		byTarget[r.Target][r.ScenarioID] = r
 	}
@@ -106,13 +107,13 @@ func TestJSONRPCRefusalsInside200GiveTheVerdictsOfStatuses(t *testing.T) {
 			// it is judged by it.
 			require.Contains(t, g.Message, "a 200 the profile's outcome rules recognise) carries Retry-After")
 		}
-		if pi := func(v scenarios.Verdict) bool { return v == scenarios.Pass || v == scenarios.Info }; strings.HasPrefix(id, "race/burst-") && pi(w.Verdict) && pi(g.Verdict) {
+		if pi := func(v verdict.Verdict) bool { return v == verdict.Pass || v == verdict.Info }; strings.HasPrefix(id, "race/burst-") && pi(w.Verdict) && pi(g.Verdict) {
 			// A burst against a fast fake is INFO when no copy happened to be caught in
 			// flight, PASS when one was: the machine's timing, not the transport.
 			continue
 		}
 		require.Equal(t, w.Verdict, g.Verdict, "%s: statuses %s (%s), JSON-RPC %s (%s)", id, w.Verdict, w.Message, g.Verdict, g.Message)
-		if w.Verdict == scenarios.Pass {
+		if w.Verdict == verdict.Pass {
 			passed++
 		}
 	}

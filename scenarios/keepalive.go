@@ -13,6 +13,7 @@ import (
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // againSuffix names the second sending of a Twice step: "proxied" then "proxied-again".
@@ -168,7 +169,7 @@ func (e *execution) sideEntity(ctx context.Context, suffix string, counted bool)
 
 // sendTraced is send that also records whether the attempt went over a reused
 // connection: keys can alias on a kept-alive connection only if there was one.
-func sendTraced(ctx context.Context, c *http.Client, req *http.Request, timeout time.Duration, keep []string, cl outcome.Classifier) Op {
+func sendTraced(ctx context.Context, c *http.Client, req *http.Request, timeout time.Duration, keep []string, cl outcome.Classifier) verdict.Op {
 	var reused atomic.Bool
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused.Store(i.Reused) }})
 	op := send(ctx, c, req, timeout, keep, cl)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // directKey is a key of the direct key set ("-d" and three digits at its end); the run
@@ -37,7 +38,7 @@ func (c *connCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // runKeepAlive runs race/keepalive-many-keys against the fake served at url.
-func runKeepAlive(t *testing.T, url string) scenarios.Result {
+func runKeepAlive(t *testing.T, url string) verdict.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -57,13 +58,13 @@ func TestKeepAliveManyKeysReusesFewConnectionsAndHidesNoAttempt(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	r := runKeepAlive(t, srv.URL)
-	require.Equal(t, scenarios.Pass, r.Verdict, r.Message)
+	require.Equal(t, verdict.Pass, r.Verdict, r.Message)
 	rec := r.Evidence.Record
 	require.Equal(t, 400, rec.Ledger["operation"], "200 keys through the proxy and 200 direct, each executed once")
 
 	proxied, direct := 0, 0
 	for _, op := range rec.History {
-		if op.Type != scenarios.OpInvoke {
+		if op.Type != verdict.OpInvoke {
 			continue
 		}
 		switch op.Step {
@@ -94,7 +95,7 @@ func TestKeepAliveManyKeysAgainstATargetThatClosesEveryConnection(t *testing.T) 
 	t.Cleanup(srv.Close)
 
 	r := runKeepAlive(t, srv.URL)
-	require.Equal(t, scenarios.Info, r.Verdict, r.Message)
+	require.Equal(t, verdict.Info, r.Verdict, r.Message)
 	require.Contains(t, r.Message, "each of the 400 keys executed once")
 	require.Contains(t, r.Message, "the target kept no connection alive")
 	for _, op := range r.Evidence.Record.History {
@@ -140,9 +141,9 @@ func TestKeepAliveManyKeysRepeatsRefusedAreNoAliasing(t *testing.T) {
 	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{patientProfile(t, srv.URL)}, Only: []string{"race/keepalive-many-keys"}})
 	require.NoError(t, err)
 	r := rep.Results[0]
-	require.Equal(t, scenarios.Info, r.Verdict, r.Message)
+	require.Equal(t, verdict.Info, r.Verdict, r.Message)
 	require.Contains(t, r.Message, "each of the 400 keys executed once and no fresh key was refused")
 	require.Contains(t, r.Message, "400 repeats sent after their key's answer were refused as in flight")
 	require.Contains(t, r.Message, "no repeat was compared with its key's first response")
-	require.Zero(t, r.Evidence.Categories[scenarios.CatLeaked])
+	require.Zero(t, r.Evidence.Categories[verdict.CatLeaked])
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // uuidGated are the scenarios whose premise is a key no UUID can be: N/A under
@@ -47,14 +48,14 @@ func TestKeyFormatUUIDSendsOnlyUUIDs(t *testing.T) {
 	require.NoError(t, err)
 	v := verdicts(rep)
 	for _, id := range uuidGated {
-		require.Equal(t, scenarios.NA, v[id], id)
+		require.Equal(t, verdict.NA, v[id], id)
 		require.Contains(t, result(t, rep, id).Message, "expect.key_format: uuid", id)
 	}
 	for _, r := range rep.Results {
-		require.NotContains(t, []scenarios.Verdict{scenarios.Fail, scenarios.Unknown}, r.Verdict, "%s: %s", r.ScenarioID, r.Message)
+		require.NotContains(t, []verdict.Verdict{verdict.Fail, verdict.Unknown}, r.Verdict, "%s: %s", r.ScenarioID, r.Message)
 	}
 	for _, id := range []string{"key/missing", "key/empty", "key/distinct-keys-same-body", "replay/after-503", "fingerprint/mismatch", "race/keepalive-many-keys"} {
-		require.Equal(t, scenarios.Pass, v[id], "%s: %s", id, result(t, rep, id).Message)
+		require.Equal(t, verdict.Pass, v[id], "%s: %s", id, result(t, rep, id).Message)
 	}
 
 	owner := map[string]string{} // key -> the scenario that sent it
@@ -63,7 +64,7 @@ func TestKeyFormatUUIDSendsOnlyUUIDs(t *testing.T) {
 			continue
 		}
 		for _, op := range r.Evidence.Record.History {
-			if op.Type != scenarios.OpInvoke || op.Key == "" {
+			if op.Type != verdict.OpInvoke || op.Key == "" {
 				continue
 			}
 			require.Regexp(t, lowerUUID, op.Key, "%s step %s", r.ScenarioID, op.Step)

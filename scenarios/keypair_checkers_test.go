@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/outcome"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // The two scenarios that send one payload under two distinct keys a key-handling bug
@@ -16,9 +16,9 @@ var keyPairIDs = []string{"key/case-distinct", "key/long-prefix-distinct"}
 
 // keyPairRecord is the first key answered 201 re_1 and the second key's answer, with the
 // ledger's count.
-func keyPairRecord(second scenarios.OpType, status int, body string, headers map[string]string, ledger int) scenarios.Record {
+func keyPairRecord(second verdict.OpType, status int, body string, headers map[string]string, ledger int) verdict.Record {
 	return newHistory().
-		at(0, "first", scenarios.OpOK, 201, `{"id":"re_1","amount":4900}`, nil).
+		at(0, "first", verdict.OpOK, 201, `{"id":"re_1","amount":4900}`, nil).
 		at(5, "second", second, status, body, headers).
 		record(ledger)
 }
@@ -26,14 +26,14 @@ func keyPairRecord(second scenarios.OpType, status int, body string, headers map
 func TestKeyPairPassesWhenBothKeysExecuted(t *testing.T) {
 	p := refProfile(t)
 	for _, id := range keyPairIDs {
-		v, msg, _ := judgeWith(t, id, keyPairRecord(scenarios.OpOK, 201, `{"id":"re_2","amount":4900}`, nil, 2), p)
-		require.Equal(t, scenarios.Pass, v, id)
+		v, msg, _ := judgeWith(t, id, keyPairRecord(verdict.OpOK, 201, `{"id":"re_2","amount":4900}`, nil, 2), p)
+		require.Equal(t, verdict.Pass, v, id)
 		require.Contains(t, msg, "two side effects", id)
 		require.Contains(t, msg, `id "re_1" and "re_2"`, id)
 
 		// An answer not seen does not stop a PASS the ledger proves.
-		v, msg, _ = judgeWith(t, id, keyPairRecord(scenarios.OpInfo, 0, "", nil, 2), p)
-		require.Equal(t, scenarios.Pass, v, msg)
+		v, msg, _ = judgeWith(t, id, keyPairRecord(verdict.OpInfo, 0, "", nil, 2), p)
+		require.Equal(t, verdict.Pass, v, msg)
 	}
 }
 
@@ -41,8 +41,8 @@ func TestKeyPairFailsWhenTheSecondKeyGetsTheFirstKeysResponse(t *testing.T) {
 	p := refProfile(t)
 	for _, id := range keyPairIDs {
 		replayed := map[string]string{"Idempotent-Replayed": "true"}
-		v, msg, ev := judgeWith(t, id, keyPairRecord(scenarios.OpOK, 201, `{"id":"re_1","amount":4900}`, replayed, 1), p)
-		require.Equal(t, scenarios.Fail, v, id)
+		v, msg, ev := judgeWith(t, id, keyPairRecord(verdict.OpOK, 201, `{"id":"re_1","amount":4900}`, replayed, 1), p)
+		require.Equal(t, verdict.Fail, v, id)
 		require.Contains(t, msg, "the second key was answered the first key's response with 1 side effect(s)", id)
 		require.Equal(t, 1, ev.Categories["lost"], id)
 		require.Len(t, ev.Blame, 1, id)
@@ -50,31 +50,31 @@ func TestKeyPairFailsWhenTheSecondKeyGetsTheFirstKeysResponse(t *testing.T) {
 		require.NotNil(t, ev.Blame[0].Committed)
 
 		// Two successes of their own but one effect: one is a success with nothing behind it.
-		v, msg, ev = judgeWith(t, id, keyPairRecord(scenarios.OpOK, 201, `{"id":"re_2","amount":4900}`, nil, 1), p)
-		require.Equal(t, scenarios.Fail, v, id)
+		v, msg, ev = judgeWith(t, id, keyPairRecord(verdict.OpOK, 201, `{"id":"re_2","amount":4900}`, nil, 1), p)
+		require.Equal(t, verdict.Fail, v, id)
 		require.Contains(t, msg, "2 success(es) but 1 side effect(s)", id)
 		require.Equal(t, 1, ev.Categories["lost"], id)
 
 		// Two effects, but the second key was still handed the first's stored response.
-		v, msg, ev = judgeWith(t, id, keyPairRecord(scenarios.OpOK, 201, `{"id":"re_1","amount":4900}`, nil, 2), p)
-		require.Equal(t, scenarios.Fail, v, id)
+		v, msg, ev = judgeWith(t, id, keyPairRecord(verdict.OpOK, 201, `{"id":"re_1","amount":4900}`, nil, 2), p)
+		require.Equal(t, verdict.Fail, v, id)
 		require.Contains(t, msg, "the same id", id)
 		require.Equal(t, 1, ev.Categories["leaked"], id)
 
 		// The first key's record answered for the second: its in-flight lock or its
 		// fingerprint.
 		for _, status := range []int{409, 422} {
-			v, msg, _ = judgeWith(t, id, keyPairRecord(scenarios.OpFail, status, `{}`, nil, 1), p)
-			require.Equal(t, scenarios.Fail, v, "%s %d", id, status)
+			v, msg, _ = judgeWith(t, id, keyPairRecord(verdict.OpFail, status, `{}`, nil, 1), p)
+			require.Equal(t, verdict.Fail, v, "%s %d", id, status)
 			require.Contains(t, msg, "as if it were the first", id)
 		}
 
-		v, _, ev = judgeWith(t, id, keyPairRecord(scenarios.OpOK, 201, `{"id":"re_2"}`, nil, 3), p)
-		require.Equal(t, scenarios.Fail, v, id)
+		v, _, ev = judgeWith(t, id, keyPairRecord(verdict.OpOK, 201, `{"id":"re_2"}`, nil, 3), p)
+		require.Equal(t, verdict.Fail, v, id)
 		require.Equal(t, 1, ev.Categories["duplicated"], id)
 
-		v, msg, _ = judgeWith(t, id, keyPairRecord(scenarios.OpInfo, 500, `{}`, nil, 1), p)
-		require.Equal(t, scenarios.Fail, v, id)
+		v, msg, _ = judgeWith(t, id, keyPairRecord(verdict.OpInfo, 500, `{}`, nil, 1), p)
+		require.Equal(t, verdict.Fail, v, id)
 		require.Contains(t, msg, "the second key got 500", id)
 	}
 }
@@ -82,17 +82,17 @@ func TestKeyPairFailsWhenTheSecondKeyGetsTheFirstKeysResponse(t *testing.T) {
 func TestKeyPairIsUnknownWithoutAnAnswerOrALedger(t *testing.T) {
 	p := refProfile(t)
 	for _, id := range keyPairIDs {
-		v, msg, _ := judgeWith(t, id, keyPairRecord(scenarios.OpInfo, 0, "", nil, 1), p)
-		require.Equal(t, scenarios.Unknown, v, id)
+		v, msg, _ := judgeWith(t, id, keyPairRecord(verdict.OpInfo, 0, "", nil, 1), p)
+		require.Equal(t, verdict.Unknown, v, id)
 		require.Contains(t, msg, "1 attempt timed out (info), so whether both executed cannot be told", id)
 
-		rec := keyPairRecord(scenarios.OpOK, 201, `{"id":"re_2","amount":4900}`, nil, 2)
+		rec := keyPairRecord(verdict.OpOK, 201, `{"id":"re_2","amount":4900}`, nil, 2)
 		rec.LedgerErr = "connection refused"
 		v, _, _ = judgeWith(t, id, rec, p)
-		require.Equal(t, scenarios.Unknown, v, id)
+		require.Equal(t, verdict.Unknown, v, id)
 
-		v, _, _ = judgeWith(t, id, newHistory().at(0, "first", scenarios.OpOK, 201, `{"id":"re_1"}`, nil).record(1), p)
-		require.Equal(t, scenarios.Unknown, v, id)
+		v, _, _ = judgeWith(t, id, newHistory().at(0, "first", verdict.OpOK, 201, `{"id":"re_1"}`, nil).record(1), p)
+		require.Equal(t, verdict.Unknown, v, id)
 	}
 }
 
@@ -102,11 +102,11 @@ func TestKeyPairRefusedShapeIsInfo(t *testing.T) {
 	p := refProfile(t)
 	for _, id := range keyPairIDs {
 		rec := newHistory().
-			at(0, "first", scenarios.OpFail, 400, `{"title":"Idempotency-Key invalid"}`, nil).
-			at(5, "second", scenarios.OpFail, 400, `{"title":"Idempotency-Key invalid"}`, nil).
+			at(0, "first", verdict.OpFail, 400, `{"title":"Idempotency-Key invalid"}`, nil).
+			at(5, "second", verdict.OpFail, 400, `{"title":"Idempotency-Key invalid"}`, nil).
 			record(0)
 		v, msg, _ := judgeWith(t, id, rec, p)
-		require.Equal(t, scenarios.Info, v, id)
+		require.Equal(t, verdict.Info, v, id)
 		require.Contains(t, msg, "the target refused", id)
 		if id == "key/long-prefix-distinct" {
 			require.Contains(t, msg, "a 255-character key")
@@ -114,17 +114,17 @@ func TestKeyPairRefusedShapeIsInfo(t *testing.T) {
 		}
 
 		// Only the second refused: odd, but no collision either.
-		v, msg, _ = judgeWith(t, id, keyPairRecord(scenarios.OpFail, 400, `{"title":"Idempotency-Key invalid"}`, nil, 1), p)
-		require.Equal(t, scenarios.Info, v, id)
+		v, msg, _ = judgeWith(t, id, keyPairRecord(verdict.OpFail, 400, `{"title":"Idempotency-Key invalid"}`, nil, 1), p)
+		require.Equal(t, verdict.Info, v, id)
 		require.Contains(t, msg, "not a collision", id)
 
 		// A refusal does not excuse a success with nothing behind it.
 		rec = newHistory().
-			at(0, "first", scenarios.OpFail, 400, `{}`, nil).
-			at(5, "second", scenarios.OpOK, 201, `{"id":"re_2"}`, nil).
+			at(0, "first", verdict.OpFail, 400, `{}`, nil).
+			at(5, "second", verdict.OpOK, 201, `{"id":"re_2"}`, nil).
 			record(0)
 		v, _, ev := judgeWith(t, id, rec, p)
-		require.Equal(t, scenarios.Fail, v, id)
+		require.Equal(t, verdict.Fail, v, id)
 		require.Equal(t, 1, ev.Categories["lost"], id)
 	}
 
@@ -132,14 +132,14 @@ func TestKeyPairRefusedShapeIsInfo(t *testing.T) {
 	// 400 is still a refused shape, not a collision.
 	stripe := refProfile(t)
 	stripe.Expect.Mismatch = 400
-	rec := newHistory().at(0, "first", scenarios.OpFail, 400, `{}`, nil).at(5, "second", scenarios.OpFail, 400, `{}`, nil).record(0)
+	rec := newHistory().at(0, "first", verdict.OpFail, 400, `{}`, nil).at(5, "second", verdict.OpFail, 400, `{}`, nil).record(0)
 	for i := range rec.History {
-		if rec.History[i].Type != scenarios.OpInvoke {
+		if rec.History[i].Type != verdict.OpInvoke {
 			rec.History[i].Class = outcome.Mismatch
 		}
 	}
 	v, msg, _ := checker(t, "key/long-prefix-distinct")(rec, stripe)
-	require.Equal(t, scenarios.Info, v, msg)
+	require.Equal(t, verdict.Info, v, msg)
 }
 
 // The keys the two scenarios send: case-swapped twins, and 255-character twins that

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"strings"
 	"time"
+
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // LateLedgerDelay is how long after a scenario's end its ledger is read again, at the
@@ -24,7 +26,7 @@ const LateLedgerDelay = time.Second
 // after its answer) shows them by then, and the judgment on the complete count is the
 // one kept. Entity ledgers only: a global ledger counts the other scenarios' effects too
 // by then.
-func judgeLate(ctx context.Context, t *target, list []Scenario, all []Result, ran []bool, lastEnd time.Time, notice func(string)) {
+func judgeLate(ctx context.Context, t *target, list []Scenario, all []verdict.Result, ran []bool, lastEnd time.Time, notice func(string)) {
 	if t.p.SideEffects.global() {
 		return
 	}
@@ -39,7 +41,7 @@ func judgeLate(ctx context.Context, t *target, list []Scenario, all []Result, ra
 		res := &all[i]
 		rec := res.Evidence.Record
 		lagging := awaitsLateLedger(t.p, *res)
-		if !ran[i] || rec == nil || rec.LedgerErr != "" || len(rec.Ledger) == 0 || (res.Verdict == Fail && !lagging) || ctx.Err() != nil {
+		if !ran[i] || rec == nil || rec.LedgerErr != "" || len(rec.Ledger) == 0 || (res.Verdict == verdict.Fail && !lagging) || ctx.Err() != nil {
 			continue
 		}
 		late, ok := t.readLateLedger(ctx, rec)
@@ -54,10 +56,10 @@ func judgeLate(ctx context.Context, t *target, list []Scenario, all []Result, ra
 		recCopy.LateLedger = late
 		ev.Record = &recCopy
 		if lagging {
-			if v == Fail && onlyLost(ev) {
+			if v == verdict.Fail && onlyLost(ev) {
 				continue // still only missing effects: the first judgment's words stand
 			}
-			if v == Fail {
+			if v == verdict.Fail {
 				// The later counts show another violation (a duplicate where effects
 				// seemed missing): say that one.
 				res.Evidence = ev
@@ -73,10 +75,10 @@ func judgeLate(ctx context.Context, t *target, list []Scenario, all []Result, ra
 			}
 			continue
 		}
-		if v != Fail {
+		if v != verdict.Fail {
 			continue
 		}
-		res.Verdict, res.Evidence = Fail, ev
+		res.Verdict, res.Evidence = verdict.Fail, ev
 		res.Message = fmt.Sprintf("%s — read again at the end of the run: %s, %s when the scenario was judged (an effect that appeared after every answer)",
 			msg, ledgerCounts(late), ledgerCounts(rec.Ledger))
 		if notice != nil {
@@ -87,15 +89,15 @@ func judgeLate(ctx context.Context, t *target, list []Scenario, all []Result, ra
 
 // awaitsLateLedger reports whether judgeLate will judge a FAIL again: it rests only on
 // effects missing from a per-entity ledger the scenario could read.
-func awaitsLateLedger(p *Profile, res Result) bool {
+func awaitsLateLedger(p *Profile, res verdict.Result) bool {
 	rec := res.Evidence.Record
-	return res.Verdict == Fail && !p.SideEffects.global() && rec != nil && rec.LedgerErr == "" &&
+	return res.Verdict == verdict.Fail && !p.SideEffects.global() && rec != nil && rec.LedgerErr == "" &&
 		len(rec.Ledger) > 0 && onlyLost(res.Evidence)
 }
 
 // readLateLedger reads the ledgers the record has counts of, for its entity (and the
 // operation's for its side entities too).
-func (t *target) readLateLedger(ctx context.Context, rec *Record) (map[string]int, bool) {
+func (t *target) readLateLedger(ctx context.Context, rec *verdict.Record) (map[string]int, bool) {
 	late := map[string]int{}
 	for name := range rec.Ledger {
 		var n int
@@ -138,12 +140,12 @@ func ledgerCounts(l map[string]int) string {
 // onlyLost reports whether a FAIL's evidence counts nothing but effects missing from the
 // ledger: successes it did not show (yet), as lost or as fabricated (a success with no
 // side effect at all).
-func onlyLost(ev Evidence) bool {
-	if ev.Categories[CatLost]+ev.Categories[CatFabricated] == 0 {
+func onlyLost(ev verdict.Evidence) bool {
+	if ev.Categories[verdict.CatLost]+ev.Categories[verdict.CatFabricated] == 0 {
 		return false
 	}
 	for c, n := range ev.Categories {
-		if c != CatLost && c != CatFabricated && n > 0 {
+		if c != verdict.CatLost && c != verdict.CatFabricated && n > 0 {
 			return false
 		}
 	}

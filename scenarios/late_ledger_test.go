@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // reapplying answers every replay correctly, then applies the refund again a little
@@ -49,12 +50,12 @@ func TestAnEffectAppliedAfterEveryAnswerFailsWhenTheLedgerIsReadAgain(t *testing
 	rep, err := scenarios.Run(t.Context(), scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/sequential", "key/missing"},
 		NoPreflight: true, Seed: 1, Notice: func(s string) { notices = append(notices, s) }})
 	require.NoError(t, err)
-	got := map[string]scenarios.Result{}
+	got := map[string]verdict.Result{}
 	for _, r := range rep.Results {
 		got[r.ScenarioID] = r
 	}
 	seq := got["replay/sequential"]
-	require.Equal(t, scenarios.Fail, seq.Verdict, seq.Message)
+	require.Equal(t, verdict.Fail, seq.Verdict, seq.Message)
 	require.Contains(t, seq.Message, "read again at the end of the run: 2 side effect(s), 1 side effect(s) when the scenario was judged")
 	require.Equal(t, map[string]int{"operation": 1}, seq.Evidence.Record.Ledger, "the counts it was judged by stay")
 	require.Equal(t, map[string]int{"operation": 2}, seq.Evidence.Record.LateLedger)
@@ -62,5 +63,5 @@ func TestAnEffectAppliedAfterEveryAnswerFailsWhenTheLedgerIsReadAgain(t *testing
 	require.Len(t, notices, 1)
 	require.Contains(t, notices[0], "replay/sequential @ fake is FAIL after all")
 
-	require.Equal(t, scenarios.Pass, got["key/missing"].Verdict, "nothing was replayed there, nothing changed: %s", got["key/missing"].Message)
+	require.Equal(t, verdict.Pass, got["key/missing"].Verdict, "nothing was replayed there, nothing changed: %s", got["key/missing"].Message)
 }

@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/transport"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // readOperationLedger counts the operation's side effects of a scenario run: its
 // entity's, plus its side entities' (Record.SideEntities).
-func (t *target) readOperationLedger(ctx context.Context, rec *Record) (int, error) {
+func (t *target) readOperationLedger(ctx context.Context, rec *verdict.Record) (int, error) {
 	total := 0
 	for _, entity := range append([]string{rec.Entity}, rec.SideEntities...) {
 		n, err := t.readLedger(ctx, t.p.SideEffects, entity)

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // mcpRefunds is a tiny MCP refund server on the official go-sdk, in process: the key in
@@ -168,14 +169,14 @@ func TestCatalogueOverMCPAgainstTheSDKServer(t *testing.T) {
 	require.NoError(t, err)
 	// The in-test server replays and refuses correctly; it fingerprints the arguments as
 	// written, validates no key shape and sends no Retry-After.
-	other := map[string]scenarios.Verdict{
-		"fingerprint/json-key-order": scenarios.Info, "fingerprint/json-whitespace": scenarios.Info,
-		"fingerprint/number-spelling": scenarios.Info, "fingerprint/unrelated-header": scenarios.Info,
-		"key/control-chars": scenarios.NonStrict, "key/over-length": scenarios.NonStrict, "race/in-flight-retry-after": scenarios.NA,
-		"fingerprint/query-string": scenarios.NA, "race/keepalive-many-keys": scenarios.NA,
-		"key/header-case": scenarios.NA, "key/sf-string": scenarios.NA, "key/empty-quoted": scenarios.NA, "key/get-ignored": scenarios.NA,
-		"replay/marker": scenarios.NA, "replay/fidelity-headers": scenarios.NA, "errors/problem-json": scenarios.NA,
-		"race/in-flight-original-fails": scenarios.NA, // the SDK server has no fail hook
+	other := map[string]verdict.Verdict{
+		"fingerprint/json-key-order": verdict.Info, "fingerprint/json-whitespace": verdict.Info,
+		"fingerprint/number-spelling": verdict.Info, "fingerprint/unrelated-header": verdict.Info,
+		"key/control-chars": verdict.NonStrict, "key/over-length": verdict.NonStrict, "race/in-flight-retry-after": verdict.NA,
+		"fingerprint/query-string": verdict.NA, "race/keepalive-many-keys": verdict.NA,
+		"key/header-case": verdict.NA, "key/sf-string": verdict.NA, "key/empty-quoted": verdict.NA, "key/get-ignored": verdict.NA,
+		"replay/marker": verdict.NA, "replay/fidelity-headers": verdict.NA, "errors/problem-json": verdict.NA,
+		"race/in-flight-original-fails": verdict.NA, // the SDK server has no fail hook
 	}
 	require.GreaterOrEqual(t, len(rep.Results), 40)
 	for _, r := range rep.Results {
@@ -194,9 +195,9 @@ func TestCatalogueOverMCPAgainstTheSDKServer(t *testing.T) {
 	require.Equal(t, 1, rec.Ledger[scenarios.LedgerOperation], "the ledger read by tool call")
 	require.Len(t, rec.Journal, 2, "initialize and notifications carry no key: only the two tools/call attempts are journaled")
 	require.True(t, rec.Journal[0].HasKey, "the proxy found the key in params._meta")
-	var answers []scenarios.Op
+	var answers []verdict.Op
 	for _, op := range rec.History {
-		if op.Type != scenarios.OpInvoke {
+		if op.Type != verdict.OpInvoke {
 			answers = append(answers, op)
 		}
 	}
@@ -212,9 +213,9 @@ func TestCatalogueOverMCPAgainstTheSDKServer(t *testing.T) {
 	for id, want := range map[string]string{"race/in-flight-not-fabricated": "in_flight", "race/in-flight-other-payload": "mismatch"} {
 		var got []string
 		for _, op := range result(t, rep, id).Evidence.Record.History {
-			if op.Step == "repeat" && op.Type != scenarios.OpInvoke {
+			if op.Step == "repeat" && op.Type != verdict.OpInvoke {
 				require.Equal(t, 200, op.Status)
-				require.Equal(t, scenarios.OpFail, op.Type, "a JSON-RPC error inside a 200 is a refusal")
+				require.Equal(t, verdict.OpFail, op.Type, "a JSON-RPC error inside a 200 is a refusal")
 				got = append(got, string(op.Class))
 			}
 		}
@@ -222,7 +223,7 @@ func TestCatalogueOverMCPAgainstTheSDKServer(t *testing.T) {
 	}
 }
 
-func journaledCommit(rec *scenarios.Record) ([]byte, int, bool) {
+func journaledCommit(rec *verdict.Record) ([]byte, int, bool) {
 	for _, j := range rec.Journal {
 		if j.ReachedUpstream && len(j.UpstreamBody) > 0 {
 			return j.UpstreamBody, j.UpstreamStatus, true
@@ -240,10 +241,10 @@ func TestCatalogueOverMCPSaysTheKeyWasIgnored(t *testing.T) {
 	require.NoError(t, err)
 	for _, id := range []string{"replay/after-503", "replay/sequential"} {
 		r := result(t, rep, id)
-		require.Equal(t, scenarios.Fail, r.Verdict, id)
+		require.Equal(t, verdict.Fail, r.Verdict, id)
 		require.Contains(t, r.Message, "every repeat executed again (the key was not honoured for it", id)
 	}
-	require.Equal(t, scenarios.Pass, result(t, rep, "before/503").Verdict, "the request that never arrived executes once even without a key")
+	require.Equal(t, verdict.Pass, result(t, rep, "before/503").Verdict, "the request that never arrived executes once even without a key")
 }
 
 // MCP's _meta names are namespaced with dots; key_field writes such a name's dots as \.
@@ -306,13 +307,13 @@ func TestMCPPreflightNamesALedgerToolCountTypo(t *testing.T) {
 // server that ignores the key still FAILs them.
 func TestMCPServerThatPolls(t *testing.T) {
 	only := []string{"replay/sequential", "replay/after-503", "replay/after-reset", "replay/lost-twice"}
-	run := func(srv *mcpRefunds) map[string]scenarios.Result {
+	run := func(srv *mcpRefunds) map[string]verdict.Result {
 		p := mcpRunProfile(t, startMCP(t, srv), "params._meta.idempotency_key")
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 		defer cancel()
 		rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: only, Seed: 5})
 		require.NoError(t, err)
-		got := map[string]scenarios.Result{}
+		got := map[string]verdict.Result{}
 		for _, r := range rep.Results {
 			got[r.ScenarioID] = r
 		}
@@ -320,7 +321,7 @@ func TestMCPServerThatPolls(t *testing.T) {
 	}
 	got := run(&mcpRefunds{pollWork: 300 * time.Millisecond})
 	for _, id := range only {
-		require.Equal(t, scenarios.Pass, got[id].Verdict, "%s: %s", id, got[id].Message)
+		require.Equal(t, verdict.Pass, got[id].Verdict, "%s: %s", id, got[id].Message)
 	}
 	after := got["replay/after-503"]
 	noted := false
@@ -332,7 +333,7 @@ func TestMCPServerThatPolls(t *testing.T) {
 
 	broken := run(&mcpRefunds{pollWork: 300 * time.Millisecond, ignoreKey: true})
 	for _, id := range only {
-		require.Equal(t, scenarios.Fail, broken[id].Verdict, "%s: %s", id, broken[id].Message)
+		require.Equal(t, verdict.Fail, broken[id].Verdict, "%s: %s", id, broken[id].Message)
 	}
 }
 

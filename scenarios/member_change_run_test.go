@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // rpcRefunds is a keyed refund API spoken as plain JSON-RPC 2.0 over HTTP, done right:
@@ -140,16 +141,16 @@ client_timeout: 5s
 func TestJSONRPCEnvelopeIsNotChangedOverHTTP(t *testing.T) {
 	got := runOn(t, rpcProfile(t, startRPCRefunds(t, &rpcRefunds{})), "fingerprint/each-member", "fingerprint/number-spelling")
 	each, spelled := got["fingerprint/each-member"], got["fingerprint/number-spelling"]
-	require.Equal(t, scenarios.Pass, each.Verdict, each.Message)
+	require.Equal(t, verdict.Pass, each.Verdict, each.Message)
 	require.Contains(t, each.Message, "params.amount, params.reason")
 	require.NotContains(t, each.Message, "not judged")
-	require.Equal(t, scenarios.Info, spelled.Verdict, spelled.Message)
+	require.Equal(t, verdict.Info, spelled.Verdict, spelled.Message)
 	require.Contains(t, spelled.Message, "same request")
 
 	// The fingerprint leaving the amount out is still caught.
 	got = runOn(t, rpcProfile(t, startRPCRefunds(t, &rpcRefunds{ignore: "amount"})), "fingerprint/each-member")
 	each = got["fingerprint/each-member"]
-	require.Equal(t, scenarios.NonStrict, each.Verdict, each.Message)
+	require.Equal(t, verdict.NonStrict, each.Verdict, each.Message)
 	require.Contains(t, each.Message, "the fingerprint ignores params.amount")
 }
 
@@ -242,13 +243,13 @@ client_timeout: 5s
 func TestEachMemberChangesMoneyToValidMoney(t *testing.T) {
 	got := runOn(t, moneyProfile(t, startMoneyRefunds(t, &moneyRefunds{ignoreValue: true})), "fingerprint/each-member")
 	each := got["fingerprint/each-member"]
-	require.Equal(t, scenarios.NonStrict, each.Verdict, each.Message)
+	require.Equal(t, verdict.NonStrict, each.Verdict, each.Message)
 	require.Contains(t, each.Message, "the fingerprint ignores amount.value:")
 	require.NotContains(t, each.Message, "not judged")
 
 	got = runOn(t, moneyProfile(t, startMoneyRefunds(t, &moneyRefunds{})), "fingerprint/each-member")
 	each = got["fingerprint/each-member"]
-	require.Equal(t, scenarios.Pass, each.Verdict, each.Message)
+	require.Equal(t, verdict.Pass, each.Verdict, each.Message)
 	require.Contains(t, each.Message, "amount.value, amount.currency_code, refund_date, note")
 	require.NotContains(t, each.Message, "not judged")
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/transport/mcp"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // Classifier returns how the profile's answers are classified. Without outcome rules
@@ -87,7 +88,7 @@ func atoiOr0(s string) int {
 // keyIgnored says so plainly when every request that reached the target executed: the
 // target did not dedupe at all (a server whose SDK drops an unknown params field never
 // sees the key). "" when at least one repeat was recognised, or nothing tells.
-func keyIgnored(r Record, effects int) string {
+func keyIgnored(r verdict.Record, effects int) string {
 	if calls := upstreamCalls(r); calls > 1 && effects >= calls {
 		return "every repeat executed again (the key was not honoured for it: ignored, or scoped narrower than the retry, per session or per connection); "
 	}
@@ -97,7 +98,7 @@ func keyIgnored(r Record, effects int) string {
 // statusGuardNote explains an answer a rule of class want would have classed but for its
 // status: a rule classes a 5xx or a 429 only when it names the status (package outcome),
 // so an API that refuses with one (a 503 "in progress") needs the status in the rule.
-func (p *Profile) statusGuardNote(ops []Op, want outcome.Class) string {
+func (p *Profile) statusGuardNote(ops []verdict.Op, want outcome.Class) string {
 	if p.Outcomes == nil {
 		return ""
 	}

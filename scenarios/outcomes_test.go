@@ -10,6 +10,7 @@ import (
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 const mcpProfile = `name: mcp-refunds
@@ -215,15 +216,15 @@ outcomes:
 
 func TestKeyIgnoredIsSaidPlainly(t *testing.T) {
 	rec := newHistory().
-		at(0, "original", scenarios.OpInfo, 503, "", nil).
-		at(10, "retry", scenarios.OpOK, 201, `{"id":"re_2"}`, nil).
+		at(0, "original", verdict.OpInfo, 503, "", nil).
+		at(10, "retry", verdict.OpOK, 201, `{"id":"re_2"}`, nil).
 		record(2)
 	rec.Journal = []faultproxy.Record{
 		{Seq: 1, Attempt: 1, ReachedUpstream: true, UpstreamCalls: 1, UpstreamStatus: 201},
 		{Seq: 2, Attempt: 2, ReachedUpstream: true, UpstreamCalls: 1, UpstreamStatus: 201},
 	}
 	v, msg, _ := checker(t, "replay/after-503")(rec, refProfile(t))
-	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, verdict.Fail, v)
 	require.Equal(t, "every repeat executed again (the key was not honoured for it: ignored, or scoped narrower than the retry, per session or per connection); 2 side effects for one key, want 1", msg)
 
 	// Three deliveries, two effects: the key did something, the wording stays factual.

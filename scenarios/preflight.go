@@ -21,6 +21,7 @@ import (
 	"github.com/idemproof/idemproof/scenarios/bodytext"
 	"github.com/idemproof/idemproof/transport"
 	"github.com/idemproof/idemproof/transport/mcp"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // PreflightError is a target that is not what its profile says, found before any
@@ -265,15 +266,15 @@ func (pf *preflight) send(ctx context.Context) (string, error) {
 
 // refusedOutright reports whether the target answered op with a refusal: an answer it
 // meant, neither a success nor a rate limit nor one the client could not see.
-func refusedOutright(op Op) bool {
+func refusedOutright(op verdict.Op) bool {
 	return op.Status != 0 && op.Class != outcome.Success && op.Class != outcome.Throttled && op.Class != outcome.Info
 }
 
 // sendWithKey sends the operation once more with key instead of the preflight's own.
-func (pf *preflight) sendWithKey(ctx context.Context, snd transport.Sender, key string) (Op, error) {
+func (pf *preflight) sendWithKey(ctx context.Context, snd transport.Sender, key string) (verdict.Op, error) {
 	spec, err := pf.t.stepRequest(pf.t.proxyURL, pf.entity, scenarioKeys{main: key}, Step{Name: "preflight"}, false)
 	if err != nil {
-		return Op{}, err
+		return verdict.Op{}, err
 	}
 	return pf.t.sendAttempt(ctx, snd, spec.request(pf.t.p), pf.t.p.ClientTimeout.Std())
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // preflightErr runs Preflight (bounded) and returns its *PreflightError.
@@ -261,7 +262,7 @@ func TestRunStopsAtThePreflight(t *testing.T) {
 	var started int
 	_, err := scenarios.Run(context.Background(), scenarios.RunConfig{
 		Profiles: []*scenarios.Profile{p}, Only: []string{"replay/*"},
-		Progress: func(scenarios.Result) { started++ },
+		Progress: func(verdict.Result) { started++ },
 	})
 	var pe *scenarios.PreflightError
 	require.True(t, errors.As(err, &pe), "%v", err)
@@ -281,7 +282,7 @@ func TestRunStoppedEarlyIsIncomplete(t *testing.T) {
 	var finished int
 	rep, err := scenarios.Run(ctx, scenarios.RunConfig{
 		Profiles: []*scenarios.Profile{p}, Only: []string{"replay/*", "key/*"}, Concurrency: 1,
-		Progress: func(scenarios.Result) {
+		Progress: func(verdict.Result) {
 			finished++
 			if finished == 2 {
 				cancel(errors.New("test stop"))
@@ -322,14 +323,14 @@ func TestRunStoppedEarlySkipsTheNextTarget(t *testing.T) {
 	second.Name = "second"
 	rep, err := scenarios.Run(ctx, scenarios.RunConfig{
 		Profiles: []*scenarios.Profile{first, second}, Only: []string{"replay/sequential", "key/missing"}, Concurrency: 1,
-		Progress: func(scenarios.Result) { cancel(errors.New("test stop")) },
+		Progress: func(verdict.Result) { cancel(errors.New("test stop")) },
 	})
 	require.NoError(t, err)
 	require.True(t, rep.Incomplete())
 	require.Len(t, rep.Results, 1)
 	require.Equal(t, "fake", rep.Results[0].Target)
 	other := map[string]string{"key/missing": "replay/sequential", "replay/sequential": "key/missing"}[rep.Results[0].ScenarioID]
-	require.Equal(t, []scenarios.NotRun{
+	require.Equal(t, []verdict.NotRun{
 		{ScenarioID: other, Target: "fake"},
 		{ScenarioID: "key/missing", Target: "second"},
 		{ScenarioID: "replay/sequential", Target: "second"},
@@ -338,8 +339,8 @@ func TestRunStoppedEarlySkipsTheNextTarget(t *testing.T) {
 	require.Equal(t, []string{"fake", "second"}, rep.Targets)
 }
 
-func notRunSorted(list []scenarios.NotRun) []scenarios.NotRun {
-	out := append([]scenarios.NotRun(nil), list...)
+func notRunSorted(list []verdict.NotRun) []verdict.NotRun {
+	out := append([]verdict.NotRun(nil), list...)
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Target != out[j].Target {
 			return out[i].Target < out[j].Target

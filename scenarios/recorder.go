@@ -3,24 +3,26 @@ package scenarios
 import (
 	"sync"
 	"time"
+
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // recorder collects the history of one scenario run; attempts of a burst complete
 // concurrently, so it is safe for concurrent use.
 type recorder struct {
 	mu  sync.Mutex
-	ops []Op
+	ops []verdict.Op
 }
 
 func (r *recorder) invoke(client, attempt int, key, step string) time.Time {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := time.Now()
-	r.ops = append(r.ops, Op{Index: len(r.ops), Client: client, Attempt: attempt, Type: OpInvoke, Key: key, Step: step, Time: now})
+	r.ops = append(r.ops, verdict.Op{Index: len(r.ops), Client: client, Attempt: attempt, Type: verdict.OpInvoke, Key: key, Step: step, Time: now})
 	return now
 }
 
-func (r *recorder) complete(client, attempt int, key, step string, op Op) time.Time {
+func (r *recorder) complete(client, attempt int, key, step string, op verdict.Op) time.Time {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	op.Index, op.Client, op.Attempt, op.Key, op.Step, op.Time = len(r.ops), client, attempt, key, step, time.Now()
@@ -28,10 +30,10 @@ func (r *recorder) complete(client, attempt int, key, step string, op Op) time.T
 	return op.Time
 }
 
-func (r *recorder) history() []Op {
+func (r *recorder) history() []verdict.Op {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]Op(nil), r.ops...)
+	return append([]verdict.Op(nil), r.ops...)
 }
 
 // firstInvoke returns when the step's first attempt was invoked.
@@ -39,7 +41,7 @@ func (r *recorder) firstInvoke(step string) (time.Time, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, op := range r.ops {
-		if op.Step == step && op.Type == OpInvoke {
+		if op.Step == step && op.Type == verdict.OpInvoke {
 			return op.Time, true
 		}
 	}
@@ -47,11 +49,11 @@ func (r *recorder) firstInvoke(step string) (time.Time, bool) {
 }
 
 // last returns the latest event of the history.
-func (r *recorder) last() Op {
+func (r *recorder) last() verdict.Op {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.ops) == 0 {
-		return Op{}
+		return verdict.Op{}
 	}
 	return r.ops[len(r.ops)-1]
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // Runner defaults.
@@ -39,7 +41,7 @@ type RunConfig struct {
 	// BurstConcurrency bounds the attempts of one burst in flight at once (default 128).
 	BurstConcurrency int
 	// Progress, when set, is called as each scenario finishes (one call at a time).
-	Progress func(Result)
+	Progress func(verdict.Result)
 	// Notice, when set, is told how the run deviates from the configuration, once per
 	// target (e.g. a target with a global ledger runs its scenarios one at a time).
 	Notice func(string)
@@ -79,7 +81,7 @@ func (c RunConfig) withDefaults() RunConfig {
 // Cancelling ctx stops the run promptly: running scenarios end (UNKNOWN, "interrupted"),
 // the others never start, and the report, returned without an error, has Complete false
 // and lists them in NotRun.
-func Run(ctx context.Context, cfg RunConfig) (*Report, error) {
+func Run(ctx context.Context, cfg RunConfig) (*verdict.Report, error) {
 	cfg = cfg.withDefaults()
 	if len(cfg.Profiles) == 0 {
 		return nil, errors.New("run: no profile given")
@@ -108,7 +110,7 @@ func Run(ctx context.Context, cfg RunConfig) (*Report, error) {
 		}
 	}
 	started := time.Now()
-	rep := &Report{SchemaVersion: ReportSchemaVersion, Tool: cfg.Tool, Seed: cfg.Seed, Strict: cfg.Strict, Started: started.UTC()}
+	rep := &verdict.Report{SchemaVersion: verdict.ReportSchemaVersion, Tool: cfg.Tool, Seed: cfg.Seed, Strict: cfg.Strict, Started: started.UTC()}
 	interrupted := false
 	var progress sync.Mutex
 	for ti, p := range cfg.Profiles {
@@ -148,10 +150,10 @@ func Run(ctx context.Context, cfg RunConfig) (*Report, error) {
 	return rep, nil
 }
 
-func notRunAll(list []Scenario, target string) []NotRun {
-	out := make([]NotRun, len(list))
+func notRunAll(list []Scenario, target string) []verdict.NotRun {
+	out := make([]verdict.NotRun, len(list))
 	for i, sc := range list {
-		out[i] = NotRun{ScenarioID: sc.ID, Target: target}
+		out[i] = verdict.NotRun{ScenarioID: sc.ID, Target: target}
 	}
 	return out
 }
@@ -168,13 +170,13 @@ func interruption(ctx context.Context) string {
 // runTarget runs the scenarios with bounded concurrency, the slow ones first so that
 // their waits overlap with the quick ones. Once ctx is done no scenario starts: those
 // are returned as notRun, and cut reports whether a running one was interrupted.
-func runTarget(ctx context.Context, t *target, list []Scenario, cfg RunConfig, nonce string, progress *sync.Mutex) (results []Result, notRun []NotRun, cut bool) {
+func runTarget(ctx context.Context, t *target, list []Scenario, cfg RunConfig, nonce string, progress *sync.Mutex) (results []verdict.Result, notRun []verdict.NotRun, cut bool) {
 	order := make([]int, len(list))
 	for i := range order {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return isSlow(list[order[a]]) && !isSlow(list[order[b]]) })
-	all := make([]Result, len(list))
+	all := make([]verdict.Result, len(list))
 	ran := make([]bool, len(list))
 	var endMu sync.Mutex
 	var lastEnd time.Time
@@ -225,7 +227,7 @@ feed:
 		if ran[i] {
 			results = append(results, all[i])
 		} else {
-			notRun = append(notRun, NotRun{ScenarioID: sc.ID, Target: t.p.Name})
+			notRun = append(notRun, verdict.NotRun{ScenarioID: sc.ID, Target: t.p.Name})
 		}
 	}
 	return results, notRun, interrupted.Load()
@@ -236,8 +238,8 @@ func isSlow(s Scenario) bool { return hasLabels(s, []string{"speed:slow"}) }
 // runOne runs one scenario against one target and judges it. A scenario still running
 // when ctx is done is UNKNOWN, interrupted: whatever its history holds was cut short, so
 // its checker is not asked.
-func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce string, n int) (res Result, interrupted bool) {
-	res = Result{
+func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce string, n int) (res verdict.Result, interrupted bool) {
+	res = verdict.Result{
 		ScenarioID: sc.ID, Description: sc.Description, Requirement: sc.Requirement, Source: sc.Source,
 		Level: sc.Level, Labels: sc.Labels, Target: t.p.Name,
 	}
@@ -247,7 +249,7 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 		res.DurationMS = millis(res.Duration)
 	}()
 	if m := t.p.missingAll(sc.Needs); m != "" {
-		res.Verdict, res.Message = NA, "needs "+m
+		res.Verdict, res.Message = verdict.NA, "needs "+m
 		return res, false
 	}
 	// The timeout bounds the work; the waits the profile declares come on top, so a
@@ -258,27 +260,27 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 	entity, err := t.createEntity(sctx, fmt.Sprintf("ip-%s-%03d", nonce, n))
 	if err != nil {
 		if ctx.Err() != nil {
-			res.Verdict, res.Message = Unknown, "interrupted before it finished ("+interruption(ctx)+"): nothing was judged"
+			res.Verdict, res.Message = verdict.Unknown, "interrupted before it finished ("+interruption(ctx)+"): nothing was judged"
 			return res, true
 		}
-		res.Verdict, res.Message = Unknown, "could not run: "+err.Error()
+		res.Verdict, res.Message = verdict.Unknown, "could not run: "+err.Error()
 		return res, false
 	}
 	rec, err := t.execute(sctx, sc, keys, entity, cfg.Seed, cfg.BurstConcurrency)
 	if ctx.Err() != nil {
-		res.Verdict, res.Message = Unknown, "interrupted before it finished ("+interruption(ctx)+"): nothing was judged"
+		res.Verdict, res.Message = verdict.Unknown, "interrupted before it finished ("+interruption(ctx)+"): nothing was judged"
 		res.Evidence.Record = rec
 		return res, true
 	}
 	if err != nil {
-		res.Verdict, res.Message = Unknown, "could not run: "+err.Error()
+		res.Verdict, res.Message = verdict.Unknown, "could not run: "+err.Error()
 		return res, false
 	}
 	res.Verdict, res.Message, res.Evidence = judge(sc, *rec, t.p)
 	res.Verdict, res.Message = withPremise(sc, *rec, t.p, res.Verdict, res.Message, res.Evidence)
 	res.Evidence.Record = rec
-	if cfg.Strict && res.Verdict == NonStrict {
-		res.Verdict, res.Message = Fail, "strict: "+res.Message
+	if cfg.Strict && res.Verdict == verdict.NonStrict {
+		res.Verdict, res.Message = verdict.Fail, "strict: "+res.Message
 	}
 	return res, false
 }
@@ -297,10 +299,10 @@ func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisec
 
 // judge calls the checker; a checker that panics is a bug of ours, reported as UNKNOWN for
 // that scenario instead of ending the whole run.
-func judge(sc Scenario, rec Record, p *Profile) (v Verdict, msg string, ev Evidence) {
+func judge(sc Scenario, rec verdict.Record, p *Profile) (v verdict.Verdict, msg string, ev verdict.Evidence) {
 	defer func() {
 		if r := recover(); r != nil {
-			v, msg, ev = Unknown, fmt.Sprintf("checker panicked: %v", r), Evidence{}
+			v, msg, ev = verdict.Unknown, fmt.Sprintf("checker panicked: %v", r), verdict.Evidence{}
 		}
 	}()
 	return sc.Check(rec, p)

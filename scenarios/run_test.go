@@ -12,6 +12,7 @@ import (
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 func fakeProfile(t testing.TB, baseURL string) *scenarios.Profile {
@@ -31,8 +32,8 @@ client_timeout: 2s
 	return p
 }
 
-func verdicts(rep *scenarios.Report) map[string]scenarios.Verdict {
-	out := map[string]scenarios.Verdict{}
+func verdicts(rep *verdict.Report) map[string]verdict.Verdict {
+	out := map[string]verdict.Verdict{}
 	for _, r := range rep.Results {
 		out[r.ScenarioID] = r.Verdict
 	}
@@ -48,7 +49,7 @@ func TestRunAgainstACorrectFake(t *testing.T) {
 	var progressed int
 	rep, err := scenarios.Run(ctx, scenarios.RunConfig{
 		Profiles: []*scenarios.Profile{p}, Only: quickSet, Seed: 7,
-		Progress: func(scenarios.Result) { progressed++ },
+		Progress: func(verdict.Result) { progressed++ },
 	})
 	require.NoError(t, err)
 	require.Equal(t, len(rep.Results), progressed)
@@ -56,16 +57,16 @@ func TestRunAgainstACorrectFake(t *testing.T) {
 	require.Equal(t, []string{"fake"}, rep.Targets)
 	v := verdicts(rep)
 	for _, r := range rep.Results {
-		require.NotContains(t, []scenarios.Verdict{scenarios.Fail, scenarios.Unknown}, r.Verdict, "%s: %s", r.ScenarioID, r.Message)
+		require.NotContains(t, []verdict.Verdict{verdict.Fail, verdict.Unknown}, r.Verdict, "%s: %s", r.ScenarioID, r.Message)
 	}
-	require.Equal(t, scenarios.Pass, v["replay/after-503"])
-	require.Equal(t, scenarios.Pass, v["replay/after-hold"])
-	require.Equal(t, scenarios.Pass, v["race/in-flight-409"])
-	require.Equal(t, scenarios.Pass, v["race/in-flight-retry-after"])
-	require.Equal(t, scenarios.NA, v["replay/fidelity-headers"], "no replay_headers declared")
-	require.Equal(t, scenarios.NA, v["recovery/crash-after-key"], "no crash hook declared")
-	require.Equal(t, scenarios.NA, v["storage/5xx-not-pinned"])
-	require.Equal(t, scenarios.Info, v["fingerprint/json-key-order"], "a body hash sees key order: reported, not failed")
+	require.Equal(t, verdict.Pass, v["replay/after-503"])
+	require.Equal(t, verdict.Pass, v["replay/after-hold"])
+	require.Equal(t, verdict.Pass, v["race/in-flight-409"])
+	require.Equal(t, verdict.Pass, v["race/in-flight-retry-after"])
+	require.Equal(t, verdict.NA, v["replay/fidelity-headers"], "no replay_headers declared")
+	require.Equal(t, verdict.NA, v["recovery/crash-after-key"], "no crash hook declared")
+	require.Equal(t, verdict.NA, v["storage/5xx-not-pinned"])
+	require.Equal(t, verdict.Info, v["fingerprint/json-key-order"], "a body hash sees key order: reported, not failed")
 
 	// The client hid no attempt and the proxy saw no extra one: every keyed attempt the
 	// history invoked through the proxy is one journal record.
@@ -75,7 +76,7 @@ func TestRunAgainstACorrectFake(t *testing.T) {
 		}
 		keyed := 0
 		for _, op := range r.Evidence.Record.History {
-			if op.Type == scenarios.OpInvoke && op.Key != "" {
+			if op.Type == verdict.OpInvoke && op.Key != "" {
 				keyed++
 			}
 		}
@@ -89,7 +90,7 @@ func TestRunAgainstACorrectFake(t *testing.T) {
 	require.Len(t, rec.Journal, 2, "the journal has both attempts")
 	require.Equal(t, "after-status", rec.Journal[0].Fault)
 	require.Equal(t, 201, rec.Journal[0].UpstreamStatus)
-	require.Equal(t, []scenarios.OpType{scenarios.OpInvoke, scenarios.OpInfo, scenarios.OpInvoke, scenarios.OpOK}, opTypes(rec.History))
+	require.Equal(t, []verdict.OpType{verdict.OpInvoke, verdict.OpInfo, verdict.OpInvoke, verdict.OpOK}, opTypes(rec.History))
 	require.Equal(t, 1, after503.Evidence.Categories["recovered"])
 }
 
@@ -100,11 +101,11 @@ func TestRunAgainstABrokenFakeFindsDuplicates(t *testing.T) {
 	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/after-503", "race/burst-50", "fingerprint/mismatch", "key/missing", "before/503"}})
 	require.NoError(t, err)
 	v := verdicts(rep)
-	require.Equal(t, scenarios.Fail, v["replay/after-503"])
-	require.Equal(t, scenarios.Fail, v["race/burst-50"])
-	require.Equal(t, scenarios.Fail, v["fingerprint/mismatch"])
-	require.Equal(t, scenarios.Fail, v["key/missing"])
-	require.Equal(t, scenarios.Pass, v["before/503"], "the contrast: the first attempt never arrived, so even no idempotency executes once")
+	require.Equal(t, verdict.Fail, v["replay/after-503"])
+	require.Equal(t, verdict.Fail, v["race/burst-50"])
+	require.Equal(t, verdict.Fail, v["fingerprint/mismatch"])
+	require.Equal(t, verdict.Fail, v["key/missing"])
+	require.Equal(t, verdict.Pass, v["before/503"], "the contrast: the first attempt never arrived, so even no idempotency executes once")
 	burst := result(t, rep, "race/burst-50")
 	// The burst's 50 attempts and the settle retry after them all executed.
 	require.Equal(t, 50, burst.Evidence.Categories["duplicated"])
@@ -136,12 +137,12 @@ func TestStrictTurnsNonStrictIntoFail(t *testing.T) {
 	p.Expect.ReplayHeader = "X-Not-Sent" // the fake marks replays with another header
 	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/marker"}})
 	require.NoError(t, err)
-	require.Equal(t, scenarios.NonStrict, rep.Results[0].Verdict)
+	require.Equal(t, verdict.NonStrict, rep.Results[0].Verdict)
 	require.NoError(t, scenarios.Findings(rep))
 
 	rep, err = scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/marker"}, Strict: true})
 	require.NoError(t, err)
-	require.Equal(t, scenarios.Fail, rep.Results[0].Verdict)
+	require.Equal(t, verdict.Fail, rep.Results[0].Verdict)
 	require.ErrorContains(t, scenarios.Findings(rep), "replay/marker [fake] FAIL: strict: the replay does not carry X-Not-Sent")
 }
 
@@ -171,10 +172,10 @@ expect: {in_flight: 409, mismatch: 422, missing_key: "400"}
 	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/after-reset", "fingerprint/mismatch", "key/missing", "key/header-case"}})
 	require.NoError(t, err)
 	v := verdicts(rep)
-	require.Equal(t, scenarios.Pass, v["replay/after-reset"], result(t, rep, "replay/after-reset").Message)
-	require.Equal(t, scenarios.Pass, v["fingerprint/mismatch"])
-	require.Equal(t, scenarios.Pass, v["key/missing"])
-	require.Equal(t, scenarios.NA, v["key/header-case"], "no key header to change the case of")
+	require.Equal(t, verdict.Pass, v["replay/after-reset"], result(t, rep, "replay/after-reset").Message)
+	require.Equal(t, verdict.Pass, v["fingerprint/mismatch"])
+	require.Equal(t, verdict.Pass, v["key/missing"])
+	require.Equal(t, verdict.NA, v["key/header-case"], "no key header to change the case of")
 	rec := result(t, rep, "replay/after-reset").Evidence.Record
 	require.Len(t, rec.Journal, 2)
 	require.True(t, rec.Journal[0].HasKey, "the proxy found the key in the body")
@@ -200,10 +201,10 @@ func TestUnreachableTargetIsUnknown(t *testing.T) {
 	p := fakeProfile(t, "http://127.0.0.1:1")
 	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/sequential"}, NoPreflight: true})
 	require.NoError(t, err)
-	require.Equal(t, scenarios.Unknown, rep.Results[0].Verdict, rep.Results[0].Message)
+	require.Equal(t, verdict.Unknown, rep.Results[0].Verdict, rep.Results[0].Message)
 }
 
-func result(t *testing.T, rep *scenarios.Report, id string) scenarios.Result {
+func result(t *testing.T, rep *verdict.Report, id string) verdict.Result {
 	t.Helper()
 	for _, r := range rep.Results {
 		if r.ScenarioID == id {
@@ -211,11 +212,11 @@ func result(t *testing.T, rep *scenarios.Report, id string) scenarios.Result {
 		}
 	}
 	t.Fatalf("no result for %s", id)
-	return scenarios.Result{}
+	return verdict.Result{}
 }
 
-func opTypes(h []scenarios.Op) []scenarios.OpType {
-	out := make([]scenarios.OpType, len(h))
+func opTypes(h []verdict.Op) []verdict.OpType {
+	out := make([]verdict.OpType, len(h))
 	for i, op := range h {
 		out[i] = op.Type
 	}
@@ -235,7 +236,7 @@ func TestRunThroughARemoteProxy(t *testing.T) {
 	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/after-close"}})
 	require.NoError(t, err)
 	r := rep.Results[0]
-	require.Equal(t, scenarios.Pass, r.Verdict, r.Message)
+	require.Equal(t, verdict.Pass, r.Verdict, r.Message)
 	require.Len(t, r.Evidence.Record.Journal, 2)
 	require.Equal(t, "after-close", r.Evidence.Record.Journal[0].Fault)
 	rules := srv.Proxy().Rules()
@@ -250,7 +251,7 @@ func TestScenarioTimeoutAddsDeclaredWaits(t *testing.T) {
 	p.Retention = scenarios.Duration(time.Second)
 	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"expiry/inside-window"}, ScenarioTimeout: 300 * time.Millisecond})
 	require.NoError(t, err)
-	require.Equal(t, scenarios.Pass, rep.Results[0].Verdict, rep.Results[0].Message)
+	require.Equal(t, verdict.Pass, rep.Results[0].Verdict, rep.Results[0].Message)
 }
 
 // A target that never answers within the scenario timeout is UNKNOWN, not a verdict.
@@ -290,6 +291,6 @@ func TestScenarioTimeoutIsUnknown(t *testing.T) {
 	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/sequential"}, ScenarioTimeout: 200 * time.Millisecond, NoPreflight: true})
 	require.NoError(t, err)
 	r := rep.Results[0]
-	require.Equal(t, scenarios.Unknown, r.Verdict)
+	require.Equal(t, verdict.Unknown, r.Verdict)
 	require.Contains(t, r.Message, "could not run")
 }

@@ -5,12 +5,13 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // settleResult is what the settle step showed, for the checkers.
 type settleResult struct {
-	ran   bool // the record has a settle step
-	last  Op   // its last answer
+	ran   bool       // the record has a settle step
+	last  verdict.Op // its last answer
 	tries int
 	// pastWindow: the settle step may have reached the target after the declared
 	// retention since the first attempt (it was still unanswered when the window ran
@@ -20,7 +21,7 @@ type settleResult struct {
 }
 
 // settledOf reads the settle step of the record.
-func settledOf(r Record, p *Profile) settleResult {
+func settledOf(r verdict.Record, p *Profile) settleResult {
 	answers := stepAnswers(r, SettleStep)
 	if len(answers) == 0 {
 		return settleResult{}
@@ -35,9 +36,9 @@ func settledOf(r Record, p *Profile) settleResult {
 }
 
 // firstInvoke is when the scenario's first attempt was invoked.
-func firstInvoke(r Record) (time.Time, bool) {
+func firstInvoke(r verdict.Record) (time.Time, bool) {
 	for _, op := range r.History {
-		if op.Type == OpInvoke {
+		if op.Type == verdict.OpInvoke {
 			return op.Time, true
 		}
 	}
@@ -52,37 +53,37 @@ func firstInvoke(r Record) (time.Time, bool) {
 // ended and the settle window passed (FAIL, stuck); a success where only refusals were
 // committed (FAIL, fabricated); another answer than the committed one (FAIL, diverged);
 // no answer seen at all (UNKNOWN: a hanging key and a loaded machine look alike).
-func judgeSettle(r Record, p *Profile, f *finding, wants []Op, exact bool) (s settleResult, v Verdict, msg string, decided bool) {
+func judgeSettle(r verdict.Record, p *Profile, f *finding, wants []verdict.Op, exact bool) (s settleResult, v verdict.Verdict, msg string, decided bool) {
 	s = settledOf(r, p)
 	if !s.ran {
 		return s, "", "", false
 	}
 	got := s.last
-	fail := func(cat, format string, args ...any) (settleResult, Verdict, string, bool) {
+	fail := func(cat, format string, args ...any) (settleResult, verdict.Verdict, string, bool) {
 		f.count(cat, 1)
-		v, m, _ := f.result(Fail, format, args...)
+		v, m, _ := f.result(verdict.Fail, format, args...)
 		return s, v, m, true
 	}
 	switch {
 	case got.Class == outcome.InFlight && !anyClass(wants, outcome.InFlight) && s.spent < settleWindowOf(p):
 		// The settle step ended before the window passed (the run was cut short): the
 		// key may still have been legitimately held.
-		v, m, _ := f.result(Unknown, "the settle retry still got %s %s into the %s settle window: the key may still have been legitimately held", describe(got), s.spent.Round(time.Millisecond), settleWindowOf(p))
+		v, m, _ := f.result(verdict.Unknown, "the settle retry still got %s %s into the %s settle window: the key may still have been legitimately held", describe(got), s.spent.Round(time.Millisecond), settleWindowOf(p))
 		return s, v, m, true
 	case got.Class == outcome.InFlight && !anyClass(wants, outcome.InFlight) && p.LockTimeout.Std() == 0 && givenUpWhileRunning(r) > 0:
 		// The client left an attempt the target had not answered yet, and no lock_timeout
 		// bounds how long the target may still work on it: still in flight is no proof of
 		// a stuck key.
-		v, m, _ := f.result(Unknown, "the settle retry still got %s after %s (%d tries), but %d attempt(s) were given up by the client before the target answered them, and no lock_timeout is declared to bound how long it may still be working: declare lock_timeout to judge a stuck key", describe(got), s.spent.Round(time.Millisecond), s.tries, givenUpWhileRunning(r))
+		v, m, _ := f.result(verdict.Unknown, "the settle retry still got %s after %s (%d tries), but %d attempt(s) were given up by the client before the target answered them, and no lock_timeout is declared to bound how long it may still be working: declare lock_timeout to judge a stuck key", describe(got), s.spent.Round(time.Millisecond), s.tries, givenUpWhileRunning(r))
 		return s, v, m, true
 	case got.Class == outcome.InFlight && !anyClass(wants, outcome.InFlight):
 		f.example("settle: %d tries over %s, the last got %s", s.tries, s.spent.Round(time.Millisecond), describe(got))
 		f.blame(got, "the committed response")
-		return fail(CatStuck, "the key is stuck: the settle retry got %s after every attempt ended (%d tries over %s)", describe(got), s.tries, s.spent.Round(time.Millisecond))
+		return fail(verdict.CatStuck, "the key is stuck: the settle retry got %s after every attempt ended (%d tries over %s)", describe(got), s.tries, s.spent.Round(time.Millisecond))
 	case unseen(got):
 		// A key that hangs and a machine too loaded to answer look the same from here:
 		// an unseen answer is never a FAIL by itself, and never a pass.
-		v, m, _ := f.result(Unknown, "the settle retry got no answer after every attempt ended (%s): the key may hang, or the target is too slow to tell", describeUnseen(stepAnswers(r, SettleStep)))
+		v, m, _ := f.result(verdict.Unknown, "the settle retry got no answer after every attempt ended (%s): the key may hang, or the target is too slow to tell", describeUnseen(stepAnswers(r, SettleStep)))
 		return s, v, m, true
 	case len(wants) == 0 || s.pastWindow:
 		return s, "", "", false
@@ -97,14 +98,14 @@ func judgeSettle(r Record, p *Profile, f *finding, wants []Op, exact bool) (s se
 	f.example("settle:    %d %s", got.Status, clip(got.Body))
 	f.blameAgainst(got, "the committed "+describe(w), &w)
 	if isSuccess(got) && !anyClass(wants, outcome.Success) {
-		return fail(CatFabricated, "the settle retry got %d, a success, where the committed answer is %s", got.Status, describe(w))
+		return fail(verdict.CatFabricated, "the settle retry got %d, a success, where the committed answer is %s", got.Status, describe(w))
 	}
-	return fail(CatDiverged, "the settle retry got %s%s, which differs from the committed %s", describe(got), uniqueNote(p, w, got), describe(w))
+	return fail(verdict.CatDiverged, "the settle retry got %s%s, which differs from the committed %s", describe(got), uniqueNote(p, w, got), describe(w))
 }
 
 // uniqueNote says, when the profile declares a per-execution field, whether two bodies
 // carry the same one.
-func uniqueNote(p *Profile, a, b Op) string {
+func uniqueNote(p *Profile, a, b verdict.Op) string {
 	if note := statusOnlyNote(p, a, b, "the committed", true); note != "" {
 		return note
 	}
@@ -128,7 +129,7 @@ func uniqueNote(p *Profile, a, b Op) string {
 // how a target that replays with a status of its own declares it ("" otherwise). first
 // names a's role ("the committed", "the first"); only when b is known to be the replay
 // (replayed) does the note say which status to declare.
-func statusOnlyNote(p *Profile, a, b Op, first string, replayed bool) string {
+func statusOnlyNote(p *Profile, a, b verdict.Op, first string, replayed bool) string {
 	if a.Status == 0 || b.Status == 0 || p.sameStatus(a.Status, b.Status) || !p.sameBody(a.Body, b.Body) {
 		return ""
 	}
@@ -143,7 +144,7 @@ func statusOnlyNote(p *Profile, a, b Op, first string, replayed bool) string {
 	return " (" + note + ")"
 }
 
-func anyClass(ops []Op, c outcome.Class) bool {
+func anyClass(ops []verdict.Op, c outcome.Class) bool {
 	for _, op := range ops {
 		if op.Class == c {
 			return true

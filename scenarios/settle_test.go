@@ -9,12 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // The settle step end to end, against fakes with known flaws: the runner sends it after
 // every attempt ended, and the named scenarios catch what only it can see.
 
-func runFake(t *testing.T, p *scenarios.Profile, only ...string) *scenarios.Report {
+func runFake(t *testing.T, p *scenarios.Profile, only ...string) *verdict.Report {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -27,22 +28,22 @@ func TestSettleStepRunsAfterEveryAttempt(t *testing.T) {
 	rep := runFake(t, fakeProfile(t, startFake(t, &fakeRefunds{})), "race/burst-50", "race/in-flight-409", "storage/5xx-not-pinned")
 	for _, r := range rep.Results {
 		if r.ScenarioID == "storage/5xx-not-pinned" {
-			require.Equal(t, scenarios.NA, r.Verdict, "the fake profile declares no fail hook")
+			require.Equal(t, verdict.NA, r.Verdict, "the fake profile declares no fail hook")
 			continue
 		}
 		requirePassOrUnrefusedBurst(t, r.ScenarioID, r)
 		h := r.Evidence.Record.History
 		last := h[len(h)-1]
 		require.Equal(t, scenarios.SettleStep, last.Step, "%s ends with the settle step", r.ScenarioID)
-		require.Equal(t, scenarios.OpOK, last.Type)
+		require.Equal(t, verdict.OpOK, last.Type)
 		var lastOther time.Time
 		for _, op := range h {
-			if op.Step != scenarios.SettleStep && op.Type != scenarios.OpInvoke {
+			if op.Step != scenarios.SettleStep && op.Type != verdict.OpInvoke {
 				lastOther = op.Time
 			}
 		}
 		invoked := h[len(h)-2]
-		require.Equal(t, scenarios.OpInvoke, invoked.Type)
+		require.Equal(t, verdict.OpInvoke, invoked.Type)
 		require.False(t, invoked.Time.Before(lastOther), "%s: the settle step starts after every other attempt answered", r.ScenarioID)
 	}
 }
@@ -54,7 +55,7 @@ func TestWedgedKeyIsCaughtAsStuck(t *testing.T) {
 	rep := runFake(t, p, "race/burst-50", "race/concurrent-pair", "race/in-flight-409")
 	require.Len(t, rep.Results, 3)
 	for _, r := range rep.Results {
-		require.Equal(t, scenarios.Fail, r.Verdict, "%s: %s", r.ScenarioID, r.Message)
+		require.Equal(t, verdict.Fail, r.Verdict, "%s: %s", r.ScenarioID, r.Message)
 		require.True(t, strings.HasPrefix(r.Message, "the key is stuck: the settle retry got 409 (in_flight) after every attempt ended"), "%s: %s", r.ScenarioID, r.Message)
 		require.Equal(t, 1, r.Evidence.Categories["stuck"], r.ScenarioID)
 	}
@@ -73,11 +74,11 @@ func TestSettleOutlastsALongLockTimeout(t *testing.T) {
 	p := fakeProfile(t, startFake(t, &fakeRefunds{wedgeFor: lock - 500*time.Millisecond, hold: 50 * time.Millisecond}))
 	p.LockTimeout = scenarios.Duration(lock)
 	r := runFake(t, p, "race/concurrent-pair").Results[0]
-	require.Equal(t, scenarios.Pass, r.Verdict, r.Message)
+	require.Equal(t, verdict.Pass, r.Verdict, r.Message)
 	h := r.Evidence.Record.History
 	last := h[len(h)-1]
 	require.Equal(t, scenarios.SettleStep, last.Step)
-	require.Equal(t, scenarios.OpOK, last.Type, "the settle step ends on the replay, not on a 409")
+	require.Equal(t, verdict.OpOK, last.Type, "the settle step ends on the replay, not on a 409")
 }
 
 // A stored business error replayed as an empty 200 is a fabricated success.
@@ -88,14 +89,14 @@ func TestBusinessErrorReplayedAsSuccessIsCaught(t *testing.T) {
 	p.Expect.StoresBusinessErrors = &yes
 	rep := runFake(t, p, "storage/business-4xx")
 	r := rep.Results[0]
-	require.Equal(t, scenarios.Fail, r.Verdict, r.Message)
+	require.Equal(t, verdict.Fail, r.Verdict, r.Message)
 	require.Equal(t, "a business 402 was answered 200 on the repeat (0 body bytes): an error turned into a success", r.Message)
 	require.Equal(t, 1, r.Evidence.Categories["fabricated"])
 
 	correct := fakeProfile(t, startFake(t, &fakeRefunds{}))
 	correct.Business, correct.Expect.StoresBusinessErrors = p.Business, &yes
 	r = runFake(t, correct, "storage/business-4xx").Results[0]
-	require.Equal(t, scenarios.Pass, r.Verdict, r.Message)
+	require.Equal(t, verdict.Pass, r.Verdict, r.Message)
 }
 
 // The block-and-replay school, declared: repeats wait and get the replay.
@@ -104,16 +105,16 @@ func TestInFlightWaitDeclaredEndToEnd(t *testing.T) {
 	p.Expect.InFlight, p.Expect.InFlightWait = 0, true
 	rep := runFake(t, p, "race/in-flight-409", "race/concurrent-pair", "race/burst-50", "race/in-flight-retry-after", "race/in-flight-not-fabricated")
 	got := verdicts(rep)
-	require.Equal(t, map[string]scenarios.Verdict{
-		"race/in-flight-409":            scenarios.Pass,
-		"race/concurrent-pair":          scenarios.Pass,
-		"race/burst-50":                 scenarios.Pass,
-		"race/in-flight-retry-after":    scenarios.NA,
-		"race/in-flight-not-fabricated": scenarios.Pass,
+	require.Equal(t, map[string]verdict.Verdict{
+		"race/in-flight-409":            verdict.Pass,
+		"race/concurrent-pair":          verdict.Pass,
+		"race/burst-50":                 verdict.Pass,
+		"race/in-flight-retry-after":    verdict.NA,
+		"race/in-flight-not-fabricated": verdict.Pass,
 	}, got, "%v", rep.Results)
 
 	refusing := fakeProfile(t, startFake(t, &fakeRefunds{}))
 	refusing.Expect.InFlight, refusing.Expect.InFlightWait = 0, true
 	r := runFake(t, refusing, "race/in-flight-409").Results[0]
-	require.Equal(t, scenarios.Fail, r.Verdict, "a 409 where the profile declares wait: %s", r.Message)
+	require.Equal(t, verdict.Fail, r.Verdict, "a 409 where the profile declares wait: %s", r.Message)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // rateLimited answers 429 (Retry-After: 0) to the first `refuse` ledger reads of each
@@ -49,7 +50,7 @@ func TestRefusedLedgerReadIsReadAgain(t *testing.T) {
 		srv := httptest.NewServer(limited)
 		t.Cleanup(srv.Close)
 		r := runOn(t, fakeProfile(t, srv.URL), "replay/sequential")["replay/sequential"]
-		require.Equal(t, scenarios.Pass, r.Verdict, "%d: %s", tc.status, r.Message)
+		require.Equal(t, verdict.Pass, r.Verdict, "%d: %s", tc.status, r.Message)
 		limited.mu.Lock()
 		for entity, n := range limited.reads {
 			require.GreaterOrEqual(t, n, tc.refuse+1, "%d, entity %s: the refused reads, then the one that counted", tc.status, entity)
@@ -83,7 +84,7 @@ func TestManyKeysCountRightOnAFirstPageLedger(t *testing.T) {
 	srv := httptest.NewServer(firstPage{inner})
 	t.Cleanup(srv.Close)
 	r := runOn(t, fakeProfile(t, srv.URL), "race/keepalive-many-keys")["race/keepalive-many-keys"]
-	require.Equal(t, scenarios.Pass, r.Verdict, r.Message)
+	require.Equal(t, verdict.Pass, r.Verdict, r.Message)
 	require.Contains(t, r.Message, "400 keys")
 	require.Len(t, r.Evidence.Record.SideEntities, 40)
 }
@@ -142,16 +143,16 @@ func TestALaggingFailIsProvisionalOnlyWhileLive(t *testing.T) {
 	startFake(t, inner)
 	srv := httptest.NewServer(&lagging{next: inner, reads: map[string]int{}})
 	t.Cleanup(srv.Close)
-	var live []scenarios.Result
+	var live []verdict.Result
 	rep, err := scenarios.Run(t.Context(), scenarios.RunConfig{Profiles: []*scenarios.Profile{fakeProfile(t, srv.URL)},
 		Only: []string{"replay/sequential"}, NoPreflight: true, Seed: 1, Concurrency: 1,
-		Progress: func(r scenarios.Result) { live = append(live, r) }})
+		Progress: func(r verdict.Result) { live = append(live, r) }})
 	require.NoError(t, err)
 	require.Len(t, live, 1)
-	require.Equal(t, scenarios.Fail, live[0].Verdict, live[0].Message)
+	require.Equal(t, verdict.Fail, live[0].Verdict, live[0].Message)
 	require.True(t, live[0].Provisional, "it rests only on an effect the ledger did not show yet")
 	require.Len(t, rep.Results, 1)
-	require.Equal(t, scenarios.Pass, rep.Results[0].Verdict, rep.Results[0].Message)
+	require.Equal(t, verdict.Pass, rep.Results[0].Verdict, rep.Results[0].Message)
 	require.False(t, rep.Results[0].Provisional, "a report's results are final")
 }
 
@@ -163,8 +164,8 @@ func TestALaggingFailThatIsADuplicateSaysSo(t *testing.T) {
 	srv := httptest.NewServer(&lagging{next: inner, extra: 1, reads: map[string]int{}})
 	t.Cleanup(srv.Close)
 	r := runOn(t, fakeProfile(t, srv.URL), "replay/sequential")["replay/sequential"]
-	require.Equal(t, scenarios.Fail, r.Verdict, r.Message)
+	require.Equal(t, verdict.Fail, r.Verdict, r.Message)
 	require.Contains(t, r.Message, "2 side effects for one key")
 	require.Contains(t, r.Message, "read again at the end of the run: 2 side effect(s), 0 side effect(s) when the scenario was judged")
-	require.Equal(t, 1, r.Evidence.Categories[scenarios.CatDuplicated])
+	require.Equal(t, 1, r.Evidence.Categories[verdict.CatDuplicated])
 }

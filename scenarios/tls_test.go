@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // startTLSFake serves f over https with a certificate of httptest's own CA (for
@@ -90,7 +91,7 @@ func TestPreflightNamesATLSCAFileOfAnotherCA(t *testing.T) {
 // verdicts are those of the same fake over plain http.
 func TestRunOverHTTPSWithTLSCAFile(t *testing.T) {
 	only := []string{"replay/sequential", "replay/after-503", "key/header-case", "race/keepalive-many-keys"}
-	run := func(p *scenarios.Profile) map[string]scenarios.Verdict {
+	run := func(p *scenarios.Profile) map[string]verdict.Verdict {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: only, Seed: 3})
@@ -103,7 +104,7 @@ func TestRunOverHTTPSWithTLSCAFile(t *testing.T) {
 	plain := run(fakeProfile(t, startFake(t, &fakeRefunds{})))
 	require.Len(t, plain, len(only))
 	for id, v := range plain {
-		require.NotEqual(t, scenarios.Unknown, v, id)
+		require.NotEqual(t, verdict.Unknown, v, id)
 	}
 
 	dir := t.TempDir()

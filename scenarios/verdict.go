@@ -1,10 +1,14 @@
 package scenarios
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/idemproof/idemproof/verdict"
+)
 
 // finding builds checker results with categories and examples.
 type finding struct {
-	ev Evidence
+	ev verdict.Evidence
 }
 
 func (f *finding) count(cat string, n int) {
@@ -25,13 +29,13 @@ func (f *finding) example(format string, args ...any) {
 
 // blame marks op (a completion event) as an attempt that broke the rule, want saying
 // what it should have got.
-func (f *finding) blame(op Op, want string) {
+func (f *finding) blame(op verdict.Op, want string) {
 	f.blameAgainst(op, want, nil)
 }
 
 // blameAgainst is blame for an answer that should have equalled a committed response.
-func (f *finding) blameAgainst(op Op, want string, committed *Op) {
-	if op.Type == OpInvoke || len(f.ev.Blame) >= maxBlame {
+func (f *finding) blameAgainst(op verdict.Op, want string, committed *verdict.Op) {
+	if op.Type == verdict.OpInvoke || len(f.ev.Blame) >= maxBlame {
 		return
 	}
 	for _, b := range f.ev.Blame {
@@ -39,9 +43,9 @@ func (f *finding) blameAgainst(op Op, want string, committed *Op) {
 			return
 		}
 	}
-	b := Blame{Index: op.Index, Want: want}
+	b := verdict.Blame{Index: op.Index, Want: want}
 	if committed != nil {
-		b.Committed = &Response{Status: committed.Status, Body: committed.Body}
+		b.Committed = &verdict.Response{Status: committed.Status, Body: committed.Body}
 	}
 	f.ev.Blame = append(f.ev.Blame, b)
 }
@@ -50,23 +54,23 @@ func (f *finding) blameAgainst(op Op, want string, committed *Op) {
 // shown by its first ones.
 const maxBlame = 8
 
-func (f *finding) result(v Verdict, format string, args ...any) (Verdict, string, Evidence) {
+func (f *finding) result(v verdict.Verdict, format string, args ...any) (verdict.Verdict, string, verdict.Evidence) {
 	return v, fmt.Sprintf(format, args...), f.ev
 }
 
 // unknownLedger is the answer of every checker that needs the ledger when the probe
 // failed: an unreadable ledger is never a pass.
-func unknownLedger(r Record) (Verdict, string, Evidence) {
-	return Unknown, "ledger probe failed: " + r.LedgerErr, Evidence{}
+func unknownLedger(r verdict.Record) (verdict.Verdict, string, verdict.Evidence) {
+	return verdict.Unknown, "ledger probe failed: " + r.LedgerErr, verdict.Evidence{}
 }
 
 // missed turns a missed requirement into the verdict its level calls for.
-func missed(l Level) Verdict {
+func missed(l verdict.Level) verdict.Verdict {
 	switch l {
-	case LevelShould:
-		return NonStrict
-	case LevelPolicy:
-		return Info
+	case verdict.LevelShould:
+		return verdict.NonStrict
+	case verdict.LevelPolicy:
+		return verdict.Info
 	}
-	return Fail
+	return verdict.Fail
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // Hand-written histories for the verdicts CI gates on: attempts nobody saw (Jepsen info)
@@ -21,9 +22,9 @@ const settle = scenarios.SettleStep
 
 // burstOf is a burst of one success, refused attempts and timed-out ones.
 func burstOf(refused, timedOut int) *history {
-	h := newHistory().at(0, "burst", scenarios.OpOK, 201, committed, nil)
+	h := newHistory().at(0, "burst", verdict.OpOK, 201, committed, nil)
 	for i := 0; i < refused; i++ {
-		h.at(1, "burst", scenarios.OpFail, 409, "busy", nil)
+		h.at(1, "burst", verdict.OpFail, 409, "busy", nil)
 	}
 	for i := 0; i < timedOut; i++ {
 		h.timeout(2, "burst")
@@ -35,10 +36,10 @@ func burstOf(refused, timedOut int) *history {
 // prove anything: the journal shows whether one was held while the other arrived.
 func TestConcurrentPairNeedsTheCopiesTogetherAtTheTarget(t *testing.T) {
 	p := refProfile(t) // slow_operation holds the work 300 ms
-	pair := func(first, second faultproxy.Record) scenarios.Record {
-		h := newHistory().span(0, 320, "burst", scenarios.OpOK, 201, committed, nil).
-			span(0, 321, "burst", scenarios.OpOK, 201, committed, nil).
-			at(400, settle, scenarios.OpOK, 201, committed, nil)
+	pair := func(first, second faultproxy.Record) verdict.Record {
+		h := newHistory().span(0, 320, "burst", verdict.OpOK, 201, committed, nil).
+			span(0, 321, "burst", verdict.OpOK, 201, committed, nil).
+			at(400, settle, verdict.OpOK, 201, committed, nil)
 		rec := h.record(1)
 		first.Time, second.Time = h.t0.Add(first.Time.Sub(time.Time{})), h.t0.Add(second.Time.Sub(time.Time{}))
 		rec.Journal = []faultproxy.Record{first, second, {Seq: 3, Attempt: 3, Time: h.t0.Add(400 * time.Millisecond), ReachedUpstream: true, UpstreamMillis: 1}}
@@ -50,28 +51,28 @@ func TestConcurrentPairNeedsTheCopiesTogetherAtTheTarget(t *testing.T) {
 	// One held 300 ms, the other waiting beside it: together at the target.
 	v, msg, _ := judge(pair(faultproxy.Record{Seq: 1, Attempt: 1, Time: at(1), ReachedUpstream: true, UpstreamMillis: 300},
 		faultproxy.Record{Seq: 2, Attempt: 2, Time: at(2), ReachedUpstream: true, UpstreamMillis: 299}), p)
-	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, verdict.Pass, v, msg)
 
 	// The hook held nothing: each answered in a millisecond, one after the other.
 	v, msg, _ = judge(pair(faultproxy.Record{Seq: 1, Attempt: 1, Time: at(1), ReachedUpstream: true, UpstreamMillis: 0.5},
 		faultproxy.Record{Seq: 2, Attempt: 2, Time: at(3), ReachedUpstream: true, UpstreamMillis: 0.4}), p)
-	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Equal(t, verdict.Unknown, v, msg)
 	require.Contains(t, msg, "the slow hook did not hold the work: the target answered it in 500µs, and slow_operation declares 300ms")
 	require.Contains(t, msg, "the 2 attempts were never at the target together")
 
 	// Held, but the second arrived only after the first was done (a loaded machine).
 	v, msg, _ = judge(pair(faultproxy.Record{Seq: 1, Attempt: 1, Time: at(1), ReachedUpstream: true, UpstreamMillis: 300},
 		faultproxy.Record{Seq: 2, Attempt: 2, Time: at(305), ReachedUpstream: true, UpstreamMillis: 0.4}), p)
-	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Equal(t, verdict.Unknown, v, msg)
 	require.NotContains(t, msg, "did not hold")
 	require.Contains(t, msg, "never at the target together")
 }
 
 func TestBurstWithTimedOutAttemptsPasses(t *testing.T) {
 	for _, id := range []string{"race/burst-50", "race/burst-1000"} {
-		h := burstOf(10, 37).at(3000, settle, scenarios.OpOK, 201, committed, nil)
+		h := burstOf(10, 37).at(3000, settle, verdict.OpOK, 201, committed, nil)
 		v, msg, ev := checker(t, id)(h.record(1), refProfile(t))
-		require.Equal(t, scenarios.Pass, v, "%s: %s", id, msg)
+		require.Equal(t, verdict.Pass, v, "%s: %s", id, msg)
 		require.Equal(t, "one side effect from 48 attempts: 1 success, 10 refused with 409; 37 attempts timed out (info); up to 37 in flight at once", msg)
 		require.Empty(t, ev.Categories, "nothing wrong was seen")
 	}
@@ -80,22 +81,22 @@ func TestBurstWithTimedOutAttemptsPasses(t *testing.T) {
 func TestBurstWithoutASeenSuccess(t *testing.T) {
 	h := newHistory()
 	for i := 0; i < 3; i++ {
-		h.at(1, "burst", scenarios.OpFail, 409, "busy", nil)
+		h.at(1, "burst", verdict.OpFail, 409, "busy", nil)
 	}
 	h.timeout(2, "burst")
 	v, msg, _ := checker(t, "race/burst-50")(h.record(1), refProfile(t))
-	require.Equal(t, scenarios.Unknown, v, "only the unseen attempt could show the result, and nothing asked again")
+	require.Equal(t, verdict.Unknown, v, "only the unseen attempt could show the result, and nothing asked again")
 	require.Contains(t, msg, "no answer showed the result")
 
 	settled := *h
-	settled.ops = append([]scenarios.Op(nil), h.ops...)
-	settled.at(3000, settle, scenarios.OpOK, 201, committed, nil)
+	settled.ops = append([]verdict.Op(nil), h.ops...)
+	settled.at(3000, settle, verdict.OpOK, 201, committed, nil)
 	v, msg, _ = checker(t, "race/burst-50")(settled.record(1), refProfile(t))
-	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, verdict.Pass, v, msg)
 	require.Equal(t, "one side effect from 4 attempts: none seen to succeed (3 refused; 1 attempt timed out (info)); the settle retry got 201", msg)
 
 	v, _, ev := checker(t, "race/burst-50")(settled.record(0), refProfile(t))
-	require.Equal(t, scenarios.Fail, v, "a success with no effect anywhere")
+	require.Equal(t, verdict.Fail, v, "a success with no effect anywhere")
 	require.Equal(t, 1, ev.Categories["fabricated"])
 }
 
@@ -103,23 +104,23 @@ func TestBurstWithoutASeenSuccess(t *testing.T) {
 // timeout while the target executes it, its 503 for a rate limit): the side-effect count
 // judges, as for an answer nobody saw. A 4xx that is no refusal stays a wrong answer.
 func TestBurstWithAServerErrorIsJudgedByItsEffects(t *testing.T) {
-	h := burstOf(2, 5).at(4, "burst", scenarios.OpInfo, 504, "<html>504 Gateway Time-out</html>", nil)
+	h := burstOf(2, 5).at(4, "burst", verdict.OpInfo, 504, "<html>504 Gateway Time-out</html>", nil)
 	v, msg, _ := checker(t, "race/burst-50")(h.record(1), refProfile(t))
-	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, verdict.Pass, v, msg)
 	require.Contains(t, msg, "1 got a 502, 503 or 504 (a gateway's or the target's: the operation's fate unknown)")
 
 	v, msg, _ = checker(t, "race/burst-50")(h.record(2), refProfile(t))
-	require.Equal(t, scenarios.Fail, v, "two effects are two, whatever the 5xx hid")
+	require.Equal(t, verdict.Fail, v, "two effects are two, whatever the 5xx hid")
 	require.Contains(t, msg, "2 side effects")
 
-	h = burstOf(2, 5).at(4, "burst", scenarios.OpInfo, 500, "boom", nil)
+	h = burstOf(2, 5).at(4, "burst", verdict.OpInfo, 500, "boom", nil)
 	v, msg, _ = checker(t, "race/burst-50")(h.record(1), refProfile(t))
-	require.Equal(t, scenarios.Fail, v, "a 500 is the target's own answer, neither the refusal nor the replay")
+	require.Equal(t, verdict.Fail, v, "a 500 is the target's own answer, neither the refusal nor the replay")
 	require.Equal(t, "1 attempts got neither the in-flight refusal (409) nor the replay", msg)
 
-	h = burstOf(2, 5).at(4, "burst", scenarios.OpFail, 422, `{"type":"mismatch"}`, nil)
+	h = burstOf(2, 5).at(4, "burst", verdict.OpFail, 422, `{"type":"mismatch"}`, nil)
 	v, msg, _ = checker(t, "race/burst-50")(h.record(1), refProfile(t))
-	require.Equal(t, scenarios.Fail, v, "a 4xx that is no in-flight refusal is a definite wrong answer")
+	require.Equal(t, verdict.Fail, v, "a 4xx that is no in-flight refusal is a definite wrong answer")
 	require.Equal(t, "1 attempts got neither the in-flight refusal (409) nor the replay", msg)
 }
 
@@ -128,25 +129,25 @@ func TestBurstWithAServerErrorIsJudgedByItsEffects(t *testing.T) {
 func TestWedgedKeyFailsAsStuck(t *testing.T) {
 	// The settle tries span 900 ms: past the reference's settle window (its 600 ms lock
 	// timeout plus the takeover margin).
-	wedge := func(h *history) scenarios.Record {
+	wedge := func(h *history) verdict.Record {
 		for i := 0; i < 4; i++ {
-			h.at(2000+i*300, settle, scenarios.OpFail, 409, "busy", nil)
+			h.at(2000+i*300, settle, verdict.OpFail, 409, "busy", nil)
 		}
 		return h.record(1)
 	}
 	for _, id := range []string{"race/burst-50", "race/burst-1000", "race/concurrent-pair"} {
 		v, msg, ev := checker(t, id)(wedge(burstOf(3, 0)), refProfile(t))
-		require.Equal(t, scenarios.Fail, v, id)
+		require.Equal(t, verdict.Fail, v, id)
 		require.True(t, strings.HasPrefix(msg, "the key is stuck: the settle retry got 409 (in_flight) after every attempt ended (4 tries over"), msg)
 		require.Equal(t, 1, ev.Categories["stuck"], id)
 	}
-	inFlight := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
-		span(5, 110, "repeat", scenarios.OpFail, 409, "busy", map[string]string{"Retry-After": "1"})
+	inFlight := newHistory().span(0, 400, "original", verdict.OpOK, 201, committed, nil).
+		span(5, 110, "repeat", verdict.OpFail, 409, "busy", map[string]string{"Retry-After": "1"})
 	for _, id := range []string{"race/in-flight-409", "race/in-flight-not-fabricated", "race/in-flight-retry-after", "race/in-flight-other-payload"} {
 		h := *inFlight
-		h.ops = append([]scenarios.Op(nil), inFlight.ops...)
+		h.ops = append([]verdict.Op(nil), inFlight.ops...)
 		v, msg, _ := checker(t, id)(wedge(&h), refProfile(t))
-		require.Equal(t, scenarios.Fail, v, "%s: %s", id, msg)
+		require.Equal(t, verdict.Fail, v, "%s: %s", id, msg)
 		require.Contains(t, msg, "the key is stuck", id)
 	}
 }
@@ -156,37 +157,37 @@ func TestWedgedKeyFailsAsStuck(t *testing.T) {
 func TestSettleThatNeverAnswersIsUnknown(t *testing.T) {
 	h := burstOf(3, 0).timeout(2000, settle).timeout(4000, settle).timeout(6000, settle)
 	v, msg, ev := checker(t, "race/burst-50")(h.record(1), refProfile(t))
-	require.Equal(t, scenarios.Unknown, v)
+	require.Equal(t, verdict.Unknown, v)
 	require.Equal(t, "the settle retry got no answer after every attempt ended (3 attempts timed out (info)): the key may hang, or the target is too slow to tell", msg)
 	require.Empty(t, ev.Categories)
 
-	v, _, _ = checker(t, "storage/5xx-not-pinned")(newHistory().at(0, "failing", scenarios.OpInfo, 503, "x", nil).
+	v, _, _ = checker(t, "storage/5xx-not-pinned")(newHistory().at(0, "failing", verdict.OpInfo, 503, "x", nil).
 		timeout(5, "retry").timeout(2000, settle).timeout(4000, settle).timeout(6000, settle).record(0), refProfile(t))
-	require.Equal(t, scenarios.Unknown, v)
+	require.Equal(t, verdict.Unknown, v)
 }
 
 func TestSettleThatDiffersFromTheCommittedResponseFails(t *testing.T) {
-	h := burstOf(3, 0).at(500, settle, scenarios.OpOK, 201, `{"id":"re_9","amount":4900}`, nil)
+	h := burstOf(3, 0).at(500, settle, verdict.OpOK, 201, `{"id":"re_9","amount":4900}`, nil)
 	v, msg, ev := checker(t, "race/burst-50")(h.record(1), refProfile(t))
-	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, verdict.Fail, v)
 	require.Equal(t, `the settle retry got 201 (id "re_9", committed "re_1": not the committed execution's body), which differs from the committed 201`, msg)
 	require.Equal(t, 1, ev.Categories["diverged"])
 
-	past := burstOf(3, 0).at(1500, settle, scenarios.OpOK, 201, `{"id":"re_9","amount":4900}`, nil)
+	past := burstOf(3, 0).at(1500, settle, verdict.OpOK, 201, `{"id":"re_9","amount":4900}`, nil)
 	v, msg, _ = checker(t, "race/burst-50")(past.record(2), refProfile(t))
-	require.Equal(t, scenarios.Pass, v, "sent after the 1s retention: a new execution is allowed: %s", msg)
+	require.Equal(t, verdict.Pass, v, "sent after the 1s retention: a new execution is allowed: %s", msg)
 }
 
 // A final retry that timed out proves nothing; the settle step asks again.
 func TestTimedOutFinalRetryIsDecidedByTheSettleStep(t *testing.T) {
 	p := refProfile(t)
-	h := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).timeout(10, "retry")
+	h := newHistory().at(0, "original", verdict.OpOK, 201, committed, nil).timeout(10, "retry")
 	v, msg, _ := checker(t, "race/duplicate-sequential")(h.record(1), p)
-	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Equal(t, verdict.Unknown, v, msg)
 
-	h.at(2100, settle, scenarios.OpOK, 201, committed, nil)
+	h.at(2100, settle, verdict.OpOK, 201, committed, nil)
 	v, msg, _ = checker(t, "race/duplicate-sequential")(h.record(1), p)
-	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, verdict.Pass, v, msg)
 	require.Equal(t, "one side effect; 1 attempt(s) ended without an answer, the settle retry got 201", msg)
 }
 
@@ -194,57 +195,57 @@ func TestTimedOutFinalRetryIsDecidedByTheSettleStep(t *testing.T) {
 // stopped the request before the target, or when the original crashed after the key.
 func TestPassWordingSaysWhatHappened(t *testing.T) {
 	p := refProfile(t)
-	before := newHistory().at(0, "original", scenarios.OpInfo, 503, "proxy", nil).at(10, "retry", scenarios.OpOK, 201, committed, nil).record(1)
+	before := newHistory().at(0, "original", verdict.OpInfo, 503, "proxy", nil).at(10, "retry", verdict.OpOK, 201, committed, nil).record(1)
 	before.Journal = []faultproxy.Record{{Seq: 1, Fault: faultproxy.FaultBeforeStatus}, {Seq: 2, ReachedUpstream: true, UpstreamCalls: 1, UpstreamStatus: 201}}
 	v, msg, ev := checker(t, "before/503")(before, p)
-	require.Equal(t, scenarios.Pass, v)
+	require.Equal(t, verdict.Pass, v)
 	require.Equal(t, "one side effect; the request was stopped before the target (1 attempt(s)) and retry executed it once (201)", msg)
 	require.NotContains(t, msg, "committed")
 	require.Zero(t, ev.Categories["recovered"], "no response was lost: nothing to recover")
 
-	crashed := newHistory().timeout(0, "original").at(800, "retry", scenarios.OpOK, 201, committed, nil).
-		at(810, settle, scenarios.OpOK, 201, committed, nil).record(1)
+	crashed := newHistory().timeout(0, "original").at(800, "retry", verdict.OpOK, 201, committed, nil).
+		at(810, settle, verdict.OpOK, 201, committed, nil).record(1)
 	crashed.Journal = []faultproxy.Record{{Seq: 1, ReachedUpstream: true, UpstreamCalls: 1}, {Seq: 2, ReachedUpstream: true, UpstreamCalls: 1, UpstreamStatus: 201}}
 	v, msg, _ = checker(t, "recovery/crash-after-key")(crashed, p)
-	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, verdict.Pass, v, msg)
 	require.NotContains(t, msg, "committed body")
 }
 
 // A stored business error replayed as a success is fabricated, whatever the policy.
 func TestBusinessErrorReplayedAsSuccessIsFabricated(t *testing.T) {
 	p := refProfile(t)
-	h := newHistory().at(0, "business", scenarios.OpFail, 402, `{"title":"Refund limit exceeded"}`, nil).
-		at(5, "repeat", scenarios.OpOK, 200, "", nil).record(0)
+	h := newHistory().at(0, "business", verdict.OpFail, 402, `{"title":"Refund limit exceeded"}`, nil).
+		at(5, "repeat", verdict.OpOK, 200, "", nil).record(0)
 	v, msg, ev := checker(t, "storage/business-4xx")(h, p)
-	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, verdict.Fail, v)
 	require.Equal(t, "a business 402 was answered 200 on the repeat (0 body bytes): an error turned into a success", msg)
 	require.Equal(t, 1, ev.Categories["fabricated"])
 
 	undeclared := *p
 	undeclared.Expect.StoresBusinessErrors = nil
 	v, _, _ = checker(t, "storage/business-4xx")(h, &undeclared)
-	require.Equal(t, scenarios.Fail, v, "a fabricated success is no policy")
+	require.Equal(t, verdict.Fail, v, "a fabricated success is no policy")
 }
 
 func TestBusinessErrorReplayToldByTheUniqueField(t *testing.T) {
 	p := refProfile(t)
 	p.Expect.UniqueField = "decline_id"
 	p.Expect.ReplayHeader = ""
-	same := newHistory().at(0, "business", scenarios.OpFail, 402, `{"decline_id":"d1"}`, nil).
-		at(5, "repeat", scenarios.OpFail, 402, `{"decline_id":"d1"}`, nil).record(0)
+	same := newHistory().at(0, "business", verdict.OpFail, 402, `{"decline_id":"d1"}`, nil).
+		at(5, "repeat", verdict.OpFail, 402, `{"decline_id":"d1"}`, nil).record(0)
 	v, msg, _ := checker(t, "storage/business-4xx")(same, p)
-	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, verdict.Pass, v, msg)
 	require.Equal(t, "business 402 stored and replayed, as declared", msg)
 
-	again := newHistory().at(0, "business", scenarios.OpFail, 402, `{"decline_id":"d1"}`, nil).
-		at(5, "repeat", scenarios.OpFail, 402, `{"decline_id":"d2"}`, nil).record(0)
+	again := newHistory().at(0, "business", verdict.OpFail, 402, `{"decline_id":"d1"}`, nil).
+		at(5, "repeat", verdict.OpFail, 402, `{"decline_id":"d2"}`, nil).record(0)
 	v, msg, _ = checker(t, "storage/business-4xx")(again, p)
-	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, verdict.Fail, v)
 	require.Equal(t, "business 402 executed again, declared stored", msg)
 
 	p.Expect.UniqueField = ""
 	v, _, _ = checker(t, "storage/business-4xx")(same, p)
-	require.Equal(t, scenarios.Info, v, "without a marker or a unique field identical bodies cannot be told apart")
+	require.Equal(t, verdict.Info, v, "without a marker or a unique field identical bodies cannot be told apart")
 }
 
 func TestMarkedBusinessReplayWithAnotherBodyDiverges(t *testing.T) {
@@ -252,33 +253,33 @@ func TestMarkedBusinessReplayWithAnotherBodyDiverges(t *testing.T) {
 	// the key may still have been legitimately held.
 	short := burstOf(3, 0)
 	for i := 0; i < 4; i++ {
-		short.at(2000+i*100, settle, scenarios.OpFail, 409, "busy", nil)
+		short.at(2000+i*100, settle, verdict.OpFail, 409, "busy", nil)
 	}
 	v, msg, _ := checker(t, "race/burst-50")(short.record(1), refProfile(t))
-	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Equal(t, verdict.Unknown, v, msg)
 	require.Contains(t, msg, "into the 800ms settle window: the key may still have been legitimately held")
 
-	h := newHistory().at(0, "business", scenarios.OpFail, 402, `{"instance":"a"}`, nil).
-		at(5, "repeat", scenarios.OpFail, 402, `{"instance":"b"}`, map[string]string{"Idempotent-Replayed": "true"}).record(0)
+	h := newHistory().at(0, "business", verdict.OpFail, 402, `{"instance":"a"}`, nil).
+		at(5, "repeat", verdict.OpFail, 402, `{"instance":"b"}`, map[string]string{"Idempotent-Replayed": "true"}).record(0)
 	v, _, ev := checker(t, "storage/business-4xx")(h, refProfile(t))
-	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, verdict.Fail, v)
 	require.Equal(t, 1, ev.Categories["diverged"])
 }
 
 // A key that answers 409 for the whole retention after a 5xx is stuck.
 func TestFiveHundredThenInFlightForeverIsStuck(t *testing.T) {
-	h := newHistory().at(0, "failing", scenarios.OpInfo, 503, "failed", nil).at(5, "retry", scenarios.OpFail, 409, "busy", nil)
+	h := newHistory().at(0, "failing", verdict.OpInfo, 503, "failed", nil).at(5, "retry", verdict.OpFail, 409, "busy", nil)
 	for i := 0; i < 4; i++ {
-		h.at(100+i*300, settle, scenarios.OpFail, 409, "busy", nil)
+		h.at(100+i*300, settle, verdict.OpFail, 409, "busy", nil)
 	}
 	v, msg, ev := checker(t, "storage/5xx-not-pinned")(h.record(0), refProfile(t))
-	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, verdict.Fail, v)
 	require.True(t, strings.HasPrefix(msg, "the key is stuck: the settle retry got 409 (in_flight) after every attempt ended"), msg)
 	require.Equal(t, 1, ev.Categories["stuck"])
 
-	noSettle := newHistory().at(0, "failing", scenarios.OpInfo, 503, "failed", nil).at(5, "retry", scenarios.OpFail, 409, "busy", nil).record(0)
+	noSettle := newHistory().at(0, "failing", verdict.OpInfo, 503, "failed", nil).at(5, "retry", verdict.OpFail, 409, "busy", nil).record(0)
 	v, msg, ev = checker(t, "storage/5xx-not-pinned")(noSettle, refProfile(t))
-	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, verdict.Fail, v)
 	require.Equal(t, "the key is stuck: the retry after the 503 got 409 (in_flight)", msg)
 	require.Equal(t, 1, ev.Categories["stuck"])
 }
@@ -288,71 +289,71 @@ func TestFiveHundredThenInFlightForeverIsStuck(t *testing.T) {
 // 500 again proves no replay.
 func TestAFailureTheHookDidNotCauseIsUnknown(t *testing.T) {
 	p := refProfile(t) // fail_operation asks for 503
-	rec := newHistory().at(0, "failing", scenarios.OpInfo, 500, `invalid idempotency key`, nil).
-		at(5, "retry", scenarios.OpInfo, 500, `invalid idempotency key`, nil).record(0)
+	rec := newHistory().at(0, "failing", verdict.OpInfo, 500, `invalid idempotency key`, nil).
+		at(5, "retry", verdict.OpInfo, 500, `invalid idempotency key`, nil).record(0)
 	for _, stores := range []bool{false, true} {
 		p.Expect.Stores5xx = &stores
 		v, msg, _ := checker(t, "storage/5xx-not-pinned")(rec, p)
-		require.Equal(t, scenarios.Unknown, v, msg)
+		require.Equal(t, verdict.Unknown, v, msg)
 		require.Contains(t, msg, "fail_operation did not act: the target answered 500 (server_error), and the hook asks for 503")
 	}
 
 	// A failure inside a 200 (an MCP tool's JSON-RPC error, classed server_error by the
 	// profile's rules) has no HTTP status to compare with the hook's: judged as before.
-	inside := newHistory().at(0, "failing", scenarios.OpFail, 200, `{"error":{"code":-32603}}`, nil).
-		at(5, "retry", scenarios.OpOK, 201, committed, nil).record(1)
+	inside := newHistory().at(0, "failing", verdict.OpFail, 200, `{"error":{"code":-32603}}`, nil).
+		at(5, "retry", verdict.OpOK, 201, committed, nil).record(1)
 	inside.History[1].Class = outcome.ServerError
 	no := false
 	p.Expect.Stores5xx = &no
 	v, msg, _ := checker(t, "storage/5xx-not-pinned")(inside, p)
-	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, verdict.Pass, v, msg)
 }
 
 func TestStores5xxDeclared(t *testing.T) {
 	p := refProfile(t)
 	yes := true
 	p.Expect.Stores5xx = &yes
-	replayed := newHistory().at(0, "failing", scenarios.OpInfo, 503, `{"error":"x"}`, nil).
-		at(5, "retry", scenarios.OpInfo, 503, `{"error":"x"}`, nil).
-		at(10, settle, scenarios.OpInfo, 503, `{"error":"x"}`, nil).record(0)
+	replayed := newHistory().at(0, "failing", verdict.OpInfo, 503, `{"error":"x"}`, nil).
+		at(5, "retry", verdict.OpInfo, 503, `{"error":"x"}`, nil).
+		at(10, settle, verdict.OpInfo, 503, `{"error":"x"}`, nil).record(0)
 	v, msg, _ := checker(t, "storage/5xx-not-pinned")(replayed, p)
-	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, verdict.Pass, v, msg)
 	require.Equal(t, "the 503 was stored and replayed to the retry, as expect.stores_5xx declares", msg)
 
-	executed := newHistory().at(0, "failing", scenarios.OpInfo, 503, `{"error":"x"}`, nil).
-		at(5, "retry", scenarios.OpOK, 201, committed, nil).record(1)
+	executed := newHistory().at(0, "failing", verdict.OpInfo, 503, `{"error":"x"}`, nil).
+		at(5, "retry", verdict.OpOK, 201, committed, nil).record(1)
 	v, msg, _ = checker(t, "storage/5xx-not-pinned")(executed, p)
-	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, verdict.Fail, v)
 	require.Equal(t, "the retry got 201; expect.stores_5xx declares the 503 stored and replayed", msg)
 
 	v, _, _ = checker(t, "storage/5xx-not-pinned")(replayed, refProfile(t))
-	require.Equal(t, scenarios.Fail, v, "the reference declares stores_5xx: false")
+	require.Equal(t, verdict.Fail, v, "the reference declares stores_5xx: false")
 }
 
 func TestValidationStoragePolicy(t *testing.T) {
-	notStored := newHistory().at(0, "invalid", scenarios.OpFail, 400, `{"title":"Invalid"}`, nil).
-		at(5, "retry", scenarios.OpOK, 201, committed, nil).
-		at(10, settle, scenarios.OpOK, 201, committed, nil).record(1)
-	stored := newHistory().at(0, "invalid", scenarios.OpFail, 400, `{"title":"Invalid"}`, nil).
-		at(5, "retry", scenarios.OpFail, 400, `{"title":"Invalid"}`, nil).record(0)
+	notStored := newHistory().at(0, "invalid", verdict.OpFail, 400, `{"title":"Invalid"}`, nil).
+		at(5, "retry", verdict.OpOK, 201, committed, nil).
+		at(10, settle, verdict.OpOK, 201, committed, nil).record(1)
+	stored := newHistory().at(0, "invalid", verdict.OpFail, 400, `{"title":"Invalid"}`, nil).
+		at(5, "retry", verdict.OpFail, 400, `{"title":"Invalid"}`, nil).record(0)
 
 	p := refProfile(t) // stores_validation_errors: false
 	v, msg, _ := checker(t, "storage/validation-not-stored")(notStored, p)
-	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, verdict.Pass, v, msg)
 	require.Equal(t, "validation 400 not stored: the corrected request executed (201), one side effect, as declared", msg)
 	v, msg, _ = checker(t, "storage/validation-not-stored")(stored, p)
-	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, verdict.Fail, v)
 	require.Equal(t, "validation 400 stored: the corrected request got the stored 400 and did not execute; declared not stored", msg)
 
 	silent := *p
 	silent.Expect.StoresValidationErrors = nil
 	v, msg, _ = checker(t, "storage/validation-not-stored")(stored, &silent)
-	require.Equal(t, scenarios.Info, v, "the draft is silent: the observed policy is reported")
+	require.Equal(t, verdict.Info, v, "the draft is silent: the observed policy is reported")
 	require.Equal(t, "validation 400 stored: the corrected request got the stored 400 and did not execute", msg)
 
-	v, _, ev := checker(t, "storage/validation-not-stored")(newHistory().at(0, "invalid", scenarios.OpFail, 400, "x", nil).
-		at(5, "retry", scenarios.OpOK, 201, committed, nil).record(2), &silent)
-	require.Equal(t, scenarios.Fail, v, "two effects are a duplicate whatever the policy")
+	v, _, ev := checker(t, "storage/validation-not-stored")(newHistory().at(0, "invalid", verdict.OpFail, 400, "x", nil).
+		at(5, "retry", verdict.OpOK, 201, committed, nil).record(2), &silent)
+	require.Equal(t, verdict.Fail, v, "two effects are a duplicate whatever the policy")
 	require.Equal(t, 1, ev.Categories["duplicated"])
 }
 
@@ -363,50 +364,50 @@ func TestInFlightWaitSchool(t *testing.T) {
 	p.Expect.InFlight, p.Expect.InFlightWait = 0, true
 	journal := []faultproxy.Record{{Seq: 2, Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 296}}
 
-	waited := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
-		span(5, 401, "repeat", scenarios.OpOK, 201, committed, nil).
-		at(500, settle, scenarios.OpOK, 201, committed, nil).record(1)
+	waited := newHistory().span(0, 400, "original", verdict.OpOK, 201, committed, nil).
+		span(5, 401, "repeat", verdict.OpOK, 201, committed, nil).
+		at(500, settle, verdict.OpOK, 201, committed, nil).record(1)
 	waited.Journal = journal
 	v, msg, _ := checker(t, "race/in-flight-409")(classedBy(waited, p), p)
-	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, verdict.Pass, v, msg)
 	require.Equal(t, "the repeat during the original waited and got the committed 201 (27 identical body bytes), as in_flight: wait declares", msg)
 
-	refused := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
-		span(5, 110, "repeat", scenarios.OpFail, 409, "busy", nil).record(1)
+	refused := newHistory().span(0, 400, "original", verdict.OpOK, 201, committed, nil).
+		span(5, 110, "repeat", verdict.OpFail, 409, "busy", nil).record(1)
 	refused.Journal = journal
 	v, msg, _ = checker(t, "race/in-flight-409")(classedBy(refused, p), p)
-	require.Equal(t, scenarios.Fail, v)
+	require.Equal(t, verdict.Fail, v)
 	require.Equal(t, "the repeat during the original got 409 (client_error); the profile declares in_flight: wait (wait, then the committed response)", msg)
 
-	other := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
-		span(5, 401, "repeat", scenarios.OpOK, 200, `{"status":"processing"}`, nil).record(1)
+	other := newHistory().span(0, 400, "original", verdict.OpOK, 201, committed, nil).
+		span(5, 401, "repeat", verdict.OpOK, 200, `{"status":"processing"}`, nil).record(1)
 	other.Journal = journal
 	v, _, ev := checker(t, "race/in-flight-409")(classedBy(other, p), p)
-	require.Equal(t, scenarios.Fail, v, "a made-up answer is never a wait")
+	require.Equal(t, verdict.Fail, v, "a made-up answer is never a wait")
 	require.Equal(t, 1, ev.Categories["diverged"])
 
 	// Answered after the declared retention (1 s): the repeat may have reached the target
 	// only then and executed anew, with a body of its own. Not a divergence.
-	late := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
-		span(5, 1500, "repeat", scenarios.OpOK, 201, `{"id":"re_anew"}`, nil).record(2)
+	late := newHistory().span(0, 400, "original", verdict.OpOK, 201, committed, nil).
+		span(5, 1500, "repeat", verdict.OpOK, 201, `{"id":"re_anew"}`, nil).record(2)
 	late.Journal = journal
 	v, msg, _ = checker(t, "race/in-flight-409")(classedBy(late, p), p)
-	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Equal(t, verdict.Unknown, v, msg)
 	require.Contains(t, msg, "after the declared 1s retention, where a new execution is allowed")
 
-	twice := newHistory().span(0, 400, "original", scenarios.OpOK, 201, committed, nil).
-		span(5, 401, "repeat", scenarios.OpOK, 201, committed, nil).record(2)
+	twice := newHistory().span(0, 400, "original", verdict.OpOK, 201, committed, nil).
+		span(5, 401, "repeat", verdict.OpOK, 201, committed, nil).record(2)
 	twice.Journal = journal
 	v, _, ev = checker(t, "race/in-flight-409")(classedBy(twice, p), p)
-	require.Equal(t, scenarios.Fail, v, "waiting and executing again is a duplicate")
+	require.Equal(t, verdict.Fail, v, "waiting and executing again is a duplicate")
 	require.Equal(t, 1, ev.Categories["duplicated"])
 
 	h := newHistory()
 	for i := 0; i < 5; i++ {
-		h.span(i, 10+i, "burst", scenarios.OpOK, 201, committed, nil)
+		h.span(i, 10+i, "burst", verdict.OpOK, 201, committed, nil)
 	}
 	v, msg, _ = checker(t, "race/burst-50")(classedBy(h.record(1), p), p)
-	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, verdict.Pass, v, msg)
 	require.Equal(t, "one side effect from 5 attempts: 5 identical successes; up to 5 in flight at once", msg)
 
 	require.Equal(t, "an in-flight refusal; the profile declares in_flight: wait (a repeat waits and is never refused, so there is no refusal to carry Retry-After)",
@@ -425,18 +426,18 @@ func TestPrincipalsNotDeclaredSaysWhatIsNeeded(t *testing.T) {
 func TestReplayOfAnotherClassDiverges(t *testing.T) {
 	p := refProfile(t)
 	for _, status := range []int{400, 500} {
-		typ := scenarios.OpFail
+		typ := verdict.OpFail
 		if status >= 500 {
-			typ = scenarios.OpInfo
+			typ = verdict.OpInfo
 		}
-		after := newHistory().at(0, "original", scenarios.OpInfo, 503, "", nil).at(10, "retry", typ, status, "nope", nil).record(1)
+		after := newHistory().at(0, "original", verdict.OpInfo, 503, "", nil).at(10, "retry", typ, status, "nope", nil).record(1)
 		v, _, ev := checker(t, "replay/after-503")(after, p)
-		require.Equal(t, scenarios.Fail, v, status)
+		require.Equal(t, verdict.Fail, v, status)
 		require.Equal(t, 1, ev.Categories["diverged"], status)
 
-		seq := newHistory().at(0, "original", scenarios.OpOK, 201, committed, nil).at(10, "repeat", typ, status, "nope", nil).record(1)
+		seq := newHistory().at(0, "original", verdict.OpOK, 201, committed, nil).at(10, "repeat", typ, status, "nope", nil).record(1)
 		v, msg, ev := checker(t, "replay/sequential")(seq, p)
-		require.Equal(t, scenarios.Fail, v, status)
+		require.Equal(t, verdict.Fail, v, status)
 		require.Equal(t, 1, ev.Categories["diverged"], status)
 		require.Contains(t, msg, "the replay of a 201 got "+itoa(status))
 	}
@@ -449,8 +450,8 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // 409 school is not failed for it.
 func TestInFlightOverlapIsJudgedAtTheTarget(t *testing.T) {
 	p := refProfile(t)
-	h := newHistory().span(0, 600, "original", scenarios.OpOK, 201, committed, nil).
-		span(5, 350, "repeat", scenarios.OpOK, 201, committed, nil)
+	h := newHistory().span(0, 600, "original", verdict.OpOK, 201, committed, nil).
+		span(5, 350, "repeat", verdict.OpOK, 201, committed, nil)
 	late := h.record(1)
 	// The reference profile holds the original 300ms: it committed no earlier than 300ms;
 	// the repeat was sent upstream no later than 349ms.
@@ -459,7 +460,7 @@ func TestInFlightOverlapIsJudgedAtTheTarget(t *testing.T) {
 		{Seq: 2, Time: h.t0, Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 1},
 	}
 	v, msg, _ := checker(t, "race/in-flight-409")(late, p)
-	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Equal(t, verdict.Unknown, v, msg)
 	require.Contains(t, msg, "no overlap")
 
 	// The same hold declared as hold: with a templated value is the same hold: the
@@ -469,7 +470,7 @@ func TestInFlightOverlapIsJudgedAtTheTarget(t *testing.T) {
 	templated.Value, templated.Hold = "{{.HoldMs}}ms", scenarios.Duration(300*time.Millisecond)
 	p.Slow = &templated
 	v, msg, _ = checker(t, "race/in-flight-409")(late, p)
-	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Equal(t, verdict.Unknown, v, msg)
 	require.Contains(t, msg, "no overlap")
 	p = refProfile(t)
 
@@ -479,7 +480,7 @@ func TestInFlightOverlapIsJudgedAtTheTarget(t *testing.T) {
 		{Seq: 2, Time: h.t0, Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 270},
 	}
 	v, msg, _ = checker(t, "race/in-flight-409")(waited, p)
-	require.Equal(t, scenarios.Fail, v, "the target held the repeat for the original: it waited, and the profile declares 409: %s", msg)
+	require.Equal(t, verdict.Fail, v, "the target held the repeat for the original: it waited, and the profile declares 409: %s", msg)
 }
 
 // A server polled for its answers (SEP-1699) delivers the repeat's answer on a resumed
@@ -489,33 +490,33 @@ func TestInFlightOverlapIsJudgedAtTheTarget(t *testing.T) {
 // the arrival, too late to prove anything.
 func TestInFlightRepeatAnsweredLateOnAResumedStreamOverlapped(t *testing.T) {
 	p := refProfile(t)
-	h := newHistory().span(0, 600, "original", scenarios.OpOK, 201, committed, nil).
-		span(5, 900, "repeat", scenarios.OpOK, 201, `{"id":"re_other","amount":4900}`, nil)
+	h := newHistory().span(0, 600, "original", verdict.OpOK, 201, committed, nil).
+		span(5, 900, "repeat", verdict.OpOK, 201, `{"id":"re_other","amount":4900}`, nil)
 	rec := h.record(1)
 	rec.Journal = []faultproxy.Record{
 		{Seq: 1, Time: h.t0, ReachedUpstream: true, UpstreamMillis: 310, ForwardedAfterMillis: 0.2},
 		{Seq: 2, Time: h.t0.Add(5 * time.Millisecond), Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 2, ForwardedAfterMillis: 80},
 	}
 	v, msg, _ := checker(t, "race/in-flight-409")(rec, p)
-	require.Equal(t, scenarios.Fail, v, msg)
+	require.Equal(t, verdict.Fail, v, msg)
 	require.Contains(t, msg, "the repeat during the original got 201")
 
 	rec.Journal[1].ForwardedAfterMillis = 0 // a proxy that does not record it
 	v, msg, _ = checker(t, "race/in-flight-409")(rec, p)
-	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Equal(t, verdict.Unknown, v, msg)
 	require.Contains(t, msg, "no overlap")
 
 	rec.Journal[1].ForwardedAfterMillis = 400 // forwarded after the original could commit
 	v, msg, _ = checker(t, "race/in-flight-409")(rec, p)
-	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Equal(t, verdict.Unknown, v, msg)
 }
 
 // On a loaded machine the repeat can reach the target first and execute; the original,
 // arriving later, gets the replay without its hold. Nothing to judge, not a FAIL.
 func TestRepeatThatReachedTheTargetFirstIsUnknown(t *testing.T) {
 	p := refProfile(t)
-	h := newHistory().span(0, 600, "original", scenarios.OpOK, 201, committed, nil).
-		span(5, 350, "repeat", scenarios.OpOK, 201, committed, nil)
+	h := newHistory().span(0, 600, "original", verdict.OpOK, 201, committed, nil).
+		span(5, 350, "repeat", verdict.OpOK, 201, committed, nil)
 	rec := h.record(1)
 	rec.Journal = []faultproxy.Record{
 		{Seq: 2, Time: h.t0.Add(200 * time.Millisecond), ReachedUpstream: true, UpstreamMillis: 4},
@@ -523,7 +524,7 @@ func TestRepeatThatReachedTheTargetFirstIsUnknown(t *testing.T) {
 	}
 	for _, id := range []string{"race/in-flight-409", "race/in-flight-not-fabricated", "race/in-flight-other-payload"} {
 		v, msg, _ := checker(t, id)(rec, p)
-		require.Equal(t, scenarios.Unknown, v, "%s: %s", id, msg)
+		require.Equal(t, verdict.Unknown, v, "%s: %s", id, msg)
 		require.Contains(t, msg, "reached the target before the original", id)
 	}
 }
@@ -541,14 +542,14 @@ func TestAnOriginalTheHookDidNotHoldIsUnknown(t *testing.T) {
 			{Seq: 2, Time: h.t0.Add(2 * time.Millisecond), ForwardedAfterMillis: 75, Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 0.3},
 		}
 	}
-	h := newHistory().span(0, 2, "original", scenarios.OpOK, 201, committed, nil).
-		span(1, 78, "repeat", scenarios.OpOK, 201, committed, nil).
-		at(400, settle, scenarios.OpOK, 201, committed, nil)
+	h := newHistory().span(0, 2, "original", verdict.OpOK, 201, committed, nil).
+		span(1, 78, "repeat", verdict.OpOK, 201, committed, nil).
+		at(400, settle, verdict.OpOK, 201, committed, nil)
 	rec := h.record(1)
 	rec.Journal = journal(h)
 	for _, id := range []string{"race/in-flight-409", "race/in-flight-not-fabricated", "race/in-flight-other-payload"} {
 		v, msg, _ := checker(t, id)(rec, p)
-		require.Equal(t, scenarios.Unknown, v, "%s: %s", id, msg)
+		require.Equal(t, verdict.Unknown, v, "%s: %s", id, msg)
 		require.Contains(t, msg, "the slow hook did not hold the original: the target answered it in 400µs, and slow_operation declares 300ms", id)
 		require.NotContains(t, msg, "reached the target before the original", id)
 	}
@@ -556,18 +557,18 @@ func TestAnOriginalTheHookDidNotHoldIsUnknown(t *testing.T) {
 	// Held and then failed, as race/in-flight-original-fails asks: a target that applies
 	// neither hook's hold answers its stored failure to the repeat. That proves nothing
 	// about what a repeat is told while the original runs.
-	h = newHistory().span(0, 2, "original", scenarios.OpFail, 503, `{"error":"failed"}`, nil).
-		span(1, 78, "repeat", scenarios.OpFail, 503, `{"error":"failed"}`, nil)
+	h = newHistory().span(0, 2, "original", verdict.OpFail, 503, `{"error":"failed"}`, nil).
+		span(1, 78, "repeat", verdict.OpFail, 503, `{"error":"failed"}`, nil)
 	rec = h.record(0)
 	rec.Journal = journal(h)
 	v, msg, _ := checker(t, "race/in-flight-original-fails")(rec, p)
-	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Equal(t, verdict.Unknown, v, msg)
 	require.Contains(t, msg, "the slow hook did not hold the original")
 
 	// The same answers with the hold in the journal: judged.
 	rec.Journal[0].UpstreamMillis = 301
 	v, msg, _ = checker(t, "race/in-flight-original-fails")(rec, p)
-	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, verdict.Pass, v, msg)
 }
 
 // A target that holds nothing in flight while work that fails runs (the reference on
@@ -577,15 +578,15 @@ func TestAnOriginalTheHookDidNotHoldIsUnknown(t *testing.T) {
 func TestOriginalFailsAnsweredTheRepeatsResultAsAReplay(t *testing.T) {
 	p := refProfile(t)
 	marked := map[string]string{p.Expect.ReplayHeader: "true"}
-	h := newHistory().span(0, 310, "original", scenarios.OpOK, 201, committed, marked).
-		span(1, 90, "repeat", scenarios.OpOK, 201, committed, nil)
+	h := newHistory().span(0, 310, "original", verdict.OpOK, 201, committed, marked).
+		span(1, 90, "repeat", verdict.OpOK, 201, committed, nil)
 	rec := h.record(1)
 	rec.Journal = []faultproxy.Record{
 		{Seq: 1, Time: h.t0.Add(1 * time.Millisecond), ReachedUpstream: true, UpstreamMillis: 305},
 		{Seq: 2, Time: h.t0.Add(2 * time.Millisecond), ForwardedAfterMillis: 75, Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 3},
 	}
 	v, msg, _ := checker(t, "race/in-flight-original-fails")(rec, p)
-	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, verdict.Pass, v, msg)
 	require.Contains(t, msg, "the repeat executed on its own while the original ran")
 
 	// Without a marker the two stories look alike: the repeat promised the original's
@@ -593,7 +594,7 @@ func TestOriginalFailsAnsweredTheRepeatsResultAsAReplay(t *testing.T) {
 	unmarked := refProfile(t)
 	unmarked.Expect.ReplayHeader = ""
 	v, msg, _ = checker(t, "race/in-flight-original-fails")(rec, unmarked)
-	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Equal(t, verdict.Unknown, v, msg)
 	require.Contains(t, msg, "nothing here tells them apart")
 }
 
@@ -616,9 +617,9 @@ func TestAnOriginalShortOfItsHoldButNoReplayIsJudged(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := newHistory().span(0, 310, "original", scenarios.OpOK, c.status, committed, nil).
-				span(1, 90, "repeat", scenarios.OpFail, 409, "busy", nil).
-				at(400, settle, scenarios.OpOK, 201, committed, nil)
+			h := newHistory().span(0, 310, "original", verdict.OpOK, c.status, committed, nil).
+				span(1, 90, "repeat", verdict.OpFail, 409, "busy", nil).
+				at(400, settle, verdict.OpOK, 201, committed, nil)
 			rec := h.record(1)
 			rec.Journal = []faultproxy.Record{
 				{Seq: 1, Time: h.t0.Add(2 * time.Millisecond), ReachedUpstream: true, UpstreamMillis: c.upstream, Class: c.class},
@@ -626,14 +627,14 @@ func TestAnOriginalShortOfItsHoldButNoReplayIsJudged(t *testing.T) {
 			}
 			v, msg, _ := checker(t, "race/in-flight-409")(rec, p)
 			require.NotContains(t, msg, "reached the target before the original")
-			require.Equal(t, scenarios.Pass, v, msg)
+			require.Equal(t, verdict.Pass, v, msg)
 		})
 	}
 
 	// A gateway's 503 at once (its rate limit, a rule) never let the original reach the
 	// target: the repeat became the first execution, and its 201 is no answer during it.
-	h := newHistory().span(0, 3, "original", scenarios.OpInfo, 503, "<html>503</html>", nil).
-		span(1, 90, "repeat", scenarios.OpOK, 201, committed, nil)
+	h := newHistory().span(0, 3, "original", verdict.OpInfo, 503, "<html>503</html>", nil).
+		span(1, 90, "repeat", verdict.OpOK, 201, committed, nil)
 	rec := h.record(1)
 	rec.Journal = []faultproxy.Record{
 		{Seq: 1, Time: h.t0.Add(1 * time.Millisecond), ReachedUpstream: true, UpstreamMillis: 0.4},
@@ -641,36 +642,36 @@ func TestAnOriginalShortOfItsHoldButNoReplayIsJudged(t *testing.T) {
 	}
 	for _, id := range []string{"race/in-flight-409", "race/in-flight-other-payload"} {
 		v, msg, _ := checker(t, id)(rec, p)
-		require.Equal(t, scenarios.Unknown, v, "%s: %s", id, msg)
+		require.Equal(t, verdict.Unknown, v, "%s: %s", id, msg)
 	}
 }
 
 func TestRepeatThatExecutedWhileTheOriginalGotTheReplayIsUnknown(t *testing.T) {
 	p := refProfile(t)
 	marked := map[string]string{"Idempotent-Replayed": "true"}
-	h := newHistory().span(0, 660, "original", scenarios.OpOK, 201, committed, marked).
-		span(1, 658, "repeat", scenarios.OpOK, 201, committed, nil)
+	h := newHistory().span(0, 660, "original", verdict.OpOK, 201, committed, marked).
+		span(1, 658, "repeat", verdict.OpOK, 201, committed, nil)
 	rec := h.record(1)
 	rec.Journal = []faultproxy.Record{
 		{Seq: 1, Time: h.t0.Add(21 * time.Millisecond), Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 407},
 		{Seq: 2, Time: h.t0.Add(21 * time.Millisecond), ReachedUpstream: true, UpstreamMillis: 497},
 	}
 	v, msg, _ := checker(t, "race/in-flight-409")(rec, p)
-	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Equal(t, verdict.Unknown, v, msg)
 	require.Contains(t, msg, "reached the target before the original")
 }
 
 func TestNotFabricatedWhenTheOriginalWasNotSeen(t *testing.T) {
 	p := refProfile(t)
-	h := newHistory().timeout(0, "original").span(5, 100, "repeat", scenarios.OpOK, 201, committed, nil)
+	h := newHistory().timeout(0, "original").span(5, 100, "repeat", verdict.OpOK, 201, committed, nil)
 	v, msg, _ := checker(t, "race/in-flight-not-fabricated")(h.record(1), p)
-	require.Equal(t, scenarios.Unknown, v, msg)
+	require.Equal(t, verdict.Unknown, v, msg)
 
 	v, _, ev := checker(t, "race/in-flight-not-fabricated")(h.record(0), p)
-	require.Equal(t, scenarios.Fail, v, "a success with nothing executed is made up whenever the original ended")
+	require.Equal(t, verdict.Fail, v, "a success with nothing executed is made up whenever the original ended")
 	require.Equal(t, 1, ev.Categories["fabricated"])
 
-	h.at(3000, settle, scenarios.OpOK, 201, committed, nil)
+	h.at(3000, settle, verdict.OpOK, 201, committed, nil)
 	v, msg, _ = checker(t, "race/in-flight-not-fabricated")(h.record(1), p)
-	require.Equal(t, scenarios.Pass, v, msg)
+	require.Equal(t, verdict.Pass, v, msg)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
 	"github.com/idemproof/idemproof/scenarios/rounds"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // checkOptions are the parsed flags of `idemproof check`.
@@ -140,7 +141,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "repeat with: --seed %d\n\n", o.seed)
 	}
 
-	var rep *scenarios.Report
+	var rep *verdict.Report
 	var combined rounds.Rounds // only each scenario's winning result is kept between runs
 	for i := range o.repeat {
 		seed := o.seed + int64(i)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // checkReportDir makes sure the reports can be written before anything runs: a run
@@ -53,11 +54,11 @@ func preflightAll(ctx context.Context, profiles []*scenarios.Profile, stderr io.
 // NON-STRICT under strict; errExitIncomplete (3) when the run was interrupted or left
 // more UNKNOWN results than allowUnknown; nil (0) when every scenario was judged and
 // none fails. A FAIL wins over incomplete: it is a definite finding either way.
-func exitStatus(stdout io.Writer, rep *scenarios.Report, allowUnknown int) error {
+func exitStatus(stdout io.Writer, rep *verdict.Report, allowUnknown int) error {
 	unknown := 0
 	for _, r := range rep.Results {
 		switch {
-		case r.Verdict == scenarios.Unknown && !r.KnownFailure:
+		case r.Verdict == verdict.Unknown && !r.KnownFailure:
 			unknown++
 		case report.FailsRun(rep, r):
 			return errExitFailure

@@ -13,6 +13,7 @@ import (
 	"github.com/idemproof/idemproof/scenarios/baseline"
 	"github.com/idemproof/idemproof/scenarios/report"
 	"github.com/idemproof/idemproof/scenarios/shard"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // checkExtras are the flags of `idemproof check` that shape what runs and what is
@@ -26,7 +27,7 @@ type checkExtras struct {
 
 	stdout  io.Writer // where a "-" output goes: the real stdout
 	console io.Writer // where the console output goes
-	base    *scenarios.Report
+	base    *verdict.Report
 	part    shard.Part
 	skipped []string
 }
@@ -120,7 +121,7 @@ func (e *checkExtras) narrow(selected []scenarios.Scenario) ([]scenarios.Scenari
 
 // finish records the extras in the report and applies the baseline, before any report
 // is written.
-func (e *checkExtras) finish(rep *scenarios.Report) {
+func (e *checkExtras) finish(rep *verdict.Report) {
 	rep.Skipped = e.skipped
 	if e.shard != "" {
 		rep.Shard = e.part.String()
@@ -136,10 +137,10 @@ func (e *checkExtras) finish(rep *scenarios.Report) {
 }
 
 // write writes the single report files asked for.
-func (e *checkExtras) write(console io.Writer, rep *scenarios.Report) error {
+func (e *checkExtras) write(console io.Writer, rep *verdict.Report) error {
 	outputs := []struct {
 		flag, path string
-		write      func(io.Writer, *scenarios.Report) error
+		write      func(io.Writer, *verdict.Report) error
 	}{
 		{"--json", e.json, report.WriteJSON},
 		{"--junit", e.junit, report.WriteJUnit},
@@ -167,7 +168,7 @@ func (e *checkExtras) write(console io.Writer, rep *scenarios.Report) error {
 }
 
 // readReport reads a report.json written by idemproof (check, or report merge).
-func readReport(path string) (*scenarios.Report, error) {
+func readReport(path string) (*verdict.Report, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

@@ -8,11 +8,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/verdict"
 )
 
-func readReportFile(t *testing.T, path string) *scenarios.Report {
+func readReportFile(t *testing.T, path string) *verdict.Report {
 	t.Helper()
 	f, err := os.Open(path)
 	require.NoError(t, err)
@@ -22,7 +22,7 @@ func readReportFile(t *testing.T, path string) *scenarios.Report {
 	return rep
 }
 
-func writeReportFile(t *testing.T, path string, rep *scenarios.Report) {
+func writeReportFile(t *testing.T, path string, rep *verdict.Report) {
 	t.Helper()
 	require.NoError(t, report.WriteFile(path, report.WriteJSON, rep))
 }
@@ -44,7 +44,7 @@ func TestBaselineTurnsAKnownFailIntoAListedOneAndANewFailFails(t *testing.T) {
 	rep := readReportFile(t, filepath.Join(second, report.JSONFile))
 	require.Equal(t, filepath.Join(first, report.JSONFile), rep.Baseline)
 	require.Len(t, rep.Results, 1)
-	require.Equal(t, scenarios.Fail, rep.Results[0].Verdict, "the verdict stays what was observed")
+	require.Equal(t, verdict.Fail, rep.Results[0].Verdict, "the verdict stays what was observed")
 	require.True(t, rep.Results[0].KnownFailure)
 	md, err := os.ReadFile(filepath.Join(second, report.MarkdownFile))
 	require.NoError(t, err)
@@ -65,7 +65,7 @@ func TestBaselineTurnsAKnownFailIntoAListedOneAndANewFailFails(t *testing.T) {
 
 	// A baseline where the scenario passed: the FAIL is a regression, exit 1.
 	passed := readReportFile(t, filepath.Join(first, report.JSONFile))
-	passed.Results[0].Verdict = scenarios.Pass
+	passed.Results[0].Verdict = verdict.Pass
 	passedPath := filepath.Join(dir, "passed.json")
 	writeReportFile(t, passedPath, passed)
 	out, _, code = runCLI(t, "check", "--flaw", "no-fingerprint", "--only", "fingerprint/mismatch", "--baseline", passedPath)
@@ -84,7 +84,7 @@ func TestBaselineTurnsAKnownFailIntoAListedOneAndANewFailFails(t *testing.T) {
 func TestSkipIsListedInTheReport(t *testing.T) {
 	out, errOut, code := runCLI(t, "check", "--only", "replay/sequential,key/missing,key/empty", "--skip", "key/*", "--json", "-")
 	require.Equal(t, 0, code, errOut)
-	var rep scenarios.Report
+	var rep verdict.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &rep), "with --json - stdout holds the JSON report only")
 	require.Equal(t, []string{"key/empty", "key/missing"}, rep.Skipped)
 	require.Len(t, rep.Results, 1)
@@ -139,15 +139,15 @@ func TestCheckExtrasUsageErrors(t *testing.T) {
 
 func TestDiffPrintsVerdictChanges(t *testing.T) {
 	dir := t.TempDir()
-	a := &scenarios.Report{SchemaVersion: scenarios.ReportSchemaVersion, Targets: []string{"api"}, Results: []scenarios.Result{
-		{Target: "api", ScenarioID: "replay/after-503", Verdict: scenarios.Pass},
-		{Target: "api", ScenarioID: "key/empty", Verdict: scenarios.NonStrict},
-		{Target: "api", ScenarioID: "race/burst-50", Verdict: scenarios.Pass},
+	a := &verdict.Report{SchemaVersion: verdict.ReportSchemaVersion, Targets: []string{"api"}, Results: []verdict.Result{
+		{Target: "api", ScenarioID: "replay/after-503", Verdict: verdict.Pass},
+		{Target: "api", ScenarioID: "key/empty", Verdict: verdict.NonStrict},
+		{Target: "api", ScenarioID: "race/burst-50", Verdict: verdict.Pass},
 	}}
-	b := &scenarios.Report{SchemaVersion: scenarios.ReportSchemaVersion, Targets: []string{"api"}, Results: []scenarios.Result{
-		{Target: "api", ScenarioID: "replay/after-503", Verdict: scenarios.Fail},
-		{Target: "api", ScenarioID: "key/empty", Verdict: scenarios.Pass},
-		{Target: "api", ScenarioID: "race/burst-50", Verdict: scenarios.Pass},
+	b := &verdict.Report{SchemaVersion: verdict.ReportSchemaVersion, Targets: []string{"api"}, Results: []verdict.Result{
+		{Target: "api", ScenarioID: "replay/after-503", Verdict: verdict.Fail},
+		{Target: "api", ScenarioID: "key/empty", Verdict: verdict.Pass},
+		{Target: "api", ScenarioID: "race/burst-50", Verdict: verdict.Pass},
 	}}
 	pa, pb := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
 	writeReportFile(t, pa, a)
@@ -169,7 +169,7 @@ func TestDiffPrintsVerdictChanges(t *testing.T) {
 	stopped := *b
 	stopped.Results = b.Results[:1]
 	stopped.Interrupted = "interrupt signal received"
-	stopped.NotRun = []scenarios.NotRun{{ScenarioID: "key/empty", Target: "api"}, {ScenarioID: "race/burst-50", Target: "api"}}
+	stopped.NotRun = []verdict.NotRun{{ScenarioID: "key/empty", Target: "api"}, {ScenarioID: "race/burst-50", Target: "api"}}
 	ps := filepath.Join(dir, "stopped.json")
 	writeReportFile(t, ps, &stopped)
 	out, _, code = runCLI(t, "diff", pb, ps)

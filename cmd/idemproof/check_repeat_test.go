@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 func TestRepeatRunsTheSelectionWithSuccessiveSeedsAndCombinesTheVerdicts(t *testing.T) {
@@ -22,13 +22,13 @@ func TestRepeatRunsTheSelectionWithSuccessiveSeedsAndCombinesTheVerdicts(t *test
 
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
-	var rep scenarios.Report
+	var rep verdict.Report
 	require.NoError(t, json.Unmarshal(b, &rep))
 	require.Equal(t, 2, rep.Runs)
 	require.True(t, rep.Complete)
 	require.Len(t, rep.Results, 1, "one result per scenario and target, not one per run")
-	require.Equal(t, scenarios.Pass, rep.Results[0].Verdict)
-	require.Equal(t, map[scenarios.Verdict]int{scenarios.Pass: 2}, rep.Results[0].RunVerdicts)
+	require.Equal(t, verdict.Pass, rep.Results[0].Verdict)
+	require.Equal(t, map[verdict.Verdict]int{verdict.Pass: 2}, rep.Results[0].RunVerdicts)
 	require.Contains(t, rep.Results[0].Message, "[PASS in all 2 runs]")
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
 	"github.com/idemproof/idemproof/scenarios/rounds"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // runClientCheck runs a client command against the reference server behind the fault
@@ -76,7 +77,7 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 
 	// The client's own output goes to stderr so stdout stays the report.
-	var rep *scenarios.Report
+	var rep *verdict.Report
 	var last *clientcheck.Result
 	combined := rounds.Rounds{UndecidedIsFinding: true} // client-check's rule: undecided is a finding
 	interrupted := false
@@ -141,7 +142,7 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	if interrupted { // a FAIL seen before the signal still wins: it is definite
 		for _, r := range rep.Results {
-			if r.Verdict == scenarios.Fail {
+			if r.Verdict == verdict.Fail {
 				return errExitFailure
 			}
 		}
@@ -156,7 +157,7 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 
 // printRepeatedClientCheck prints the combined checks of a repeated run (each run's own
 // findings and attempts were printed as it ended) and which seeds had findings.
-func printRepeatedClientCheck(w io.Writer, rep *scenarios.Report, findingSeeds []int64) {
+func printRepeatedClientCheck(w io.Writer, rep *verdict.Report, findingSeeds []int64) {
 	fmt.Fprintf(w, "\ncombined over %s:\n", report.SeedText(rep))
 	for _, r := range rep.Results {
 		if r.ScenarioID != clientcheck.IDFaultSchedule {
@@ -177,15 +178,15 @@ func printRepeatedClientCheck(w io.Writer, rep *scenarios.Report, findingSeeds [
 // markInterrupted records a run stopped by SIGINT or SIGTERM in rep: incomplete, with
 // why, and the client's exit no finding of its own, since the harness killed it. The
 // other checks keep their verdicts: what the client did before the signal was observed.
-func markInterrupted(ctx context.Context, rep *scenarios.Report) bool {
+func markInterrupted(ctx context.Context, rep *verdict.Report) bool {
 	if ctx.Err() == nil {
 		return false
 	}
 	rep.Complete = false
 	rep.Interrupted = context.Cause(ctx).Error()
 	for i, r := range rep.Results {
-		if r.ScenarioID == clientcheck.IDCommandSucceeded && r.Verdict == scenarios.Fail {
-			rep.Results[i].Verdict = scenarios.Unknown
+		if r.ScenarioID == clientcheck.IDCommandSucceeded && r.Verdict == verdict.Fail {
+			rep.Results[i].Verdict = verdict.Unknown
 			rep.Results[i].Message = "the run was interrupted (" + rep.Interrupted + "): the client was stopped before it finished"
 		}
 	}
@@ -251,7 +252,7 @@ func printClientCheckRun(w io.Writer, res *clientcheck.Result, title string) {
 
 // printFindings prints every finding with its evidence and, once per operation, the
 // operation's attempts as the proxy saw them; it returns the findings.
-func printFindings(w io.Writer, res *clientcheck.Result) []scenarios.Result {
+func printFindings(w io.Writer, res *clientcheck.Result) []verdict.Result {
 	findings := clientcheck.Findings(res.Report.Results, false)
 	shown := map[string]bool{} // one attempt table per operation, however many findings name it
 	for _, r := range findings {
@@ -273,7 +274,7 @@ func printFindings(w io.Writer, res *clientcheck.Result) []scenarios.Result {
 }
 
 // ledgerText is "operation=2", or why the ledger is unknown.
-func ledgerText(rec *scenarios.Record) string {
+func ledgerText(rec *verdict.Record) string {
 	if rec.LedgerErr != "" {
 		return "unreadable: " + rec.LedgerErr
 	}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // The client is wrong only when the seed deals the reset to order-2: of seeds 1-6 that
@@ -40,8 +40,8 @@ func TestClientCheckRepeatFindsAFlawThatOnlySomeSeedsReach(t *testing.T) {
 	for _, r := range rep.Results {
 		if r.ScenarioID == "client/same-key-on-retry" {
 			found = true
-			require.Equal(t, scenarios.Fail, r.Verdict)
-			require.Equal(t, map[scenarios.Verdict]int{scenarios.Fail: 1, scenarios.Pass: 4}, r.RunVerdicts)
+			require.Equal(t, verdict.Fail, r.Verdict)
+			require.Equal(t, map[verdict.Verdict]int{verdict.Fail: 1, verdict.Pass: 4}, r.RunVerdicts)
 			require.Equal(t, int64(6), r.Evidence.Record.Seed, "the failing run's evidence: its seed repeats it")
 		}
 	}

@@ -4,14 +4,14 @@ import (
 	"io"
 	"os"
 
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // liveProgress is the per-scenario line of `idemproof check`: on a terminal with a
 // [12/49] counter and coloured verdicts (no colour when NO_COLOR is set or TERM is dumb,
 // https://no-color.org), plain lines otherwise, so logs and pipes stay greppable.
-func liveProgress(w io.Writer, total int) func(scenarios.Result) {
+func liveProgress(w io.Writer, total int) func(verdict.Result) {
 	if !isTerminal(w) {
 		return report.Progress(w)
 	}

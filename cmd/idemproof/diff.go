@@ -6,9 +6,9 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/baseline"
 	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // runDiff is `idemproof diff OLD.json NEW.json`: the verdict changes per target and
@@ -57,7 +57,7 @@ func runDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "%d changed (%d worse, %d better) between %s and %s\n", len(changes), worse, better, fs.Arg(0), fs.Arg(1))
 	// A scenario that is "gone" from a stopped run was never judged: say so, so an
 	// interrupted run does not read as a clean diff.
-	for i, rep := range []*scenarios.Report{a, b} {
+	for i, rep := range []*verdict.Report{a, b} {
 		if banner := report.IncompleteBanner(rep); banner != "" {
 			fmt.Fprintf(stdout, "%s: %s\n", fs.Arg(i), banner)
 		}

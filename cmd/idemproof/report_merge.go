@@ -7,9 +7,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
 	"github.com/idemproof/idemproof/scenarios/shard"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // runReport is `idemproof report SUBCOMMAND`; merge is its only one.
@@ -55,7 +55,7 @@ func runReportMerge(_ context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	reps := make([]*scenarios.Report, 0, fs.NArg())
+	reps := make([]*verdict.Report, 0, fs.NArg())
 	for _, path := range fs.Args() {
 		rep, err := readReport(path)
 		if err != nil {

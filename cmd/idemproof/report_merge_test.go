@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 func TestShardsMergeToTheVerdictsOfOneRun(t *testing.T) {
@@ -84,23 +84,23 @@ func TestDidYouMean(t *testing.T) {
 // exceed --allow-unknown, 1 on a FAIL (which wins), 0 otherwise.
 func TestMergeExitsLikeCheck(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name string, rep scenarios.Report) string {
-		rep.SchemaVersion, rep.Tool, rep.Seed, rep.Targets = scenarios.ReportSchemaVersion, "idemproof test", 5, []string{"api"}
+	write := func(name string, rep verdict.Report) string {
+		rep.SchemaVersion, rep.Tool, rep.Seed, rep.Targets = verdict.ReportSchemaVersion, "idemproof test", 5, []string{"api"}
 		var buf bytes.Buffer
 		require.NoError(t, report.WriteJSON(&buf, &rep))
 		path := filepath.Join(dir, name+".json")
 		require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
 		return path
 	}
-	result := func(id string, v scenarios.Verdict) scenarios.Result {
-		return scenarios.Result{ScenarioID: id, Target: "api", Level: scenarios.LevelSafety, Verdict: v, Message: string(v)}
+	result := func(id string, v verdict.Verdict) verdict.Result {
+		return verdict.Result{ScenarioID: id, Target: "api", Level: verdict.LevelSafety, Verdict: v, Message: string(v)}
 	}
-	pass1 := write("pass1", scenarios.Report{Complete: true, Shard: "1/2", Results: []scenarios.Result{result("replay/after-503", scenarios.Pass)}})
-	pass2 := write("pass2", scenarios.Report{Complete: true, Shard: "2/2", Results: []scenarios.Result{result("replay/after-504", scenarios.Pass)}})
-	stopped := write("stopped", scenarios.Report{Complete: false, Interrupted: "interrupt signal received", Shard: "2/2",
-		Results: []scenarios.Result{result("replay/after-504", scenarios.Unknown)}})
-	unknown := write("unknown", scenarios.Report{Complete: true, Shard: "2/2", Results: []scenarios.Result{result("replay/after-504", scenarios.Unknown)}})
-	failed := write("failed", scenarios.Report{Complete: true, Shard: "2/2", Results: []scenarios.Result{result("replay/after-504", scenarios.Fail)}})
+	pass1 := write("pass1", verdict.Report{Complete: true, Shard: "1/2", Results: []verdict.Result{result("replay/after-503", verdict.Pass)}})
+	pass2 := write("pass2", verdict.Report{Complete: true, Shard: "2/2", Results: []verdict.Result{result("replay/after-504", verdict.Pass)}})
+	stopped := write("stopped", verdict.Report{Complete: false, Interrupted: "interrupt signal received", Shard: "2/2",
+		Results: []verdict.Result{result("replay/after-504", verdict.Unknown)}})
+	unknown := write("unknown", verdict.Report{Complete: true, Shard: "2/2", Results: []verdict.Result{result("replay/after-504", verdict.Unknown)}})
+	failed := write("failed", verdict.Report{Complete: true, Shard: "2/2", Results: []verdict.Result{result("replay/after-504", verdict.Fail)}})
 
 	for _, c := range []struct {
 		name  string

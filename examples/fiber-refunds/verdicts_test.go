@@ -12,6 +12,7 @@ import (
 
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/scenariotest"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // TestVerdictsMatchTheMiddleware runs idemproof's catalogue against this server and
@@ -27,41 +28,41 @@ func TestVerdictsMatchTheMiddleware(t *testing.T) {
 	profile, err := scenarios.LoadProfile("profile.yaml")
 	require.NoError(t, err)
 
-	want := map[string]scenarios.Verdict{
+	want := map[string]verdict.Verdict{
 		// Stores and replays the committed response: lost responses are recovered.
-		"replay/sequential":  scenarios.Pass,
-		"replay/after-503":   scenarios.Pass,
-		"replay/after-reset": scenarios.Pass,
-		"replay/after-hold":  scenarios.Pass,
-		"replay/lost-twice":  scenarios.Pass,
+		"replay/sequential":  verdict.Pass,
+		"replay/after-503":   verdict.Pass,
+		"replay/after-reset": verdict.Pass,
+		"replay/after-hold":  verdict.Pass,
+		"replay/lost-twice":  verdict.Pass,
 		// A per-key lock: concurrent repeats wait and get the replay, one side effect —
 		// the school the profile declares with in_flight: wait.
-		"race/concurrent-pair":          scenarios.Pass,
-		"race/burst-50":                 scenarios.Pass,
-		"race/in-flight-409":            scenarios.Pass,
-		"race/in-flight-not-fabricated": scenarios.Pass,
+		"race/concurrent-pair":          verdict.Pass,
+		"race/burst-50":                 verdict.Pass,
+		"race/in-flight-409":            verdict.Pass,
+		"race/in-flight-not-fabricated": verdict.Pass,
 		// Nothing is ever refused, so there is no refusal to carry Retry-After.
-		"race/in-flight-retry-after": scenarios.NA,
+		"race/in-flight-retry-after": verdict.NA,
 		// No request fingerprint: another payload under the key gets the first response.
-		"fingerprint/mismatch":         scenarios.Fail,
-		"fingerprint/mismatch-repeat":  scenarios.Fail,
-		"race/in-flight-other-payload": scenarios.Fail,
-		"fingerprint/json-key-order":   scenarios.Info,
+		"fingerprint/mismatch":         verdict.Fail,
+		"fingerprint/mismatch-repeat":  verdict.Fail,
+		"race/in-flight-other-payload": verdict.Fail,
+		"fingerprint/json-key-order":   verdict.Info,
 		// Every response is stored, 5xx and validation errors included: a stored 5xx
 		// fails the draft's expectation; storing a validation error is a policy the draft
 		// is silent on (the profile does not declare stores_validation_errors).
-		"storage/5xx-not-pinned":        scenarios.Fail,
-		"storage/validation-not-stored": scenarios.Info,
+		"storage/5xx-not-pinned":        verdict.Fail,
+		"storage/validation-not-stored": verdict.Info,
 		// The key alone is the scope: another principal gets the stored response.
-		"scope/other-principal": scenarios.Fail,
+		"scope/other-principal": verdict.Fail,
 		// An empty key means "no key"; raw header values are compared.
-		"key/empty":     scenarios.NonStrict,
-		"key/sf-string": scenarios.Info,
-		"key/missing":   scenarios.Pass,
+		"key/empty":     verdict.NonStrict,
+		"key/sf-string": verdict.Info,
+		"key/missing":   verdict.Pass,
 		// Not declared by the profile.
-		"replay/marker":            scenarios.NA,
-		"recovery/crash-after-key": scenarios.NA,
-		"expiry/after-window":      scenarios.Pass,
+		"replay/marker":            verdict.NA,
+		"recovery/crash-after-key": verdict.NA,
+		"expiry/after-window":      verdict.Pass,
 	}
 	scenariotest.RequireVerdicts(t, profile, want)
 }
@@ -122,10 +123,10 @@ func TestUUIDKeysVerdictsMatchTheFreeFormRun(t *testing.T) {
 		require.NoError(t, scenarios.Preflight(ctx, p), p.Name)
 	}
 
-	run := func(p *scenarios.Profile) map[string]scenarios.Result {
+	run := func(p *scenarios.Profile) map[string]verdict.Result {
 		rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Seed: 1})
 		require.NoError(t, err, p.Name)
-		out := map[string]scenarios.Result{}
+		out := map[string]verdict.Result{}
 		for _, r := range rep.Results {
 			out[r.ScenarioID] = r
 		}
@@ -138,13 +139,13 @@ func TestUUIDKeysVerdictsMatchTheFreeFormRun(t *testing.T) {
 		t.Logf("%-40s free-form %-10s uuid %s", id, f.Verdict, u.Verdict)
 		switch {
 		case slices.Contains(uuidGated, id):
-			require.Equal(t, scenarios.NA, u.Verdict, "%s: %s", id, u.Message)
+			require.Equal(t, verdict.NA, u.Verdict, "%s: %s", id, u.Message)
 			require.Contains(t, u.Message, "expect.key_format: uuid", id)
-			require.NotEqual(t, scenarios.NA, f.Verdict, "%s runs with free-form keys: %s", id, f.Message)
+			require.NotEqual(t, verdict.NA, f.Verdict, "%s runs with free-form keys: %s", id, f.Message)
 		case id == "expiry/inside-window":
 		default:
 			require.Equal(t, f.Verdict, u.Verdict, "%s: free-form: %s; uuid: %s", id, f.Message, u.Message)
-			require.False(t, u.Verdict == scenarios.NA && strings.Contains(u.Message, "key_format"), "%s is N/A for key_format: %s", id, u.Message)
+			require.False(t, u.Verdict == verdict.NA && strings.Contains(u.Message, "key_format"), "%s is N/A for key_format: %s", id, u.Message)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // TestVerdictsWithAGlobalLedger runs the whole catalogue against this server through
@@ -38,10 +39,10 @@ func TestVerdictsWithAGlobalLedger(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"target global-counter has a global ledger: scenarios run one at a time"}, notices)
 
-	got := map[string]scenarios.Verdict{}
+	got := map[string]verdict.Verdict{}
 	for _, r := range rep.Results {
 		got[r.ScenarioID] = r.Verdict
-		if r.Verdict == scenarios.Fail || r.Verdict == scenarios.Unknown {
+		if r.Verdict == verdict.Fail || r.Verdict == verdict.Unknown {
 			t.Errorf("%s: %s — %s", r.ScenarioID, r.Verdict, r.Message)
 		}
 	}
@@ -49,7 +50,7 @@ func TestVerdictsWithAGlobalLedger(t *testing.T) {
 	// What the profile does not declare: no crash hook, no lock timeout, one principal,
 	// one endpoint.
 	for _, id := range []string{"recovery/crash-after-key", "recovery/crash-after-commit", "recovery/slow-past-lock", "scope/other-principal", "scope/other-endpoint"} {
-		require.Equal(t, scenarios.NA, got[id], id)
+		require.Equal(t, verdict.NA, got[id], id)
 	}
 	// The scenarios that count effects, each against the counter's delta.
 	for _, id := range []string{
@@ -57,10 +58,10 @@ func TestVerdictsWithAGlobalLedger(t *testing.T) {
 		"race/keepalive-many-keys", "key/distinct-keys-same-body", "key/valid-never-5xx", "key/get-ignored",
 		"storage/5xx-not-pinned", "storage/validation-not-stored", "expiry/after-window", "errors/problem-json",
 	} {
-		require.Equal(t, scenarios.Pass, got[id], id)
+		require.Equal(t, verdict.Pass, got[id], id)
 	}
 	// The burst counts one effect against the delta too; its work is quick enough that
 	// the copies after the first usually meet the key committed and none is refused,
 	// which proves nothing concurrent (INFO), and PASSes when one was refused.
-	require.Contains(t, []scenarios.Verdict{scenarios.Pass, scenarios.Info}, got["race/burst-1000"])
+	require.Contains(t, []verdict.Verdict{verdict.Pass, verdict.Info}, got["race/burst-1000"])
 }

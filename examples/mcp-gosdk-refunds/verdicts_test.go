@@ -11,6 +11,7 @@ import (
 	"github.com/idemproof/idemproof/examples/mcp-gosdk-refunds/refunds"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/scenariotest"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // TestVerdictsMatchTheServer runs idemproof's catalogue over MCP against this server and
@@ -28,60 +29,60 @@ func TestVerdictsMatchTheServer(t *testing.T) {
 	profile, err := scenarios.LoadProfile("profile.yaml")
 	require.NoError(t, err)
 
-	want := map[string]scenarios.Verdict{
+	want := map[string]verdict.Verdict{
 		// The key is recorded before the work and the result stored: every lost answer
 		// is recovered by the retry, with one refund.
-		"before/503":            scenarios.Pass,
-		"before/reset":          scenarios.Pass,
-		"before/delay":          scenarios.Pass,
-		"replay/sequential":     scenarios.Pass,
-		"replay/after-502":      scenarios.Pass,
-		"replay/after-503":      scenarios.Pass,
-		"replay/after-504":      scenarios.Pass,
-		"replay/after-close":    scenarios.Pass,
-		"replay/after-reset":    scenarios.Pass,
-		"replay/after-truncate": scenarios.Pass,
-		"replay/after-hold":     scenarios.Pass,
-		"replay/lost-twice":     scenarios.Pass,
-		"replay/fidelity-body":  scenarios.Pass,
+		"before/503":            verdict.Pass,
+		"before/reset":          verdict.Pass,
+		"before/delay":          verdict.Pass,
+		"replay/sequential":     verdict.Pass,
+		"replay/after-502":      verdict.Pass,
+		"replay/after-503":      verdict.Pass,
+		"replay/after-504":      verdict.Pass,
+		"replay/after-close":    verdict.Pass,
+		"replay/after-reset":    verdict.Pass,
+		"replay/after-truncate": verdict.Pass,
+		"replay/after-hold":     verdict.Pass,
+		"replay/lost-twice":     verdict.Pass,
+		"replay/fidelity-body":  verdict.Pass,
 		// A repeat while the original runs is refused with -32010; one refund.
-		"race/concurrent-pair":          scenarios.Pass,
-		"race/burst-50":                 scenarios.Pass,
-		"race/duplicate-sequential":     scenarios.Pass,
-		"race/duplicate-concurrent":     scenarios.Pass,
-		"race/in-flight-409":            scenarios.Pass,
-		"race/in-flight-not-fabricated": scenarios.Pass,
-		"race/in-flight-other-payload":  scenarios.Pass,
+		"race/concurrent-pair":          verdict.Pass,
+		"race/burst-50":                 verdict.Pass,
+		"race/duplicate-sequential":     verdict.Pass,
+		"race/duplicate-concurrent":     verdict.Pass,
+		"race/in-flight-409":            verdict.Pass,
+		"race/in-flight-not-fabricated": verdict.Pass,
+		"race/in-flight-other-payload":  verdict.Pass,
 		// The refusal's data says retry_after_ms, where the profile's in_flight rule
 		// declares it (retry_after): the JSON-RPC error's own Retry-After.
-		"race/in-flight-retry-after": scenarios.Pass,
+		"race/in-flight-retry-after": verdict.Pass,
 		// A fingerprint of the decoded arguments: another payload is -32011, respellings
 		// of the same JSON are the same request.
-		"fingerprint/mismatch":         scenarios.Pass,
-		"fingerprint/mismatch-repeat":  scenarios.Pass,
-		"fingerprint/original-intact":  scenarios.Pass,
-		"fingerprint/json-key-order":   scenarios.Info,
-		"fingerprint/json-whitespace":  scenarios.Info,
-		"fingerprint/number-spelling":  scenarios.Info,
-		"fingerprint/unrelated-header": scenarios.Info,
+		"fingerprint/mismatch":         verdict.Pass,
+		"fingerprint/mismatch-repeat":  verdict.Pass,
+		"fingerprint/original-intact":  verdict.Pass,
+		"fingerprint/json-key-order":   verdict.Info,
+		"fingerprint/json-whitespace":  verdict.Info,
+		"fingerprint/number-spelling":  verdict.Info,
+		"fingerprint/unrelated-header": verdict.Info,
 		// Keys are required and checked before anything is stored.
-		"key/missing":       scenarios.Pass,
-		"key/empty":         scenarios.Pass,
-		"key/over-length":   scenarios.Pass,
-		"key/max-length":    scenarios.Pass,
-		"key/control-chars": scenarios.Pass,
-		"key/header-case":   scenarios.NA, // the key is in the body
+		"key/missing":       verdict.Pass,
+		"key/empty":         verdict.Pass,
+		"key/over-length":   verdict.Pass,
+		"key/max-length":    verdict.Pass,
+		"key/control-chars": verdict.Pass,
+		"key/header-case":   verdict.NA, // the key is in the body
 		// Nothing stored for a failure or an invalid request; a declined refund is stored.
-		"storage/5xx-not-pinned":        scenarios.Pass,
-		"storage/validation-not-stored": scenarios.Pass,
-		"storage/business-4xx":          scenarios.Info,
-		"expiry/inside-window":          scenarios.Pass,
-		"expiry/after-window":           scenarios.Pass,
+		"storage/5xx-not-pinned":        verdict.Pass,
+		"storage/validation-not-stored": verdict.Pass,
+		"storage/business-4xx":          verdict.Info,
+		"expiry/inside-window":          verdict.Pass,
+		"expiry/after-window":           verdict.Pass,
 		// Not declared by the profile: one principal, one tool, no crash hook, no marker.
-		"scope/other-principal":    scenarios.NA,
-		"scope/other-endpoint":     scenarios.NA,
-		"recovery/crash-after-key": scenarios.NA,
-		"replay/marker":            scenarios.NA,
+		"scope/other-principal":    verdict.NA,
+		"scope/other-endpoint":     verdict.NA,
+		"recovery/crash-after-key": verdict.NA,
+		"replay/marker":            verdict.NA,
 	}
 	scenariotest.RequireVerdicts(t, profile, want)
 }

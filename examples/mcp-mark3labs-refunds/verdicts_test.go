@@ -10,6 +10,7 @@ import (
 
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/scenariotest"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // TestVerdictsFindTheDefects runs idemproof's catalogue over MCP against this naive
@@ -27,41 +28,41 @@ func TestVerdictsFindTheDefects(t *testing.T) {
 	profile, err := scenarios.LoadProfile("profile.yaml")
 	require.NoError(t, err)
 
-	want := map[string]scenarios.Verdict{
+	want := map[string]verdict.Verdict{
 		// A repeat after the original completed finds the cached result.
-		"before/503":                scenarios.Pass,
-		"replay/sequential":         scenarios.Pass,
-		"replay/after-503":          scenarios.Pass,
-		"replay/after-reset":        scenarios.Pass,
-		"replay/after-hold":         scenarios.Pass,
-		"replay/lost-twice":         scenarios.Pass,
-		"replay/fidelity-body":      scenarios.Pass,
-		"race/duplicate-sequential": scenarios.Pass,
+		"before/503":                verdict.Pass,
+		"replay/sequential":         verdict.Pass,
+		"replay/after-503":          verdict.Pass,
+		"replay/after-reset":        verdict.Pass,
+		"replay/after-hold":         verdict.Pass,
+		"replay/lost-twice":         verdict.Pass,
+		"replay/fidelity-body":      verdict.Pass,
+		"race/duplicate-sequential": verdict.Pass,
 		// Nothing marks the key before the work: concurrent repeats all execute.
-		"race/concurrent-pair":         scenarios.Fail,
-		"race/burst-50":                scenarios.Fail,
-		"race/duplicate-concurrent":    scenarios.Fail,
-		"race/in-flight-409":           scenarios.Fail,
-		"race/in-flight-other-payload": scenarios.Fail,
+		"race/concurrent-pair":         verdict.Fail,
+		"race/burst-50":                verdict.Fail,
+		"race/duplicate-concurrent":    verdict.Fail,
+		"race/in-flight-409":           verdict.Fail,
+		"race/in-flight-other-payload": verdict.Fail,
 		// No fingerprint: another payload under the key is answered with the original.
-		"fingerprint/mismatch":        scenarios.Fail,
-		"fingerprint/mismatch-repeat": scenarios.Fail,
-		"fingerprint/original-intact": scenarios.Pass,
-		"fingerprint/json-key-order":  scenarios.Info,
+		"fingerprint/mismatch":        verdict.Fail,
+		"fingerprint/mismatch-repeat": verdict.Fail,
+		"fingerprint/original-intact": verdict.Pass,
+		"fingerprint/json-key-order":  verdict.Info,
 		// Whatever the tool answered is cached, a refused invalid request included.
-		"storage/validation-not-stored": scenarios.Fail,
-		"storage/5xx-not-pinned":        scenarios.Pass, // a Go error is no result: nothing cached
+		"storage/validation-not-stored": verdict.Fail,
+		"storage/5xx-not-pinned":        verdict.Pass, // a Go error is no result: nothing cached
 		// No key checks: an empty key is no key, any other string is a key.
-		"key/empty":            scenarios.NonStrict,
-		"key/over-length":      scenarios.NonStrict,
-		"key/control-chars":    scenarios.NonStrict,
-		"key/max-length":       scenarios.Pass,
-		"key/header-case":      scenarios.NA, // the key is in the body
-		"expiry/inside-window": scenarios.Pass,
-		"expiry/after-window":  scenarios.Pass,
+		"key/empty":            verdict.NonStrict,
+		"key/over-length":      verdict.NonStrict,
+		"key/control-chars":    verdict.NonStrict,
+		"key/max-length":       verdict.Pass,
+		"key/header-case":      verdict.NA, // the key is in the body
+		"expiry/inside-window": verdict.Pass,
+		"expiry/after-window":  verdict.Pass,
 		// Not declared by the profile.
-		"scope/other-principal": scenarios.NA,
-		"replay/marker":         scenarios.NA,
+		"scope/other-principal": verdict.NA,
+		"replay/marker":         verdict.NA,
 	}
 	scenariotest.RequireVerdicts(t, profile, want)
 }

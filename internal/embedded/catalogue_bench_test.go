@@ -7,6 +7,7 @@ import (
 
 	"github.com/idemproof/idemproof/internal/embedded"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // BenchmarkCatalogue runs the whole catalogue against the embedded reference on the
@@ -54,7 +55,7 @@ func benchCatalogue(b *testing.B, window time.Duration) {
 			b.Fatal(err)
 		}
 		for _, r := range rep.Results {
-			if r.Verdict == scenarios.Fail || r.Verdict == scenarios.Unknown {
+			if r.Verdict == verdict.Fail || r.Verdict == verdict.Unknown {
 				b.Errorf("%s %s: %s", r.Verdict, r.ScenarioID, r.Message)
 			}
 			d := time.Duration(r.DurationMS * float64(time.Millisecond))
@@ -77,7 +78,7 @@ func benchCatalogue(b *testing.B, window time.Duration) {
 }
 
 // attemptSpan is the time from the first invoke to the last answer in the history.
-func attemptSpan(rec *scenarios.Record) time.Duration {
+func attemptSpan(rec *verdict.Record) time.Duration {
 	var first, last time.Time
 	for _, op := range rec.History {
 		if op.Time.IsZero() {

@@ -13,6 +13,7 @@ import (
 	"github.com/idemproof/idemproof/reference/pgstore"
 	"github.com/idemproof/idemproof/reference/servertest"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 	"github.com/stretchr/testify/require"
 )
 
@@ -166,11 +167,11 @@ func testCatalogue(t *testing.T, _ *pgstore.Store, dsn string) {
 		var bad, unknown []string
 		for _, r := range results {
 			switch r.Verdict {
-			case scenarios.Pass, scenarios.Info:
-			case scenarios.NA:
+			case verdict.Pass, verdict.Info:
+			case verdict.NA:
 				// The reference speaks plain HTTP: only what needs another transport is N/A.
 				require.Contains(t, r.Message, "needs MCP sessions", "%s is N/A: %s", r.ScenarioID, r.Message)
-			case scenarios.Unknown:
+			case verdict.Unknown:
 				unknown = append(unknown, r.ScenarioID)
 				bad = append(bad, string(r.Verdict)+" "+r.ScenarioID+": "+r.Message)
 			default:

@@ -11,17 +11,17 @@
 package baseline
 
 import (
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // Rank orders verdicts from good (0) to bad (3).
-func Rank(v scenarios.Verdict) int {
+func Rank(v verdict.Verdict) int {
 	switch v {
-	case scenarios.NonStrict:
+	case verdict.NonStrict:
 		return 1
-	case scenarios.Unknown:
+	case verdict.Unknown:
 		return 2
-	case scenarios.Fail:
+	case verdict.Fail:
 		return 3
 	}
 	return 0
@@ -29,8 +29,8 @@ func Rank(v scenarios.Verdict) int {
 
 type key struct{ target, scenario string }
 
-func index(rep *scenarios.Report) map[key]scenarios.Result {
-	m := make(map[key]scenarios.Result, len(rep.Results))
+func index(rep *verdict.Report) map[key]verdict.Result {
+	m := make(map[key]verdict.Result, len(rep.Results))
 	for _, r := range rep.Results {
 		m[key{r.Target, r.ScenarioID}] = r
 	}
@@ -39,16 +39,16 @@ func index(rep *scenarios.Report) map[key]scenarios.Result {
 
 // failing is the rule `idemproof check` exits by: FAIL, and UNKNOWN and NON-STRICT under
 // strict (report.Failing, repeated here so this package needs no renderer).
-func failing(v scenarios.Verdict, strict bool) bool {
-	return v == scenarios.Fail || (strict && (v == scenarios.Unknown || v == scenarios.NonStrict))
+func failing(v verdict.Verdict, strict bool) bool {
+	return v == verdict.Fail || (strict && (v == verdict.Unknown || v == verdict.NonStrict))
 }
 
 // Apply marks every failing result of rep that base already had at the same or a worse
 // rank as a KnownFailure, with the baseline's verdict. It returns the regressions: the
 // failing results left unmarked.
-func Apply(rep, base *scenarios.Report) []scenarios.Result {
+func Apply(rep, base *verdict.Report) []verdict.Result {
 	old := index(base)
-	var regressions []scenarios.Result
+	var regressions []verdict.Result
 	for i := range rep.Results {
 		r := &rep.Results[i]
 		if !failing(r.Verdict, rep.Strict) {
@@ -67,7 +67,7 @@ func Apply(rep, base *scenarios.Report) []scenarios.Result {
 // when the scenario ran in only one of them.
 type Change struct {
 	Target, Scenario string
-	Before, After    scenarios.Verdict
+	Before, After    verdict.Verdict
 }
 
 // Worse reports whether the change is a regression: a worse rank, or a scenario new in
@@ -84,7 +84,7 @@ func (c Change) Worse() bool {
 
 // Diff lists every (target, scenario) whose verdict differs between a and b, in b's
 // order, then the ones only a has.
-func Diff(a, b *scenarios.Report) []Change {
+func Diff(a, b *verdict.Report) []Change {
 	old := index(a)
 	seen := map[key]bool{}
 	var out []Change

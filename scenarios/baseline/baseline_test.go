@@ -5,31 +5,31 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/baseline"
+	"github.com/idemproof/idemproof/verdict"
 )
 
-func run(strict bool, results ...scenarios.Result) *scenarios.Report {
-	return &scenarios.Report{Strict: strict, Results: results}
+func run(strict bool, results ...verdict.Result) *verdict.Report {
+	return &verdict.Report{Strict: strict, Results: results}
 }
 
-func res(target, id string, v scenarios.Verdict) scenarios.Result {
-	return scenarios.Result{Target: target, ScenarioID: id, Verdict: v}
+func res(target, id string, v verdict.Verdict) verdict.Result {
+	return verdict.Result{Target: target, ScenarioID: id, Verdict: v}
 }
 
 func TestApplyMarksKnownFailuresAndReturnsRegressions(t *testing.T) {
 	base := run(false,
-		res("api", "replay/after-503", scenarios.Fail),
-		res("api", "key/empty", scenarios.Pass),
-		res("api", "race/burst-50", scenarios.Unknown),
+		res("api", "replay/after-503", verdict.Fail),
+		res("api", "key/empty", verdict.Pass),
+		res("api", "race/burst-50", verdict.Unknown),
 	)
 	rep := run(true,
-		res("api", "replay/after-503", scenarios.Fail),     // known
-		res("api", "key/empty", scenarios.Fail),            // worse: regression
-		res("api", "race/burst-50", scenarios.Unknown),     // known (failing under strict)
-		res("api", "scope/other-endpoint", scenarios.Fail), // new and failing: regression
-		res("other", "replay/after-503", scenarios.Fail),   // another target: new
-		res("api", "replay/marker", scenarios.Pass),
+		res("api", "replay/after-503", verdict.Fail),     // known
+		res("api", "key/empty", verdict.Fail),            // worse: regression
+		res("api", "race/burst-50", verdict.Unknown),     // known (failing under strict)
+		res("api", "scope/other-endpoint", verdict.Fail), // new and failing: regression
+		res("other", "replay/after-503", verdict.Fail),   // another target: new
+		res("api", "replay/marker", verdict.Pass),
 	)
 	regressions := baseline.Apply(rep, base)
 	var ids []string
@@ -38,40 +38,40 @@ func TestApplyMarksKnownFailuresAndReturnsRegressions(t *testing.T) {
 	}
 	require.Equal(t, []string{"key/empty@api", "scope/other-endpoint@api", "replay/after-503@other"}, ids)
 	require.True(t, rep.Results[0].KnownFailure)
-	require.Equal(t, scenarios.Fail, rep.Results[0].BaselineVerdict)
+	require.Equal(t, verdict.Fail, rep.Results[0].BaselineVerdict)
 	require.True(t, rep.Results[2].KnownFailure)
-	require.Equal(t, scenarios.Unknown, rep.Results[2].BaselineVerdict)
+	require.Equal(t, verdict.Unknown, rep.Results[2].BaselineVerdict)
 	for _, i := range []int{1, 3, 4, 5} {
 		require.False(t, rep.Results[i].KnownFailure, rep.Results[i].ScenarioID)
 	}
 }
 
 func TestApplyCountsAWorseFailureAsARegression(t *testing.T) {
-	rep := run(true, res("api", "key/empty", scenarios.Fail))
-	require.Len(t, baseline.Apply(rep, run(true, res("api", "key/empty", scenarios.NonStrict))), 1,
+	rep := run(true, res("api", "key/empty", verdict.Fail))
+	require.Len(t, baseline.Apply(rep, run(true, res("api", "key/empty", verdict.NonStrict))), 1,
 		"NON-STRICT in the baseline, FAIL now: worse")
 	require.False(t, rep.Results[0].KnownFailure)
 }
 
 func TestDiffListsChangesAndWhichAreWorse(t *testing.T) {
 	a := run(false,
-		res("api", "replay/after-503", scenarios.Pass),
-		res("api", "key/empty", scenarios.NonStrict),
-		res("api", "race/burst-50", scenarios.Pass),
-		res("api", "gone/one", scenarios.Pass),
+		res("api", "replay/after-503", verdict.Pass),
+		res("api", "key/empty", verdict.NonStrict),
+		res("api", "race/burst-50", verdict.Pass),
+		res("api", "gone/one", verdict.Pass),
 	)
 	b := run(false,
-		res("api", "replay/after-503", scenarios.Fail),
-		res("api", "key/empty", scenarios.Pass),
-		res("api", "race/burst-50", scenarios.Pass),
-		res("api", "new/one", scenarios.Unknown),
+		res("api", "replay/after-503", verdict.Fail),
+		res("api", "key/empty", verdict.Pass),
+		res("api", "race/burst-50", verdict.Pass),
+		res("api", "new/one", verdict.Unknown),
 	)
 	changes := baseline.Diff(a, b)
 	require.Equal(t, []baseline.Change{
-		{Target: "api", Scenario: "replay/after-503", Before: scenarios.Pass, After: scenarios.Fail},
-		{Target: "api", Scenario: "key/empty", Before: scenarios.NonStrict, After: scenarios.Pass},
-		{Target: "api", Scenario: "new/one", After: scenarios.Unknown},
-		{Target: "api", Scenario: "gone/one", Before: scenarios.Pass},
+		{Target: "api", Scenario: "replay/after-503", Before: verdict.Pass, After: verdict.Fail},
+		{Target: "api", Scenario: "key/empty", Before: verdict.NonStrict, After: verdict.Pass},
+		{Target: "api", Scenario: "new/one", After: verdict.Unknown},
+		{Target: "api", Scenario: "gone/one", Before: verdict.Pass},
 	}, changes)
 	var worse []bool
 	for _, c := range changes {

@@ -23,6 +23,7 @@ import (
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
 	"github.com/idemproof/idemproof/scenarios/scenariotest"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // SpecTimeout bounds one entry: the longest scenarios wait out a retention window or
@@ -64,9 +65,9 @@ func Body(profile func() *scenarios.Profile, opts ...scenarios.CheckOption) func
 		for _, r := range rep.Results {
 			fmt.Fprintf(ginkgo.GinkgoWriter, "%s %s: %s\n", r.Verdict, r.ScenarioID, r.Message)
 			switch {
-			case r.Verdict == scenarios.NA:
+			case r.Verdict == verdict.NA:
 				ginkgo.Skip("N/A: " + r.Message)
-			case r.Verdict == scenarios.Unknown || report.Failing(r.Verdict, rep.Strict):
+			case r.Verdict == verdict.Unknown || report.Failing(r.Verdict, rep.Strict):
 				ginkgo.Fail(scenariotest.FailureMessage(rep, r))
 			}
 		}

@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/idemproof/idemproof/faultproxy"
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/bodytext"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // Body rendering limits: a line in a console or an example, a block in the HTML.
@@ -19,9 +19,9 @@ const (
 // events, scenarios.Blame) can be marked on the journal rows and the arrows drawn from
 // the journal, and the journal's payloads can be named by the step that sent them.
 type marks struct {
-	byOp      map[int]scenarios.Blame    // completion event index → blame
-	byJournal map[uint64]scenarios.Blame // journal seq → blame
-	opOf      map[uint64]scenarios.Op    // journal seq → the completion event it served
+	byOp      map[int]verdict.Blame    // completion event index → blame
+	byJournal map[uint64]verdict.Blame // journal seq → blame
+	opOf      map[uint64]verdict.Op    // journal seq → the completion event it served
 }
 
 // newMarks pairs every completion event with the journal record of the same attempt.
@@ -30,8 +30,8 @@ type marks struct {
 // attempt of that key, unless their statuses disagree (concurrent attempts can reach the
 // proxy in another order), when the first unpaired record of the key with the same
 // client status is taken instead. Keyless attempts pair in arrival order.
-func newMarks(rec *scenarios.Record, blames []scenarios.Blame) marks {
-	m := marks{byOp: map[int]scenarios.Blame{}, byJournal: map[uint64]scenarios.Blame{}, opOf: map[uint64]scenarios.Op{}}
+func newMarks(rec *verdict.Record, blames []verdict.Blame) marks {
+	m := marks{byOp: map[int]verdict.Blame{}, byJournal: map[uint64]verdict.Blame{}, opOf: map[uint64]verdict.Op{}}
 	if rec == nil {
 		return m
 	}
@@ -45,7 +45,7 @@ func newMarks(rec *scenarios.Record, blames []scenarios.Blame) marks {
 	ordinal := map[attempt]int{}
 	invoked := map[string]int{}
 	for _, op := range rec.History {
-		if op.Type == scenarios.OpInvoke {
+		if op.Type == verdict.OpInvoke {
 			invoked[op.Key]++
 			ordinal[attempt{op.Step, op.Client, op.Attempt}] = invoked[op.Key]
 		}
@@ -60,7 +60,7 @@ func newMarks(rec *scenarios.Record, blames []scenarios.Blame) marks {
 	}
 	claimed := map[uint64]bool{}
 	for _, op := range rec.History {
-		if op.Type == scenarios.OpInvoke {
+		if op.Type == verdict.OpInvoke {
 			continue
 		}
 		list := byKey[op.Key]
@@ -101,15 +101,15 @@ func newMarks(rec *scenarios.Record, blames []scenarios.Blame) marks {
 }
 
 // wantMark is the marker a blamed attempt carries in every timeline: "✗ want 422 (mismatch)".
-func wantMark(b scenarios.Blame) string { return "✗ want " + b.Want }
+func wantMark(b verdict.Blame) string { return "✗ want " + b.Want }
 
 // blameLines describe each blamed attempt for text reports: what it got (the body as
 // JSON text), what was wanted, and how its body differs from the committed one.
-func blameLines(ev scenarios.Evidence) []string {
+func blameLines(ev verdict.Evidence) []string {
 	if len(ev.Blame) == 0 || ev.Record == nil {
 		return nil
 	}
-	ops := map[int]scenarios.Op{}
+	ops := map[int]verdict.Op{}
 	for _, op := range ev.Record.History {
 		ops[op.Index] = op
 	}
@@ -131,12 +131,12 @@ func blameLines(ev scenarios.Evidence) []string {
 
 // attemptName is "altered (K1, attempt 1)": the step, the key label and the client's
 // attempt number.
-func attemptName(op scenarios.Op, keys *keyLabels) string {
+func attemptName(op verdict.Op, keys *keyLabels) string {
 	return fmt.Sprintf("%s (%s, attempt %d)", orDash(op.Step), keys.label(op.Key, op.Key != ""), op.Attempt)
 }
 
 // gotText is what an answer was: "201 {"id":"re_1"}", or the transport error.
-func gotText(op scenarios.Op) string {
+func gotText(op verdict.Op) string {
 	switch {
 	case op.Status != 0 && len(op.Body) > 0:
 		return fmt.Sprintf("%d %s", op.Status, bodytext.Line(op.Body, bodyLineBytes))
@@ -167,12 +167,12 @@ func diffText(from, to int, changes []bodytext.Change) string {
 // blameSummary is the first blamed attempt on one line, for the Markdown summary:
 // "altered (K1, attempt 2) got 201, want 422 (mismatch); committed vs this answer: amount:
 // 4900 → 5000 (and 2 more attempts)". "" when nothing was blamed.
-func blameSummary(ev scenarios.Evidence) string {
+func blameSummary(ev verdict.Evidence) string {
 	if len(ev.Blame) == 0 || ev.Record == nil {
 		return ""
 	}
 	b := ev.Blame[0]
-	var op scenarios.Op
+	var op verdict.Op
 	found := false
 	for _, o := range ev.Record.History {
 		if o.Index == b.Index {

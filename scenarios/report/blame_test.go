@@ -11,8 +11,8 @@ import (
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 const (
@@ -23,14 +23,14 @@ const (
 // mismatchAnswered2xx is a fingerprint/mismatch run against a target without a
 // fingerprint: the altered payload (P2) got a 201 where 422 was due; the checker blamed
 // that attempt (history event 3) against the committed response.
-func mismatchAnswered2xx() scenarios.Result {
-	rec := &scenarios.Record{
+func mismatchAnswered2xx() verdict.Result {
+	rec := &verdict.Record{
 		Seed: 7, Entity: "o-1", Ledger: map[string]int{"operation": 1},
-		History: []scenarios.Op{
-			{Index: 0, Attempt: 1, Type: scenarios.OpInvoke, Key: "k-1", Step: "original", Time: t0},
-			{Index: 1, Attempt: 1, Type: scenarios.OpOK, Key: "k-1", Step: "original", Time: t0, Status: 201, Body: []byte(committedBody), Class: outcome.Success},
-			{Index: 2, Attempt: 2, Type: scenarios.OpInvoke, Key: "k-1", Step: "altered", Time: t0},
-			{Index: 3, Attempt: 2, Type: scenarios.OpOK, Key: "k-1", Step: "altered", Time: t0, Status: 201, Body: []byte(alteredBody), Class: outcome.Success},
+		History: []verdict.Op{
+			{Index: 0, Attempt: 1, Type: verdict.OpInvoke, Key: "k-1", Step: "original", Time: t0},
+			{Index: 1, Attempt: 1, Type: verdict.OpOK, Key: "k-1", Step: "original", Time: t0, Status: 201, Body: []byte(committedBody), Class: outcome.Success},
+			{Index: 2, Attempt: 2, Type: verdict.OpInvoke, Key: "k-1", Step: "altered", Time: t0},
+			{Index: 3, Attempt: 2, Type: verdict.OpOK, Key: "k-1", Step: "altered", Time: t0, Status: 201, Body: []byte(alteredBody), Class: outcome.Success},
 		},
 		Journal: []faultproxy.Record{
 			{Seq: 4, Time: t0, Method: "POST", Path: "/v1/refunds", Key: "k-1", HasKey: true, Attempt: 1, BodySHA256: "2c925cbe00",
@@ -39,24 +39,24 @@ func mismatchAnswered2xx() scenarios.Result {
 				ReachedUpstream: true, UpstreamCalls: 1, UpstreamStatus: 201, ClientStatus: 201, ClientResult: faultproxy.ClientDelivered, Outcome: faultproxy.OutcomeOK},
 		},
 	}
-	return scenarios.Result{
+	return verdict.Result{
 		ScenarioID: "fingerprint/mismatch", Description: "the same key with another payload is refused",
-		Requirement: "reuse with another payload gets 422", Source: "draft-07 §2.7", Level: scenarios.LevelMust,
-		Target: "reference+no-fingerprint", Verdict: scenarios.Fail,
+		Requirement: "reuse with another payload gets 422", Source: "draft-07 §2.7", Level: verdict.LevelMust,
+		Target: "reference+no-fingerprint", Verdict: verdict.Fail,
 		Message: "another payload was answered 201, want 422",
-		Evidence: scenarios.Evidence{
-			Categories: map[string]int{scenarios.CatLeaked: 1},
+		Evidence: verdict.Evidence{
+			Categories: map[string]int{verdict.CatLeaked: 1},
 			Examples:   []string{"altered got 201 " + alteredBody},
 			Record:     rec,
-			Blame: []scenarios.Blame{{Index: 3, Want: "422 (mismatch)",
-				Committed: &scenarios.Response{Status: 201, Body: []byte(committedBody)}}},
+			Blame: []verdict.Blame{{Index: 3, Want: "422 (mismatch)",
+				Committed: &verdict.Response{Status: 201, Body: []byte(committedBody)}}},
 		},
 	}
 }
 
-func blameReport() *scenarios.Report {
+func blameReport() *verdict.Report {
 	r := mismatchAnswered2xx()
-	return &scenarios.Report{SchemaVersion: scenarios.ReportSchemaVersion, Seed: 7, Started: t0, Targets: []string{r.Target}, Results: []scenarios.Result{r}}
+	return &verdict.Report{SchemaVersion: verdict.ReportSchemaVersion, Seed: 7, Started: t0, Targets: []string{r.Target}, Results: []verdict.Result{r}}
 }
 
 // answerArrows are the proxy → client arrows of a diagram (x1 > x2 on the client lane),
@@ -125,19 +125,19 @@ func TestJUnitFailureCarriesTheBlameAndTheDiff(t *testing.T) {
 // Concurrent attempts can reach the proxy in another order than the client invoked them:
 // the blamed 409 is marked on the journal record that answered 409.
 func TestBlameFollowsTheStatusWhenOrdinalsCross(t *testing.T) {
-	rec := &scenarios.Record{
-		History: []scenarios.Op{
-			{Index: 0, Client: 0, Attempt: 1, Type: scenarios.OpInvoke, Key: "k", Step: "original"},
-			{Index: 1, Client: 1, Attempt: 1, Type: scenarios.OpInvoke, Key: "k", Step: "repeat"},
-			{Index: 2, Client: 1, Attempt: 1, Type: scenarios.OpFail, Key: "k", Step: "repeat", Status: 409, Class: outcome.InFlight},
-			{Index: 3, Client: 0, Attempt: 1, Type: scenarios.OpOK, Key: "k", Step: "original", Status: 201, Class: outcome.Success},
+	rec := &verdict.Record{
+		History: []verdict.Op{
+			{Index: 0, Client: 0, Attempt: 1, Type: verdict.OpInvoke, Key: "k", Step: "original"},
+			{Index: 1, Client: 1, Attempt: 1, Type: verdict.OpInvoke, Key: "k", Step: "repeat"},
+			{Index: 2, Client: 1, Attempt: 1, Type: verdict.OpFail, Key: "k", Step: "repeat", Status: 409, Class: outcome.InFlight},
+			{Index: 3, Client: 0, Attempt: 1, Type: verdict.OpOK, Key: "k", Step: "original", Status: 201, Class: outcome.Success},
 		},
 		Journal: []faultproxy.Record{
 			{Seq: 1, Time: t0, Method: "POST", Path: "/p", Key: "k", HasKey: true, Attempt: 1, ReachedUpstream: true, UpstreamStatus: 409, ClientStatus: 409, ClientResult: faultproxy.ClientDelivered, Outcome: faultproxy.OutcomeFail},
 			{Seq: 2, Time: t0.Add(time.Millisecond), Method: "POST", Path: "/p", Key: "k", HasKey: true, Attempt: 2, ReachedUpstream: true, UpstreamStatus: 201, ClientStatus: 201, ClientResult: faultproxy.ClientDelivered, Outcome: faultproxy.OutcomeOK},
 		},
 	}
-	r := scenarios.Result{ScenarioID: "race/in-flight-409", Evidence: scenarios.Evidence{Record: rec, Blame: []scenarios.Blame{{Index: 2, Want: "the replay after a wait"}}}}
+	r := verdict.Result{ScenarioID: "race/in-flight-409", Evidence: verdict.Evidence{Record: rec, Blame: []verdict.Blame{{Index: 2, Want: "the replay after a wait"}}}}
 	out := report.ResultTimeline(r)
 	require.Regexp(t, `(?m)^\s+1\s+K1\s+1\s.*409\s+409\s+fail\s+✗ want the replay after a wait$`, out)
 	require.Regexp(t, `(?m)^\s+2\s+K1\s+2\s.*201\s+201\s+ok\s*$`, out)
@@ -147,21 +147,21 @@ func TestBlameFollowsTheStatusWhenOrdinalsCross(t *testing.T) {
 // A burst is cut after 24 attempts, but the attempt the checker blamed is shown even
 // when it came later.
 func TestBlamedAttemptPastTheRowLimitIsStillShown(t *testing.T) {
-	rec := &scenarios.Record{Ledger: map[string]int{"operation": 1}}
+	rec := &verdict.Record{Ledger: map[string]int{"operation": 1}}
 	for i := 1; i <= 30; i++ {
 		status, cls := 409, outcome.InFlight
 		if i == 1 {
 			status, cls = 201, outcome.Success
 		}
 		rec.History = append(rec.History,
-			scenarios.Op{Index: 2*i - 2, Client: i, Attempt: 1, Type: scenarios.OpInvoke, Key: "k", Step: "burst"},
-			scenarios.Op{Index: 2*i - 1, Client: i, Attempt: 1, Type: scenarios.OpFail, Key: "k", Step: "burst", Status: status, Class: cls})
+			verdict.Op{Index: 2*i - 2, Client: i, Attempt: 1, Type: verdict.OpInvoke, Key: "k", Step: "burst"},
+			verdict.Op{Index: 2*i - 1, Client: i, Attempt: 1, Type: verdict.OpFail, Key: "k", Step: "burst", Status: status, Class: cls})
 		rec.Journal = append(rec.Journal, faultproxy.Record{Seq: uint64(100 + i), Time: t0.Add(time.Duration(i) * time.Millisecond), Method: "POST", Path: "/p",
 			Key: "k", HasKey: true, Attempt: i, ReachedUpstream: true, UpstreamStatus: status, ClientStatus: status,
 			ClientResult: faultproxy.ClientDelivered, Outcome: faultproxy.OutcomeFail})
 	}
 	// The 28th attempt: history completion index 55, journal seq 128.
-	r := scenarios.Result{ScenarioID: "race/burst-50", Evidence: scenarios.Evidence{Record: rec, Blame: []scenarios.Blame{{Index: 55, Want: "the committed success"}}}}
+	r := verdict.Result{ScenarioID: "race/burst-50", Evidence: verdict.Evidence{Record: rec, Blame: []verdict.Blame{{Index: 55, Want: "the committed success"}}}}
 	out := report.ResultTimeline(r)
 	require.Regexp(t, `(?s)6 more attempts.*\n\s+128\s+K1\s+28\s.*✗ want the committed success\n`, out)
 	svg := report.ResultSVG("b", r)
@@ -181,10 +181,10 @@ func TestAnswerIdenticalToTheCommittedResponseIsSaidToBe(t *testing.T) {
 	r := mismatchAnswered2xx()
 	r.Evidence.Record.History[3].Body = []byte(committedBody)
 	var buf bytes.Buffer
-	report.WriteSummary(&buf, &scenarios.Report{Results: []scenarios.Result{r}, Targets: []string{r.Target}})
+	report.WriteSummary(&buf, &verdict.Report{Results: []verdict.Result{r}, Targets: []string{r.Target}})
 	require.Contains(t, buf.String(), "committed vs this answer: identical (the committed response itself)")
 	buf.Reset()
-	require.NoError(t, report.WriteHTML(&buf, &scenarios.Report{Results: []scenarios.Result{r}, Targets: []string{r.Target}}))
+	require.NoError(t, report.WriteHTML(&buf, &verdict.Report{Results: []verdict.Result{r}, Targets: []string{r.Target}}))
 	require.Contains(t, buf.String(), "identical: this answer is the committed response itself")
 	require.NotContains(t, buf.String(), `<ul class="diff">`)
 }

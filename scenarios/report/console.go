@@ -8,15 +8,15 @@ import (
 	"sync"
 	"text/tabwriter"
 
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // Progress returns a scenarios.RunConfig.Progress callback that prints one line per
 // finished scenario to w. The runner may call it from several goroutines; lines never
 // interleave.
-func Progress(w io.Writer) func(scenarios.Result) {
+func Progress(w io.Writer) func(verdict.Result) {
 	var mu sync.Mutex
-	return func(r scenarios.Result) {
+	return func(r verdict.Result) {
 		mu.Lock()
 		defer mu.Unlock()
 		WriteLine(w, r)
@@ -26,7 +26,7 @@ func Progress(w io.Writer) func(scenarios.Result) {
 // WriteLine prints one result as a fixed-width line:
 //
 //	PASS        replay/after-503                  reference   41ms  one refund; the retry got the committed 201
-func WriteLine(w io.Writer, r scenarios.Result) {
+func WriteLine(w io.Writer, r verdict.Result) {
 	fmt.Fprintf(w, "%-10s  %-32s  %-12s  %7s  %s\n",
 		r.Verdict, r.ScenarioID, r.Target, roundDuration(duration(r)), lineMessage(r))
 }
@@ -34,7 +34,7 @@ func WriteLine(w io.Writer, r scenarios.Result) {
 // lineMessage is a result's message on its line. A provisional FAIL says first that it
 // may still change: a reader of a CI log who sees it and then "no failures" should not
 // have to guess which one is true.
-func lineMessage(r scenarios.Result) string {
+func lineMessage(r verdict.Result) string {
 	if r.Provisional {
 		return oneLine("provisional, the ledger is read again when the target's run ends: " + r.Message)
 	}
@@ -52,7 +52,7 @@ func oneLine(s string) string {
 // the attempts its checker blamed with what they should have got (and how their body
 // differs from the committed one), the aligned timeline and the seed with the command that repeats it. An incomplete run says
 // so first, and lists what never ran.
-func WriteSummary(w io.Writer, rep *scenarios.Report) {
+func WriteSummary(w io.Writer, rep *verdict.Report) {
 	if banner := IncompleteBanner(rep); banner != "" {
 		fmt.Fprintf(w, "%s\n", banner)
 		if len(rep.NotRun) > 0 {
@@ -83,7 +83,7 @@ func WriteSummary(w io.Writer, rep *scenarios.Report) {
 	if !rep.Strict {
 		// Not detailed without strict, but an UNKNOWN is never a pass: say so rather than
 		// let "no failures" stand alone.
-		for _, v := range []scenarios.Verdict{scenarios.Unknown, scenarios.NonStrict} {
+		for _, v := range []verdict.Verdict{verdict.Unknown, verdict.NonStrict} {
 			var ids []string
 			for _, r := range rep.Results {
 				if r.Verdict == v {
@@ -91,7 +91,7 @@ func WriteSummary(w io.Writer, rep *scenarios.Report) {
 				}
 			}
 			what := "not failing without --strict"
-			if v == scenarios.Unknown {
+			if v == verdict.Unknown {
 				what = "nothing proven for them (incomplete, never a pass)"
 			}
 			if len(ids) > 0 {
@@ -118,7 +118,7 @@ func WriteSummary(w io.Writer, rep *scenarios.Report) {
 	}
 	unknown := 0
 	for _, r := range failing {
-		if r.Verdict == scenarios.Unknown {
+		if r.Verdict == verdict.Unknown {
 			unknown++
 		}
 	}
@@ -148,7 +148,7 @@ func WriteSummary(w io.Writer, rep *scenarios.Report) {
 
 // SeedText is the run's seed, "seed 5", or for a repeated check its seeds and runs,
 // "seeds 5-7, 3 runs".
-func SeedText(rep *scenarios.Report) string {
+func SeedText(rep *verdict.Report) string {
 	if rep.Runs > 1 {
 		return fmt.Sprintf("seeds %d-%d, %d runs", rep.Seed, rep.Seed+int64(rep.Runs)-1, rep.Runs)
 	}
@@ -157,7 +157,7 @@ func SeedText(rep *scenarios.Report) string {
 
 // RepeatCommand is the command line that runs one result's scenario again with the same
 // seed against the same target; the report's own Repeat when a tool set one.
-func RepeatCommand(rep *scenarios.Report, r scenarios.Result) string {
+func RepeatCommand(rep *verdict.Report, r verdict.Result) string {
 	if rep.Repeat != "" {
 		return rep.Repeat
 	}
@@ -202,7 +202,7 @@ func embeddedVariant(target string) (flaws []string, postgres bool, ok bool) {
 
 // notRunText is "a/b, c/d @ t1; e/f @ t2": the scenarios never started, per target,
 // cut after 40 so an interrupted 1,000-scenario matrix stays readable.
-func notRunText(list []scenarios.NotRun) string {
+func notRunText(list []verdict.NotRun) string {
 	const show = 40
 	var parts []string
 	for i := 0; i < len(list) && i < show; {
@@ -222,8 +222,8 @@ func notRunText(list []scenarios.NotRun) string {
 
 // failingResults is every result that fails the run, in report order: known failures
 // of the baseline are not among them.
-func failingResults(rep *scenarios.Report) []scenarios.Result {
-	var out []scenarios.Result
+func failingResults(rep *verdict.Report) []verdict.Result {
+	var out []verdict.Result
 	for _, r := range rep.Results {
 		if FailsRun(rep, r) {
 			out = append(out, r)
@@ -253,7 +253,7 @@ func sortedKeys(m map[string]int) []string {
 }
 
 // targetWidth is the width of the summary's target column.
-func targetWidth(rep *scenarios.Report) int {
+func targetWidth(rep *verdict.Report) int {
 	width := len("target")
 	for _, t := range targets(rep) {
 		width = max(width, len(t))

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 func TestWriteLineIsOneAlignedLine(t *testing.T) {
@@ -100,7 +100,7 @@ func TestSummaryCountsAndFailureDetails(t *testing.T) {
 }
 
 func TestSummaryWithoutFailures(t *testing.T) {
-	rep := &scenarios.Report{Seed: 7, Targets: []string{"reference"}, Results: sampleReport().Results[:1]}
+	rep := &verdict.Report{Seed: 7, Targets: []string{"reference"}, Results: sampleReport().Results[:1]}
 	var buf bytes.Buffer
 	report.WriteSummary(&buf, rep)
 	require.Contains(t, buf.String(), "no failures (seed 7, strict=false)")
@@ -121,18 +121,18 @@ func TestTimelineSummarisesLongBursts(t *testing.T) {
 }
 
 func TestFailingFollowsStrict(t *testing.T) {
-	require.True(t, report.Failing(scenarios.Fail, false))
-	require.False(t, report.Failing(scenarios.Unknown, false))
-	require.True(t, report.Failing(scenarios.Unknown, true))
-	require.False(t, report.Failing(scenarios.NonStrict, false))
-	require.True(t, report.Failing(scenarios.NonStrict, true))
-	for _, v := range []scenarios.Verdict{scenarios.Pass, scenarios.Info, scenarios.NA} {
+	require.True(t, report.Failing(verdict.Fail, false))
+	require.False(t, report.Failing(verdict.Unknown, false))
+	require.True(t, report.Failing(verdict.Unknown, true))
+	require.False(t, report.Failing(verdict.NonStrict, false))
+	require.True(t, report.Failing(verdict.NonStrict, true))
+	for _, v := range []verdict.Verdict{verdict.Pass, verdict.Info, verdict.NA} {
 		require.False(t, report.Failing(v, true), v)
 	}
 }
 
 func TestRepeatCommandNamesTheEmbeddedVariant(t *testing.T) {
-	rep := &scenarios.Report{Seed: 9, Strict: true}
+	rep := &verdict.Report{Seed: 9, Strict: true}
 	cases := map[string]string{
 		"reference":                    "idemproof check --seed 9 --only replay/marker --strict",
 		"reference+no-replay-header":   "idemproof check --seed 9 --only replay/marker --flaw no-replay-header --strict",
@@ -141,7 +141,7 @@ func TestRepeatCommandNamesTheEmbeddedVariant(t *testing.T) {
 		"stripe-like":                  "idemproof check --seed 9 --only replay/marker --profile stripe-like --strict",
 	}
 	for target, want := range cases {
-		got := report.RepeatCommand(rep, scenarios.Result{ScenarioID: "replay/marker", Target: target})
+		got := report.RepeatCommand(rep, verdict.Result{ScenarioID: "replay/marker", Target: target})
 		require.Equal(t, want, got, target)
 	}
 }
@@ -149,7 +149,7 @@ func TestRepeatCommandNamesTheEmbeddedVariant(t *testing.T) {
 // TestRepeatCommandNamesTheProfileFile: a profile loaded from a file is repeated by its
 // path (quoted for the shell), not by the name inside it, which --profile cannot find.
 func TestRepeatCommandNamesTheProfileFile(t *testing.T) {
-	rep := &scenarios.Report{Seed: 9, TargetSources: map[string]string{
+	rep := &verdict.Report{Seed: 9, TargetSources: map[string]string{
 		"stripe-like": "profiles/stripe like.yaml",
 		"tools-api":   "./ci/tools.yaml",
 	}}
@@ -159,7 +159,7 @@ func TestRepeatCommandNamesTheProfileFile(t *testing.T) {
 		"unlisted":    "idemproof check --seed 9 --only replay/marker --profile unlisted",
 	}
 	for target, want := range cases {
-		got := report.RepeatCommand(rep, scenarios.Result{ScenarioID: "replay/marker", Target: target})
+		got := report.RepeatCommand(rep, verdict.Result{ScenarioID: "replay/marker", Target: target})
 		require.Equal(t, want, got, target)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // File names WriteDir writes.
@@ -20,7 +20,7 @@ const (
 // FileWriters is each file WriteDir writes and the function that renders it, in order.
 var FileWriters = []struct {
 	Name  string
-	Write func(io.Writer, *scenarios.Report) error
+	Write func(io.Writer, *verdict.Report) error
 }{
 	{JSONFile, WriteJSON},
 	{JUnitFile, WriteJUnit},
@@ -32,7 +32,7 @@ var FileWriters = []struct {
 // missing. Each file is rendered in memory, written to a temporary file in dir and
 // renamed over the final name, so a reader sees the old file or the new one, never half
 // of one. It returns the paths written.
-func WriteDir(dir string, rep *scenarios.Report) ([]string, error) {
+func WriteDir(dir string, rep *verdict.Report) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create report dir: %w", err)
 	}
@@ -49,7 +49,7 @@ func WriteDir(dir string, rep *scenarios.Report) ([]string, error) {
 
 // WriteFile renders rep with write into memory, then writes it to path atomically (a
 // temporary file beside it, renamed over it).
-func WriteFile(path string, write func(io.Writer, *scenarios.Report) error, rep *scenarios.Report) error {
+func WriteFile(path string, write func(io.Writer, *verdict.Report) error, rep *verdict.Report) error {
 	var buf bytes.Buffer
 	if err := write(&buf, rep); err != nil {
 		return err

@@ -4,15 +4,15 @@ import (
 	"os"
 	"time"
 
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 func ExampleWriteLine() {
-	report.WriteLine(os.Stdout, scenarios.Result{
+	report.WriteLine(os.Stdout, verdict.Result{
 		ScenarioID: "replay/after-503",
 		Target:     "reference",
-		Verdict:    scenarios.Pass,
+		Verdict:    verdict.Pass,
 		Message:    "one side effect; the retry got the committed 201",
 		Duration:   41 * time.Millisecond,
 	})
@@ -21,14 +21,14 @@ func ExampleWriteLine() {
 }
 
 func ExampleWriteSummary() {
-	report.WriteSummary(os.Stdout, &scenarios.Report{
+	report.WriteSummary(os.Stdout, &verdict.Report{
 		Seed:    7,
 		Targets: []string{"reference", "my-api"},
-		Results: []scenarios.Result{
-			{ScenarioID: "replay/after-503", Target: "reference", Verdict: scenarios.Pass},
-			{ScenarioID: "replay/after-503", Target: "my-api", Verdict: scenarios.Fail,
-				Message: "2 side effects for one key", Requirement: "one side effect", Level: scenarios.LevelSafety, Source: "draft-07",
-				Evidence: scenarios.Evidence{Categories: map[string]int{scenarios.CatDuplicated: 1}}},
+		Results: []verdict.Result{
+			{ScenarioID: "replay/after-503", Target: "reference", Verdict: verdict.Pass},
+			{ScenarioID: "replay/after-503", Target: "my-api", Verdict: verdict.Fail,
+				Message: "2 side effects for one key", Requirement: "one side effect", Level: verdict.LevelSafety, Source: "draft-07",
+				Evidence: verdict.Evidence{Categories: map[string]int{verdict.CatDuplicated: 1}}},
 		},
 	})
 	// Output:

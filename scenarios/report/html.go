@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/outcome"
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/bodytext"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 //go:embed report.html.tmpl
@@ -30,7 +30,7 @@ type htmlPage struct {
 	Seed     string // "seed 5", or "seeds 5-7, 3 runs" (SeedText)
 	Strict   bool
 	Targets  []string
-	Verdicts []scenarios.Verdict
+	Verdicts []verdict.Verdict
 	Counts   []htmlCountRow
 	Groups   []htmlGroup
 	Failing  int
@@ -46,7 +46,7 @@ type htmlPage struct {
 
 type htmlFailure struct {
 	Anchor, ScenarioID, Target, Message, Label string
-	Verdict                                    scenarios.Verdict
+	Verdict                                    verdict.Verdict
 }
 
 type htmlCountRow struct {
@@ -56,7 +56,7 @@ type htmlCountRow struct {
 }
 
 type htmlCount struct {
-	Verdict scenarios.Verdict
+	Verdict verdict.Verdict
 	N       int
 }
 
@@ -71,7 +71,7 @@ type htmlScenario struct {
 	Description string
 	Requirement string
 	Source      string
-	Level       scenarios.Level
+	Level       verdict.Level
 	Labels      []string
 	Cells       []htmlCell // one per target, in target order
 }
@@ -82,7 +82,7 @@ type htmlCell struct {
 	Target     string
 	Present    bool
 	Anchor     string
-	Verdict    scenarios.Verdict
+	Verdict    verdict.Verdict
 	Message    string
 	Duration   string
 	Open       bool // failing results are expanded
@@ -115,14 +115,14 @@ type htmlCategory struct {
 // targets matrix coloured by verdict, and per scenario and target the verdict, the
 // evidence and the attempt timeline as an inline SVG sequence diagram. No script and no
 // external asset is referenced; the page works from a file:// URL or a CI artifact.
-func WriteHTML(w io.Writer, rep *scenarios.Report) error {
+func WriteHTML(w io.Writer, rep *verdict.Report) error {
 	if err := pageTemplate.Execute(w, buildPage(rep)); err != nil {
 		return fmt.Errorf("write html report: %w", err)
 	}
 	return nil
 }
 
-func buildPage(rep *scenarios.Report) htmlPage {
+func buildPage(rep *verdict.Report) htmlPage {
 	ts := targets(rep)
 	p := htmlPage{
 		Title:    "idemproof report",
@@ -166,13 +166,13 @@ func buildPage(rep *scenarios.Report) htmlPage {
 		p.Counts = append(p.Counts, row)
 	}
 
-	byKey := map[[2]string]scenarios.Result{}
+	byKey := map[[2]string]verdict.Result{}
 	for _, r := range rep.Results {
 		byKey[[2]string{r.ScenarioID, r.Target}] = r
 	}
 	groupIndex := map[string]int{}
 	for _, id := range scenarioOrder(rep) {
-		var first scenarios.Result
+		var first verdict.Result
 		for _, t := range ts {
 			if r, ok := byKey[[2]string{id, t}]; ok {
 				first = r
@@ -192,7 +192,7 @@ func buildPage(rep *scenarios.Report) htmlPage {
 				cell.Verdict = r.Verdict
 				cell.Message = oneLine(r.Message)
 				cell.Duration = roundDuration(duration(r)).String()
-				cell.Open = Failing(r.Verdict, rep.Strict) || r.Verdict == scenarios.Unknown
+				cell.Open = Failing(r.Verdict, rep.Strict) || r.Verdict == verdict.Unknown
 				for _, name := range sortedKeys(r.Evidence.Categories) {
 					cell.Categories = append(cell.Categories, htmlCategory{Name: name, N: r.Evidence.Categories[name]})
 				}
@@ -222,11 +222,11 @@ func buildPage(rep *scenarios.Report) htmlPage {
 // htmlBlames renders the blamed attempts of a result for the HTML page. An attempt is
 // numbered as its arrow in the diagram is (the proxy journal's seq), never by the
 // history's event index, which the page does not show.
-func htmlBlames(ev scenarios.Evidence) []htmlBlame {
+func htmlBlames(ev verdict.Evidence) []htmlBlame {
 	if ev.Record == nil {
 		return nil
 	}
-	ops := map[int]scenarios.Op{}
+	ops := map[int]verdict.Op{}
 	for _, op := range ev.Record.History {
 		ops[op.Index] = op
 	}
@@ -266,7 +266,7 @@ func htmlBlames(ev scenarios.Evidence) []htmlBlame {
 
 // describeAnswer is an answer's status and class, or how it was lost: "201", "409
 // (in_flight)", "info (timed-out)".
-func describeAnswer(op scenarios.Op) string {
+func describeAnswer(op verdict.Op) string {
 	switch {
 	case op.Status != 0 && op.Class != "" && op.Class != outcome.Success:
 		return fmt.Sprintf("%d (%s)", op.Status, op.Class)
@@ -295,6 +295,6 @@ func anchor(prefix, s string) string {
 }
 
 // verdictClass is the CSS class of a verdict: "v-pass", "v-non-strict", "v-n-a".
-func verdictClass(v scenarios.Verdict) string {
+func verdictClass(v verdict.Verdict) string {
 	return "v-" + strings.TrimPrefix(anchor("", string(v)), "-")
 }

@@ -9,16 +9,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // interruptedReport is the sample cut short: two scenarios never ran against stripe-like.
-func interruptedReport() *scenarios.Report {
+func interruptedReport() *verdict.Report {
 	rep := sampleReport()
 	rep.Complete = false
 	rep.Interrupted = "interrupt signal received"
-	rep.NotRun = []scenarios.NotRun{{ScenarioID: "key/missing", Target: "stripe-like"}, {ScenarioID: "key/empty", Target: "stripe-like"}}
+	rep.NotRun = []verdict.NotRun{{ScenarioID: "key/missing", Target: "stripe-like"}, {ScenarioID: "key/empty", Target: "stripe-like"}}
 	return rep
 }
 

@@ -8,12 +8,13 @@ import (
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // arrivalOrder is the journal sorted by arrival time (then sequence number): the proxy
 // numbers an attempt when it finishes, so concurrent attempts come out of order, and a
 // sequence diagram must read top to bottom in time.
-func arrivalOrder(rec *scenarios.Record) []faultproxy.Record {
+func arrivalOrder(rec *verdict.Record) []faultproxy.Record {
 	out := append([]faultproxy.Record(nil), rec.Journal...)
 	sort.SliceStable(out, func(i, k int) bool {
 		if !out[i].Time.Equal(out[k].Time) {

@@ -11,12 +11,13 @@ import (
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // A concurrent pair as the proxy journals it: numbered when each attempt finished, so
 // the later arrival has the lower sequence number; two payloads; a test hook header.
-func concurrentPair() *scenarios.Record {
-	return &scenarios.Record{
+func concurrentPair() *verdict.Record {
+	return &verdict.Record{
 		Ledger: map[string]int{"refund": 1},
 		Journal: []faultproxy.Record{
 			{Seq: 7, Time: t0.Add(3 * time.Millisecond), Method: "POST", Path: "/v1/refunds", Key: "k", HasKey: true, Attempt: 2,
@@ -53,13 +54,13 @@ func TestSequenceDiagramInArrivalOrder(t *testing.T) {
 // shows its first rows, and the key legend names only the keys those rows show, counting
 // the rest, instead of a line hundreds of keys long.
 func TestTimelineKeyLegendNamesOnlyShownKeys(t *testing.T) {
-	rec := &scenarios.Record{Ledger: map[string]int{"refund": 1}}
+	rec := &verdict.Record{Ledger: map[string]int{"refund": 1}}
 	const keys = 300
 	for i := range keys {
 		key := fmt.Sprintf("newer-key-%03d", i)
 		rec.History = append(rec.History,
-			scenarios.Op{Index: 2 * i, Type: scenarios.OpInvoke, Key: key, Step: "newer-keys", Time: t0},
-			scenarios.Op{Index: 2*i + 1, Type: scenarios.OpOK, Key: key, Step: "newer-keys", Status: 201, Time: t0})
+			verdict.Op{Index: 2 * i, Type: verdict.OpInvoke, Key: key, Step: "newer-keys", Time: t0},
+			verdict.Op{Index: 2*i + 1, Type: verdict.OpOK, Key: key, Step: "newer-keys", Status: 201, Time: t0})
 	}
 	out := report.Timeline(rec)
 	legend := out[strings.Index(out, "  keys: "):]
@@ -74,7 +75,7 @@ func TestTimelineKeyLegendNamesOnlyShownKeys(t *testing.T) {
 // The payload legend is bounded likewise: 500 newer keys, each with a payload of its
 // own, are named up to the bound and counted after it.
 func TestTimelinePayloadLegendIsBounded(t *testing.T) {
-	rec := &scenarios.Record{Ledger: map[string]int{"refund": 1}}
+	rec := &verdict.Record{Ledger: map[string]int{"refund": 1}}
 	const payloads = 300
 	for i := range payloads {
 		rec.Journal = append(rec.Journal, faultproxy.Record{Seq: uint64(i + 1), Key: fmt.Sprintf("k-%03d", i), HasKey: true, Attempt: 1,

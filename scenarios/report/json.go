@@ -5,22 +5,22 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // WriteJSON writes the report as indented JSON. The field order is the struct's and map
 // keys are sorted, so the output is stable. A zero SchemaVersion is written as
 // scenarios.ReportSchemaVersion; "complete" is !rep.Incomplete(); durations are written in milliseconds (duration_ms),
 // filled from Duration where the runner left DurationMS zero.
-func WriteJSON(w io.Writer, rep *scenarios.Report) error {
+func WriteJSON(w io.Writer, rep *verdict.Report) error {
 	out := *rep
 	if out.SchemaVersion == 0 {
-		out.SchemaVersion = scenarios.ReportSchemaVersion
+		out.SchemaVersion = verdict.ReportSchemaVersion
 	}
 	// "complete" is true unless the run recorded why it stopped, so a report built by
 	// hand or by another tool does not read as interrupted.
 	out.Complete = !rep.Incomplete()
-	out.Results = make([]scenarios.Result, len(rep.Results))
+	out.Results = make([]verdict.Result, len(rep.Results))
 	for i, r := range rep.Results {
 		if r.DurationMS == 0 && r.Duration > 0 {
 			r.DurationMS = float64(r.Duration.Microseconds()) / 1000
@@ -37,16 +37,16 @@ func WriteJSON(w io.Writer, rep *scenarios.Report) error {
 
 // ReadJSON parses a report written by WriteJSON and refuses a schema version it does not
 // know.
-func ReadJSON(r io.Reader) (*scenarios.Report, error) {
+func ReadJSON(r io.Reader) (*verdict.Report, error) {
 	// A report written before "complete" existed lacks it; it was written by a run that
 	// did not know it could be cut short, as complete.
-	rep := scenarios.Report{Complete: true}
+	rep := verdict.Report{Complete: true}
 	if err := json.NewDecoder(r).Decode(&rep); err != nil {
 		return nil, fmt.Errorf("read json report: %w", err)
 	}
-	if rep.SchemaVersion != scenarios.ReportSchemaVersion {
+	if rep.SchemaVersion != verdict.ReportSchemaVersion {
 		return nil, fmt.Errorf("read json report: schema_version %d, this idemproof reads %d",
-			rep.SchemaVersion, scenarios.ReportSchemaVersion)
+			rep.SchemaVersion, verdict.ReportSchemaVersion)
 	}
 	return &rep, nil
 }

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 func TestJSONRoundTripAndStableOrder(t *testing.T) {
@@ -26,20 +26,20 @@ func TestJSONRoundTripAndStableOrder(t *testing.T) {
 	back, err := report.ReadJSON(strings.NewReader(out))
 	require.NoError(t, err)
 	require.Len(t, back.Results, resultCount())
-	require.Equal(t, scenarios.Fail, back.Results[1].Verdict)
+	require.Equal(t, verdict.Fail, back.Results[1].Verdict)
 	require.Equal(t, 40.0, back.Results[1].DurationMS, "duration_ms is filled from Duration")
 	require.Equal(t, 2, back.Results[1].Evidence.Record.Ledger["refund"])
 	require.Equal(t, "k\x01ctl", back.Results[1].Evidence.Record.Journal[0].Key)
-	require.Equal(t, 1, back.Results[1].Evidence.Categories[scenarios.CatDuplicated])
+	require.Equal(t, 1, back.Results[1].Evidence.Categories[verdict.CatDuplicated])
 	require.Zero(t, rep.Results[1].DurationMS, "WriteJSON must not modify its input")
 }
 
 func TestJSONFillsSchemaVersion(t *testing.T) {
 	var buf bytes.Buffer
-	require.NoError(t, report.WriteJSON(&buf, &scenarios.Report{Seed: 1}))
+	require.NoError(t, report.WriteJSON(&buf, &verdict.Report{Seed: 1}))
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &m))
-	require.Equal(t, float64(scenarios.ReportSchemaVersion), m["schema_version"])
+	require.Equal(t, float64(verdict.ReportSchemaVersion), m["schema_version"])
 }
 
 func TestReadJSONRefusesUnknownSchema(t *testing.T) {

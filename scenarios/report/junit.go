@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // JUnit XML shapes, exported so tests and tools can parse a report back.
@@ -63,7 +63,7 @@ type (
 // distinguishable. An incomplete run opens with an XML comment saying so, every suite
 // carries complete=false, and each scenario that never started is a testcase with an
 // <error> ("not run"), so no CI reads it as passed.
-func WriteJUnit(w io.Writer, rep *scenarios.Report) error {
+func WriteJUnit(w io.Writer, rep *verdict.Report) error {
 	doc := JUnitSuites{Name: "idemproof"}
 	var totalSeconds float64
 	byTarget := map[string]*JUnitSuite{}
@@ -105,10 +105,10 @@ func WriteJUnit(w io.Writer, rep *scenarios.Report) error {
 			// The baseline failed it already: shown, but not red, as the exit status says.
 			c.Skipped = &JUnitSkipped{Message: knownLabel(r) + ": " + r.Message}
 			s.Skipped++
-		case r.Verdict == scenarios.NA:
+		case r.Verdict == verdict.NA:
 			c.Skipped = &JUnitSkipped{Message: "N/A: " + r.Message}
 			s.Skipped++
-		case r.Verdict == scenarios.Unknown:
+		case r.Verdict == verdict.Unknown:
 			c.Error = &JUnitProblem{Message: r.Message, Type: string(r.Verdict), Text: evidenceText(rep, r)}
 			s.Errors++
 		case Failing(r.Verdict, rep.Strict):
@@ -160,7 +160,7 @@ func WriteJUnit(w io.Writer, rep *scenarios.Report) error {
 
 // evidenceText is the body of a failure or error element: requirement, categories,
 // examples, the blamed attempts, the aligned timeline and the command that repeats the run.
-func evidenceText(rep *scenarios.Report, r scenarios.Result) string {
+func evidenceText(rep *verdict.Report, r verdict.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", r.Verdict, r.Message)
 	fmt.Fprintf(&b, "requirement: %s [%s; %s]\n", r.Requirement, r.Level, r.Source)

@@ -7,18 +7,18 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // withBaseline is the sample with its FAIL known to a baseline and two skipped scenarios.
-func withBaseline() *scenarios.Report {
+func withBaseline() *verdict.Report {
 	rep := sampleReport()
 	rep.Baseline = "old/report.json"
 	rep.Skipped = []string{"race/burst-1000", "recovery/slow-past-lock"}
 	for i := range rep.Results {
-		if rep.Results[i].Verdict == scenarios.Fail {
-			rep.Results[i].KnownFailure, rep.Results[i].BaselineVerdict = true, scenarios.Fail
+		if rep.Results[i].Verdict == verdict.Fail {
+			rep.Results[i].KnownFailure, rep.Results[i].BaselineVerdict = true, verdict.Fail
 		}
 	}
 	return rep

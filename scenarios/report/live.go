@@ -5,7 +5,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // LiveOptions shape the live line per finished scenario.
@@ -20,10 +20,10 @@ type LiveOptions struct {
 
 // ProgressWith is Progress with a counter and colours, for a terminal. With the zero
 // LiveOptions its lines are exactly Progress's.
-func ProgressWith(w io.Writer, o LiveOptions) func(scenarios.Result) {
+func ProgressWith(w io.Writer, o LiveOptions) func(verdict.Result) {
 	var mu sync.Mutex
 	done := 0
-	return func(r scenarios.Result) {
+	return func(r verdict.Result) {
 		mu.Lock()
 		defer mu.Unlock()
 		done++
@@ -35,22 +35,22 @@ func ProgressWith(w io.Writer, o LiveOptions) func(scenarios.Result) {
 			WriteLine(w, r)
 			return
 		}
-		verdict := fmt.Sprintf("%-10s", r.Verdict)
+		ruling := fmt.Sprintf("%-10s", r.Verdict)
 		if c := verdictColor(r.Verdict); c != "" {
-			verdict = c + verdict + "\x1b[0m"
+			ruling = c + ruling + "\x1b[0m"
 		}
 		fmt.Fprintf(w, "%s  %-32s  %-12s  %7s  %s\n",
-			verdict, r.ScenarioID, r.Target, roundDuration(duration(r)), lineMessage(r))
+			ruling, r.ScenarioID, r.Target, roundDuration(duration(r)), lineMessage(r))
 	}
 }
 
-func verdictColor(v scenarios.Verdict) string {
+func verdictColor(v verdict.Verdict) string {
 	switch v {
-	case scenarios.Pass:
+	case verdict.Pass:
 		return "\x1b[32m"
-	case scenarios.Fail:
+	case verdict.Fail:
 		return "\x1b[1;31m"
-	case scenarios.NonStrict, scenarios.Unknown:
+	case verdict.NonStrict, verdict.Unknown:
 		return "\x1b[33m"
 	}
 	return ""

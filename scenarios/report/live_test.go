@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 func TestProgressWithCounterAndColor(t *testing.T) {
@@ -38,6 +38,6 @@ func TestProgressWithCounterAndColor(t *testing.T) {
 	k := report.ProgressWith(&colored, report.LiveOptions{Color: true})
 	k(results[1])
 	require.True(t, strings.HasPrefix(colored.String(), "\x1b[1;31mFAIL      \x1b[0m  replay/after-503"), "%q", colored.String())
-	k(scenarios.Result{Verdict: scenarios.NA, ScenarioID: "x/y"})
+	k(verdict.Result{Verdict: verdict.NA, ScenarioID: "x/y"})
 	require.Contains(t, colored.String(), "\nN/A         x/y", "N/A stays uncoloured")
 }

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // MarkdownFile is the name WriteDir gives the Markdown summary.
@@ -17,23 +17,19 @@ const MarkdownFile = "report.md"
 // the summary far below a pull request comment's size limit.
 const MaxMarkdownResults = 40
 
-// SummaryLabel marks a result that describes the run rather than judging it (the fault
-// schedule as applied): the summary lists it under Notes whatever its verdict.
-const SummaryLabel = "summary"
-
 // WriteMarkdown writes a summary small enough for a pull request comment or
 // $GITHUB_STEP_SUMMARY: the INCOMPLETE banner of an interrupted run first, the verdict counts per target, every failing result with its
 // one-line evidence, its first blamed attempt and the command that repeats it, the UNKNOWN results (never a pass),
-// the baseline's known failures and the skipped scenarios, the notes (results labelled SummaryLabel), and with several targets the
+// the baseline's known failures and the skipped scenarios, the notes (results labelled verdict.SummaryLabel), and with several targets the
 // scenarios × targets matrix of the scenarios whose verdicts differ between targets or
 // are not PASS. Text from targets is escaped so a response body cannot break the page.
-func WriteMarkdown(w io.Writer, rep *scenarios.Report) error {
+func WriteMarkdown(w io.Writer, rep *verdict.Report) error {
 	var b strings.Builder
 	ts := targets(rep)
 	failing := failingResults(rep)
 	unknownFailing := 0 // under strict, detailed with the failures; still not a FAIL
 	for _, r := range failing {
-		if r.Verdict == scenarios.Unknown {
+		if r.Verdict == verdict.Unknown {
 			unknownFailing++
 		}
 	}
@@ -91,7 +87,7 @@ func WriteMarkdown(w io.Writer, rep *scenarios.Report) error {
 	}
 
 	shown := 0
-	section := func(title string, list []scenarios.Result) {
+	section := func(title string, list []verdict.Result) {
 		if len(list) == 0 {
 			return
 		}
@@ -116,17 +112,17 @@ func WriteMarkdown(w io.Writer, rep *scenarios.Report) error {
 		}
 	}
 	section("Failing", failing)
-	var unknown []scenarios.Result
+	var unknown []verdict.Result
 	for _, r := range rep.Results {
-		if r.Verdict == scenarios.Unknown && !FailsRun(rep, r) && !r.KnownFailure {
+		if r.Verdict == verdict.Unknown && !FailsRun(rep, r) && !r.KnownFailure {
 			unknown = append(unknown, r)
 		}
 	}
 	section("Unknown (the outcome could not be seen; not a pass)", unknown)
 	section("Known failures (failing in the baseline too; not failing this run)", KnownFailures(rep))
-	var notes []scenarios.Result
+	var notes []verdict.Result
 	for _, r := range rep.Results {
-		if slices.Contains(r.Labels, SummaryLabel) {
+		if slices.Contains(r.Labels, verdict.SummaryLabel) {
 			notes = append(notes, r)
 		}
 	}
@@ -158,8 +154,8 @@ func WriteMarkdown(w io.Writer, rep *scenarios.Report) error {
 
 // writeMarkdownMatrix writes the scenarios × targets table, keeping only the scenarios
 // worth a reader's eye: those not PASS everywhere.
-func writeMarkdownMatrix(b *strings.Builder, rep *scenarios.Report, ts []string) {
-	byKey := map[[2]string]scenarios.Result{}
+func writeMarkdownMatrix(b *strings.Builder, rep *verdict.Report, ts []string) {
+	byKey := map[[2]string]verdict.Result{}
 	for _, r := range rep.Results {
 		byKey[[2]string{r.ScenarioID, r.Target}] = r
 	}
@@ -177,7 +173,7 @@ func writeMarkdownMatrix(b *strings.Builder, rep *scenarios.Report, ts []string)
 				cells[i], clean = string(r.Verdict)+" (known)", false
 			default:
 				cells[i] = string(r.Verdict)
-				clean = clean && r.Verdict == scenarios.Pass
+				clean = clean && r.Verdict == verdict.Pass
 			}
 		}
 		if clean {
@@ -209,7 +205,7 @@ func writeMarkdownMatrix(b *strings.Builder, rep *scenarios.Report, ts []string)
 }
 
 // knownLabel says why a result does not fail the run: "known failure (baseline: FAIL)".
-func knownLabel(r scenarios.Result) string {
+func knownLabel(r verdict.Result) string {
 	if r.BaselineVerdict != "" {
 		return "known failure (baseline: " + string(r.BaselineVerdict) + ")"
 	}

@@ -7,11 +7,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/verdict"
 )
 
-func markdown(t *testing.T, rep *scenarios.Report) string {
+func markdown(t *testing.T, rep *verdict.Report) string {
 	t.Helper()
 	var buf bytes.Buffer
 	require.NoError(t, report.WriteMarkdown(&buf, rep))
@@ -43,8 +43,8 @@ func TestMarkdownListsKnownFailuresAndSkippedScenarios(t *testing.T) {
 	rep.Baseline = "old/report.json"
 	rep.Skipped = []string{"race/burst-1000", "recovery/slow-past-lock"}
 	for i := range rep.Results {
-		if rep.Results[i].Verdict == scenarios.Fail {
-			rep.Results[i].KnownFailure, rep.Results[i].BaselineVerdict = true, scenarios.Fail
+		if rep.Results[i].Verdict == verdict.Fail {
+			rep.Results[i].KnownFailure, rep.Results[i].BaselineVerdict = true, verdict.Fail
 		}
 	}
 	md := markdown(t, rep)
@@ -58,10 +58,10 @@ func TestMarkdownListsKnownFailuresAndSkippedScenarios(t *testing.T) {
 }
 
 func TestMarkdownEscapesTargetTextAndStaysSmall(t *testing.T) {
-	rep := &scenarios.Report{Tool: "idemproof test", Seed: 1, Targets: []string{"api"}}
+	rep := &verdict.Report{Tool: "idemproof test", Seed: 1, Targets: []string{"api"}}
 	for i := 0; i < 200; i++ {
-		rep.Results = append(rep.Results, scenarios.Result{
-			ScenarioID: "replay/after-503", Target: "api", Verdict: scenarios.Fail,
+		rep.Results = append(rep.Results, verdict.Result{
+			ScenarioID: "replay/after-503", Target: "api", Verdict: verdict.Fail,
 			Message: "body <script>alert(1)</script> | `x` " + strings.Repeat("long ", 100),
 		})
 	}
@@ -88,7 +88,7 @@ func TestMarkdownTitleCountsUnknownApartUnderStrict(t *testing.T) {
 func TestMarkdownListsTheRunsNotes(t *testing.T) {
 	rep := sampleReport()
 	require.NotContains(t, markdown(t, rep), "### Notes")
-	rep.Results = append(rep.Results, scenarios.Result{ScenarioID: "client/fault-schedule", Target: "client", Verdict: scenarios.Info,
-		Labels: []string{report.SummaryLabel}, Message: "503 (seed 1) over 3 operation(s): hold: never applied"})
+	rep.Results = append(rep.Results, verdict.Result{ScenarioID: "client/fault-schedule", Target: "client", Verdict: verdict.Info,
+		Labels: []string{verdict.SummaryLabel}, Message: "503 (seed 1) over 3 operation(s): hold: never applied"})
 	require.Contains(t, markdown(t, rep), "### Notes\n\n- `client/fault-schedule`: 503 (seed 1) over 3 operation(s): hold: never applied\n")
 }

@@ -2,7 +2,7 @@ package report
 
 import (
 	"github.com/idemproof/idemproof/faultproxy"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // rpcText is "  tools/call #7" for an attempt that was a JSON-RPC request, "" otherwise:
@@ -21,13 +21,13 @@ func rpcText(method, id string) string {
 // its JSON-RPC id, or by the hash of its request body, unique per attempt — so a journal
 // arrow shows the method, id and class even where the proxy recorded none of them.
 type rpcAttempts struct {
-	byID, bySum map[string]scenarios.Op
+	byID, bySum map[string]verdict.Op
 }
 
-func newRPCAttempts(rec *scenarios.Record) rpcAttempts {
-	a := rpcAttempts{byID: map[string]scenarios.Op{}, bySum: map[string]scenarios.Op{}}
+func newRPCAttempts(rec *verdict.Record) rpcAttempts {
+	a := rpcAttempts{byID: map[string]verdict.Op{}, bySum: map[string]verdict.Op{}}
 	for _, op := range rec.History {
-		if op.Type == scenarios.OpInvoke || op.RPCID == "" {
+		if op.Type == verdict.OpInvoke || op.RPCID == "" {
 			continue
 		}
 		a.byID[op.RPCID] = op
@@ -38,7 +38,7 @@ func newRPCAttempts(rec *scenarios.Record) rpcAttempts {
 	return a
 }
 
-func (a rpcAttempts) op(j faultproxy.Record) (scenarios.Op, bool) {
+func (a rpcAttempts) op(j faultproxy.Record) (verdict.Op, bool) {
 	if j.RPCID != "" {
 		if op, ok := a.byID[j.RPCID]; ok {
 			return op, true

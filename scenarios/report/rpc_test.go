@@ -6,19 +6,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/faultproxy"
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // An MCP attempt's arrows show the JSON-RPC method and id, and the outcome class of its
 // answer: the proxy's when it classified it, else the client's for the same id.
 func TestSequenceShowsJSONRPCMethodIDAndClass(t *testing.T) {
-	rec := &scenarios.Record{
-		History: []scenarios.Op{
-			{Index: 0, Type: scenarios.OpInvoke, Key: "k", Step: "original", Attempt: 1},
-			{Index: 1, Type: scenarios.OpOK, Key: "k", Step: "original", Attempt: 1, Status: 200, Class: "success", RPCID: "7", RPCMethod: "tools/call"},
-			{Index: 2, Type: scenarios.OpInvoke, Key: "k", Step: "repeat", Attempt: 2},
-			{Index: 3, Type: scenarios.OpFail, Key: "k", Step: "repeat", Attempt: 2, Status: 200, Class: "in_flight", RPCID: "8", RPCMethod: "tools/call"},
+	rec := &verdict.Record{
+		History: []verdict.Op{
+			{Index: 0, Type: verdict.OpInvoke, Key: "k", Step: "original", Attempt: 1},
+			{Index: 1, Type: verdict.OpOK, Key: "k", Step: "original", Attempt: 1, Status: 200, Class: "success", RPCID: "7", RPCMethod: "tools/call"},
+			{Index: 2, Type: verdict.OpInvoke, Key: "k", Step: "repeat", Attempt: 2},
+			{Index: 3, Type: verdict.OpFail, Key: "k", Step: "repeat", Attempt: 2, Status: 200, Class: "in_flight", RPCID: "8", RPCMethod: "tools/call"},
 		},
 		Journal: []faultproxy.Record{
 			{Seq: 1, Method: "POST", Path: "/mcp", Key: "k", HasKey: true, Attempt: 1, ReachedUpstream: true, UpstreamCalls: 1, UpstreamStatus: 200,

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/faultproxy"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // Sequence diagram geometry, in SVG user units.
@@ -48,18 +48,18 @@ type svgBuilder struct {
 // upstream, one arrow per hop, the fault applied at the proxy, statuses on the arrows, and
 // the ledger counts at the bottom. id must be unique within the page. The proxy journal is
 // the ground truth; without one, the client history is drawn instead.
-func SequenceSVG(id string, rec *scenarios.Record) string {
+func SequenceSVG(id string, rec *verdict.Record) string {
 	return sequenceSVG(id, rec, nil, "")
 }
 
 // ResultSVG is SequenceSVG for a result: the answer arrow of every attempt its checker
 // blamed is red, with the expected answer below it ("✗ want 422 (mismatch)"), and the
 // payload legend names the profile field each payload comes from.
-func ResultSVG(id string, r scenarios.Result) string {
+func ResultSVG(id string, r verdict.Result) string {
 	return sequenceSVG(id, r.Evidence.Record, r.Evidence.Blame, r.ScenarioID)
 }
 
-func sequenceSVG(id string, rec *scenarios.Record, blames []scenarios.Blame, scenarioID string) string {
+func sequenceSVG(id string, rec *verdict.Record, blames []verdict.Blame, scenarioID string) string {
 	b := &svgBuilder{id: id, y: svgTop, vendor: rec != nil && len(rec.Downstream) > 0}
 	m := newMarks(rec, blames)
 	switch {
@@ -87,7 +87,7 @@ func sequenceSVG(id string, rec *scenarios.Record, blames []scenarios.Blame, sce
 	return b.finish()
 }
 
-func (b *svgBuilder) drawJournal(rec *scenarios.Record, m marks, scenarioID string) {
+func (b *svgBuilder) drawJournal(rec *verdict.Record, m marks, scenarioID string) {
 	keys := newKeyLabels(rec)
 	journal := arrivalOrder(rec)
 	payloads := newPayloadLabels(journal)
@@ -137,7 +137,7 @@ func (b *svgBuilder) drawJournal(rec *scenarios.Record, m marks, scenarioID stri
 
 // attempt draws one journal record: request in, the hops to the upstream if it was
 // reached, the fault at the proxy, and what came back to the client.
-func (b *svgBuilder) attempt(keys *keyLabels, payloads payloadLabels, rpc rpcAttempts, j faultproxy.Record, start time.Time, bl scenarios.Blame, blamed bool) {
+func (b *svgBuilder) attempt(keys *keyLabels, payloads payloadLabels, rpc rpcAttempts, j faultproxy.Record, start time.Time, bl verdict.Blame, blamed bool) {
 	b.y += arrowStep
 	// Arrival time relative to the first attempt: attempts drawn one below the other may
 	// still have overlapped (a concurrent pair, a burst).
@@ -208,14 +208,14 @@ func (b *svgBuilder) attempt(keys *keyLabels, payloads payloadLabels, rpc rpcAtt
 
 // drawHistory is the fallback without a proxy journal: the client's own view, one
 // request arrow and one outcome arrow per completed attempt.
-func (b *svgBuilder) drawHistory(rec *scenarios.Record, m marks) {
+func (b *svgBuilder) drawHistory(rec *verdict.Record, m marks) {
 	keys := newKeyLabels(rec)
 	b.y += 6
 	b.note(laneProxy, "no proxy journal: the client's view only")
 	b.y += 8
 	shown := 0
 	for _, op := range rec.History {
-		if op.Type == scenarios.OpInvoke {
+		if op.Type == verdict.OpInvoke {
 			continue
 		}
 		if shown == MaxTimelineRows {
@@ -234,7 +234,7 @@ func (b *svgBuilder) drawHistory(rec *scenarios.Record, m marks) {
 			colour = colBlame
 			b.blamedBand(laneClient, laneTarget)
 		}
-		b.arrow(laneTarget, laneClient, shorten(string(op.Type)+classText(string(op.Class))+"  "+res, 72), colour, op.Type == scenarios.OpInfo && op.Status == 0)
+		b.arrow(laneTarget, laneClient, shorten(string(op.Type)+classText(string(op.Class))+"  "+res, 72), colour, op.Type == verdict.OpInfo && op.Status == 0)
 		if blamed {
 			b.wantNote(bl)
 		}
@@ -255,11 +255,11 @@ func statusColour(status int) string {
 	return colRequest
 }
 
-func opColour(op scenarios.Op) string {
+func opColour(op verdict.Op) string {
 	switch op.Type {
-	case scenarios.OpOK:
+	case verdict.OpOK:
 		return colOK
-	case scenarios.OpFail:
+	case verdict.OpFail:
 		return colClient
 	}
 	return colLost
@@ -293,7 +293,7 @@ func (b *svgBuilder) arrow(x1, x2 int, label, colour string, lost bool) {
 }
 
 // wantNote writes, below a blamed answer's arrow, what the rule expected instead.
-func (b *svgBuilder) wantNote(bl scenarios.Blame) {
+func (b *svgBuilder) wantNote(bl verdict.Blame) {
 	b.y += 16
 	// Anchored at the client's lane and running right, across the proxy's: a long
 	// expectation ("the committed 201, byte for byte") has room there.

@@ -7,8 +7,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/idemproof/idemproof/faultproxy"
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/bodytext"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // MaxTimelineRows bounds the rows a timeline shows (text and SVG); a burst of 1,000
@@ -23,7 +23,7 @@ type keyLabels struct {
 	shown map[string]bool // keys a printed row named: the legend explains only those
 }
 
-func newKeyLabels(rec *scenarios.Record) *keyLabels {
+func newKeyLabels(rec *verdict.Record) *keyLabels {
 	k := &keyLabels{names: map[string]string{}, shown: map[string]bool{}}
 	for _, j := range rec.Journal {
 		k.add(j.Key, j.HasKey)
@@ -73,7 +73,7 @@ func (k *keyLabels) legend() string {
 // Timeline renders a record as aligned text: the proxy journal (what really reached the
 // target and what the client got back), the client's history, the key and payload
 // legends, and the ledger counts. Suites print it in failure messages.
-func Timeline(rec *scenarios.Record) string {
+func Timeline(rec *verdict.Record) string {
 	return timeline(rec, nil, "")
 }
 
@@ -81,11 +81,11 @@ func Timeline(rec *scenarios.Record) string {
 // "✗ want …" on their journal row and history event, and the payloads are named by the
 // profile field the scenario's steps send (P1=operation.body, P2=operation.altered_body).
 // The console and JUnit reports print it for failing results.
-func ResultTimeline(r scenarios.Result) string {
+func ResultTimeline(r verdict.Result) string {
 	return timeline(r.Evidence.Record, r.Evidence.Blame, r.ScenarioID)
 }
 
-func timeline(rec *scenarios.Record, blames []scenarios.Blame, scenarioID string) string {
+func timeline(rec *verdict.Record, blames []verdict.Blame, scenarioID string) string {
 	if rec == nil {
 		return "  (no record)\n"
 	}
@@ -124,7 +124,7 @@ func timeline(rec *scenarios.Record, blames []scenarios.Blame, scenarioID string
 		b.WriteString("  client history:\n")
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "    #\tclient\tstep\tattempt\ttype\tkey\tresult\t")
-		row := func(op scenarios.Op) {
+		row := func(op verdict.Op) {
 			fmt.Fprintf(tw, "    %d\t%d\t%s\t%d\t%s\t%s\t%s\t%s\n",
 				op.Index, op.Client, orDash(op.Step), op.Attempt, op.Type, keys.label(op.Key, op.Key != ""), opResult(op), opMark(m, op))
 		}
@@ -162,8 +162,8 @@ func journalMark(m marks, j faultproxy.Record) string {
 }
 
 // opMark is the last cell of a history row: the blame of the event, if any.
-func opMark(m marks, op scenarios.Op) string {
-	if bl, ok := m.byOp[op.Index]; ok && op.Type != scenarios.OpInvoke {
+func opMark(m marks, op verdict.Op) string {
+	if bl, ok := m.byOp[op.Index]; ok && op.Type != verdict.OpInvoke {
 		return "  " + wantMark(bl)
 	}
 	return ""
@@ -231,9 +231,9 @@ func clientText(j faultproxy.Record) string {
 	return "?"
 }
 
-func opResult(op scenarios.Op) string {
+func opResult(op verdict.Op) string {
 	switch {
-	case op.Type == scenarios.OpInvoke:
+	case op.Type == verdict.OpInvoke:
 		return ""
 	case op.Status != 0 && op.Error != "":
 		return fmt.Sprintf("%d %s", op.Status, shorten(op.Error, 50))
@@ -244,7 +244,7 @@ func opResult(op scenarios.Op) string {
 }
 
 // ledgerText is "refund=1 invoice=0" in key order, or the probe error.
-func ledgerText(rec *scenarios.Record) string {
+func ledgerText(rec *verdict.Record) string {
 	if rec.LedgerErr != "" {
 		return "probe failed: " + rec.LedgerErr
 	}

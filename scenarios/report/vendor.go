@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/downstream"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // The vendor lane: the calls the target made to its own vendor (profile downstream:),
@@ -55,7 +55,7 @@ func answerText(c downstream.Call) string {
 
 // drawVendor draws each vendor call as an arrow from the target's lane to the vendor's
 // and its answer back, with the time since the first attempt.
-func (b *svgBuilder) drawVendor(rec *scenarios.Record, start time.Time) {
+func (b *svgBuilder) drawVendor(rec *verdict.Record, start time.Time) {
 	b.y += 10
 	l := downstream.LedgerOf(rec.Downstream)
 	b.text((laneTarget+laneVendor)/2, b.y+4, "middle", "muted",
@@ -85,7 +85,7 @@ func (b *svgBuilder) drawVendor(rec *scenarios.Record, start time.Time) {
 }
 
 // firstTime is the earliest time in the record (the first attempt), for relative times.
-func firstTime(rec *scenarios.Record) time.Time {
+func firstTime(rec *verdict.Record) time.Time {
 	var t time.Time
 	for _, j := range rec.Journal {
 		if !j.Time.IsZero() && (t.IsZero() || j.Time.Before(t)) {
@@ -101,7 +101,7 @@ func firstTime(rec *scenarios.Record) time.Time {
 }
 
 // writeVendorTimeline appends the vendor calls to a text timeline.
-func writeVendorTimeline(b *strings.Builder, rec *scenarios.Record) {
+func writeVendorTimeline(b *strings.Builder, rec *verdict.Record) {
 	if len(rec.Downstream) == 0 {
 		return
 	}

@@ -9,13 +9,13 @@ import (
 
 	"github.com/idemproof/idemproof/downstream"
 	"github.com/idemproof/idemproof/faultproxy"
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/verdict"
 )
 
-func vendorRecord() *scenarios.Record {
+func vendorRecord() *verdict.Record {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	return &scenarios.Record{
+	return &verdict.Record{
 		Journal: []faultproxy.Record{{Seq: 1, Time: t0, Method: "POST", Path: "/v1/refunds", Key: "k1", HasKey: true,
 			ReachedUpstream: true, UpstreamStatus: 201, ClientResult: faultproxy.ClientDelivered, ClientStatus: 201, Outcome: faultproxy.OutcomeOK}},
 		Ledger: map[string]int{"operation": 1},

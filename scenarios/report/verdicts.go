@@ -4,23 +4,23 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // verdictOrder is the column order of every count table: best to worst, then the
 // verdicts that are neither.
-var verdictOrder = []scenarios.Verdict{
-	scenarios.Pass, scenarios.Info, scenarios.NA, scenarios.NonStrict, scenarios.Unknown, scenarios.Fail,
+var verdictOrder = []verdict.Verdict{
+	verdict.Pass, verdict.Info, verdict.NA, verdict.NonStrict, verdict.Unknown, verdict.Fail,
 }
 
 // Failing reports whether a verdict is listed as a failing result: FAIL always; UNKNOWN
 // and NON-STRICT only under strict. `idemproof check` exits 1 on FAIL (and NON-STRICT
 // under strict) and 3 on UNKNOWN, which is never a pass whatever the strictness.
-func Failing(v scenarios.Verdict, strict bool) bool {
+func Failing(v verdict.Verdict, strict bool) bool {
 	switch v {
-	case scenarios.Fail:
+	case verdict.Fail:
 		return true
-	case scenarios.Unknown, scenarios.NonStrict:
+	case verdict.Unknown, verdict.NonStrict:
 		return strict
 	}
 	return false
@@ -28,13 +28,13 @@ func Failing(v scenarios.Verdict, strict bool) bool {
 
 // FailsRun reports whether one result of rep makes the run fail: a failing verdict
 // (Failing) that the run's baseline did not already have (Result.KnownFailure).
-func FailsRun(rep *scenarios.Report, r scenarios.Result) bool {
+func FailsRun(rep *verdict.Report, r verdict.Result) bool {
 	return Failing(r.Verdict, rep.Strict) && !r.KnownFailure
 }
 
 // KnownFailures is every result the baseline already had failing, in report order.
-func KnownFailures(rep *scenarios.Report) []scenarios.Result {
-	var out []scenarios.Result
+func KnownFailures(rep *verdict.Report) []verdict.Result {
+	var out []verdict.Result
 	for _, r := range rep.Results {
 		if r.KnownFailure {
 			out = append(out, r)
@@ -44,7 +44,7 @@ func KnownFailures(rep *scenarios.Report) []scenarios.Result {
 }
 
 // Counts is the number of results per verdict.
-type Counts map[scenarios.Verdict]int
+type Counts map[verdict.Verdict]int
 
 // Total is the number of results counted.
 func (c Counts) Total() int {
@@ -56,7 +56,7 @@ func (c Counts) Total() int {
 }
 
 // CountByTarget counts the report's results per target, in the report's target order.
-func CountByTarget(rep *scenarios.Report) map[string]Counts {
+func CountByTarget(rep *verdict.Report) map[string]Counts {
 	out := make(map[string]Counts, len(rep.Targets))
 	for _, t := range rep.Targets {
 		out[t] = Counts{}
@@ -72,7 +72,7 @@ func CountByTarget(rep *scenarios.Report) map[string]Counts {
 
 // targets is the report's target list, completed with any target only the results name,
 // so a hand-made or partial report still renders every result.
-func targets(rep *scenarios.Report) []string {
+func targets(rep *verdict.Report) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, t := range rep.Targets {
@@ -92,7 +92,7 @@ func targets(rep *scenarios.Report) []string {
 
 // scenarioOrder is the scenario IDs in order of first appearance: the catalogue's order,
 // since the runner reports in it.
-func scenarioOrder(rep *scenarios.Report) []string {
+func scenarioOrder(rep *verdict.Report) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, r := range rep.Results {
@@ -106,7 +106,7 @@ func scenarioOrder(rep *scenarios.Report) []string {
 
 // duration is the result's duration whether it came from the runner (Duration) or
 // from JSON (DurationMS).
-func duration(r scenarios.Result) time.Duration {
+func duration(r verdict.Result) time.Duration {
 	if r.Duration > 0 {
 		return r.Duration
 	}
@@ -130,7 +130,7 @@ func roundDuration(d time.Duration) time.Duration {
 // every selected scenario was judged, "" otherwise:
 //
 //	INCOMPLETE: the run was stopped (interrupt signal received); 37 of 49 scenario runs never started: nothing is proven for them
-func IncompleteBanner(rep *scenarios.Report) string {
+func IncompleteBanner(rep *verdict.Report) string {
 	if !rep.Incomplete() {
 		return ""
 	}

@@ -25,35 +25,35 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // rank orders verdicts by how much they tell: the higher wins.
-var rank = map[scenarios.Verdict]int{
-	scenarios.Unknown:   0,
-	scenarios.NA:        1,
-	scenarios.Info:      2,
-	scenarios.Pass:      3,
-	scenarios.NonStrict: 4,
-	scenarios.Fail:      5,
+var rank = map[verdict.Verdict]int{
+	verdict.Unknown:   0,
+	verdict.NA:        1,
+	verdict.Info:      2,
+	verdict.Pass:      3,
+	verdict.NonStrict: 4,
+	verdict.Fail:      5,
 }
 
 // rankUndecidedFirst is rank when an UNKNOWN is a finding.
-var rankUndecidedFirst = map[scenarios.Verdict]int{
-	scenarios.NA:        0,
-	scenarios.Info:      1,
-	scenarios.Pass:      2,
-	scenarios.Unknown:   3,
-	scenarios.NonStrict: 4,
-	scenarios.Fail:      5,
+var rankUndecidedFirst = map[verdict.Verdict]int{
+	verdict.NA:        0,
+	verdict.Info:      1,
+	verdict.Pass:      2,
+	verdict.Unknown:   3,
+	verdict.NonStrict: 4,
+	verdict.Fail:      5,
 }
 
 // order is how a tally lists the verdicts.
-var order = []scenarios.Verdict{scenarios.Fail, scenarios.NonStrict, scenarios.Pass, scenarios.Info, scenarios.NA, scenarios.Unknown}
+var order = []verdict.Verdict{verdict.Fail, verdict.NonStrict, verdict.Pass, verdict.Info, verdict.NA, verdict.Unknown}
 
 // Combine joins the reports of the runs, in the order they ran, into one (Rounds.Add
 // for each, then Rounds.Report).
-func Combine(runs []*scenarios.Report) (*scenarios.Report, error) {
+func Combine(runs []*verdict.Report) (*verdict.Report, error) {
 	if len(runs) == 0 {
 		return nil, errors.New("combine: no run given")
 	}
@@ -74,25 +74,25 @@ type Rounds struct {
 	// rule): set it before the first Add.
 	UndecidedIsFinding bool
 
-	out         *scenarios.Report
+	out         *verdict.Report
 	runs        int
 	best        map[[2]string]int // index into out.Results
-	tally       map[[2]string]map[scenarios.Verdict]int
+	tally       map[[2]string]map[verdict.Verdict]int
 	keys        [][2]string
-	notRun      []scenarios.NotRun
+	notRun      []verdict.NotRun
 	interrupted []string
 	end         time.Time
 }
 
 // Add takes the next run's report. The runs must be of one build, strictness and
 // selection (as `idemproof check --repeat` makes them).
-func (c *Rounds) Add(rep *scenarios.Report) error {
+func (c *Rounds) Add(rep *verdict.Report) error {
 	if c.out == nil {
 		first := *rep
 		first.Results, first.NotRun = nil, nil
 		first.Complete, first.Interrupted = true, ""
 		c.out, c.end = &first, rep.Started
-		c.best, c.tally = map[[2]string]int{}, map[[2]string]map[scenarios.Verdict]int{}
+		c.best, c.tally = map[[2]string]int{}, map[[2]string]map[verdict.Verdict]int{}
 	}
 	if rep.Tool != c.out.Tool || rep.Strict != c.out.Strict {
 		// Refused before anything is counted: the rounds stay as they were.
@@ -114,7 +114,7 @@ func (c *Rounds) Add(rep *scenarios.Report) error {
 		switch {
 		case !ok:
 			c.best[k] = len(c.out.Results)
-			c.tally[k] = map[scenarios.Verdict]int{}
+			c.tally[k] = map[verdict.Verdict]int{}
 			c.keys = append(c.keys, k)
 			c.out.Results = append(c.out.Results, r)
 		case c.rank(r.Verdict) > c.rank(c.out.Results[i].Verdict):
@@ -126,7 +126,7 @@ func (c *Rounds) Add(rep *scenarios.Report) error {
 	return nil
 }
 
-func (c *Rounds) rank(v scenarios.Verdict) int {
+func (c *Rounds) rank(v verdict.Verdict) int {
 	if c.UndecidedIsFinding {
 		return rankUndecidedFirst[v]
 	}
@@ -134,13 +134,13 @@ func (c *Rounds) rank(v scenarios.Verdict) int {
 }
 
 // Report is the combined report of the runs added so far (nil before the first).
-func (c *Rounds) Report() *scenarios.Report {
+func (c *Rounds) Report() *verdict.Report {
 	if c.out == nil {
 		return nil
 	}
 	out := *c.out
 	out.Runs = c.runs
-	out.Results = make([]scenarios.Result, len(c.out.Results))
+	out.Results = make([]verdict.Result, len(c.out.Results))
 	copy(out.Results, c.out.Results)
 	for _, k := range c.keys {
 		r := &out.Results[c.best[k]]
@@ -166,9 +166,9 @@ func (c *Rounds) Report() *scenarios.Report {
 // Tally says how often each verdict came: "PASS in all 10 runs" when every run agreed,
 // "1 FAIL, 9 PASS in 10 runs" when they did not, and "in 2 of 3 runs" when a run never
 // got to the scenario (interrupted).
-func Tally(tally map[scenarios.Verdict]int, runs int) string {
+func Tally(tally map[verdict.Verdict]int, runs int) string {
 	var parts []string
-	var only scenarios.Verdict
+	var only verdict.Verdict
 	total := 0
 	for _, v := range order {
 		if n := tally[v]; n > 0 {

@@ -29,6 +29,7 @@ import (
 	"github.com/idemproof/idemproof/internal/buildinfo"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // RunT runs the scenarios the options select (all by default) against p, each in its own
@@ -72,12 +73,12 @@ func RunT(t *testing.T, p *scenarios.Profile, opts ...scenarios.CheckOption) {
 }
 
 // judge turns one result into the subtest's outcome.
-func judge(t *testing.T, rep *scenarios.Report, r scenarios.Result) {
+func judge(t *testing.T, rep *verdict.Report, r verdict.Result) {
 	t.Helper()
 	switch {
-	case r.Verdict == scenarios.NA:
+	case r.Verdict == verdict.NA:
 		t.Skipf("N/A: %s", r.Message)
-	case r.Verdict == scenarios.Unknown || report.Failing(r.Verdict, rep.Strict):
+	case r.Verdict == verdict.Unknown || report.Failing(r.Verdict, rep.Strict):
 		t.Error(FailureMessage(rep, r))
 	default:
 		t.Logf("%s: %s", r.Verdict, r.Message)
@@ -87,7 +88,7 @@ func judge(t *testing.T, rep *scenarios.Report, r scenarios.Result) {
 // FailureMessage is what a failing subtest prints: the verdict and what was observed,
 // the requirement and its source, the evidence categories and examples, the attempt
 // timeline (proxy journal, client history, ledger) and the command that repeats it.
-func FailureMessage(rep *scenarios.Report, r scenarios.Result) string {
+func FailureMessage(rep *verdict.Report, r verdict.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s @ %s: %s\n", r.Verdict, r.ScenarioID, r.Target, r.Message)
 	fmt.Fprintf(&b, "  requirement: %s [%s; %s]\n", r.Requirement, r.Level, r.Source)

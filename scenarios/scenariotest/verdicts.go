@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // RequireVerdicts runs exactly the scenarios named in want against p (seed 1, bounded by
 // a few minutes) and fails t unless every one got the verdict pinned for it. It is how
 // a team pins what a third-party API does today, FAILs included, so a change in either
 // direction is noticed. The failure lists each differing scenario with what it observed.
-func RequireVerdicts(t testing.TB, p *scenarios.Profile, want map[string]scenarios.Verdict) {
+func RequireVerdicts(t testing.TB, p *scenarios.Profile, want map[string]verdict.Verdict) {
 	t.Helper()
 	only := make([]string, 0, len(want))
 	for id := range want {
@@ -28,7 +29,7 @@ func RequireVerdicts(t testing.TB, p *scenarios.Profile, want map[string]scenari
 	if err != nil {
 		t.Fatalf("scenariotest.RequireVerdicts: %v", err)
 	}
-	got := map[string]scenarios.Result{}
+	got := map[string]verdict.Result{}
 	for _, r := range rep.Results {
 		got[r.ScenarioID] = r
 	}

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/scenariotest"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // fatalRecorder is a testing.TB that keeps what Fatalf said instead of ending the test.
@@ -25,15 +25,15 @@ func TestRequireVerdictsPinsAndNamesTheDifference(t *testing.T) {
 	srv, base := referenceHandler(t, "no-fingerprint")
 	profile, stop := scenariotest.HandlerTarget(srv, base)
 	defer stop()
-	scenariotest.RequireVerdicts(t, profile, map[string]scenarios.Verdict{
-		"fingerprint/mismatch": scenarios.Fail,
-		"replay/sequential":    scenarios.Pass,
+	scenariotest.RequireVerdicts(t, profile, map[string]verdict.Verdict{
+		"fingerprint/mismatch": verdict.Fail,
+		"replay/sequential":    verdict.Pass,
 	})
 
 	r := &fatalRecorder{TB: t}
-	scenariotest.RequireVerdicts(r, profile, map[string]scenarios.Verdict{
-		"fingerprint/mismatch": scenarios.Pass,
-		"replay/sequential":    scenarios.Pass,
+	scenariotest.RequireVerdicts(r, profile, map[string]verdict.Verdict{
+		"fingerprint/mismatch": verdict.Pass,
+		"replay/sequential":    verdict.Pass,
 	})
 	if !strings.Contains(r.said, "fingerprint/mismatch: want PASS, got FAIL") || strings.Contains(r.said, "replay/sequential:") {
 		t.Fatalf("the failure must name exactly the broken pin, said: %q", r.said)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // Merge joins the reports of the shards of one run (or of runs against different
@@ -17,13 +18,13 @@ import (
 // reported twice for one target (two copies of one shard). The merged seed is the first
 // report's; each result keeps the seed that reproduces it in its record. The merge is
 // complete only when every shard was; the scenarios a shard never ran stay listed.
-func Merge(reps ...*scenarios.Report) (*scenarios.Report, error) {
+func Merge(reps ...*verdict.Report) (*verdict.Report, error) {
 	if len(reps) == 0 {
 		return nil, errors.New("merge: no report given")
 	}
 	first := reps[0]
-	out := &scenarios.Report{
-		SchemaVersion: scenarios.ReportSchemaVersion, Tool: first.Tool, Seed: first.Seed,
+	out := &verdict.Report{
+		SchemaVersion: verdict.ReportSchemaVersion, Tool: first.Tool, Seed: first.Seed,
 		Strict: first.Strict, Started: first.Started, Baseline: first.Baseline, Runs: first.Runs,
 	}
 	// The merge is complete only when every shard was: a shard stopped early lacks
@@ -103,7 +104,7 @@ func Merge(reps ...*scenarios.Report) (*scenarios.Report, error) {
 	for i, s := range scenarios.Catalogue() {
 		order[s.ID] = i
 	}
-	slices.SortStableFunc(out.Results, func(a, b scenarios.Result) int {
+	slices.SortStableFunc(out.Results, func(a, b verdict.Result) int {
 		if ta, tb := slices.Index(out.Targets, a.Target), slices.Index(out.Targets, b.Target); ta != tb {
 			return ta - tb
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/shard"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 func TestShardsCoverTheCatalogueExactlyOnce(t *testing.T) {
@@ -67,10 +68,10 @@ func TestParse(t *testing.T) {
 }
 
 func TestMergeOfAnIncompleteShardIsIncomplete(t *testing.T) {
-	done := &scenarios.Report{Tool: "idemproof t", Complete: true, Targets: []string{"a"},
-		Results: []scenarios.Result{{ScenarioID: "replay/after-503", Target: "a", Verdict: scenarios.Pass}}}
-	cut := &scenarios.Report{Tool: "idemproof t", Targets: []string{"a"}, Interrupted: "interrupt",
-		NotRun: []scenarios.NotRun{{ScenarioID: "race/burst-50", Target: "a"}}}
+	done := &verdict.Report{Tool: "idemproof t", Complete: true, Targets: []string{"a"},
+		Results: []verdict.Result{{ScenarioID: "replay/after-503", Target: "a", Verdict: verdict.Pass}}}
+	cut := &verdict.Report{Tool: "idemproof t", Targets: []string{"a"}, Interrupted: "interrupt",
+		NotRun: []verdict.NotRun{{ScenarioID: "race/burst-50", Target: "a"}}}
 	merged, err := shard.Merge(done, cut)
 	require.NoError(t, err)
 	require.True(t, merged.Incomplete())
@@ -83,23 +84,23 @@ func TestMergeOfAnIncompleteShardIsIncomplete(t *testing.T) {
 	require.True(t, whole.Complete)
 }
 
-func done2(r *scenarios.Report) *scenarios.Report {
+func done2(r *verdict.Report) *verdict.Report {
 	c := *r
-	c.Results = []scenarios.Result{{ScenarioID: "replay/after-502", Target: "a", Verdict: scenarios.Pass}}
+	c.Results = []verdict.Result{{ScenarioID: "replay/after-502", Target: "a", Verdict: verdict.Pass}}
 	return &c
 }
 
 func TestMergeKeepsTheRunsOfRepeatedShardsAndRefusesMixedOnes(t *testing.T) {
-	a := &scenarios.Report{Tool: "idemproof t", Complete: true, Targets: []string{"a"}, Runs: 5,
-		Results: []scenarios.Result{{ScenarioID: "replay/after-503", Target: "a", Verdict: scenarios.Pass,
-			RunVerdicts: map[scenarios.Verdict]int{scenarios.Pass: 5}}}}
+	a := &verdict.Report{Tool: "idemproof t", Complete: true, Targets: []string{"a"}, Runs: 5,
+		Results: []verdict.Result{{ScenarioID: "replay/after-503", Target: "a", Verdict: verdict.Pass,
+			RunVerdicts: map[verdict.Verdict]int{verdict.Pass: 5}}}}
 	b := done2(a)
 	merged, err := shard.Merge(a, b)
 	require.NoError(t, err)
 	require.Equal(t, 5, merged.Runs)
 	for _, r := range merged.Results {
 		if r.ScenarioID == "replay/after-503" {
-			require.Equal(t, map[scenarios.Verdict]int{scenarios.Pass: 5}, r.RunVerdicts)
+			require.Equal(t, map[verdict.Verdict]int{verdict.Pass: 5}, r.RunVerdicts)
 		}
 	}
 

@@ -13,6 +13,7 @@ import (
 	"github.com/idemproof/idemproof/internal/embedded"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // The longest scenario waits out a retention window or holds a response past the client
@@ -83,17 +84,17 @@ func catalogueTable(profile func() *scenarios.Profile) {
 }
 
 // acceptable is the set of verdicts a spec passes on.
-func acceptable() []scenarios.Verdict {
-	ok := []scenarios.Verdict{scenarios.Pass, scenarios.Info, scenarios.NA}
+func acceptable() []verdict.Verdict {
+	ok := []verdict.Verdict{verdict.Pass, verdict.Info, verdict.NA}
 	if !strict {
-		ok = append(ok, scenarios.NonStrict)
+		ok = append(ok, verdict.NonStrict)
 	}
 	return ok
 }
 
 // explain is the failure message: what was observed, the requirement, the evidence and
 // the aligned attempt timeline, and the command that repeats the run.
-func explain(rep *scenarios.Report, r scenarios.Result) func() string {
+func explain(rep *verdict.Report, r verdict.Result) func() string {
 	return func() string {
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s %s @ %s: %s\n", r.Verdict, r.ScenarioID, r.Target, r.Message)

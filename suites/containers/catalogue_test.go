@@ -14,6 +14,7 @@ import (
 	"github.com/idemproof/idemproof/containers/vendorctr"
 	"github.com/idemproof/idemproof/internal/dockertest"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // The same catalogue `idemproof check` runs in-process, here against real processes: the
@@ -23,7 +24,7 @@ import (
 const catalogueRetention = 6 * time.Second
 
 var _ = Describe("the whole catalogue on containers", Ordered, ContinueOnFailure, Label("containers", "catalogue"), func() {
-	var byID map[string]scenarios.Result
+	var byID map[string]verdict.Result
 
 	BeforeAll(func(ctx SpecContext) {
 		p, err := scenarios.BuiltinProfile("reference")
@@ -67,8 +68,8 @@ var _ = Describe("the whole catalogue on containers", Ordered, ContinueOnFailure
 			Profiles: []*scenarios.Profile{p}, Seed: 7, ScenarioTimeout: time.Minute, Tool: "idemproof suites/containers",
 		})
 		Expect(err).NotTo(HaveOccurred())
-		byID = make(map[string]scenarios.Result, len(rep.Results))
-		verdicts := map[scenarios.Verdict]int{}
+		byID = make(map[string]verdict.Result, len(rep.Results))
+		verdicts := map[verdict.Verdict]int{}
 		for _, r := range rep.Results {
 			byID[r.ScenarioID] = r
 			verdicts[r.Verdict]++
@@ -80,7 +81,7 @@ var _ = Describe("the whole catalogue on containers", Ordered, ContinueOnFailure
 		for rerun := 0; rerun < 3; rerun++ {
 			var unknown []string
 			for id, r := range byID {
-				if r.Verdict == scenarios.Unknown {
+				if r.Verdict == verdict.Unknown {
 					unknown = append(unknown, id)
 				}
 			}
@@ -103,12 +104,12 @@ var _ = Describe("the whole catalogue on containers", Ordered, ContinueOnFailure
 		It(sc.ID, Label("level:"+strings.ToLower(string(sc.Level))), func() {
 			r, ok := byID[sc.ID]
 			Expect(ok).To(BeTrue(), "the run reported no result for %s", sc.ID)
-			if r.Verdict == scenarios.NA {
+			if r.Verdict == verdict.NA {
 				// The reference speaks plain HTTP: only what needs another transport is N/A.
 				Expect(r.Message).To(ContainSubstring("needs MCP sessions"), "%s is N/A", sc.ID)
 				return
 			}
-			Expect(r.Verdict).To(BeElementOf(scenarios.Pass, scenarios.Info),
+			Expect(r.Verdict).To(BeElementOf(verdict.Pass, verdict.Info),
 				"the reference server must pass every scenario: %s\n%s", r.Message, strings.Join(r.Evidence.Examples, "\n"))
 		})
 	}

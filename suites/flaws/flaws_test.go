@@ -15,6 +15,7 @@ import (
 	"github.com/idemproof/idemproof/internal/embedded"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // A group run includes the 1,000-attempt burst and waits out retention windows; the
@@ -38,7 +39,7 @@ var _ = Describe("the flaw catalogue", func() {
 			Expect(report.Failing(caught.Verdict, true)).To(BeTrue(),
 				"%s must fail against the reference with %s (%s); got %s: %s\n%s",
 				flaw.CaughtBy, flaw.Name, flaw.Description, caught.Verdict, caught.Message, report.Timeline(caught.Evidence.Record))
-			Expect(caught.Verdict).NotTo(Equal(scenarios.Unknown), "a flaw is caught by a decision, not by an UNKNOWN")
+			Expect(caught.Verdict).NotTo(Equal(verdict.Unknown), "a flaw is caught by a decision, not by an UNKNOWN")
 			fmt.Fprintf(GinkgoWriter, "%s caught: %s %s: %s\n", flaw.Name, caught.Verdict, caught.ScenarioID, caught.Message)
 		}, SpecTimeout(catalogueTimeout))
 	}
@@ -63,7 +64,7 @@ var _ = Describe("the flaw catalogue", func() {
 
 // runEmbedded starts the embedded reference with cfg, runs the selected scenarios (nil:
 // all) strictly against it, and stops it again.
-func runEmbedded(ctx context.Context, cfg embedded.Config, only []string) *scenarios.Report {
+func runEmbedded(ctx context.Context, cfg embedded.Config, only []string) *verdict.Report {
 	GinkgoHelper()
 	tgt, err := embedded.Start(ctx, cfg)
 	Expect(err).NotTo(HaveOccurred())
@@ -94,7 +95,7 @@ func concurrency() int {
 
 // expectClean requires zero failing results under strict (no FAIL, NON-STRICT or
 // UNKNOWN), and shows the summary with every failure's timeline otherwise.
-func expectClean(rep *scenarios.Report) {
+func expectClean(rep *verdict.Report) {
 	GinkgoHelper()
 	var failing []string
 	for _, r := range rep.Results {
@@ -110,13 +111,13 @@ func expectClean(rep *scenarios.Report) {
 	})
 }
 
-func resultOf(rep *scenarios.Report, id string) (scenarios.Result, bool) {
+func resultOf(rep *verdict.Report, id string) (verdict.Result, bool) {
 	for _, r := range rep.Results {
 		if r.ScenarioID == id {
 			return r, true
 		}
 	}
-	return scenarios.Result{}, false
+	return verdict.Result{}, false
 }
 
 // group is the scenario ID's group: "race" for "race/concurrent-pair".

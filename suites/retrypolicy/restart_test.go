@@ -7,8 +7,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/idemproof/idemproof/clientcheck"
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/suites/retrypolicy"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // checkRestarted runs one client under client-check with restarts: after each
@@ -21,7 +21,7 @@ func checkRestarted(ctx SpecContext, t target, faults string, restartAll bool, c
 	return res
 }
 
-func verdictOf(res *clientcheck.Result, id string) scenarios.Verdict {
+func verdictOf(res *clientcheck.Result, id string) verdict.Verdict {
 	GinkgoHelper()
 	return res.Report.Results[indexOf(res, id)].Verdict
 }
@@ -32,7 +32,7 @@ var _ = Describe("client-check --restart: the key survives the client", Label("c
 			res := checkRestarted(ctx, t, faults, restartAll, retrypolicy.ResumesFromStateDir)
 			Expect(findingIDs(res)).To(BeEmpty(), explain(res))
 			Expect(res.Observation.Restarts).To(HaveLen(restarts))
-			Expect(verdictOf(res, clientcheck.IDKeySurvives)).To(Equal(scenarios.Pass), explain(res))
+			Expect(verdictOf(res, clientcheck.IDKeySurvives)).To(Equal(verdict.Pass), explain(res))
 			By("one refund per order across the restarts")
 			Expect(res.Observation.Ledger).To(Equal(map[string]int{"order-1": 1, "order-2": 1, "order-3": 1}), explain(res))
 		},

@@ -12,6 +12,7 @@ import (
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/report"
 	"github.com/idemproof/idemproof/suites/retrypolicy"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // Fault schedules: the default (hold one, reset some, 503 the rest: every fault lands
@@ -86,7 +87,7 @@ func explain(res *clientcheck.Result) func() string {
 		var b strings.Builder
 		for _, r := range res.Report.Results {
 			report.WriteLine(&b, r)
-			if r.Verdict == scenarios.Fail && r.Evidence.Record != nil {
+			if r.Verdict == verdict.Fail && r.Evidence.Record != nil {
 				b.WriteString(report.Timeline(r.Evidence.Record))
 			}
 		}
@@ -141,7 +142,7 @@ var _ = Describe("client-check", Label("client-side"), func() {
 			res := checkClient(ctx, t, faults, client)
 			Expect(findingIDs(res)).To(ContainElement(finding), explain(res))
 			failed := res.Report.Results[indexOf(res, finding)]
-			Expect(failed.Verdict).To(Equal(scenarios.Fail))
+			Expect(failed.Verdict).To(Equal(verdict.Fail))
 			Expect(failed.Evidence.Categories).NotTo(BeEmpty())
 			By("the failing operation's attempts travel with the finding")
 			if failed.Evidence.Record != nil {

@@ -1,16 +1,12 @@
-package scenarios
+package verdict
 
 import (
 	"time"
 
-	"github.com/idemproof/idemproof/outcome"
-
 	"github.com/idemproof/idemproof/downstream"
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/outcome"
 )
-
-// This file is the contract between the catalogue, the runner, the reports, the CLI and
-// the suites. Fields may be added; existing names, JSON tags and meanings stay.
 
 // Level is the strength of the requirement a scenario checks.
 type Level string
@@ -137,6 +133,10 @@ type Response struct {
 	Status int    `json:"status"`
 	Body   []byte `json:"body,omitempty"`
 }
+
+// SummaryLabel marks a result that describes the run rather than judging it (the fault
+// schedule as applied, a note): reports list it under Notes whatever its verdict.
+const SummaryLabel = "summary"
 
 // Result is one scenario against one target.
 type Result struct {
