@@ -77,7 +77,7 @@ func executedAnew(r verdict.Record, p *Profile) (verdict.Verdict, string, verdic
 	case !isSuccess(b):
 		f.blame(b, "a fresh success (a new execution)")
 		return f.result(verdict.Fail, "the repeat after the window got %s, want a fresh 2xx", describe(b))
-	case n == 1 && !p.sameResponse(a, b) && !replayMarked(b, p):
+	case n == 1 && !sameResponse(p, a, b) && !replayMarked(b, p):
 		// A response of its own, and no replay marker: a new execution whose effect the
 		// ledger does not show (yet, if it lags), not the replay.
 		if ua, okA := uniqueValue(p, a.Body); okA {
@@ -155,7 +155,7 @@ func notEvicted(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.
 		// Still known: not evicted, which is all this scenario asks.
 		if executed < minNewerExecuted {
 			return f.result(verdict.Info, "the key was still known (the repeat got %s, no second execution), but only %d newer keys executed (%d sent of %d in at most %s; %d not seen, %d refused or failed): fewer than the %d it takes to show that older keys are not evicted",
-				describe(repeat), executed, sent, newerKeys, p.freshKeysWindow(), unseenNewer, refused, minNewerExecuted)
+				describe(repeat), executed, sent, newerKeys, freshKeysWindow(p), unseenNewer, refused, minNewerExecuted)
 		}
 		return f.result(verdict.Pass, "not evicted: the key was still known %s — its repeat was refused as a repeat (%s) and did not execute again; it was not replayed, which replay/sequential judges", newer, describe(repeat))
 	}
@@ -166,7 +166,7 @@ func notEvicted(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.
 		return ruling, msg + " (" + newer + ")", ev
 	case executed < minNewerExecuted:
 		return f.result(verdict.Info, "the repeat replayed, but only %d newer keys executed (%d sent of %d in at most %s; %d not seen, %d refused or failed): fewer than the %d it takes to show that older keys are not evicted",
-			executed, sent, newerKeys, p.freshKeysWindow(), unseenNewer, refused, minNewerExecuted)
+			executed, sent, newerKeys, freshKeysWindow(p), unseenNewer, refused, minNewerExecuted)
 	}
 	return ruling, msg + ", " + newer, ev
 }

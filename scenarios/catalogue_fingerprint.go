@@ -133,7 +133,7 @@ func variantPolicy(r verdict.Record, p *Profile) (verdict.Verdict, string, verdi
 		return f.result(verdict.Fail, "executed again under the same key: %d side effects (variant got %s)", n, describe(v))
 	}
 	switch {
-	case isSuccess(v) && p.sameResponse(v, orig):
+	case isSuccess(v) && sameResponse(p, v, orig):
 		return f.result(verdict.Info, "same request: the original response was replayed")
 	case n > 1 && isSuccess(v):
 		return f.result(verdict.Unknown, "the variant got %d with a response of its own and executed, but %s: nothing to judge", v.Status, mayBeLate("it", p))
@@ -143,7 +143,7 @@ func variantPolicy(r verdict.Record, p *Profile) (verdict.Verdict, string, verdi
 		f.count(verdict.CatDiverged, 1)
 		f.blameAgainst(v, "the original's "+itoa(orig.Status)+" replayed, byte for byte", &orig)
 		what := "a body that differs from the original's"
-		if p.sameBody(v.Body, orig.Body) {
+		if sameBody(p, v.Body, orig.Body) {
 			what = fmt.Sprintf("the original's body but not its status (%d)", orig.Status)
 		}
 		return f.result(verdict.Fail, "answered %d with %s, yet nothing executed%s", v.Status, what, uniqueNote(p, orig, v))
@@ -195,7 +195,7 @@ func eachMemberRefused(r verdict.Record, p *Profile) (verdict.Verdict, string, v
 			// without looking at its body (moov-io/base idempotent answers every key it
 			// has seen 412, whatever the payload).
 			asRepeat = append(asRepeat, fmt.Sprintf("%s (%s)", m, describe(a)))
-		case isSuccess(a) && p.sameResponse(a, orig):
+		case isSuccess(a) && sameResponse(p, a, orig):
 			ignored = append(ignored, m)
 			ignoredOps = append(ignoredOps, a)
 		case isSuccess(a):

@@ -131,7 +131,7 @@ func keepAliveManyKeys(r verdict.Record, p *Profile) (verdict.Verdict, string, v
 			}
 			switch {
 			case !firstOK || !againOK:
-			case p.sameResponse(kp.again, kp.first):
+			case sameResponse(p, kp.again, kp.first):
 				compared++
 			case late:
 				lateDiffer++

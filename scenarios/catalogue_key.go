@@ -147,7 +147,7 @@ func missingKey(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.
 
 // sameBodyNote says that the second answer was the first one's, byte for byte: a replay.
 func sameBodyNote(p *Profile, a, b verdict.Op) string {
-	if p.sameResponse(a, b) {
+	if sameResponse(p, a, b) {
 		return " (the second answer is the first one's, byte for byte: a replay)"
 	}
 	return ""
@@ -175,7 +175,7 @@ func refusedKey(step string) Checker {
 			// each request as unkeyed, which is what it chose, not a broken key.
 			return f.result(verdict.NonStrict, "accepted (%s) and executed as unkeyed: %d side effects", describe(a), n)
 		case n > 0:
-			if again, ok := stepAnswer(r, step+"-again"); ok && isSuccess(a) && isSuccess(again) && p.sameResponse(a, again) {
+			if again, ok := stepAnswer(r, step+"-again"); ok && isSuccess(a) && isSuccess(again) && sameResponse(p, a, again) {
 				// Worse than executing unkeyed: the malformed key is a key, one every such
 				// request of the principal shares.
 				return f.result(verdict.NonStrict, "accepted and executed (%s), want a refusal (such as 400 invalid_key); the second request with it was answered the first one's response, byte for byte: the key was used as a key, shared by every request that sends it", describe(a))
@@ -217,7 +217,7 @@ func sfString(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Ev
 		return f.result(verdict.Unknown, "quoted %s, bare %s: an answer was not seen, cannot tell", describe(q), describe(b))
 	case !isSuccess(q):
 		return f.result(verdict.Info, "the quoted form was refused: %s", describe(q))
-	case n == 1 && isSuccess(b) && p.sameBody(q.Body, b.Body):
+	case n == 1 && isSuccess(b) && sameBody(p, q.Body, b.Body):
 		return f.result(verdict.Info, "the quoted and bare forms are the same key (replayed)")
 	case n == 2:
 		return f.result(verdict.Info, "the quoted and bare forms are different keys (both executed)")

@@ -137,7 +137,7 @@ func distinctPair(pair pairOfKeys) Checker {
 		// Each answer is a success or was not seen.
 		if isSuccess(a) && isSuccess(b) {
 			sameID, marked := sameUnique(p, a, b), replayMarked(b, p)
-			if n < 2 && (p.sameResponse(a, b) || sameID || marked) {
+			if n < 2 && (sameResponse(p, a, b) || sameID || marked) {
 				f.count(verdict.CatLost, 2-n)
 				f.example("first %s: %d %s", pairKey(a.Key), a.Status, clip(a.Body))
 				f.example("second %s: %d %s", pairKey(b.Key), b.Status, clip(b.Body))
@@ -155,7 +155,7 @@ func distinctPair(pair pairOfKeys) Checker {
 		switch {
 		case succ > n:
 			return lost()
-		case n == 2 && succ == 2 && p.sameResponse(a, b):
+		case n == 2 && succ == 2 && sameResponse(p, a, b):
 			return f.result(verdict.Pass, "two side effects from %s; the two responses are identical (the body carries no per-execution id)", kp.keys)
 		case n == 2 && succ == 2:
 			return f.result(verdict.Pass, "two side effects from %s, two responses of their own%s", kp.keys, ownIDs(p, a, b))

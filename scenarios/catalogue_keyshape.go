@@ -105,14 +105,14 @@ func distinctKeysSameBody(r verdict.Record, p *Profile) (verdict.Verdict, string
 		return f.result(verdict.Fail, "%d side effects from two keys, want 2", n)
 	case succ > n:
 		f.count(verdict.CatLost, succ-n)
-		if a.Class == outcome.Success && b.Class == outcome.Success && p.sameResponse(a, b) {
+		if a.Class == outcome.Success && b.Class == outcome.Success && sameResponse(p, a, b) {
 			f.example("first: %d %s", a.Status, clip(a.Body))
 			f.example("second: %d %s", b.Status, clip(b.Body))
 			f.blame(b, "an execution of its own, not the first key's response")
 			return f.result(verdict.Fail, "two keys with the same payload: %d side effect(s), and the second key was answered the first key's response", n)
 		}
 		return f.result(verdict.Fail, "two keys with the same payload: %d successes but %d side effect(s)", succ, n)
-	case n == 2 && succ == 2 && p.sameResponse(a, b):
+	case n == 2 && succ == 2 && sameResponse(p, a, b):
 		return f.result(verdict.Pass, "two side effects from two keys; the two responses are the same (the body carries no per-execution id)")
 	case n == 2 && succ == 2:
 		return f.result(verdict.Pass, "two side effects from two keys, two different responses")
@@ -160,7 +160,7 @@ func validNever5xx(r verdict.Record, p *Profile) (verdict.Verdict, string, verdi
 				maybe++
 			}
 			switch {
-			case again.Class != outcome.Success || p.sameResponse(again, first):
+			case again.Class != outcome.Success || sameResponse(p, again, first):
 			case late:
 				lateDiffer = append(lateDiffer, string(shape))
 			default:
@@ -259,7 +259,7 @@ func emptyQuoted(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict
 		return f.result(verdict.Pass, "the key \"\" was refused with %s; nothing executed", describe(first))
 	case n >= 2:
 		return f.result(verdict.NonStrict, "the key \"\" was accepted and executed as unkeyed: %d side effects", n)
-	case n == 1 && succ == 2 && p.sameBody(answers[0].Body, answers[1].Body):
+	case n == 1 && succ == 2 && sameBody(p, answers[0].Body, answers[1].Body):
 		// Keys taken as opaque strings: "" is a two-character key, used as one. That is
 		// the policy key/sf-string reports (INFO) without judging; the draft's sf-string
 		// reading makes it the empty key and wants a 4xx, so it is said, not failed.
@@ -315,13 +315,13 @@ func getIgnored(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.
 		return f.result(verdict.Fail, "the %s with the key a %s carried before got %s (%s): the %s was recorded under the key", p.Operation.Method, method, describe(post), post.Class, method)
 	case post.Class.Determinate() && post.Class != outcome.Success:
 		return f.result(verdict.Unknown, "the %s got %s (%s), not a success: nothing to judge", p.Operation.Method, describe(post), post.Class)
-	case post.Class == outcome.Success && before.Class == outcome.Success && post.Status == before.Status && p.sameBody(post.Body, before.Body):
+	case post.Class == outcome.Success && before.Class == outcome.Success && post.Status == before.Status && sameBody(p, post.Body, before.Body):
 		f.count(verdict.CatFabricated, 1)
 		return f.result(verdict.Fail, "the %s was answered the %s's response: the %s was stored under the key and replayed", p.Operation.Method, method, method)
 	case post.Class == outcome.Success && n == 0:
 		f.count(verdict.CatLost, 1)
 		return f.result(verdict.Fail, "the %s got %d but the ledger shows no side effect", p.Operation.Method, post.Status)
-	case after.Class == outcome.Success && post.Class == outcome.Success && p.sameBody(after.Body, post.Body):
+	case after.Class == outcome.Success && post.Class == outcome.Success && sameBody(p, after.Body, post.Body):
 		f.count(verdict.CatLeaked, 1)
 		return f.result(verdict.Fail, "the %s carrying the %s's key was answered the %s's stored response", method, p.Operation.Method, p.Operation.Method)
 	case after.Class == outcome.Success && replayMarked(after, p):

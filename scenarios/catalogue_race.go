@@ -190,9 +190,9 @@ func oneWinner(step string) Checker {
 			switch {
 			case isSuccess(a):
 				ok++
-				body, seen := p.bodyKey(a.Body), false
+				body, seen := bodyKey(p, a.Body), false
 				for i, w := range wants {
-					seen = seen || (bodies[i] == body && p.sameStatus(w.Status, a.Status))
+					seen = seen || (bodies[i] == body && sameStatus(p, w.Status, a.Status))
 				}
 				if !seen {
 					wants, bodies = append(wants, a), append(bodies, body)
@@ -280,7 +280,7 @@ func oneWinner(step string) Checker {
 			if p.Expect.InFlight != 0 {
 				refusal = itoa(p.Expect.InFlight)
 			}
-			return f.result(verdict.Fail, "%d attempts got neither the in-flight refusal (%s) nor the replay%s", other, refusal, p.statusGuardNote(others, outcome.InFlight))
+			return f.result(verdict.Fail, "%d attempts got neither the in-flight refusal (%s) nor the replay%s", other, refusal, statusGuardNote(p, others, outcome.InFlight))
 		case ok == 0 && lost == 0:
 			f.count(verdict.CatStuck, 1)
 			return f.result(verdict.Fail, "no attempt succeeded: %d refused with %s", refused, wantText(refusedStatus, outcome.InFlight))
@@ -660,10 +660,10 @@ func inFlightStatus(r verdict.Record, p *Profile) (verdict.Verdict, string, verd
 	case !during:
 		return f.result(verdict.Unknown, "%s", noOverlapText(r, p, original, fmt.Sprintf("no overlap: the original (%s) finished before the repeat (%s) was answered", describe(original), describe(repeat))))
 	}
-	if isSuccess(repeat) && !p.sameResponse(repeat, original) && allowedEffects(r, p) > 1 {
+	if isSuccess(repeat) && !sameResponse(p, repeat, original) && allowedEffects(r, p) > 1 {
 		return f.result(verdict.Unknown, "%s: nothing to judge", mayBeLate("the repeat", p))
 	}
-	if isSuccess(repeat) && isSuccess(original) && p.sameResponse(repeat, original) && !releasedTogether(r, p, repeat, original) {
+	if isSuccess(repeat) && isSuccess(original) && sameResponse(p, repeat, original) && !releasedTogether(r, p, repeat, original) {
 		// The committed response itself, answered well after the original: the repeat
 		// reached the target while the original ran, but the target may have looked its
 		// key up only after the commit (a target that does other work first), and a
@@ -673,7 +673,7 @@ func inFlightStatus(r verdict.Record, p *Profile) (verdict.Verdict, string, verd
 	}
 	f.example("repeat got %s while the original ran", describe(repeat))
 	f.blame(repeat, wantText(p.Expect.InFlight, outcome.InFlight))
-	return f.result(verdict.Fail, "the repeat during the original got %s, want %s%s", describe(repeat), wantText(p.Expect.InFlight, outcome.InFlight), p.statusGuardNote([]verdict.Op{repeat}, outcome.InFlight))
+	return f.result(verdict.Fail, "the repeat during the original got %s, want %s%s", describe(repeat), wantText(p.Expect.InFlight, outcome.InFlight), statusGuardNote(p, []verdict.Op{repeat}, outcome.InFlight))
 }
 
 // inFlightWaited: under in_flight: wait, the repeat that met the original must get the
@@ -695,9 +695,9 @@ func inFlightWaited(r verdict.Record, p *Profile, f *finding, repeat, original v
 		f.example("repeat got %s while the original ran", describe(repeat))
 		f.blame(repeat, "wait, then the committed "+itoa(original.Status))
 		return f.result(verdict.Fail, "the repeat during the original got %s; the profile declares in_flight: wait (wait, then the committed response)", describe(repeat))
-	case !p.sameResponse(repeat, original) && allowedEffects(r, p) > 1:
+	case !sameResponse(p, repeat, original) && allowedEffects(r, p) > 1:
 		return f.result(verdict.Unknown, "the repeat that waited got %d with another body than the original's, but %s: nothing to judge", repeat.Status, mayBeLate("it", p))
-	case !p.sameResponse(repeat, original):
+	case !sameResponse(p, repeat, original):
 		f.count(verdict.CatDiverged, 1)
 		f.example("original: %d %s", original.Status, clip(original.Body))
 		f.example("repeat:   %d %s", repeat.Status, clip(repeat.Body))
@@ -742,12 +742,12 @@ func inFlightNotFabricated(r verdict.Record, p *Profile) (verdict.Verdict, strin
 			f.count(verdict.CatFabricated, 1)
 			f.blame(repeat, "no success without an execution")
 			return f.result(verdict.Fail, "the repeat got %d but nothing executed: the ledger is empty", repeat.Status)
-		case settle.ran && isSuccess(settle.last) && p.sameResponse(settle.last, repeat):
+		case settle.ran && isSuccess(settle.last) && sameResponse(p, settle.last, repeat):
 			return f.result(verdict.Pass, "the repeat got %d, the committed response (the settle retry replays it identically); the original's answer was not seen (%s)", repeat.Status, describe(original))
 		}
 		return f.result(verdict.Unknown, "the original's answer was not seen (%s): whether the repeat's %d came before it finished cannot be told", describe(original), repeat.Status)
 	}
-	replay := isSuccess(original) && p.sameResponse(repeat, original)
+	replay := isSuccess(original) && sameResponse(p, repeat, original)
 	if isSuccess(repeat) && repeat.Time.Before(original.Time) && !replay && allowedEffects(r, p) > 1 {
 		return f.result(verdict.Unknown, "%s: nothing to judge", mayBeLate("the repeat", p))
 	}
@@ -801,14 +801,14 @@ func inFlightOriginalFails(r verdict.Record, p *Profile) (verdict.Verdict, strin
 	switch {
 	case unseen(original):
 		return f.result(verdict.Unknown, "the original's answer was not seen (%s): whether it failed cannot be told", describe(original))
-	case isSuccess(original) && isSuccess(repeat) && n == 1 && p.sameResponse(original, repeat) && replayMarked(original, p) && !replayMarked(repeat, p):
+	case isSuccess(original) && isSuccess(repeat) && n == 1 && sameResponse(p, original, repeat) && replayMarked(original, p) && !replayMarked(repeat, p):
 		// The original's answer is marked as a replay and the repeat's is not: the repeat
 		// executed (the one side effect) while the original's work ran, and the original
 		// was answered its committed result — a target that holds nothing in flight while
 		// work that fails runs (one that commits its key with its work, in one transaction).
 		// Nothing was promised before it happened.
 		return f.result(verdict.Pass, "the repeat executed on its own while the original ran (its %d is no replay; one side effect), and the original was answered the repeat's committed response as a replay (%s): nothing was promised before it happened", repeat.Status, p.Expect.ReplayHeader)
-	case isSuccess(original) && isSuccess(repeat) && n == 1 && p.sameResponse(original, repeat):
+	case isSuccess(original) && isSuccess(repeat) && n == 1 && sameResponse(p, original, repeat):
 		return f.result(verdict.Unknown, "the original got the same %d as the repeat: either the repeat executed while the original's work ran and the original was answered its result, or the repeat was promised the original's result before it existed; nothing here tells them apart (a replay marker would: declare expect.replay_header if the target sends one)", original.Status)
 	case isSuccess(original):
 		return f.result(verdict.Unknown, "the original got %s: slow_operation and fail_operation together did not make it fail (does the target apply both to one request?)", describe(original))

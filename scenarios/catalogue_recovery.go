@@ -112,7 +112,7 @@ func atMostOnce(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.
 		// The takeover met a live lock: on a loaded machine the original reached the
 		// target late, so the takeover came too early to be one.
 		return f.result(verdict.Unknown, "the takeover got %s (the lock was still live) and the original %s: no takeover to judge", describe(take), describe(orig))
-	case isSuccess(take) && isSuccess(orig) && p.sameResponse(take, orig) && !answeredBefore(r, p, take, orig):
+	case isSuccess(take) && isSuccess(orig) && sameResponse(p, take, orig) && !answeredBefore(r, p, take, orig):
 		// The original's own response, and no sooner than the original had it: the
 		// takeover waited for the live original (a lock held for the whole request, as a
 		// mutex or a transaction holds it) or came after it. A takeover that executed

@@ -157,10 +157,10 @@ func fidelityBody(r verdict.Record, p *Profile) (verdict.Verdict, string, verdic
 	if ok && unseen(repeat) {
 		return f.result(verdict.Unknown, "the second replay was not seen (%s): the replays cannot be compared", describe(repeat))
 	}
-	if ok && !p.sameResponse(retry, repeat) && allowedEffects(r, p) > 1 {
+	if ok && !sameResponse(p, retry, repeat) && allowedEffects(r, p) > 1 {
 		return f.result(verdict.Unknown, "%s: nothing to judge", mayBeLate("the second replay", p))
 	}
-	if !ok || !p.sameResponse(retry, repeat) {
+	if !ok || !sameResponse(p, retry, repeat) {
 		f.count(verdict.CatDiverged, 1)
 		f.example("retry:  %d %s", retry.Status, clip(retry.Body))
 		f.example("repeat: %d %s", repeat.Status, clip(repeat.Body))
@@ -176,7 +176,7 @@ func fidelityBody(r verdict.Record, p *Profile) (verdict.Verdict, string, verdic
 		f.example("retry:  %s", clip(retry.Body))
 		f.example("repeat: %s", clip(repeat.Body))
 		switch {
-		case len(p.Expect.VolatileFields) > 0 && p.volatileDiffer(retry.Body, repeat.Body):
+		case len(p.Expect.VolatileFields) > 0 && volatileDiffer(p, retry.Body, repeat.Body):
 			return f.result(verdict.Pass, "the replays are the committed response (%d) but for the declared volatile fields (%s); %s", retry.Status, strings.Join(p.Expect.VolatileFields, ", "), why)
 		case p.Expect.ReplayBody == "json":
 			return f.result(verdict.Pass, "the replays are the committed JSON value (%d), re-serialized as declared (replay_body: json): %s", retry.Status, why)

@@ -77,7 +77,7 @@ func independent(ledger string) Checker {
 			}
 			return f.result(verdict.Unknown, "the original did not succeed (%s)", describe(orig))
 		}
-		if isSuccess(other) && (p.sameBody(other.Body, orig.Body) || replayMarked(other, p) || sameUnique(p, orig, other)) {
+		if isSuccess(other) && (sameBody(p, other.Body, orig.Body) || replayMarked(other, p) || sameUnique(p, orig, other)) {
 			f.count(verdict.CatLeaked, 1)
 			f.example("original: %d %s", orig.Status, clip(orig.Body))
 			f.example("other:    %d %s", other.Status, clip(other.Body))
@@ -228,7 +228,7 @@ func otherEntity(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict
 		f.count(verdict.CatDuplicated, nA-allowed)
 		f.blame(other, "a refusal or an execution for the other entity")
 		return f.result(verdict.Fail, "the request for another entity executed again for the first one: %d side effects there", nA)
-	case isSuccess(other) && nB == 0 && (p.sameResponse(other, orig) || replayMarked(other, p) || sameUnique(p, orig, other)):
+	case isSuccess(other) && nB == 0 && (sameResponse(p, other, orig) || replayMarked(other, p) || sameUnique(p, orig, other)):
 		f.count(verdict.CatLeaked, 1)
 		f.blameAgainst(other, "a refusal ("+wantText(p.Expect.Mismatch, outcome.Mismatch)+") or an execution for the other entity", &orig)
 		return f.result(verdict.Fail, "the key reused for another entity got the first entity's response (%d), and nothing happened for the other entity: its client is told an operation happened that did not", other.Status)

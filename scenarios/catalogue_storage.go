@@ -90,7 +90,7 @@ func businessStored(r verdict.Record, p *Profile) (verdict.Verdict, string, verd
 	switch {
 	case okA && okB:
 		stored = ua == ub
-		if stored && !p.sameBody(a.Body, b.Body) {
+		if stored && !sameBody(p, a.Body, b.Body) {
 			f.count(verdict.CatDiverged, 1)
 			f.example("business: %s", clip(a.Body))
 			f.example("repeat:   %s", clip(b.Body))
@@ -99,14 +99,14 @@ func businessStored(r verdict.Record, p *Profile) (verdict.Verdict, string, verd
 		}
 	case replayMarked(b, p):
 		stored = true
-		if !p.sameBody(a.Body, b.Body) {
+		if !sameBody(p, a.Body, b.Body) {
 			f.count(verdict.CatDiverged, 1)
 			f.example("business: %s", clip(a.Body))
 			f.example("repeat:   %s", clip(b.Body))
 			f.blameAgainst(b, "the stored "+itoa(a.Status)+", byte for byte", &a)
 			return f.result(verdict.Fail, "the marked replay of the business %d differs from the stored body", a.Status)
 		}
-	case !p.sameBody(a.Body, b.Body):
+	case !sameBody(p, a.Body, b.Body):
 		stored = false
 	case p.Expect.UniqueField != "":
 		return f.result(verdict.Info, "repeat got the same %s and body, without a replay marker and without %s in the body: replayed or re-executed deterministically, cannot tell", describe(b), p.Expect.UniqueField)
@@ -181,7 +181,7 @@ func notPinned(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.E
 		switch {
 		case unseen(b):
 			return f.result(verdict.Unknown, "the retry's answer was not seen (%s): whether the %d was replayed cannot be told", describe(b), a.Status)
-		case p.sameResponse(a, b):
+		case sameResponse(p, a, b):
 			if _, v, msg, failed := judgeSettle(r, p, &f, []verdict.Op{a}, true); failed {
 				return v, msg, f.ev
 			}
@@ -200,7 +200,7 @@ func notPinned(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.E
 		f.count(verdict.CatStuck, 1)
 		f.blame(b, "a success (the "+itoa(a.Status)+" not stored)")
 		return f.result(verdict.Fail, "the key is stuck: the retry after the %d got %s", a.Status, describe(b))
-	case p.sameResponse(a, b) || (b.Class == a.Class && b.Status == a.Status):
+	case sameResponse(p, a, b) || (b.Class == a.Class && b.Status == a.Status):
 		f.count(verdict.CatStuck, 1)
 		f.blame(b, "a success (the "+itoa(a.Status)+" not stored)")
 		return f.result(verdict.Fail, "the %d was stored and replayed to the retry", a.Status)

@@ -78,7 +78,7 @@ func exactlyOnce(final string) Checker {
 			return f.result(verdict.Unknown, "%d side effects: %s; a retention that outlasts the scenario (retention, against client_timeout and the holds) lets it judge", n, mayBeLate(witness, p))
 		}
 		body, status, buffered := committedBody(r, p)
-		if buffered && (!p.sameStatus(ans.Status, status) || !p.sameBody(ans.Body, body)) {
+		if buffered && (!sameStatus(p, ans.Status, status) || !sameBody(p, ans.Body, body)) {
 			if allowed > 1 {
 				return f.result(verdict.Unknown, "%s: nothing to judge", mayBeLate(witness, p))
 			}
@@ -155,13 +155,13 @@ func identicalReplay(first, repeat string) Checker {
 		switch {
 		case !okB || unseen(b):
 			return f.result(verdict.Unknown, "the repeat's answer was not seen (%s): whether it replayed cannot be told", describe(b))
-		case !p.sameResponse(a, b) && allowed > 1:
+		case !sameResponse(p, a, b) && allowed > 1:
 			return f.result(verdict.Unknown, "%s: nothing to judge", mayBeLate("the repeat", p))
 		case b.Class == outcome.InFlight:
 			f.count(verdict.CatStuck, 1)
 			f.blame(b, "the replay of the "+itoa(a.Status))
 			return f.result(verdict.Fail, "the key is stuck: the repeat after the original's %d got %s", a.Status, describe(b))
-		case !p.sameResponse(a, b):
+		case !sameResponse(p, a, b):
 			f.count(verdict.CatDiverged, 1)
 			f.example("%s: %d %s", first, a.Status, clip(a.Body))
 			f.example("%s: %d %s", repeat, b.Status, clip(b.Body))

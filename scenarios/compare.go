@@ -16,12 +16,12 @@ import (
 // encoder) comes back with its members in another order and other whitespace; no client
 // that parses it can tell, so that is no divergence. Whether the bytes themselves were
 // kept is replay/fidelity-body's question (bytesChanged).
-func (p *Profile) sameBody(a, b []byte) bool {
+func sameBody(p *Profile, a, b []byte) bool {
 	if bytes.Equal(a, b) && len(p.Expect.VolatileFields) == 0 {
 		return true
 	}
-	ca, okA := p.canonicalJSON(a)
-	cb, okB := p.canonicalJSON(b)
+	ca, okA := canonicalJSON(p, a)
+	cb, okB := canonicalJSON(p, b)
 	if okA && okB {
 		return bytes.Equal(ca, cb)
 	}
@@ -30,8 +30,8 @@ func (p *Profile) sameBody(a, b []byte) bool {
 
 // bodyKey is a body as a map key under sameBody's equality: two bodies have the same key
 // exactly when sameBody calls them the same.
-func (p *Profile) bodyKey(b []byte) string {
-	if c, ok := p.canonicalJSON(b); ok {
+func bodyKey(p *Profile, b []byte) string {
+	if c, ok := canonicalJSON(p, b); ok {
 		return "json " + string(c)
 	}
 	return "bytes " + string(b)
@@ -39,7 +39,7 @@ func (p *Profile) bodyKey(b []byte) string {
 
 // canonicalJSON is a JSON body without the volatile fields, its object members sorted by
 // name at every depth and no insignificant whitespace; false when the body is not JSON.
-func (p *Profile) canonicalJSON(body []byte) ([]byte, bool) {
+func canonicalJSON(p *Profile, body []byte) ([]byte, bool) {
 	if !gjson.ValidBytes(body) {
 		return nil, false
 	}
@@ -72,7 +72,7 @@ func (v *jsonValue) sortMembers() {
 
 // volatileDiffer reports whether two bodies that sameBody calls the same differ in a
 // declared volatile field (a request id), for messages that say so.
-func (p *Profile) volatileDiffer(a, b []byte) bool {
+func volatileDiffer(p *Profile, a, b []byte) bool {
 	for _, path := range p.Expect.VolatileFields {
 		if gjson.GetBytes(a, path).Raw != gjson.GetBytes(b, path).Raw {
 			return true

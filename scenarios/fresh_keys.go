@@ -14,7 +14,7 @@ const freshKeysBudget = 10 * time.Second
 // freshKeysWindow is how long a FreshKeys step may send: freshKeysBudget, or half the
 // declared retention when that is shorter, so the repeat that follows still falls well
 // inside the first key's window.
-func (p *Profile) freshKeysWindow() time.Duration {
+func freshKeysWindow(p *Profile) time.Duration {
 	if r := p.Retention.Std(); r > 0 {
 		return min(freshKeysBudget, r/2)
 	}
@@ -52,7 +52,7 @@ func (e *execution) sendFreshKeys(ctx context.Context, st Step, attempt int) err
 		reqs[i] = spec
 	}
 	timeout := e.t.attemptTimeout(st.Hook, false)
-	stop := time.Now().Add(e.t.p.freshKeysWindow())
+	stop := time.Now().Add(freshKeysWindow(e.t.p))
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < min(n, MaxKeepAliveConns, max(e.burst, 1)); w++ {

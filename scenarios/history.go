@@ -267,14 +267,14 @@ func unseen(op verdict.Op) bool { return !op.Class.Determinate() }
 
 // sameResponse reports whether two answers are the same response: the same status
 // (Profile.sameStatus) and the same body (Profile.sameBody).
-func (p *Profile) sameResponse(a, b verdict.Op) bool {
-	return p.sameStatus(a.Status, b.Status) && p.sameBody(a.Body, b.Body)
+func sameResponse(p *Profile, a, b verdict.Op) bool {
+	return sameStatus(p, a.Status, b.Status) && sameBody(p, a.Body, b.Body)
 }
 
 // sameStatus reports whether two statuses are those of one response: equal, or two
 // successes one of which is the declared expect.replay_status (a replay may answer with
 // it, whichever came first: the execution's status is not always the one compared).
-func (p *Profile) sameStatus(a, b int) bool {
+func sameStatus(p *Profile, a, b int) bool {
 	if a == b {
 		return true
 	}

@@ -98,7 +98,7 @@ func keyIgnored(r verdict.Record, effects int) string {
 // statusGuardNote explains an answer a rule of class want would have classed but for its
 // status: a rule classes a 5xx or a 429 only when it names the status (package outcome),
 // so an API that refuses with one (a 503 "in progress") needs the status in the rule.
-func (p *Profile) statusGuardNote(ops []verdict.Op, want outcome.Class) string {
+func statusGuardNote(p *Profile, ops []verdict.Op, want outcome.Class) string {
 	if p.Outcomes == nil {
 		return ""
 	}

@@ -89,7 +89,7 @@ func judgeSettle(r verdict.Record, p *Profile, f *finding, wants []verdict.Op, e
 		return s, "", "", false
 	}
 	for _, w := range wants {
-		if got.Class == w.Class && p.sameStatus(got.Status, w.Status) && (!exact || p.sameBody(got.Body, w.Body)) {
+		if got.Class == w.Class && sameStatus(p, got.Status, w.Status) && (!exact || sameBody(p, got.Body, w.Body)) {
 			return s, "", "", false
 		}
 	}
@@ -130,7 +130,7 @@ func uniqueNote(p *Profile, a, b verdict.Op) string {
 // names a's role ("the committed", "the first"); only when b is known to be the replay
 // (replayed) does the note say which status to declare.
 func statusOnlyNote(p *Profile, a, b verdict.Op, first string, replayed bool) string {
-	if a.Status == 0 || b.Status == 0 || p.sameStatus(a.Status, b.Status) || !p.sameBody(a.Body, b.Body) {
+	if a.Status == 0 || b.Status == 0 || sameStatus(p, a.Status, b.Status) || !sameBody(p, a.Body, b.Body) {
 		return ""
 	}
 	note := fmt.Sprintf("status %d, %s %d, with the same body", b.Status, first, a.Status)
