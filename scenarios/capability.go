@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/idemproof/idemproof/internal/jsonvalue"
 )
 
 // Capability is something a scenario needs the profile to declare; without it the
@@ -63,16 +65,16 @@ func (p *Profile) Missing(c Capability) string {
 			return "operation.altered_body not declared"
 		}
 	case CapJSONBody, CapIntegerBody:
-		v, err := parseJSON(mustRender(p.Operation.Body))
-		if err != nil || !v.isObj {
+		v, err := jsonvalue.Parse(mustRender(p.Operation.Body))
+		if err != nil || !v.IsObject {
 			return "operation.body is not a JSON object"
 		}
-		respell := v.respellPayloadIntegers // a JSON-RPC request's id is no payload
+		respell := v.RespellPayloadIntegers // a JSON-RPC request's id is no payload
 		if p.isMCP() {
-			respell = v.respellIntegers // the body is only the tool's arguments
+			respell = v.RespellIntegers // the body is only the tool's arguments
 		}
 		if c == CapIntegerBody && !respell() {
-			if !p.isMCP() && v.isJSONRPCRequest() {
+			if !p.isMCP() && v.IsJSONRPCRequest() {
 				return "operation.body has no integer to respell outside the JSON-RPC envelope (its id is not payload)"
 			}
 			return "operation.body has no integer to respell"

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/idemproof/idemproof/internal/jsonvalue"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -48,26 +49,14 @@ func canonicalJSON(p *Profile, body []byte) ([]byte, bool) {
 			body = out
 		}
 	}
-	v, err := parseJSON(string(body))
+	v, err := jsonvalue.Parse(string(body))
 	if err != nil {
 		return nil, false
 	}
-	v.sortMembers()
+	v.SortMembers()
 	var out bytes.Buffer
-	v.encode(&out, "", "")
+	v.Encode(&out, "", "")
 	return out.Bytes(), true
-}
-
-// sortMembers orders every object's members by name (stable: repeated names keep their
-// order), so two encodings of one value encode alike.
-func (v *jsonValue) sortMembers() {
-	slices.SortStableFunc(v.obj, func(a, b jsonMember) int { return strings.Compare(a.Key, b.Key) })
-	for _, m := range v.obj {
-		m.Value.sortMembers()
-	}
-	for _, c := range v.arr {
-		c.sortMembers()
-	}
 }
 
 // volatileDiffer reports whether two bodies that sameBody calls the same differ in a

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/internal/jsonvalue"
 )
 
 // maxChangedMembers bounds how many members fingerprint/each-member changes (one step
@@ -61,11 +61,11 @@ func (p *Profile) allChangeableMembers() []string {
 	if err != nil {
 		return nil
 	}
-	doc, err := parseJSON(rendered)
+	doc, err := jsonvalue.Parse(rendered)
 	if err != nil {
 		return p.changeableFormFields(rendered, sample)
 	}
-	if !doc.isObj {
+	if !doc.IsObject {
 		return nil
 	}
 	ignored := map[string]bool{}
@@ -73,75 +73,32 @@ func (p *Profile) allChangeableMembers() []string {
 		ignored[f] = true
 	}
 	// Over MCP the body is the tool's arguments and the harness writes the envelope itself.
-	envelope := !p.isMCP() && doc.isJSONRPCRequest()
+	envelope := !p.isMCP() && doc.IsJSONRPCRequest()
 	var out []string
-	var walk func(v *jsonValue, path string)
-	walk = func(v *jsonValue, path string) {
+	var walk func(v *jsonvalue.Value, path string)
+	walk = func(v *jsonvalue.Value, path string) {
 		if ignored[path] || p.isKeyMember(path) {
 			return
 		}
 		switch {
-		case v.isObj:
-			for _, m := range v.obj {
-				if envelope && path == "" && jsonRPCEnvelope[m.Key] {
+		case v.IsObject:
+			for _, m := range v.Members {
+				if envelope && path == "" && jsonvalue.JSONRPCEnvelope[m.Key] {
 					continue
 				}
-				walk(m.Value, memberPath(path, m.Key))
+				walk(m.Value, jsonvalue.MemberPath(path, m.Key))
 			}
-		case v.isArr:
-			if len(v.arr) > 0 && !v.arr[0].isObj && !v.arr[0].isArr {
-				walk(v.arr[0], memberPath(path, "0"))
+		case v.IsArray:
+			if len(v.Elems) > 0 && !v.Elems[0].IsObject && !v.Elems[0].IsArray {
+				walk(v.Elems[0], jsonvalue.MemberPath(path, "0"))
 			}
-		case strings.Contains(string(v.raw), sample):
+		case strings.Contains(string(v.Raw), sample):
 		default:
 			out = append(out, path)
 		}
 	}
 	walk(doc, "")
 	return out
-}
-
-// jsonRPCEnvelope names the top-level members of a JSON-RPC 2.0 request that frame the
-// call rather than carry its payload. A server answers with the request's id (JSON-RPC
-// 2.0 §5), so a changed or respelled id comes back in a correct replay, which would then
-// look like a response of its own; the version and the method name the call itself.
-var jsonRPCEnvelope = map[string]bool{"jsonrpc": true, "id": true, "method": true}
-
-// isJSONRPCRequest reports whether v is a JSON-RPC 2.0 request: an object with
-// "jsonrpc": "2.0" and a string method.
-func (v *jsonValue) isJSONRPCRequest() bool {
-	if v == nil || !v.isObj {
-		return false
-	}
-	var version, method bool
-	for _, m := range v.obj {
-		var s string
-		isString := !m.Value.isObj && !m.Value.isArr && json.Unmarshal(m.Value.raw, &s) == nil
-		switch m.Key {
-		case "jsonrpc":
-			version = isString && s == "2.0"
-		case "method":
-			method = isString
-		}
-	}
-	return version && method
-}
-
-// respellPayloadIntegers is respellIntegers for fingerprint/number-spelling: in a JSON-RPC
-// 2.0 request only the payload is respelled, never the envelope (an id of 1 respelled
-// 1.0 comes back as 1.0 in a correct replay). Over MCP the harness replaces the id of
-// the request it framed on every attempt anyway.
-func (v *jsonValue) respellPayloadIntegers() bool {
-	if !v.isJSONRPCRequest() {
-		return v.respellIntegers()
-	}
-	changed := false
-	for _, m := range v.obj {
-		if !jsonRPCEnvelope[m.Key] {
-			changed = m.Value.respellIntegers() || changed
-		}
-	}
-	return changed
 }
 
 // isKeyMember reports whether path (in operation.body) is where key_field puts the key:
@@ -157,66 +114,26 @@ func (p *Profile) isKeyMember(path string) bool {
 	return p.KeyField == path
 }
 
-func memberPath(parent, member string) string {
-	if parent == "" {
-		return strings.ReplaceAll(member, ".", `\.`)
-	}
-	return parent + "." + strings.ReplaceAll(member, ".", `\.`)
-}
-
 // changeMember returns the rendered body with the member at path (from
 // changeableMembers) given another value of its type (changedScalar). The body is
 // re-encoded compactly, as shapeBody encodes every JSON body.
 func changeMember(rendered, path string) (string, error) {
-	doc, err := parseJSON(rendered)
+	doc, err := jsonvalue.Parse(rendered)
 	if err != nil {
 		if fields, ok := formFields(rendered); ok {
 			return changeFormField(fields, path)
 		}
 		return "", fmt.Errorf("change %s: operation.body is neither JSON nor a form: %w", path, err)
 	}
-	leaf := doc.at(path)
-	if leaf == nil || leaf.isObj || leaf.isArr {
+	leaf := doc.At(path)
+	if leaf == nil || leaf.IsObject || leaf.IsArray {
 		return "", fmt.Errorf("change %s: no such scalar member in operation.body", path)
 	}
-	leaf.raw = changedScalar(leaf.raw)
+	leaf.Raw = changedScalar(leaf.Raw)
 	var b bytes.Buffer
-	doc.encode(&b, "", "")
+	doc.Encode(&b, "", "")
 	return b.String(), nil
 }
-
-// at finds the value at a dotted path (a member name may escape a dot as `\.`; an array
-// element is its index), nil when there is none.
-func (v *jsonValue) at(path string) *jsonValue {
-	cur := v
-	for _, part := range splitPath(path) {
-		switch {
-		case cur.isObj:
-			var next *jsonValue
-			for _, m := range cur.obj {
-				if m.Key == part {
-					next = m.Value
-				}
-			}
-			cur = next
-		case cur.isArr:
-			i, err := strconv.Atoi(part)
-			if err != nil || i < 0 || i >= len(cur.arr) {
-				return nil
-			}
-			cur = cur.arr[i]
-		default:
-			return nil
-		}
-		if cur == nil {
-			return nil
-		}
-	}
-	return cur
-}
-
-// splitPath splits a dotted path at the dots that are not escaped.
-func splitPath(path string) []string { return faultproxy.SplitKeyField(path) }
 
 // changedScalar gives a scalar another value of its type: a number 1 added, a boolean
 // flipped, null becomes "changed", a string changedString.
@@ -315,10 +232,10 @@ func checkFingerprintIgnores(p *Profile) []fieldError {
 	if len(p.Expect.FingerprintIgnores) == 0 {
 		return nil
 	}
-	var doc *jsonValue
+	var doc *jsonvalue.Value
 	form := map[string]bool{}
 	if rendered, _, err := renderSample(p.Operation.Body); err == nil {
-		doc, _ = parseJSON(rendered)
+		doc, _ = jsonvalue.Parse(rendered)
 		if fields, ok := formFields(rendered); ok && doc == nil {
 			for _, fl := range fields {
 				name, _ := url.QueryUnescape(fl.name)
@@ -333,9 +250,9 @@ func checkFingerprintIgnores(p *Profile) []fieldError {
 		case len(form) > 0 && !form[f]:
 			errs = append(errs, fieldError{Path: path, Msg: fmt.Sprintf("%q is not a field of operation.body (a form)", f)})
 		case len(form) > 0:
-		case doc == nil || !doc.isObj:
+		case doc == nil || !doc.IsObject:
 			errs = append(errs, fieldError{Path: path, Msg: "operation.body is neither a JSON object nor a form: there is no member to leave out of the fingerprint"})
-		case f == "" || doc.at(f) == nil:
+		case f == "" || doc.At(f) == nil:
 			errs = append(errs, fieldError{Path: path, Msg: fmt.Sprintf("%q is not a member of operation.body: name a member as a dotted path, such as note or metadata.trace_id", f)})
 		}
 	}

@@ -2,10 +2,12 @@ package scenarios
 
 import (
 	"fmt"
-	"github.com/idemproof/idemproof/outcome"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/idemproof/idemproof/internal/jsonvalue"
+	"github.com/idemproof/idemproof/outcome"
 
 	"github.com/idemproof/idemproof/transport/contentcoding"
 )
@@ -282,7 +284,7 @@ func validFieldPath(s string) bool {
 	if s == "" {
 		return false
 	}
-	for _, part := range splitPath(s) {
+	for _, part := range jsonvalue.SplitPath(s) {
 		if part == "" {
 			return false
 		}

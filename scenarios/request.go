@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemproof/idemproof/internal/jsonvalue"
 	"github.com/idemproof/idemproof/transport"
 )
 
@@ -217,7 +218,7 @@ func (t *target) stepRequest(base, entity string, keys scenarioKeys, st Step, ma
 // is always sent in one canonical compact spelling, so a variant differs from the
 // original in exactly the one way it names.
 func shapeBody(rendered, keyField, key string, hasKey bool, v Variant) ([]byte, bool, error) {
-	doc, err := parseJSON(rendered)
+	doc, err := jsonvalue.Parse(rendered)
 	if err != nil {
 		if keyField != "" {
 			return nil, false, fmt.Errorf("body is not JSON, cannot carry the key at %s: %w", keyField, err)
@@ -225,21 +226,21 @@ func shapeBody(rendered, keyField, key string, hasKey bool, v Variant) ([]byte, 
 		return []byte(rendered), false, nil
 	}
 	if keyField != "" && hasKey {
-		if err := doc.set(keyField, jsonString(key)); err != nil {
+		if err := doc.Set(keyField, jsonvalue.NewString(key)); err != nil {
 			return nil, false, err
 		}
 	}
 	indent := ""
 	switch v {
 	case VariantKeyOrder:
-		doc.reverseKeys()
+		doc.ReverseKeys()
 	case VariantWhitespace:
 		indent = "  "
 	case VariantNumberSpelling:
-		doc.respellPayloadIntegers()
+		doc.RespellPayloadIntegers()
 	}
 	var b bytes.Buffer
-	doc.encode(&b, indent, "")
+	doc.Encode(&b, indent, "")
 	return b.Bytes(), true, nil
 }
 
