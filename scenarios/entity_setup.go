@@ -81,15 +81,15 @@ func (t *target) createEntity(ctx context.Context, name string) (string, error) 
 	if method == "" {
 		method = http.MethodPost
 	}
-	deadline := time.Now().Add(ledgerThrottleBudget)
+	deadline := time.Now().Add(transport.ThrottleBudget)
 	for {
 		answer, status, retryAfter, err := t.setupOnce(ctx, method, strings.TrimSuffix(t.ledgerBase(), "/")+path, body)
 		if err == nil && status == http.StatusTooManyRequests {
-			wait := throttleWait(transport.RetryAfter(retryAfter, time.Now()))
+			wait := transport.ThrottleWait(transport.RetryAfter(retryAfter, time.Now()))
 			if time.Now().Add(wait).After(deadline) {
-				return "", stillThrottled(fmt.Errorf("entity_setup: %s %s answered %d", method, path, status))
+				return "", transport.StillThrottled(fmt.Errorf("entity_setup: %s %s answered %d", method, path, status))
 			}
-			if !sleepCtx(ctx, wait) {
+			if !transport.Sleep(ctx, wait) {
 				return "", ctx.Err()
 			}
 			continue

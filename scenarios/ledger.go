@@ -80,7 +80,7 @@ func countLedger(ctx context.Context, p *Profile, tr transport.Transport, base s
 	if body != "" {
 		l.Body = []byte(body)
 	}
-	deadline := time.Now().Add(ledgerThrottleBudget)
+	deadline := time.Now().Add(transport.ThrottleBudget)
 	for {
 		n, err := tr.Count(ctx, l)
 		var throttled transport.ThrottledRead
@@ -88,11 +88,11 @@ func countLedger(ctx context.Context, p *Profile, tr transport.Transport, base s
 			return n, err
 		}
 		// A GET is safe to repeat, and without the count the scenario is only UNKNOWN.
-		wait := throttleWait(throttled.Wait())
+		wait := transport.ThrottleWait(throttled.Wait())
 		if time.Now().Add(wait).After(deadline) {
-			return 0, stillThrottled(err)
+			return 0, transport.StillThrottled(err)
 		}
-		if !sleepCtx(ctx, wait) {
+		if !transport.Sleep(ctx, wait) {
 			return 0, err
 		}
 	}

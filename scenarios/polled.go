@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"time"
+
+	"github.com/idemproof/idemproof/transport"
 )
 
 // polledWorkPoll is how often awaitPolledWork reads the ledger.
@@ -32,7 +34,7 @@ func (e *execution) awaitPolledWork(ctx context.Context, base int) {
 		if n, err := e.t.readLedger(ctx, e.t.p.SideEffects, entity); err == nil && n-base >= 1 {
 			return
 		}
-		if !sleepCtx(ctx, polledWorkPoll) {
+		if !transport.Sleep(ctx, polledWorkPoll) {
 			return
 		}
 	}

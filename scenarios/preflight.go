@@ -149,7 +149,7 @@ func (pf *preflight) run(ctx context.Context) error {
 	lagged := time.Duration(0)
 	for after == before && lagged < preflightLedgerLag && ctx.Err() == nil {
 		const step = 250 * time.Millisecond
-		sleepCtx(ctx, step)
+		transport.Sleep(ctx, step)
 		lagged += step
 		if after, err = pf.count(ctx, "side_effects", p.SideEffects, page); err != nil {
 			return err
@@ -190,7 +190,7 @@ func (pf *preflight) send(ctx context.Context) (string, error) {
 	op, err := pf.t.sendAttempt(ctx, snd, spec.request(p), timeout)
 	// A rate limit's refusal looked at nothing: the same request again, once it allows.
 	for tries := 1; err == nil && op.Class == outcome.Throttled && tries < 3 && ctx.Err() == nil; tries++ {
-		if !sleepCtx(ctx, throttleWait(transport.RetryAfter(op.Headers["Retry-After"], time.Now()))) {
+		if !transport.Sleep(ctx, transport.ThrottleWait(transport.RetryAfter(op.Headers["Retry-After"], time.Now()))) {
 			break
 		}
 		sent = time.Now()
@@ -424,7 +424,7 @@ func newUUID() string {
 // most five requests (a refused operation is sent once more with a UUID key), and one
 // more second for the connections.
 func preflightTimeout(p *Profile) time.Duration {
-	return 5*p.ClientTimeout.Std() + time.Second + preflightLedgerLag + 2*ledgerThrottleWait
+	return 5*p.ClientTimeout.Std() + time.Second + preflightLedgerLag + 2*transport.ThrottleMaxWait
 }
 
 // untrusted names the fix for a TLS certificate the harness does not trust: tls.ca_file
