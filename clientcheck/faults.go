@@ -14,7 +14,7 @@ import (
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -199,7 +199,7 @@ func refusal(status int, declared, problem string) faultproxy.FaultSpec {
 // meet from the server. A rule with a retry hint (retry_after) gets retryAfter seconds
 // written at its path, as the server would say when to come back (0: not written). ok is
 // false for any other profile or rule.
-func jsonRPCRefusal(p *scenarios.Profile, class outcome.Class, retryAfter int) (faultproxy.FaultSpec, bool) {
+func jsonRPCRefusal(p *profile.Profile, class outcome.Class, retryAfter int) (faultproxy.FaultSpec, bool) {
 	call, err := renderEntity(p.Operation.Body, "x")
 	if err != nil || gjson.Get(call, "jsonrpc").String() != "2.0" || p.Outcomes == nil {
 		return faultproxy.FaultSpec{}, false
@@ -223,7 +223,7 @@ func jsonRPCRefusal(p *scenarios.Profile, class outcome.Class, retryAfter int) (
 }
 
 // jsonRPCRefusalOK reports whether jsonRPCRefusal has an answer for the class.
-func jsonRPCRefusalOK(p *scenarios.Profile, class outcome.Class) bool {
+func jsonRPCRefusalOK(p *profile.Profile, class outcome.Class) bool {
 	_, ok := jsonRPCRefusal(p, class, 0)
 	return ok
 }
@@ -268,7 +268,7 @@ const (
 // kind that could never be seen as what it is: a 409 the profile does not classify as
 // in_flight, a 422 it does not classify as mismatch. Rules given as such are checked too:
 // one that could never match the operation, or that an earlier rule always shadows.
-func (s *Schedule) rulesFor(p *scenarios.Profile) ([]faultproxy.Rule, error) {
+func (s *Schedule) rulesFor(p *profile.Profile) ([]faultproxy.Rule, error) {
 	op := operationMatch(p)
 	if s.Rules != nil {
 		return s.Rules, checkGivenRules(s.Rules, p)
@@ -353,12 +353,12 @@ const keylessSuffix = "-keyless"
 // operationMatch selects the first attempt of each key of the profile's operation (and,
 // in each kind's keyless twin, its first attempt without one). A path template matches
 // any value where {{.Entity}} stands.
-func operationMatch(p *scenarios.Profile) faultproxy.Match {
+func operationMatch(p *profile.Profile) faultproxy.Match {
 	return faultproxy.Match{Method: p.Operation.Method, Path: operationPathGlob(p), Attempts: &faultproxy.Range{From: 1, To: 1}}
 }
 
 // operationPathGlob is operation.path without its query, each {{...}} replaced by "*".
-func operationPathGlob(p *scenarios.Profile) string {
+func operationPathGlob(p *profile.Profile) string {
 	s, _, _ := strings.Cut(p.Operation.Path, "?")
 	var b strings.Builder
 	for {
@@ -381,7 +381,7 @@ func operationPathGlob(p *scenarios.Profile) string {
 // checkGivenRules refuses rules that could never fire: one that cannot match the
 // operation's method or path, one that asks for a key and for none at once, or one that
 // an earlier rule with the same match, no count and no probability always wins over.
-func checkGivenRules(rules []faultproxy.Rule, p *scenarios.Profile) error {
+func checkGivenRules(rules []faultproxy.Rule, p *profile.Profile) error {
 	glob := operationPathGlob(p)
 	for i, r := range rules {
 		m := r.Match

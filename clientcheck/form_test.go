@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/clientcheck"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -104,7 +104,7 @@ func TestAFormEncodedTargetNamesItsOperationInAFieldOrThePath(t *testing.T) {
 		{"/v1/refunds", "amount=4900&metadata[order_id]={{.Entity}}", "form:metadata[order_id]"},
 		{"/v1/charges/{{.Entity}}/refunds", "amount=4900", "path:/v1/charges/{{.Entity}}/refunds"},
 	} {
-		p, err := scenarios.ParseProfile("form-api.yaml", []byte(fmt.Sprintf(formProfile, srv.URL, tc.path, tc.body)))
+		p, err := profile.Parse("form-api.yaml", []byte(fmt.Sprintf(formProfile, srv.URL, tc.path, tc.body)))
 		require.NoError(t, err)
 		entity, err := clientcheck.EntityOf(p)
 		require.NoError(t, err)
@@ -131,7 +131,7 @@ func TestAFormEncodedTargetNamesItsOperationInAFieldOrThePath(t *testing.T) {
 // duplicate it is, and no check says the key was kept.
 func TestAClientWithoutKeysMeetsItsFaultsAndDuplicates(t *testing.T) {
 	srv := formServer(t)
-	p, err := scenarios.ParseProfile("form-api.yaml", []byte(fmt.Sprintf(formProfile, srv.URL, "/v1/refunds", "amount=4900&metadata[order_id]={{.Entity}}")))
+	p, err := profile.Parse("form-api.yaml", []byte(fmt.Sprintf(formProfile, srv.URL, "/v1/refunds", "amount=4900&metadata[order_id]={{.Entity}}")))
 	require.NoError(t, err)
 	cfg := clientcheck.Config{Profile: p, FaultSpec: "503", Seed: 3, Timeout: 30 * time.Second}
 	res, err := clientcheck.Run(context.Background(), cfg, formClient(func(string, int) string { return "" }))
@@ -162,7 +162,7 @@ func TestRefusalKindsSendTheAPIsOwnBody(t *testing.T) {
 		if tc.extends != "" {
 			doc = strings.Replace(doc, "expect: { in_flight: 409, mismatch: 400, missing_key: optional }\n", "", 1)
 		}
-		p, err := scenarios.ParseProfile("form-api.yaml", []byte(doc))
+		p, err := profile.Parse("form-api.yaml", []byte(doc))
 		require.NoError(t, err)
 		var mu sync.Mutex
 		got := map[string]string{}

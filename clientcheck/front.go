@@ -17,8 +17,8 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/reference/idempotency"
-	"github.com/idemproof/idemproof/scenarios"
 )
 
 // Headers the front adds to every attempt of the operation. The proxy's rules match on
@@ -54,7 +54,7 @@ type front struct {
 	next      http.Handler
 	method    string
 	pathGlob  string
-	entity    scenarios.EntityRef
+	entity    profile.EntityRef
 	keyHeader string
 	keyField  string // the profile's key_field as a gjson path (faultproxy.KeyPath)
 	dealer    *dealer
@@ -90,7 +90,7 @@ type frontAttempt struct {
 	body   []byte
 }
 
-func newFront(next http.Handler, p *scenarios.Profile, entity scenarios.EntityRef, d *dealer) *front {
+func newFront(next http.Handler, p *profile.Profile, entity profile.EntityRef, d *dealer) *front {
 	return &front{
 		next: next, method: p.Operation.Method, pathGlob: operationPathGlob(p), entity: entity,
 		keyHeader: p.KeyHeader, keyField: faultproxy.KeyPath(p.KeyField), dealer: d, attempts: map[uint64]*frontAttempt{}, keys: map[string]bool{}, keyless: map[string]bool{},
@@ -165,10 +165,10 @@ func (f *front) entityOf(r *http.Request, body []byte) string {
 	case f.entity.Header != "":
 		return r.Header.Get(f.entity.Header)
 	case f.entity.Path != "":
-		e, _ := scenarios.PathEntity(f.entity.Path, r.URL.Path)
+		e, _ := profile.PathEntity(f.entity.Path, r.URL.Path)
 		return e
 	case f.entity.Form != "":
-		return scenarios.FormValue(string(body), f.entity.Form)
+		return profile.FormValue(string(body), f.entity.Form)
 	}
 	v := gjson.GetBytes(body, f.entity.JSON)
 	if v.Type == gjson.String || v.Type == gjson.Number {

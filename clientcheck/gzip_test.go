@@ -18,7 +18,7 @@ import (
 
 	"github.com/idemproof/idemproof/clientcheck"
 	"github.com/idemproof/idemproof/outcome"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -144,7 +144,7 @@ func rpcClient(acceptGzip bool) clientcheck.ClientFunc {
 func TestGzippedAnswersAreClassedByWhatTheySay(t *testing.T) {
 	run := func(acceptGzip bool) (*clientcheck.Result, int32) {
 		var gzipped atomic.Int32
-		p, err := scenarios.ParseProfile("rpc-refunds.yaml", []byte(fmt.Sprintf(rpcProfile, rpcRefunds(t, &gzipped).URL)))
+		p, err := profile.Parse("rpc-refunds.yaml", []byte(fmt.Sprintf(rpcProfile, rpcRefunds(t, &gzipped).URL)))
 		require.NoError(t, err)
 		res, err := clientcheck.Run(context.Background(), clientcheck.Config{Profile: p, FaultSpec: "503", Seed: 1, Timeout: 30 * time.Second}, rpcClient(acceptGzip))
 		require.NoError(t, err)

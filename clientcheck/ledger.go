@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/profile"
 )
 
 // ledgerReader counts the side effects of one entity with the profile's side_effects
 // probe, straight at the target (never through the faults), as check reads it
 // (scenarios.LedgerReader: the probe's method, headers and body, rate limits waited out).
-type ledgerReader struct{ r *scenarios.LedgerReader }
+type ledgerReader struct{ r *profile.LedgerReader }
 
 func (l ledgerReader) count(ctx context.Context, entity string) (int, error) {
 	n, err := l.r.Count(ctx, entity)
@@ -34,4 +34,4 @@ func (l ledgerReader) readLedger(ctx context.Context, entities []string) (map[st
 }
 
 // renderEntity fills a profile template with the entity, as the catalogue's runner does.
-func renderEntity(s, entity string) (string, error) { return scenarios.RenderEntity(s, entity) }
+func renderEntity(s, entity string) (string, error) { return profile.RenderEntity(s, entity) }

@@ -15,7 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/idemproof/idemproof/clientcheck"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/profile"
 )
 
 // awsStyleServer is a refund API in AWS's JSON protocol: every call a POST / named by
@@ -88,7 +88,7 @@ expect: { in_flight: 409, mismatch: 400, missing_key: optional }
 // out, not taken for a target that is down.
 func TestTheLedgerIsReadWithItsBodyAndThrottlesAreWaitedOut(t *testing.T) {
 	srv, refused := awsStyleServer(t, 2)
-	p, err := scenarios.ParseProfile("aws.yaml", []byte(fmt.Sprintf(awsStyleProfile, srv.URL)))
+	p, err := profile.Parse("aws.yaml", []byte(fmt.Sprintf(awsStyleProfile, srv.URL)))
 	require.NoError(t, err)
 	client := func(ctx context.Context, env clientcheck.Env) error {
 		c := &http.Client{Timeout: 2 * time.Second}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/idemproof/idemproof/clientcheck"
 	"github.com/idemproof/idemproof/outcome"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -138,8 +138,8 @@ func toolClientNumbering(keyFor func(order string, attempt int) string, newIDs b
 	}
 }
 
-func loadToolProfile(t *testing.T) *scenarios.Profile {
-	p, err := scenarios.ParseProfile("tool-api.yaml", []byte(fmt.Sprintf(toolProfile, toolServer(t).URL)))
+func loadToolProfile(t *testing.T) *profile.Profile {
+	p, err := profile.Parse("tool-api.yaml", []byte(fmt.Sprintf(toolProfile, toolServer(t).URL)))
 	require.NoError(t, err)
 	return p
 }
@@ -148,7 +148,7 @@ func TestAProfileTargetWithTheKeyInTheBody(t *testing.T) {
 	p := loadToolProfile(t)
 	entity, err := clientcheck.EntityOf(p)
 	require.NoError(t, err)
-	require.Equal(t, scenarios.EntityRef{JSON: "params.arguments.order"}, entity, "inferred: the one body field that is {{.Entity}}")
+	require.Equal(t, profile.EntityRef{JSON: "params.arguments.order"}, entity, "inferred: the one body field that is {{.Entity}}")
 
 	res, err := clientcheck.Run(context.Background(), clientcheck.Config{Profile: p, FaultSpec: "503", Seed: 1, Timeout: 30 * time.Second},
 		toolClient(func(order string, _ int) string { return "call-" + order }))
@@ -220,7 +220,7 @@ func TestAProfileTargetCatchesAKeyMintedPerAttempt(t *testing.T) {
 func TestAProfileTargetThatIsDownIsAnErrorBeforeTheRun(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	srv.Close()
-	p, err := scenarios.ParseProfile("tool-api.yaml", []byte(fmt.Sprintf(toolProfile, srv.URL)))
+	p, err := profile.Parse("tool-api.yaml", []byte(fmt.Sprintf(toolProfile, srv.URL)))
 	require.NoError(t, err)
 	_, err = clientcheck.Run(context.Background(), clientcheck.Config{Profile: p}, func(string) error { return nil })
 	require.ErrorContains(t, err, "preflight: the target "+srv.URL+" does not answer its ledger (is it running?)")
@@ -241,7 +241,7 @@ func TestThe409KindNeedsAnInFlightStatus(t *testing.T) {
 	doc := strings.Replace(toolProfile, "expect: { in_flight: 409, mismatch: 422, missing_key: optional }", `expect: { mismatch: 422, missing_key: optional }
 outcomes:
   in_flight: {text: "in progress"}`, 1)
-	p, err := scenarios.ParseProfile("tool-api.yaml", []byte(fmt.Sprintf(doc, toolServer(t).URL)))
+	p, err := profile.Parse("tool-api.yaml", []byte(fmt.Sprintf(doc, toolServer(t).URL)))
 	require.NoError(t, err)
 	_, err = clientcheck.Run(context.Background(), clientcheck.Config{Profile: p, FaultSpec: "409", Timeout: 30 * time.Second}, toolClient(func(order string, _ int) string { return "call-" + order }))
 	require.ErrorContains(t, err, `fault "409": the profile tool-api declares no expect.in_flight status`)
@@ -312,7 +312,7 @@ func refusalClientWaiting(giveUp, honourHint bool, foreign *int) clientcheck.Cli
 // to their call. A loop that retries the in-flight refusal has no findings; one that
 // gives up on it leaves the operation unresolved.
 func TestThe409And422KindsAnswerAsTheJSONRPCServerDoes(t *testing.T) {
-	p, err := scenarios.ParseProfile("tool-api.yaml", []byte(fmt.Sprintf(jsonRPCProfile, toolServer(t).URL)))
+	p, err := profile.Parse("tool-api.yaml", []byte(fmt.Sprintf(jsonRPCProfile, toolServer(t).URL)))
 	require.NoError(t, err)
 	foreign := 0
 	res, err := clientcheck.Run(context.Background(), clientcheck.Config{Profile: p, FaultSpec: "409,422", Seed: 1, Timeout: 30 * time.Second}, refusalClient(false, &foreign))
@@ -341,7 +341,7 @@ func TestThe409And422KindsAnswerAsTheJSONRPCServerDoes(t *testing.T) {
 func TestThe409KindSaysTheWaitWhereTheRuleSaysAndTheClientIsHeldToIt(t *testing.T) {
 	doc := strings.Replace(jsonRPCProfile, "in_flight: {json: [{path: error.code, equals: -32010}, {path: error.data.reason, equals: in_flight}]}",
 		"in_flight: {json: [{path: error.code, equals: -32010}, {path: error.data.reason, equals: in_flight}], retry_after: {path: error.data.retry_after_ms, unit: ms}}", 1)
-	p, err := scenarios.ParseProfile("tool-api.yaml", []byte(fmt.Sprintf(doc, toolServer(t).URL)))
+	p, err := profile.Parse("tool-api.yaml", []byte(fmt.Sprintf(doc, toolServer(t).URL)))
 	require.NoError(t, err)
 	foreign := 0
 	res, err := clientcheck.Run(context.Background(), clientcheck.Config{Profile: p, FaultSpec: "409=1", Seed: 1, Timeout: 30 * time.Second}, refusalClientWaiting(false, false, &foreign))
@@ -372,7 +372,7 @@ func resultOf(t *testing.T, res *clientcheck.Result, id string) verdict.Result {
 // The transport: mcp form of a profile names a tool and reads the ledger by a tool call:
 // client-check refuses it with the form it needs, instead of a ledger "not running".
 func TestAnMCPTransportProfileIsRefusedWithTheFormClientCheckNeeds(t *testing.T) {
-	p, err := scenarios.ParseProfile("mcp.yaml", []byte(`name: mcp-refunds
+	p, err := profile.Parse("mcp.yaml", []byte(`name: mcp-refunds
 transport: mcp
 base_url: http://127.0.0.1:1
 key_field: params._meta.idempotency_key

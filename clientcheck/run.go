@@ -19,8 +19,8 @@ import (
 	"github.com/idemproof/idemproof/downstream"
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/reference"
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/transport"
 	"github.com/idemproof/idemproof/transport/contentcoding"
 	"github.com/idemproof/idemproof/verdict"
@@ -117,7 +117,7 @@ type Config struct {
 	// operation, its entity (see scenarios.EntityRef; inferred from operation.body when
 	// the profile declares none), its ledger and its outcome classes. nil means the
 	// embedded reference refund server.
-	Profile *scenarios.Profile
+	Profile *profile.Profile
 	// Faults are proxy rules used as given. nil means FaultSpec; an empty non-nil slice
 	// means no faults.
 	Faults []faultproxy.Rule
@@ -393,7 +393,7 @@ func sinceBaseline(counts map[string]int, b *baselines) (since, before map[strin
 
 // openTarget returns the profile to run against: cfg.Profile, or the embedded reference
 // server's own profile pointed at a fresh in-process instance.
-func openTarget(cfg Config) (*scenarios.Profile, func(), error) {
+func openTarget(cfg Config) (*profile.Profile, func(), error) {
 	if cfg.Profile != nil {
 		if err := cfg.Profile.Validate(); err != nil {
 			return nil, nil, fmt.Errorf("profile %s: %w", cfg.Profile.Name, err)
@@ -401,7 +401,7 @@ func openTarget(cfg Config) (*scenarios.Profile, func(), error) {
 		if cfg.Profile.BaseURL == "" {
 			return nil, nil, fmt.Errorf("profile %s: base_url is required: client-check puts its own proxy in front of the target", cfg.Profile.Name)
 		}
-		if cfg.Profile.Transport == scenarios.TransportMCP {
+		if cfg.Profile.Transport == profile.TransportMCP {
 			// That form names the tool and its arguments and reads the ledger with a
 			// tool call: the client's own requests are the whole JSON-RPC call, and the
 			// ledger is read straight over HTTP.
@@ -425,7 +425,7 @@ func openTarget(cfg Config) (*scenarios.Profile, func(), error) {
 		sink.Close()
 		return nil, nil, err
 	}
-	p, err := scenarios.BuiltinProfile("reference")
+	p, err := profile.Builtin("reference")
 	if err != nil {
 		srv.Close()
 		ref.Close()
@@ -433,32 +433,32 @@ func openTarget(cfg Config) (*scenarios.Profile, func(), error) {
 		return nil, nil, err
 	}
 	p.BaseURL = "http://" + srv.Addr
-	p.Entity = &scenarios.EntityRef{JSON: "order_id"}
-	p.Downstream = &scenarios.Downstream{Listen: "127.0.0.1:0", KeyHeader: "Idempotency-Key", Entity: "order_id", Sink: sink}
+	p.Entity = &profile.EntityRef{JSON: "order_id"}
+	p.Downstream = &profile.Downstream{Listen: "127.0.0.1:0", KeyHeader: "Idempotency-Key", Entity: "order_id", Sink: sink}
 	return p, func() { srv.Close(); ref.Close(); sink.Close() }, nil
 }
 
 // EntityOf is where the profile's requests name their operation: its entity, or, when it
 // declares none, the path segment where {{.Entity}} stands in operation.path, else the one
 // field of operation.body (JSON or form-encoded) whose value is exactly {{.Entity}}.
-func EntityOf(p *scenarios.Profile) (scenarios.EntityRef, error) {
+func EntityOf(p *profile.Profile) (profile.EntityRef, error) {
 	if p.Entity != nil {
 		return *p.Entity, nil
 	}
 	if path, _, _ := strings.Cut(p.Operation.Path, "?"); strings.Count(path, "{{.Entity}}") == 1 {
-		return scenarios.EntityRef{Path: path}, nil
+		return profile.EntityRef{Path: path}, nil
 	}
 	const sample = "idemproof-entity-sample"
 	body, err := renderEntity(p.Operation.Body, sample)
 	var found []string
 	if err == nil && !gjson.Valid(body) {
-		for _, field := range scenarios.FormFieldNames(body) {
-			if scenarios.FormValue(body, field) == sample {
+		for _, field := range profile.FormFieldNames(body) {
+			if profile.FormValue(body, field) == sample {
 				found = append(found, field)
 			}
 		}
 		if len(found) == 1 {
-			return scenarios.EntityRef{Form: found[0]}, nil
+			return profile.EntityRef{Form: found[0]}, nil
 		}
 	}
 	if err == nil && gjson.Valid(body) {
@@ -480,12 +480,12 @@ func EntityOf(p *scenarios.Profile) (scenarios.EntityRef, error) {
 		walk("", gjson.Parse(body))
 	}
 	if len(found) != 1 {
-		return scenarios.EntityRef{}, fmt.Errorf("profile %s: entity: client-check needs to know where a request names its logical operation; declare it, e.g. entity: {json: order_id} (a JSON path into the body), {form: metadata[order_id]} (a field of a form-encoded body), {header: X-Order-Id} or {path: /v1/charges/{{.Entity}}/refunds} (the path segment that names it)", p.Name)
+		return profile.EntityRef{}, fmt.Errorf("profile %s: entity: client-check needs to know where a request names its logical operation; declare it, e.g. entity: {json: order_id} (a JSON path into the body), {form: metadata[order_id]} (a field of a form-encoded body), {header: X-Order-Id} or {path: /v1/charges/{{.Entity}}/refunds} (the path segment that names it)", p.Name)
 	}
-	return scenarios.EntityRef{JSON: found[0]}, nil
+	return profile.EntityRef{JSON: found[0]}, nil
 }
 
-func newEnv(p *scenarios.Profile, entity scenarios.EntityRef, base, admin, outcomeFile string) Env {
+func newEnv(p *profile.Profile, entity profile.EntityRef, base, admin, outcomeFile string) Env {
 	env := Env{
 		BaseURL: base, AdminURL: admin, OutcomeFile: outcomeFile,
 		KeyHeader: p.KeyHeader, KeyField: p.KeyField,
@@ -521,7 +521,7 @@ func NewReport(o Observation, seed int64, started time.Time) verdict.Report {
 }
 
 // observe joins the journal's records of the operation with what the front saw of each.
-func observe(ctx context.Context, proxy faultproxy.Controller, fr *front, p *scenarios.Profile) (Observation, error) {
+func observe(ctx context.Context, proxy faultproxy.Controller, fr *front, p *profile.Profile) (Observation, error) {
 	journal, err := proxy.Journal(ctx, faultproxy.JournalQuery{})
 	if err != nil {
 		return Observation{}, fmt.Errorf("read journal: %w", err)

@@ -13,7 +13,7 @@ import (
 	"github.com/idemproof/idemproof/clientcheck"
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -86,10 +86,10 @@ func TestHoldIsDealtToOneOperation(t *testing.T) {
 }
 
 func TestAKindThatCouldNeverFireIsAnErrorBeforeTheRun(t *testing.T) {
-	p, err := scenarios.BuiltinProfile("reference")
+	p, err := profile.Builtin("reference")
 	require.NoError(t, err)
 	// Rules that read a 422 as in flight: a "422" fault would never read as a mismatch.
-	p.Outcomes = &scenarios.Outcomes{Classes: []outcome.ClassRules{{Class: outcome.InFlight, Rules: []outcome.Rule{{Status: []int{409, 422}}}}}}
+	p.Outcomes = &profile.Outcomes{Classes: []outcome.ClassRules{{Class: outcome.InFlight, Rules: []outcome.Rule{{Status: []int{409, 422}}}}}}
 	ran := false
 	client := func(string) error { ran = true; return nil }
 	_, err = clientcheck.Run(context.Background(), clientcheck.Config{Profile: p, FaultSpec: "422"}, client)

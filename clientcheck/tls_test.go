@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/clientcheck"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/profile"
 )
 
 // An https target whose CA only the profile's tls.ca_file names: the ledger reads and the
@@ -26,14 +26,14 @@ func TestAProfileTargetOverHTTPSTrustsTLSCAFile(t *testing.T) {
 	client := toolClient(func(order string, _ int) string { return "call-" + order })
 	cfg := clientcheck.Config{FaultSpec: "503", Seed: 1, Timeout: 30 * time.Second}
 
-	without, err := scenarios.ParseProfile("tool-api.yaml", []byte(fmt.Sprintf(toolProfile, srv.URL)))
+	without, err := profile.Parse("tool-api.yaml", []byte(fmt.Sprintf(toolProfile, srv.URL)))
 	require.NoError(t, err)
 	cfg.Profile = without
 	_, err = clientcheck.Run(context.Background(), cfg, client)
 	require.ErrorContains(t, err, "does not answer its ledger")
 	require.ErrorContains(t, err, "certificate signed by unknown authority")
 
-	with, err := scenarios.ParseProfile("tool-api.yaml", []byte(fmt.Sprintf(toolProfile, srv.URL)+"tls: {ca_file: "+ca+"}\n"))
+	with, err := profile.Parse("tool-api.yaml", []byte(fmt.Sprintf(toolProfile, srv.URL)+"tls: {ca_file: "+ca+"}\n"))
 	require.NoError(t, err)
 	cfg.Profile = with
 	res, err := clientcheck.Run(context.Background(), cfg, client)

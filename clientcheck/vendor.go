@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/downstream"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -28,7 +28,7 @@ const vendorQuiet = 300 * time.Millisecond
 
 // openSink starts the sink the profile declares (nil, nil without downstream:). A sink
 // already running (Downstream.Sink) is used as is and not closed.
-func openSink(p *scenarios.Profile) (downstream.Recorder, func(), error) {
+func openSink(p *profile.Profile) (downstream.Recorder, func(), error) {
 	d := p.Downstream
 	if d == nil {
 		return nil, func() {}, nil
@@ -51,8 +51,8 @@ func openSink(p *scenarios.Profile) (downstream.Recorder, func(), error) {
 
 // settleVendor waits (bounded by the profile's downstream.settle) for the vendor calls of
 // the operations that took effect, then sums them up per operation.
-func settleVendor(ctx context.Context, sink downstream.Recorder, p *scenarios.Profile, ledger map[string]int) (map[string]downstream.Ledger, map[string][]downstream.Call, error) {
-	settle := scenarios.DefaultSettle
+func settleVendor(ctx context.Context, sink downstream.Recorder, p *profile.Profile, ledger map[string]int) (map[string]downstream.Ledger, map[string][]downstream.Call, error) {
+	settle := profile.DefaultSettle
 	if p.Downstream != nil && p.Downstream.Settle > 0 {
 		settle = p.Downstream.Settle
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/idemproof/idemproof/internal/sockpeek"
+	"github.com/idemproof/idemproof/faultproxy/sockpeek"
 )
 
 // Bounds of what the sink keeps.

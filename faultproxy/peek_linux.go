@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/idemproof/idemproof/internal/sockpeek"
+	"github.com/idemproof/idemproof/faultproxy/sockpeek"
 )
 
 const peekSupported = true

@@ -12,6 +12,7 @@ import (
 
 	"github.com/idemproof/idemproof/downstream"
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -26,7 +27,7 @@ func judgeBoundary(t *testing.T, id string, rec verdict.Record) (verdict.Verdict
 	sc, ok := scenarios.Lookup(id)
 	require.True(t, ok, id)
 	p := refProfile(t)
-	p.Downstream = &scenarios.Downstream{Listen: "127.0.0.1:0", Entity: "order_id"}
+	p.Downstream = &profile.Downstream{Listen: "127.0.0.1:0", Entity: "order_id"}
 	return sc.Check(rec, p)
 }
 
@@ -90,15 +91,15 @@ func TestBoundaryIsUnknownWhenTheAPIDidNotCommitOnceOrNothingWasRefused(t *testi
 }
 
 func TestDownstreamProfileFieldsAreValidated(t *testing.T) {
-	_, err := scenarios.ParseProfile("x.yaml", []byte("extends: reference\nbase_url: http://127.0.0.1:1\ndownstream: {listen: nowhere, key_header: 'a b'}\n"))
+	_, err := profile.Parse("x.yaml", []byte("extends: reference\nbase_url: http://127.0.0.1:1\ndownstream: {listen: nowhere, key_header: 'a b'}\n"))
 	require.ErrorContains(t, err, "downstream.listen: must be host:port")
 	require.ErrorContains(t, err, "downstream.entity: required")
 	require.ErrorContains(t, err, "downstream.key_header: must be a header name")
 
-	p, err := scenarios.ParseProfile("x.yaml", []byte("extends: reference\nbase_url: http://127.0.0.1:1\ndownstream: {listen: 127.0.0.1:9090, entity: order_id, settle: 3s}\n"))
+	p, err := profile.Parse("x.yaml", []byte("extends: reference\nbase_url: http://127.0.0.1:1\ndownstream: {listen: 127.0.0.1:9090, entity: order_id, settle: 3s}\n"))
 	require.NoError(t, err)
 	require.Equal(t, "127.0.0.1:9090", p.Downstream.Listen)
-	require.Empty(t, p.Missing(scenarios.CapDownstream))
+	require.Empty(t, p.Missing(profile.CapDownstream))
 }
 
 func TestAFreePortSinkNeedsTheTargetsStarter(t *testing.T) {
@@ -119,9 +120,9 @@ func TestAFreePortSinkNeedsTheTargetsStarter(t *testing.T) {
 		fmt.Fprintf(w, `{"count":%d}`, counts[r.URL.Query().Get("order_id")])
 	}))
 	defer srv.Close()
-	p, err := scenarios.ParseProfile("x.yaml", []byte("extends: reference\nbase_url: "+srv.URL+"\ndownstream: {listen: 127.0.0.1:0, entity: order_id}\n"))
+	p, err := profile.Parse("x.yaml", []byte("extends: reference\nbase_url: "+srv.URL+"\ndownstream: {listen: 127.0.0.1:0, entity: order_id}\n"))
 	require.NoError(t, err)
-	_, err = scenarios.Run(t.Context(), scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"boundary/*"}})
+	_, err = scenarios.Run(t.Context(), scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: []string{"boundary/*"}})
 	require.ErrorContains(t, err, "picks a free port the target cannot know")
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/idemproof/idemproof/downstream"
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -38,7 +39,7 @@ func boundaryScenarios() []Scenario {
 			Source:      srcBoundary,
 			Level:       verdict.LevelSafety,
 			Labels:      labels("after-upstream", "safety"),
-			Needs:       []Capability{CapDownstream},
+			Needs:       []profile.Capability{profile.CapDownstream},
 			Faults:      []FaultOn{{Attempts: firstAttempt, Fault: faultproxy.FaultSpec{Type: faultproxy.FaultAfterStatus, Status: 503}}},
 			Steps:       originalThenRetry(),
 			Check:       vendorOnce(vendorCheck{oneCall: true}),
@@ -50,7 +51,7 @@ func boundaryScenarios() []Scenario {
 			Source:      and(srcBoundary, srcStripe),
 			Level:       verdict.LevelSafety,
 			Labels:      labels("vendor-after-commit", "safety"),
-			Needs:       []Capability{CapDownstream},
+			Needs:       []profile.Capability{profile.CapDownstream},
 			Steps:       []Step{{Name: "original"}},
 			Vendor:      []VendorFault{{Nth: 1, Fault: downstream.Fault503After}},
 			Check:       vendorOnce(vendorCheck{sameKey: true, wantRedrive: true}),
@@ -62,7 +63,7 @@ func boundaryScenarios() []Scenario {
 			Source:      srcBoundary,
 			Level:       verdict.LevelSafety,
 			Labels:      labels("vendor-before-commit", "safety"),
-			Needs:       []Capability{CapDownstream},
+			Needs:       []profile.Capability{profile.CapDownstream},
 			Steps:       []Step{{Name: "original"}},
 			Vendor:      []VendorFault{{Nth: 1, Fault: downstream.Fault503Before}},
 			Check:       vendorOnce(vendorCheck{sameKey: true}),
@@ -74,7 +75,7 @@ func boundaryScenarios() []Scenario {
 			Source:      and(srcBoundary, srcBrandur),
 			Level:       verdict.LevelSafety,
 			Labels:      labels("crash", "safety"),
-			Needs:       []Capability{CapDownstream, CapCrashAfterCommit},
+			Needs:       []profile.Capability{profile.CapDownstream, profile.CapCrashAfterCommit},
 			Steps:       []Step{{Name: "original", Hook: HookCrashAfterCommit}, {Name: "retry"}},
 			Check:       vendorOnce(vendorCheck{sameKey: true}),
 		},
@@ -85,7 +86,7 @@ func boundaryScenarios() []Scenario {
 			Source:      and(srcBoundary, srcDraftErrors),
 			Level:       verdict.LevelSafety,
 			Labels:      labels("before-upstream", "safety"),
-			Needs:       []Capability{CapDownstream, CapSlow, CapAlteredBody},
+			Needs:       []profile.Capability{profile.CapDownstream, profile.CapSlow, profile.CapAlteredBody},
 			Faults:      inFlightFaults,
 			Steps: []Step{
 				{Name: "original", Hook: HookSlow, Background: true},
@@ -116,7 +117,7 @@ type vendorCheck struct {
 // step. Lost answers of the client (info) never fail by themselves: the vendor's ledger
 // and the API's are what is judged.
 func vendorOnce(c vendorCheck) Checker {
-	return func(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+	return func(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 		if r.LedgerErr != "" {
 			return unknownLedger(r)
 		}
@@ -140,7 +141,7 @@ func vendorOnce(c vendorCheck) Checker {
 			}
 		}
 		l := downstream.LedgerOf(r.Downstream)
-		settle := p.Downstream.settle()
+		settle := p.Downstream.SettleTime()
 		switch {
 		case l.Effects == 0:
 			f.count(verdict.CatLost, 1)

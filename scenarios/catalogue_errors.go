@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -22,7 +23,7 @@ func errorScenarios() []Scenario {
 		Source:      and(srcDraftErrors, srcRFC9457),
 		Level:       verdict.LevelShould,
 		Labels:      []string{"group:errors", "fault:before-upstream", "level:should"},
-		Needs:       []Capability{CapSlow, CapAlteredBody, CapHTTPRefusals},
+		Needs:       []profile.Capability{profile.CapSlow, profile.CapAlteredBody, profile.CapHTTPRefusals},
 		// The repeat is delayed by the proxy for a quarter of the slow hook, so it arrives
 		// while the original is executing (as in race/in-flight-409).
 		Faults: []FaultOn{{Step: "repeat", Fault: faultproxy.FaultSpec{Type: faultproxy.FaultBeforeDelay}, DurationOf: QuarterSlow}},
@@ -38,7 +39,7 @@ func errorScenarios() []Scenario {
 
 // problemJSON inspects every refusal the steps provoked; a step that was not refused
 // (a missing key declared optional, a repeat made to wait) has nothing to inspect.
-func problemJSON(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func problemJSON(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	var f finding
 	var good, bad, unseen, inBody []string
 	for _, want := range []struct {

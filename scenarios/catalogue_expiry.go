@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -42,7 +43,7 @@ func expiryScenarios() []Scenario {
 			Source:      and(srcDraftExpiry, srcStripe),
 			Level:       verdict.LevelMust,
 			Labels:      []string{"group:expiry", "fault:none", "level:must", "speed:slow"},
-			Needs:       []Capability{CapRetention},
+			Needs:       []profile.Capability{profile.CapRetention},
 			Steps:       []Step{{Name: "original"}, {Name: "repeat", Wait: WaitInsideWindow}},
 			Check:       insideWindow,
 		},
@@ -53,14 +54,14 @@ func expiryScenarios() []Scenario {
 			Source:      srcDraftExpiry,
 			Level:       verdict.LevelMust,
 			Labels:      []string{"group:expiry", "fault:none", "level:must", "speed:slow"},
-			Needs:       []Capability{CapRetention},
+			Needs:       []profile.Capability{profile.CapRetention},
 			Steps:       []Step{{Name: "original"}, {Name: "repeat", Wait: WaitPastWindow}},
 			Check:       executedAnew,
 		},
 	}
 }
 
-func executedAnew(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func executedAnew(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
@@ -103,7 +104,7 @@ func executedAnew(r verdict.Record, p *Profile) (verdict.Verdict, string, verdic
 // own (the side entity), except under a global ledger, which counts every effect: there
 // each executed newer key is subtracted, and a newer key whose answer was not seen may or
 // may not have added one, so the verdict must hold at both ends of that range.
-func notEvicted(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func notEvicted(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
@@ -135,7 +136,7 @@ func notEvicted(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.
 	}
 	n := r.Ledger[LedgerOperation]
 	ruling, msg, ev := withEffects(n)
-	if p.SideEffects.global() {
+	if p.SideEffects.Global() {
 		ruling, msg, ev = withEffects(n - executed)
 		if unseenNewer > 0 {
 			// Where both ends agree, the end that charges this key the fewest effects
@@ -173,7 +174,7 @@ func notEvicted(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.
 
 // insideWindow is identicalReplay, and a repeat that executed again late in the window
 // says that the record may not have lived as long as declared (an early expiry).
-func insideWindow(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func insideWindow(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	v, msg, ev := identicalReplay("original", "repeat")(r, p)
 	if repeat, ok := refusedAsKnown(r, v, ev); ok {
 		// Still known this late in its window, which is what this scenario asks.
@@ -199,7 +200,7 @@ func insideWindow(r verdict.Record, p *Profile) (verdict.Verdict, string, verdic
 
 // windowTimes says when the repeat was sent and answered, counted from the original's
 // send, against the declared retention.
-func windowTimes(r verdict.Record, p *Profile) string {
+func windowTimes(r verdict.Record, p *profile.Profile) string {
 	start, ok := stepInvokedAt(r, "original")
 	sent, okS := stepInvokedAt(r, "repeat")
 	answer, okA := stepAnswer(r, "repeat")

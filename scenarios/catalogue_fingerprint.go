@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -17,7 +18,7 @@ func fingerprintScenarios() []Scenario {
 			Source:      and(srcDraftErrors, srcDraftFingerprint),
 			Level:       verdict.LevelMust,
 			Labels:      []string{"group:fingerprint", "fault:none", "level:must"},
-			Needs:       []Capability{CapAlteredBody},
+			Needs:       []profile.Capability{profile.CapAlteredBody},
 			Steps:       []Step{{Name: "original"}, {Name: "altered", Payload: PayloadAltered}},
 			Check:       mismatchAt("altered"),
 		},
@@ -28,7 +29,7 @@ func fingerprintScenarios() []Scenario {
 			Source:      srcDraftErrors,
 			Level:       verdict.LevelMust,
 			Labels:      []string{"group:fingerprint", "fault:none", "level:must"},
-			Needs:       []Capability{CapAlteredBody},
+			Needs:       []profile.Capability{profile.CapAlteredBody},
 			Steps:       []Step{{Name: "original"}, {Name: "altered", Payload: PayloadAltered}, {Name: "altered-again", Payload: PayloadAltered}},
 			Check:       mismatchAt("altered-again"),
 		},
@@ -39,30 +40,30 @@ func fingerprintScenarios() []Scenario {
 			Source:      and(srcDraftFingerprint, srcSeed),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:fingerprint", "fault:none", "level:safety"},
-			Needs:       []Capability{CapAlteredBody},
+			Needs:       []profile.Capability{profile.CapAlteredBody},
 			Steps:       []Step{{Name: "original"}, {Name: "altered", Payload: PayloadAltered}, {Name: "repeat"}},
 			Check:       identicalReplay("original", "repeat"),
 		},
 		{
 			ID:          "fingerprint/each-member",
-			Description: fmt.Sprintf("the same key with one member of the body changed at a time (up to %d) is refused each time", maxChangedMembers),
+			Description: fmt.Sprintf("the same key with one member of the body changed at a time (up to %d) is refused each time", profile.MaxChangedMembers),
 			Requirement: "every member of the payload is in the fingerprint: reuse with any one member changed gets expect.mismatch, never the original's response (a member left out on purpose is declared in expect.fingerprint_ignores)",
 			Source:      and(srcDraftErrors, srcDraftFingerprint),
 			Level:       verdict.LevelShould,
 			Labels:      []string{"group:fingerprint", "fault:none", "level:should"},
-			Needs:       []Capability{CapChangeableBody},
+			Needs:       []profile.Capability{profile.CapChangeableBody},
 			Steps:       memberSteps(),
 			Check:       eachMemberRefused,
 		},
-		variantScenario("fingerprint/json-key-order", "the same JSON with its keys in reverse order", VariantKeyOrder, CapJSONBody),
-		variantScenario("fingerprint/json-whitespace", "the same JSON with other whitespace", VariantWhitespace, CapJSONBody),
-		variantScenario("fingerprint/number-spelling", "the same JSON with integers written as 4900.0", VariantNumberSpelling, CapIntegerBody),
-		variantScenario("fingerprint/query-string", "the same request with an added query parameter", VariantQueryString, CapQueryString),
+		variantScenario("fingerprint/json-key-order", "the same JSON with its keys in reverse order", VariantKeyOrder, profile.CapJSONBody),
+		variantScenario("fingerprint/json-whitespace", "the same JSON with other whitespace", VariantWhitespace, profile.CapJSONBody),
+		variantScenario("fingerprint/number-spelling", "the same JSON with integers written as 4900.0", VariantNumberSpelling, profile.CapIntegerBody),
+		variantScenario("fingerprint/query-string", "the same request with an added query parameter", VariantQueryString, profile.CapQueryString),
 		variantScenario("fingerprint/unrelated-header", "the same request with an unrelated header added", VariantUnrelatedHeader, ""),
 	}
 }
 
-func variantScenario(id, what string, v Variant, need Capability) Scenario {
+func variantScenario(id, what string, v Variant, need profile.Capability) Scenario {
 	s := Scenario{
 		ID:          id,
 		Description: what + ": treated as the same request, refused as a mismatch, or executed again",
@@ -74,13 +75,13 @@ func variantScenario(id, what string, v Variant, need Capability) Scenario {
 		Check:       variantPolicy,
 	}
 	if need != "" {
-		s.Needs = []Capability{need}
+		s.Needs = []profile.Capability{need}
 	}
 	return s
 }
 
 func mismatchAt(step string) Checker {
-	return func(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+	return func(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 		var f finding
 		orig, v, msg, ev, ok := succeededOriginal(r, &f)
 		if !ok {
@@ -116,7 +117,7 @@ func mismatchAt(step string) Checker {
 
 // variantPolicy reports how the target treats a respelled request (INFO), except that two
 // executions under one key are a FAIL whatever the policy.
-func variantPolicy(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func variantPolicy(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
@@ -157,7 +158,7 @@ func variantPolicy(r verdict.Record, p *Profile) (verdict.Verdict, string, verdi
 // changeable member (the runner skips those past the body's last one).
 func memberSteps() []Step {
 	steps := []Step{{Name: "original"}}
-	for i := 1; i <= maxChangedMembers; i++ {
+	for i := 1; i <= profile.MaxChangedMembers; i++ {
 		steps = append(steps, Step{Name: memberStep(i), ChangeMember: i})
 	}
 	return steps
@@ -170,13 +171,13 @@ func memberStep(i int) string { return fmt.Sprintf("member-%d", i) }
 // target may scope its fingerprint on purpose and declare so), executed again under the
 // key (FAIL), or refused otherwise (a validation of the changed value before the key was
 // looked at: nothing to judge for that member).
-func eachMemberRefused(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func eachMemberRefused(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	var f finding
 	orig, v, msg, ev, ok := succeededOriginal(r, &f)
 	if !ok {
 		return v, msg, ev
 	}
-	members, all := p.changeableMembers(), p.allChangeableMembers()
+	members, all := p.ChangeableMembers(), p.AllChangeableMembers()
 	if len(members) == 0 {
 		return f.result(verdict.Info, "operation.body has no member to change (every member names the entity, carries the key or is in expect.fingerprint_ignores)")
 	}

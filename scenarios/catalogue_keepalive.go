@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -20,7 +21,7 @@ func keepAliveScenarios() []Scenario {
 		Source:      and(srcDraftUniqueness, srcSeed),
 		Level:       verdict.LevelSafety,
 		Labels:      []string{"group:race", "fault:none", "level:safety"},
-		Needs:       []Capability{CapHTTPConnections},
+		Needs:       []profile.Capability{profile.CapHTTPConnections},
 		Steps: []Step{
 			{Name: "proxied", Copies: keepAliveKeys, KeySet: "p", KeepAlive: true, Twice: true},
 			{Name: "direct", Copies: keepAliveKeys, KeySet: "d", KeepAlive: true, Twice: true, Direct: true},
@@ -37,7 +38,7 @@ type keyPair struct {
 
 // repeatMayBeLate reports whether the repeat may have reached the target after the
 // declared retention of its key, where it may execute anew with a response of its own.
-func (kp *keyPair) repeatMayBeLate(p *Profile) bool {
+func (kp *keyPair) repeatMayBeLate(p *profile.Profile) bool {
 	end := kp.again.Time
 	if end.IsZero() {
 		end = kp.againInvoked
@@ -73,7 +74,7 @@ func keyPairs(r verdict.Record, step string) map[string]*keyPair {
 // whose outcome may have been an execution), and every repeat replays its own key's
 // first response. A timed-out attempt (info) may or may not have executed; it widens
 // the allowed count and never fails the scenario by itself.
-func keepAliveManyKeys(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func keepAliveManyKeys(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -36,7 +37,7 @@ func keyScenarios() []Scenario {
 			Source:      srcStripe + " (keys up to 255 characters)",
 			Level:       verdict.LevelShould,
 			Labels:      []string{"group:key", "fault:none", "level:should"},
-			Needs:       []Capability{CapKeyLengthLimit},
+			Needs:       []profile.Capability{profile.CapKeyLengthLimit},
 			Steps:       []Step{{Name: "original", Key: Key255}, {Name: "repeat", Key: Key255}},
 			Check:       longKey,
 		},
@@ -47,7 +48,7 @@ func keyScenarios() []Scenario {
 			Source:      srcStripe + " (keys up to 255 characters)",
 			Level:       verdict.LevelShould,
 			Labels:      []string{"group:key", "fault:none", "level:should"},
-			Needs:       []Capability{CapKeyLengthLimit},
+			Needs:       []profile.Capability{profile.CapKeyLengthLimit},
 			Steps:       []Step{{Name: "long", Key: Key256}},
 			Check:       refusedKey("long"),
 		},
@@ -58,7 +59,7 @@ func keyScenarios() []Scenario {
 			Source:      srcDraftSyntax,
 			Level:       verdict.LevelShould,
 			Labels:      []string{"group:key", "fault:none", "level:should"},
-			Needs:       []Capability{CapFreeFormKeys},
+			Needs:       []profile.Capability{profile.CapFreeFormKeys},
 			Steps:       []Step{{Name: "control", Key: KeyControl}},
 			Check:       refusedKey("control"),
 		},
@@ -69,7 +70,7 @@ func keyScenarios() []Scenario {
 			Source:      srcDraftSyntax,
 			Level:       verdict.LevelPolicy,
 			Labels:      []string{"group:key", "fault:none", "level:policy"},
-			Needs:       []Capability{CapKeyHeader, CapFreeFormKeys},
+			Needs:       []profile.Capability{profile.CapKeyHeader, profile.CapFreeFormKeys},
 			Steps:       []Step{{Name: "quoted", Key: KeyQuoted}, {Name: "bare"}},
 			Check:       sfString,
 		},
@@ -80,14 +81,14 @@ func keyScenarios() []Scenario {
 			Source:      srcRFC9110,
 			Level:       verdict.LevelMust,
 			Labels:      []string{"group:key", "fault:none", "level:must"},
-			Needs:       []Capability{CapKeyHeader, CapDirectRoute},
+			Needs:       []profile.Capability{profile.CapKeyHeader, profile.CapDirectRoute},
 			Steps:       []Step{{Name: "original"}, {Name: "repeat", Variant: VariantLowerCaseHeader, Direct: true}},
 			Check:       identicalReplay("original", "repeat"),
 		},
 	}
 }
 
-func missingKey(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func missingKey(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
@@ -146,7 +147,7 @@ func missingKey(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.
 }
 
 // sameBodyNote says that the second answer was the first one's, byte for byte: a replay.
-func sameBodyNote(p *Profile, a, b verdict.Op) string {
+func sameBodyNote(p *profile.Profile, a, b verdict.Op) string {
 	if sameResponse(p, a, b) {
 		return " (the second answer is the first one's, byte for byte: a replay)"
 	}
@@ -155,7 +156,7 @@ func sameBodyNote(p *Profile, a, b verdict.Op) string {
 
 // refusedKey: a malformed key should get 400 and never execute.
 func refusedKey(step string) Checker {
-	return func(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+	return func(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 		if r.LedgerErr != "" {
 			return unknownLedger(r)
 		}
@@ -186,25 +187,25 @@ func refusedKey(step string) Checker {
 	}
 }
 
-func longKey(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func longKey(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
 	var f finding
 	a, _ := stepAnswer(r, "original")
 	if unseen(a) {
-		return f.result(verdict.Unknown, "the answer was not seen (%s): whether the %d-character key was accepted cannot be told", describe(a), p.maxKeyLen())
+		return f.result(verdict.Unknown, "the answer was not seen (%s): whether the %d-character key was accepted cannot be told", describe(a), p.MaxKeyLen())
 	}
 	if !isSuccess(a) {
 		if p.Expect.MaxKeyLength == 0 {
 			return f.result(verdict.NonStrict, "a 255-character key was refused: %s; an API whose keys are shorter declares expect.max_key_length (AWS's ClientToken: 64)", describe(a))
 		}
-		return f.result(verdict.NonStrict, "a %d-character key was refused: %s, though expect.max_key_length declares %d", p.maxKeyLen(), describe(a), p.maxKeyLen())
+		return f.result(verdict.NonStrict, "a %d-character key was refused: %s, though expect.max_key_length declares %d", p.MaxKeyLen(), describe(a), p.MaxKeyLen())
 	}
 	return identicalReplay("original", "repeat")(r, p)
 }
 
-func sfString(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func sfString(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}

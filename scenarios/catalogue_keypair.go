@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -22,7 +23,7 @@ func keyPairScenarios() []Scenario {
 			Source:      and(and(srcDraftSyntax, srcDraftUniqueness), srcSeed),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:key", "fault:none", "level:safety"},
-			Needs:       []Capability{CapCaseSensitiveKeys},
+			Needs:       []profile.Capability{profile.CapCaseSensitiveKeys},
 			Steps:       []Step{{Name: "first", Key: KeyCaseFirst}, {Name: "second", Key: KeyCaseSecond}},
 			Check: distinctPair(pairOfKeys{
 				keys:  "two keys that differ only in letter case",
@@ -36,7 +37,7 @@ func keyPairScenarios() []Scenario {
 			Source:      and(and(srcStripe+" (keys up to 255 characters)", srcDraftUniqueness), srcSeed),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:key", "fault:none", "level:safety"},
-			Needs:       []Capability{CapKeyLengthLimit},
+			Needs:       []profile.Capability{profile.CapKeyLengthLimit},
 			Steps:       []Step{{Name: "first", Key: KeyLongPrefixFirst}, {Name: "second", Key: KeyLongPrefixSecond}},
 			Check: distinctPair(pairOfKeys{
 				keys:     "two %d-character keys that differ only in their last character",
@@ -63,10 +64,10 @@ type pairOfKeys struct {
 // is the collision. A refused key shape is no collision: nothing was recorded that the
 // other key could meet.
 func distinctPair(pair pairOfKeys) Checker {
-	return func(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+	return func(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 		kp := pair
 		if kp.lengthed {
-			kp.keys, kp.shape = fmt.Sprintf(kp.keys, p.maxKeyLen()), fmt.Sprintf(kp.shape, p.maxKeyLen())
+			kp.keys, kp.shape = fmt.Sprintf(kp.keys, p.MaxKeyLen()), fmt.Sprintf(kp.shape, p.MaxKeyLen())
 		}
 		if r.LedgerErr != "" {
 			return unknownLedger(r)
@@ -176,7 +177,7 @@ func pairKey(k string) string {
 }
 
 // sameWhat says how a response was recognised as another's.
-func sameWhat(p *Profile, sameID bool) string {
+func sameWhat(p *profile.Profile, sameID bool) string {
 	if sameID {
 		return "the same " + p.Expect.UniqueField
 	}
@@ -184,7 +185,7 @@ func sameWhat(p *Profile, sameID bool) string {
 }
 
 // ownIDs names the two per-execution values in a message, when the profile declares them.
-func ownIDs(p *Profile, a, b verdict.Op) string {
+func ownIDs(p *profile.Profile, a, b verdict.Op) string {
 	ua, okA := uniqueValue(p, a.Body)
 	ub, okB := uniqueValue(p, b.Body)
 	if !okA || !okB {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -35,7 +36,7 @@ func keyShapeScenarios() []Scenario {
 			Source:      and(srcDraftSyntax, srcStripe+" (keys up to 255 characters)"),
 			Level:       verdict.LevelMust,
 			Labels:      []string{"group:key", "fault:none", "level:must"},
-			Needs:       []Capability{CapFreeFormKeys},
+			Needs:       []profile.Capability{profile.CapFreeFormKeys},
 			Steps:       shapeSteps,
 			Check:       validNever5xx,
 		},
@@ -46,7 +47,7 @@ func keyShapeScenarios() []Scenario {
 			Source:      srcDraftSyntax,
 			Level:       verdict.LevelShould,
 			Labels:      []string{"group:key", "fault:none", "level:should"},
-			Needs:       []Capability{CapKeyHeader, CapFreeFormKeys},
+			Needs:       []profile.Capability{profile.CapKeyHeader, profile.CapFreeFormKeys},
 			Steps:       []Step{{Name: "empty-quoted", Key: KeyEmptyQuoted}, {Name: "empty-quoted" + againSuffix, Key: KeyEmptyQuoted}},
 			Check:       emptyQuoted,
 		},
@@ -57,7 +58,7 @@ func keyShapeScenarios() []Scenario {
 			Source:      "the profile's keyed_methods; RFC 9110 §9.2.2 (GET is idempotent already)",
 			Level:       verdict.LevelMust,
 			Labels:      []string{"group:key", "fault:none", "level:must"},
-			Needs:       []Capability{CapKeyHeader, CapKeyedMethods},
+			Needs:       []profile.Capability{profile.CapKeyHeader, profile.CapKeyedMethods},
 			Steps: []Step{
 				{Name: "get-before", Payload: PayloadLedgerRead},
 				{Name: "original"},
@@ -71,7 +72,7 @@ func keyShapeScenarios() []Scenario {
 // keyRefusal reports whether a class says a key was taken for another operation's.
 func keyRefusal(c outcome.Class) bool { return c == outcome.Mismatch || c == outcome.InFlight }
 
-func distinctKeysSameBody(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func distinctKeysSameBody(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
@@ -122,7 +123,7 @@ func distinctKeysSameBody(r verdict.Record, p *Profile) (verdict.Verdict, string
 	return f.result(verdict.Unknown, "%d side effect(s); the outcome of %d attempt(s) is unknown (info), so whether both executed cannot be told", n, 2-succ)
 }
 
-func validNever5xx(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func validNever5xx(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
@@ -220,10 +221,10 @@ func validNever5xx(r verdict.Record, p *Profile) (verdict.Verdict, string, verdi
 		return f.result(verdict.Unknown, "every key shape was refused: nothing executed to judge%s", note)
 	}
 	return f.result(verdict.Pass, "no 5xx for %d key shapes (UUID 36, ULID 26, base64url 43, 1 and %d characters); %d side effects, %s%s",
-		len(validShapes), p.maxKeyLen(), n, replayed, note)
+		len(validShapes), p.MaxKeyLen(), n, replayed, note)
 }
 
-func emptyQuoted(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func emptyQuoted(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
@@ -281,7 +282,7 @@ func asLedgerRead(g verdict.Op) verdict.Op {
 	return g
 }
 
-func getIgnored(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func getIgnored(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}

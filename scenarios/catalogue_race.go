@@ -8,6 +8,7 @@ import (
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -63,7 +64,7 @@ func raceScenarios() []Scenario {
 			Source:      and(srcBrandur, srcSeed),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:race", "fault:none", "level:safety"},
-			Needs:       []Capability{CapSlow},
+			Needs:       []profile.Capability{profile.CapSlow},
 			Steps:       []Step{{Name: "burst", Copies: 2, Hook: HookSlow}},
 			Settle:      &Settle{},
 			Check:       oneWinnerHeld("burst", 2),
@@ -89,7 +90,7 @@ func raceScenarios() []Scenario {
 			Source:      srcSeed,
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:race", "fault:duplicate", "level:safety"},
-			Needs:       []Capability{CapSlow},
+			Needs:       []profile.Capability{profile.CapSlow},
 			Faults:      []FaultOn{{Attempts: firstAttempt, Fault: faultproxy.FaultSpec{Type: faultproxy.FaultDuplicate, Mode: "concurrent"}}},
 			// The slow hook holds the work, so the two copies meet at the target: without
 			// it a fast target answers the first copy before the second looks its key up,
@@ -105,7 +106,7 @@ func raceScenarios() []Scenario {
 			Source:      and(srcDraftErrors, srcStripe),
 			Level:       verdict.LevelMust,
 			Labels:      []string{"group:race", "fault:before-upstream", "level:must"},
-			Needs:       []Capability{CapSlow},
+			Needs:       []profile.Capability{profile.CapSlow},
 			Faults:      fo,
 			Steps:       steps,
 			Settle:      &Settle{},
@@ -118,7 +119,7 @@ func raceScenarios() []Scenario {
 			Source:      srcSeed,
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:race", "fault:before-upstream", "level:safety"},
-			Needs:       []Capability{CapSlow},
+			Needs:       []profile.Capability{profile.CapSlow},
 			Faults:      fo,
 			Steps:       steps,
 			Settle:      &Settle{},
@@ -131,7 +132,7 @@ func raceScenarios() []Scenario {
 			Source:      srcSeed,
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:race", "fault:before-upstream", "level:safety"},
-			Needs:       []Capability{CapSlow, CapFail, CapSlowFail},
+			Needs:       []profile.Capability{profile.CapSlow, profile.CapFail, profile.CapSlowFail},
 			Faults:      foFails,
 			Steps:       stepsFails,
 			Check:       inFlightOriginalFails,
@@ -143,7 +144,7 @@ func raceScenarios() []Scenario {
 			Source:      srcStripe + " (retry with backoff); RFC 9110 §10.2.3 (Retry-After)",
 			Level:       verdict.LevelShould,
 			Labels:      []string{"group:race", "fault:before-upstream", "level:should"},
-			Needs:       []Capability{CapSlow, CapInFlightRefusal, CapRetryHint},
+			Needs:       []profile.Capability{profile.CapSlow, profile.CapInFlightRefusal, profile.CapRetryHint},
 			Faults:      fo,
 			Steps:       steps,
 			Settle:      &Settle{},
@@ -156,7 +157,7 @@ func raceScenarios() []Scenario {
 			Source:      and(srcDraftFingerprint, srcSeed),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:race", "fault:before-upstream", "level:safety"},
-			Needs:       []Capability{CapSlow, CapAlteredBody},
+			Needs:       []profile.Capability{profile.CapSlow, profile.CapAlteredBody},
 			Faults:      foOther,
 			Steps:       stepsOther,
 			Settle:      &Settle{},
@@ -170,7 +171,7 @@ func raceScenarios() []Scenario {
 // waits and gets the replay). Attempts nobody saw the outcome of (Jepsen info) neither
 // fail nor stop a pass; when no answer showed the result, the settle step does.
 func oneWinner(step string) Checker {
-	return func(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+	return func(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 		if r.LedgerErr != "" {
 			return unknownLedger(r)
 		}
@@ -340,7 +341,7 @@ func oneWinner(step string) Checker {
 // proved nothing about concurrent copies. race/concurrent-pair, which holds the work,
 // is the scenario that makes them meet.
 func noneRefusedIsInfo(judge Checker) Checker {
-	return func(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+	return func(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 		v, msg, ev := judge(r, p)
 		if v != verdict.Pass || p.Expect.InFlightWait {
 			return v, msg, ev
@@ -361,7 +362,7 @@ func noneRefusedIsInfo(judge Checker) Checker {
 // check-then-set server would pass the same way.
 func oneWinnerHeld(step string, copies int) Checker {
 	judge := oneWinner(step)
-	return func(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+	return func(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 		v, msg, ev := judge(r, p)
 		if v != verdict.Pass || len(r.Journal) == 0 {
 			return v, msg, ev
@@ -387,7 +388,7 @@ func oneWinnerHeld(step string, copies int) Checker {
 // copy may have been answered before the second looked the key up, and a check-then-set
 // server passes that way.
 func duplicatesHeld(judge Checker) Checker {
-	return func(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+	return func(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 		v, msg, ev := judge(r, p)
 		if v != verdict.Pass {
 			return v, msg, ev
@@ -487,12 +488,12 @@ func fmtRefused(n, status, declared int) string {
 // start before that is an overlap however late a loaded machine delivered the answers;
 // otherwise the repeat may have met a committed key, and a replay is then what it should
 // get. Without the journal records, the client's answer times are compared.
-func overlap(r verdict.Record, p *Profile) (repeat verdict.Op, original verdict.Op, ok bool) {
+func overlap(r verdict.Record, p *profile.Profile) (repeat verdict.Op, original verdict.Op, ok bool) {
 	return overlapOf(r, p, "repeat")
 }
 
 // overlapOf is overlap for the step that met the original (another principal's).
-func overlapOf(r verdict.Record, p *Profile, step string) (repeat verdict.Op, original verdict.Op, ok bool) {
+func overlapOf(r verdict.Record, p *profile.Profile, step string) (repeat verdict.Op, original verdict.Op, ok bool) {
 	repeat, okR := stepAnswer(r, step)
 	original, okO := stepAnswer(r, "original")
 	if !okR || !okO {
@@ -520,7 +521,7 @@ func overlapOf(r verdict.Record, p *Profile, step string) (repeat verdict.Op, or
 // noOverlapText is the UNKNOWN of an in-flight checker whose repeat met no running
 // original: why, when the journal says the slow hook did not hold the original, else
 // otherwise.
-func noOverlapText(r verdict.Record, p *Profile, original verdict.Op, otherwise string) string {
+func noOverlapText(r verdict.Record, p *profile.Profile, original verdict.Op, otherwise string) string {
 	if msg, notHeld := originalNotHeld(r, p, original); notHeld {
 		return msg + "; so no repeat met the original running, and there is nothing to judge"
 	}
@@ -536,7 +537,7 @@ func gatewayStatus(status int) bool {
 // releasedTogether reports whether the repeat's answer came right after the original's
 // at the target (within a quarter of the hold, at least 100 ms): a repeat that was made
 // to wait for the original, not one that happened to look its key up late.
-func releasedTogether(r verdict.Record, p *Profile, repeat, original verdict.Op) bool {
+func releasedTogether(r verdict.Record, p *profile.Profile, repeat, original verdict.Op) bool {
 	end := original.Time
 	if first, ok := originalRecord(r); ok && first.UpstreamMillis > 0 && answeredBy(first, original) {
 		end = first.Time.Add(millisDuration(first.UpstreamMillis))
@@ -545,11 +546,11 @@ func releasedTogether(r verdict.Record, p *Profile, repeat, original verdict.Op)
 }
 
 // slowHold is the declared slow_operation hold (0 when not declared).
-func slowHold(p *Profile) time.Duration {
+func slowHold(p *profile.Profile) time.Duration {
 	if p.Slow == nil {
 		return 0
 	}
-	return p.Slow.hold()
+	return p.Slow.HoldDuration()
 }
 
 func millisDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
@@ -570,7 +571,7 @@ func answeredBy(j faultproxy.Record, original verdict.Op) bool {
 // gateway's read timeout just short of the hold), so it never executed: a replay, or a
 // gateway's quick 5xx that never let it reach the target.
 // The order the in-flight scenarios need did not happen, so they have nothing to judge.
-func repeatWentFirst(r verdict.Record, p *Profile, original verdict.Op) bool {
+func repeatWentFirst(r verdict.Record, p *profile.Profile, original verdict.Op) bool {
 	if original.Class == outcome.InFlight || original.Class == outcome.Mismatch {
 		return true
 	}
@@ -623,7 +624,7 @@ func originalRecord(r verdict.Record) (faultproxy.Record, bool) {
 // inFlightStatus judges the repeat during the original against the declared school:
 // refused with expect.in_flight, or (in_flight: wait) made to wait and given the
 // original's committed response.
-func inFlightStatus(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func inFlightStatus(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
@@ -678,7 +679,7 @@ func inFlightStatus(r verdict.Record, p *Profile) (verdict.Verdict, string, verd
 
 // inFlightWaited: under in_flight: wait, the repeat that met the original must get the
 // original's committed response, identical, and nothing else.
-func inFlightWaited(r verdict.Record, p *Profile, f *finding, repeat, original verdict.Op, during bool) (verdict.Verdict, string, verdict.Evidence) {
+func inFlightWaited(r verdict.Record, p *profile.Profile, f *finding, repeat, original verdict.Op, during bool) (verdict.Verdict, string, verdict.Evidence) {
 	switch {
 	case unseen(original):
 		return f.result(verdict.Unknown, "the original's answer was not seen (%s): no committed response to compare", describe(original))
@@ -709,7 +710,7 @@ func inFlightWaited(r verdict.Record, p *Profile, f *finding, repeat, original v
 	return f.result(verdict.Pass, "the repeat during the original waited and got the committed %d (%d identical body bytes), as in_flight: wait declares", repeat.Status, len(repeat.Body))
 }
 
-func inFlightNotFabricated(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func inFlightNotFabricated(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
@@ -786,7 +787,7 @@ func inFlightNotFabricated(r verdict.Record, p *Profile) (verdict.Verdict, strin
 // executed was promised in advance (a server that answers a repeat in flight with the
 // response it expects the original to produce). That needs no timing: the original's
 // failure and the empty ledger prove it.
-func inFlightOriginalFails(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func inFlightOriginalFails(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
@@ -838,7 +839,7 @@ func inFlightOriginalFails(r verdict.Record, p *Profile) (verdict.Verdict, strin
 // failTimes says when, from the original's send, the repeat was sent, the original failed
 // and the repeat was answered (as the client saw them), so that a reader sees which came
 // first.
-func failTimes(r verdict.Record, p *Profile, original, repeat verdict.Op) string {
+func failTimes(r verdict.Record, p *profile.Profile, original, repeat verdict.Op) string {
 	start, ok := stepInvokedAt(r, "original")
 	if !ok {
 		return "times not recorded"
@@ -855,7 +856,7 @@ func failTimes(r verdict.Record, p *Profile, original, repeat verdict.Op) string
 	return fmt.Sprintf("%sthe original failed at %s, %s (from the original's send; slow_operation holds %s)", sent, at(original.Time), answered, slowHold(p))
 }
 
-func inFlightRetryAfter(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func inFlightRetryAfter(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	var f finding
 	repeat, _ := stepAnswer(r, "repeat")
 	if repeat.Class != outcome.InFlight {
@@ -896,7 +897,7 @@ func inFlightRetryAfter(r verdict.Record, p *Profile) (verdict.Verdict, string, 
 	return f.result(verdict.NonStrict, "the %d carries no Retry-After", repeat.Status)
 }
 
-func inFlightOtherPayload(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func inFlightOtherPayload(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -18,7 +19,7 @@ func recoveryScenarios() []Scenario {
 			Source:      srcBrandur,
 			Level:       verdict.LevelMust,
 			Labels:      []string{"group:recovery", "fault:crash", "level:must", "speed:slow"},
-			Needs:       []Capability{CapCrashAfterKey, CapLockTimeout},
+			Needs:       []profile.Capability{profile.CapCrashAfterKey, profile.CapLockTimeout},
 			Steps:       []Step{{Name: "original", Hook: HookCrashAfterKey}, {Name: "retry", Wait: WaitPastLock}},
 			Settle:      &Settle{},
 			Check:       exactlyOnce("retry"),
@@ -30,7 +31,7 @@ func recoveryScenarios() []Scenario {
 			Source:      and(srcBrandur, srcSeed),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:recovery", "fault:none", "level:safety", "speed:slow"},
-			Needs:       []Capability{CapSlow},
+			Needs:       []profile.Capability{profile.CapSlow},
 			// The original's attempt keeps client_timeout while the work is held past it,
 			// so the client leaves and the proxy cuts the target's connection mid-work.
 			Steps:  []Step{{Name: "original", Hook: HookSlowPastTimeout}, {Name: "retry", Wait: WaitPastHold}},
@@ -44,7 +45,7 @@ func recoveryScenarios() []Scenario {
 			Source:      and(srcBrandur, srcSeed),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:recovery", "fault:crash", "level:safety"},
-			Needs:       []Capability{CapCrashAfterCommit},
+			Needs:       []profile.Capability{profile.CapCrashAfterCommit},
 			Steps:       []Step{{Name: "original", Hook: HookCrashAfterCommit}, {Name: "retry"}},
 			Settle:      &Settle{},
 			Check:       exactlyOnce("retry"),
@@ -56,7 +57,7 @@ func recoveryScenarios() []Scenario {
 			Source:      and(srcBrandur, srcSeed),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:recovery", "fault:none", "level:safety", "speed:slow"},
-			Needs:       []Capability{CapSlow, CapLockTimeout},
+			Needs:       []profile.Capability{profile.CapSlow, profile.CapLockTimeout},
 			// The settle step comes once both finished; the ledger is read after it, and
 			// effects are counted per retention window, as a late request may open one.
 			Steps: []Step{
@@ -72,7 +73,7 @@ func recoveryScenarios() []Scenario {
 // atMostOnce: the takeover race may legitimately end with either side succeeding, but
 // once both finished the ledger must show exactly one effect, and the settle step must
 // get the response of the one that committed.
-func atMostOnce(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func atMostOnce(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
@@ -133,7 +134,7 @@ func atMostOnce(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.
 
 // answeredBefore reports whether a was answered well before the original finished at the
 // target (by more than releasedTogether's margin): it did not wait for the original.
-func answeredBefore(r verdict.Record, p *Profile, a, original verdict.Op) bool {
+func answeredBefore(r verdict.Record, p *profile.Profile, a, original verdict.Op) bool {
 	end := original.Time
 	if first, ok := originalRecord(r); ok && first.UpstreamMillis > 0 && answeredBy(first, original) {
 		end = first.Time.Add(millisDuration(first.UpstreamMillis))
@@ -146,7 +147,7 @@ func answeredBefore(r verdict.Record, p *Profile, a, original verdict.Op) bool {
 // target nothing to see. An answer cut at client_timeout counts as given up too: an MCP
 // tool that streams progress sends its 200 and events at once and its result only when
 // the work is done. So does a 5xx: someone gave up on the work before the client did.
-func gaveUpThenOnce(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func gaveUpThenOnce(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	a, ok := stepAnswer(r, "original")
 	if ok && a.Class == outcome.ServerError {
 		// A gateway in front of the target gave up first (nginx's 504 at its read
@@ -192,7 +193,7 @@ func lastRefusal(r verdict.Record) (verdict.Op, bool) {
 // the hook header's value as the proxy saw it, when it is a duration; otherwise the hold
 // recovery/client-gave-up sends (the client timeout and half as much again, at least
 // 300 ms more).
-func appliedHold(j faultproxy.Record, p *Profile) time.Duration {
+func appliedHold(j faultproxy.Record, p *profile.Profile) time.Duration {
 	if p.Slow != nil && p.Slow.Header != "" {
 		for name, value := range j.Headers {
 			if strings.EqualFold(name, p.Slow.Header) {

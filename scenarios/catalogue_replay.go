@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -59,7 +60,7 @@ func replayScenarios() []Scenario {
 			Source:      and(srcDraftEnforced, srcSeed),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:replay", "fault:after-upstream", "level:safety"},
-			Needs:       []Capability{CapMCPSessions},
+			Needs:       []profile.Capability{profile.CapMCPSessions},
 			Faults:      []FaultOn{{Attempts: firstAttempt, Fault: faultproxy.FaultSpec{Type: faultproxy.FaultAfterReset}}},
 			Steps:       []Step{{Name: "original"}, {Name: "retry", NewSession: true}},
 			Check:       inAnotherSession,
@@ -93,7 +94,7 @@ func replayScenarios() []Scenario {
 			Source:      srcStripe,
 			Level:       verdict.LevelMust,
 			Labels:      []string{"group:replay", "fault:none", "level:must"},
-			Needs:       []Capability{CapReplayHeaders},
+			Needs:       []profile.Capability{profile.CapReplayHeaders},
 			Steps:       []Step{{Name: "original"}, {Name: "repeat"}},
 			Check:       fidelityHeaders,
 		},
@@ -104,7 +105,7 @@ func replayScenarios() []Scenario {
 			Source:      srcStripe,
 			Level:       verdict.LevelShould,
 			Labels:      []string{"group:replay", "fault:none", "level:should"},
-			Needs:       []Capability{CapReplayHeader},
+			Needs:       []profile.Capability{profile.CapReplayHeader},
 			Steps:       []Step{{Name: "original"}, {Name: "repeat"}},
 			Check:       replayMarker,
 		},
@@ -146,7 +147,7 @@ func withLabel(s Scenario, l string) Scenario {
 
 // fidelityBody: the committed response (buffered by the proxy when the 503 hid it), the
 // retry and a further repeat are the same bytes.
-func fidelityBody(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func fidelityBody(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	v, msg, ev := exactlyOnce("retry")(r, p)
 	if v != verdict.Pass {
 		return v, msg, ev
@@ -191,7 +192,7 @@ func fidelityBody(r verdict.Record, p *Profile) (verdict.Verdict, string, verdic
 
 // bytesChanged says how the replays' bytes differ from each other or from the committed
 // body when their JSON values agree: "" when the bytes agree too.
-func bytesChanged(p *Profile, committed []byte, buffered bool, retry, repeat verdict.Op) string {
+func bytesChanged(p *profile.Profile, committed []byte, buffered bool, retry, repeat verdict.Op) string {
 	switch {
 	case buffered && !bytes.Equal(committed, retry.Body):
 		return fmt.Sprintf("the committed body had %d bytes, the retry's replay %d in another order or spelling", len(committed), len(retry.Body))
@@ -201,7 +202,7 @@ func bytesChanged(p *Profile, committed []byte, buffered bool, retry, repeat ver
 	return ""
 }
 
-func fidelityHeaders(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func fidelityHeaders(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	var f finding
 	a, okA := stepAnswer(r, "original")
 	b, okB := stepAnswer(r, "repeat")
@@ -225,7 +226,7 @@ func fidelityHeaders(r verdict.Record, p *Profile) (verdict.Verdict, string, ver
 	return f.result(verdict.Pass, "allow-listed headers equal: %s", strings.Join(p.Expect.ReplayHeaders, ", "))
 }
 
-func replayMarker(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func replayMarker(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	var f finding
 	a, okA := stepAnswer(r, "original")
 	b, okB := stepAnswer(r, "repeat")
@@ -252,7 +253,7 @@ func replayMarker(r verdict.Record, p *Profile) (verdict.Verdict, string, verdic
 // session id at all (a stateless one) has no session to scope a key by, and every retry
 // is already one without: INFO, its retry judged all the same. One session id means the
 // retry did not come in a new one: UNKNOWN.
-func inAnotherSession(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func inAnotherSession(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	v, msg, ev := exactlyOnce("retry")(r, p)
 	if v != verdict.Pass {
 		return v, msg, ev

@@ -1,10 +1,9 @@
 package scenarios
 
 import (
-	"strings"
-
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -17,7 +16,7 @@ func scopeScenarios() []Scenario {
 			Source:      and(srcDraftUniqueness, srcBrandur),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:scope", "fault:none", "level:safety"},
-			Needs:       []Capability{CapPrincipals},
+			Needs:       []profile.Capability{profile.CapPrincipals},
 			Steps:       []Step{{Name: "original"}, {Name: "other", Principal: 1}},
 			Check:       independent(""),
 		},
@@ -28,7 +27,7 @@ func scopeScenarios() []Scenario {
 			Source:      and(srcDraftUniqueness, srcBrandur),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:scope", "fault:before-upstream", "level:safety"},
-			Needs:       []Capability{CapPrincipals, CapSlow},
+			Needs:       []profile.Capability{profile.CapPrincipals, profile.CapSlow},
 			// As the in-flight scenarios: the original runs slowly in the background and the
 			// other principal's request is delayed by the proxy to arrive during it.
 			Faults: []FaultOn{{Step: "other", Fault: faultproxy.FaultSpec{Type: faultproxy.FaultBeforeDelay}, DurationOf: QuarterSlow}},
@@ -46,7 +45,7 @@ func scopeScenarios() []Scenario {
 			Source:      and(srcDraftUniqueness, srcDraftErrors),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:scope", "fault:none", "level:safety"},
-			Needs:       []Capability{CapEntityRequest},
+			Needs:       []profile.Capability{profile.CapEntityRequest},
 			Steps:       []Step{{Name: "original"}, {Name: "other", OtherEntity: true}},
 			Check:       otherEntity,
 		},
@@ -57,7 +56,7 @@ func scopeScenarios() []Scenario {
 			Source:      and(srcDraftUniqueness, srcSeed),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:scope", "fault:none", "level:safety"},
-			Needs:       []Capability{CapOther},
+			Needs:       []profile.Capability{profile.CapOther},
 			Steps:       []Step{{Name: "original"}, {Name: "other", Payload: PayloadOther}},
 			Check:       independent(LedgerOther),
 		},
@@ -67,7 +66,7 @@ func scopeScenarios() []Scenario {
 // independent: the "other" step must execute on its own: a 2xx of its own, not the
 // original's bytes, no replay marker, and (when ledger is named) one effect in that ledger.
 func independent(ledger string) Checker {
-	return func(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+	return func(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 		var f finding
 		orig, _ := stepAnswer(r, "original")
 		other, _ := stepAnswer(r, "other")
@@ -119,7 +118,7 @@ func independent(ledger string) Checker {
 // per-execution value of its own (expect.unique_field), or the ledger counting both.
 // The ledger is read as the first principal; a target whose ledgers are per principal
 // counts only the original there, which cannot be told from a leak without the value.
-func otherPrincipalExecuted(r verdict.Record, p *Profile, f *finding, orig, other verdict.Op) (verdict.Verdict, string, verdict.Evidence) {
+func otherPrincipalExecuted(r verdict.Record, p *profile.Profile, f *finding, orig, other verdict.Op) (verdict.Verdict, string, verdict.Evidence) {
 	ua, okA := uniqueValue(p, orig.Body)
 	ub, okB := uniqueValue(p, other.Body)
 	if okA && okB && ua != ub {
@@ -173,7 +172,7 @@ func clipValue(raw string) string {
 // flight: a definite leak or refusal FAILs however the two met, but a PASS needs the
 // other request to have reached the target before the original could have committed
 // (else it is only scope/other-principal again).
-func otherPrincipalInFlight(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func otherPrincipalInFlight(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	v, msg, ev := independent("")(r, p)
 	if v != verdict.Pass {
 		return v, msg, ev
@@ -184,35 +183,19 @@ func otherPrincipalInFlight(r verdict.Record, p *Profile) (verdict.Verdict, stri
 	return verdict.Pass, "during the original: " + msg, ev
 }
 
-// entityInRequest reports whether the operation's request names the entity at all.
-func (p *Profile) entityInRequest() bool {
-	if p.entityInPath() {
-		return true
-	}
-	body, sample, err := renderSample(p.Operation.Body)
-	return err == nil && strings.Contains(body, sample)
-}
-
-// entityInPath reports whether operation.path names the entity: then a request for
-// another entity is another endpoint, where a key may be scoped on its own.
-func (p *Profile) entityInPath() bool {
-	path, err := render(p.Operation.Path, sampleEntity)
-	return err == nil && strings.Contains(path, sampleEntity)
-}
-
 // otherEntity judges a key reused for another entity. The first entity's response for
 // it, with nothing done for the other entity, is a leak: a client is told its refund of
 // the second order happened. A refusal (another payload) passes. An execution of its own
 // passes where the entity is in the path (another endpoint); where it is only in the
 // body, it is another payload executed under the key, as fingerprint/mismatch judges it.
-func otherEntity(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func otherEntity(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	var f finding
 	orig, v, msg, ev, ok := succeededOriginal(r, &f)
 	if !ok {
 		return v, msg, ev
 	}
 	other, _ := stepAnswer(r, "other")
-	global := p.SideEffects.global()
+	global := p.SideEffects.Global()
 	nA, nB := r.Ledger[LedgerOperation], r.Ledger[LedgerOtherEntity]
 	if global {
 		nA, nB = min(nA, 1), max(nA-1, 0) // one count for both: the first entity's effect first
@@ -239,7 +222,7 @@ func otherEntity(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict
 	case isSuccess(other) && nB > 1:
 		f.count(verdict.CatDuplicated, nB-1)
 		return f.result(verdict.Fail, "%d side effects for the other entity from one request", nB)
-	case isSuccess(other) && p.entityInPath():
+	case isSuccess(other) && p.EntityInPath():
 		return f.result(verdict.Pass, "executed for the other entity (%d, one side effect there): the entity is in the path, another endpoint with a key scope of its own", other.Status)
 	case isSuccess(other):
 		f.count(verdict.CatDuplicated, 1)

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -14,7 +15,7 @@ func storageScenarios() []Scenario {
 			Source:      and(srcStripe, srcBrandur),
 			Level:       verdict.LevelPolicy,
 			Labels:      []string{"group:storage", "fault:none", "level:policy"},
-			Needs:       []Capability{CapBusiness},
+			Needs:       []profile.Capability{profile.CapBusiness},
 			Steps:       []Step{{Name: "business", Payload: PayloadBusiness}, {Name: "repeat", Payload: PayloadBusiness}},
 			Settle:      &Settle{Payload: PayloadBusiness},
 			Check:       businessStored,
@@ -26,7 +27,7 @@ func storageScenarios() []Scenario {
 			Source:      and(srcBrandur, srcStripe),
 			Level:       verdict.LevelMust,
 			Labels:      []string{"group:storage", "fault:none", "level:must"},
-			Needs:       []Capability{CapFail},
+			Needs:       []profile.Capability{profile.CapFail},
 			Steps:       []Step{{Name: "failing", Hook: HookFail}, {Name: "retry"}},
 			Settle:      &Settle{},
 			Check:       notPinned,
@@ -38,7 +39,7 @@ func storageScenarios() []Scenario {
 			Source:      srcStripe,
 			Level:       verdict.LevelPolicy,
 			Labels:      []string{"group:storage", "fault:none", "level:policy"},
-			Needs:       []Capability{CapValidation},
+			Needs:       []profile.Capability{profile.CapValidation},
 			Steps:       []Step{{Name: "invalid", Payload: PayloadValidation}, {Name: "retry"}},
 			Settle:      &Settle{},
 			Check:       validationNotStored,
@@ -49,7 +50,7 @@ func storageScenarios() []Scenario {
 // businessStored reports (or judges against expect.stores_business_errors) whether a
 // business error was stored and replayed or executed again. A business error that comes
 // back as a success is fabricated whatever the policy.
-func businessStored(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func businessStored(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	var f finding
 	a, _ := stepAnswer(r, "business")
 	b, _ := stepAnswer(r, "repeat")
@@ -139,7 +140,7 @@ func storedWord(stored bool) string {
 
 // notPinned: a 5xx from work that failed is not stored (the retry executes once), unless
 // the profile declares expect.stores_5xx: true (the retry gets the stored 5xx).
-func notPinned(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func notPinned(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
@@ -152,7 +153,7 @@ func notPinned(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.E
 		}
 		return f.result(verdict.Unknown, "fail_operation did not make the work fail: got %s%s", describe(a), hint)
 	}
-	if want, declared := p.failStatus(); declared && a.Status >= 500 && a.Status != want {
+	if want, declared := p.FailStatus(); declared && a.Status >= 500 && a.Status != want {
 		// (A failure inside a 2xx — a JSON-RPC error an outcome rule classes as a server
 		// error — carries no HTTP status to compare.)
 		// A failure the hook did not cause (a key the target refuses with a 500, an
@@ -220,7 +221,7 @@ func notPinned(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.E
 // validationNotStored reports (or judges against expect.stores_validation_errors)
 // whether a request refused before execution was stored under its key: the corrected
 // request with the same key then gets the stored refusal instead of executing.
-func validationNotStored(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+func validationNotStored(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -40,8 +41,8 @@ func WithProgress(f func(verdict.Result)) CheckOption { return func(c *RunConfig
 // profile says fails the Preflight first (a *PreflightError):
 //
 //	if err := scenarios.Check(ctx, profile); err != nil { t.Fatal(err) }
-func Check(ctx context.Context, p *Profile, opts ...CheckOption) error {
-	cfg := RunConfig{Profiles: []*Profile{p}}
+func Check(ctx context.Context, p *profile.Profile, opts ...CheckOption) error {
+	cfg := RunConfig{Profiles: []*profile.Profile{p}}
 	for _, o := range opts {
 		o(&cfg)
 	}

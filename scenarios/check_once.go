@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -11,7 +12,7 @@ import (
 // answer nobody saw (a timeout) proves nothing: the settle step decides where the
 // scenario has one, else the result is UNKNOWN.
 func exactlyOnce(final string) Checker {
-	return func(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+	return func(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 		if r.LedgerErr != "" {
 			return unknownLedger(r)
 		}
@@ -126,7 +127,7 @@ func onceMessage(r verdict.Record, f *finding, final, witness string, ans verdic
 // identicalReplay checks a plain repeat: one effect, and the repeat's status and body
 // bytes equal the first response.
 func identicalReplay(first, repeat string) Checker {
-	return func(r verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence) {
+	return func(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 		if r.LedgerErr != "" {
 			return unknownLedger(r)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -55,12 +56,12 @@ func (h *history) record(ledger int) verdict.Record {
 // refProfile is the built-in reference profile with its retention pinned to 1s: the
 // hand-written histories below place their attempts around that window, so they must
 // not follow later changes to the shipped profile.
-func refProfile(t *testing.T) *scenarios.Profile {
+func refProfile(t *testing.T) *profile.Profile {
 	t.Helper()
 	t.Setenv("IDEMPROOF_BASE_URL", "")
-	p, err := scenarios.BuiltinProfile("reference")
+	p, err := profile.Builtin("reference")
 	require.NoError(t, err)
-	p.Retention = scenarios.Duration(time.Second)
+	p.Retention = profile.Duration(time.Second)
 	return p
 }
 
@@ -217,7 +218,7 @@ func TestInFlightOriginalFailsVerdicts(t *testing.T) {
 // matches, in a rule that names no status: the 503 is a server error, and the FAIL says
 // how to declare it.
 func TestA5xxRefusalNeedsItsStatusInTheRule(t *testing.T) {
-	p, err := scenarios.ParseProfile("x.yaml", []byte(minimalProfile+"outcomes:\n  in_flight: {text: in progress}\n"))
+	p, err := profile.Parse("x.yaml", []byte(fakeProfileDoc("http://127.0.0.1:9")+"outcomes:\n  in_flight: {text: in progress}\n"))
 	require.NoError(t, err)
 	rec := newHistory().span(0, 400, "original", verdict.OpOK, 201, committed, nil).
 		span(5, 110, "repeat", verdict.OpInfo, 503, `{"error":"request in progress"}`, nil).record(1)
@@ -364,7 +365,7 @@ func TestAnEmptyKeyUsedAsAKeyIsSaidSo(t *testing.T) {
 // A repeat inside the window that executed again says the record may have expired early.
 func TestInsideWindowNamesAnEarlyExpiry(t *testing.T) {
 	p := refProfile(t)
-	p.Retention = scenarios.Duration(10 * time.Second)
+	p.Retention = profile.Duration(10 * time.Second)
 	rec := newHistory().at(0, "original", verdict.OpOK, 201, committed, nil).at(9000, "repeat", verdict.OpOK, 201, `{"id":"re_2"}`, nil).record(2)
 	v, msg, _ := checker(t, "expiry/inside-window")(rec, p)
 	require.Equal(t, verdict.Fail, v, msg)
@@ -549,7 +550,7 @@ func TestTakeoverThatMetALiveLockIsUnknown(t *testing.T) {
 
 // classedBy re-classes a hand-written record's answers by the profile's own rules, as
 // the runner would have for that profile.
-func classedBy(rec verdict.Record, p *scenarios.Profile) verdict.Record {
+func classedBy(rec verdict.Record, p *profile.Profile) verdict.Record {
 	cl := p.Classifier()
 	out := rec
 	out.History = append([]verdict.Op(nil), rec.History...)
@@ -902,4 +903,23 @@ func TestInsideWindowRefusedAsARepeatIsHonoured(t *testing.T) {
 		span(750, 760, "repeat", verdict.OpFail, 409, `{"error":"in flight"}`, nil).record(2)
 	v, msg, _ = checker(t, "expiry/inside-window")(rec, p)
 	require.Equal(t, verdict.Fail, v, "a second effect is never honoured: %s", msg)
+}
+
+func TestKeyIgnoredIsSaidPlainly(t *testing.T) {
+	rec := newHistory().
+		at(0, "original", verdict.OpInfo, 503, "", nil).
+		at(10, "retry", verdict.OpOK, 201, `{"id":"re_2"}`, nil).
+		record(2)
+	rec.Journal = []faultproxy.Record{
+		{Seq: 1, Attempt: 1, ReachedUpstream: true, UpstreamCalls: 1, UpstreamStatus: 201},
+		{Seq: 2, Attempt: 2, ReachedUpstream: true, UpstreamCalls: 1, UpstreamStatus: 201},
+	}
+	v, msg, _ := checker(t, "replay/after-503")(rec, refProfile(t))
+	require.Equal(t, verdict.Fail, v)
+	require.Equal(t, "every repeat executed again (the key was not honoured for it: ignored, or scoped narrower than the retry, per session or per connection); 2 side effects for one key, want 1", msg)
+
+	// Three deliveries, two effects: the key did something, the wording stays factual.
+	rec.Journal[0].UpstreamCalls = 2
+	_, msg, _ = checker(t, "replay/after-503")(rec, refProfile(t))
+	require.Equal(t, "2 side effects for one key, want 1", msg)
 }

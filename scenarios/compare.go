@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/idemproof/idemproof/internal/jsonvalue"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -17,7 +18,7 @@ import (
 // encoder) comes back with its members in another order and other whitespace; no client
 // that parses it can tell, so that is no divergence. Whether the bytes themselves were
 // kept is replay/fidelity-body's question (bytesChanged).
-func sameBody(p *Profile, a, b []byte) bool {
+func sameBody(p *profile.Profile, a, b []byte) bool {
 	if bytes.Equal(a, b) && len(p.Expect.VolatileFields) == 0 {
 		return true
 	}
@@ -31,7 +32,7 @@ func sameBody(p *Profile, a, b []byte) bool {
 
 // bodyKey is a body as a map key under sameBody's equality: two bodies have the same key
 // exactly when sameBody calls them the same.
-func bodyKey(p *Profile, b []byte) string {
+func bodyKey(p *profile.Profile, b []byte) string {
 	if c, ok := canonicalJSON(p, b); ok {
 		return "json " + string(c)
 	}
@@ -40,7 +41,7 @@ func bodyKey(p *Profile, b []byte) string {
 
 // canonicalJSON is a JSON body without the volatile fields, its object members sorted by
 // name at every depth and no insignificant whitespace; false when the body is not JSON.
-func canonicalJSON(p *Profile, body []byte) ([]byte, bool) {
+func canonicalJSON(p *profile.Profile, body []byte) ([]byte, bool) {
 	if !gjson.ValidBytes(body) {
 		return nil, false
 	}
@@ -61,7 +62,7 @@ func canonicalJSON(p *Profile, body []byte) ([]byte, bool) {
 
 // volatileDiffer reports whether two bodies that sameBody calls the same differ in a
 // declared volatile field (a request id), for messages that say so.
-func volatileDiffer(p *Profile, a, b []byte) bool {
+func volatileDiffer(p *profile.Profile, a, b []byte) bool {
 	for _, path := range p.Expect.VolatileFields {
 		if gjson.GetBytes(a, path).Raw != gjson.GetBytes(b, path).Raw {
 			return true

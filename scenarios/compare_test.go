@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -97,10 +98,10 @@ func reverseMembers(doc map[string]any) []byte {
 // patientProfile is fakeProfile with a client timeout no loaded machine reaches: the
 // scenarios these tests run hold nothing past it, and an attempt that timed out would be
 // UNKNOWN (rightly), not the PASS or FAIL the comparison is about.
-func patientProfile(t *testing.T, baseURL string) *scenarios.Profile {
+func patientProfile(t *testing.T, baseURL string) *profile.Profile {
 	t.Helper()
 	p := fakeProfile(t, baseURL)
-	p.ClientTimeout = scenarios.Duration(10 * time.Second)
+	p.ClientTimeout = profile.Duration(10 * time.Second)
 	return p
 }
 
@@ -114,11 +115,11 @@ func startReshaped(t *testing.T, s *reshaped) string {
 	return srv.URL
 }
 
-func runOn(t *testing.T, p *scenarios.Profile, only ...string) map[string]verdict.Result {
+func runOn(t *testing.T, p *profile.Profile, only ...string) map[string]verdict.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: only, NoPreflight: true, Seed: 1})
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: only, NoPreflight: true, Seed: 1})
 	require.NoError(t, err)
 	out := map[string]verdict.Result{}
 	for _, r := range rep.Results {
@@ -200,11 +201,11 @@ func TestProfileRefusesCodingsItCannotUndoAndContradictoryFields(t *testing.T) {
 		{`X-A: b`, ", replay_body: text", `expect.replay_body: must be bytes`},
 		{`X-A: b`, ", replay_status: 409", `expect.replay_status: must be a 2xx status (the status a replay of a success answers with, e.g. 200 after a 201), got 409`},
 	} {
-		_, err := scenarios.ParseProfile("x.yaml", []byte(fmt.Sprintf(base, tc.headers, tc.expect)))
+		_, err := profile.Parse("x.yaml", []byte(fmt.Sprintf(base, tc.headers, tc.expect)))
 		require.ErrorContains(t, err, tc.want)
 	}
 	for _, ok := range []string{`Accept-Encoding: "gzip, deflate;q=0.5, br;q=0"`, `Accept-Encoding: identity`} {
-		_, err := scenarios.ParseProfile("x.yaml", []byte(fmt.Sprintf(base, ok, "")))
+		_, err := profile.Parse("x.yaml", []byte(fmt.Sprintf(base, ok, "")))
 		require.NoError(t, err, ok)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -60,9 +61,9 @@ func (o *ordersFirst) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	o.next.ServeHTTP(w, r)
 }
 
-func ordersProfile(t *testing.T, url string) *scenarios.Profile {
+func ordersProfile(t *testing.T, url string) *profile.Profile {
 	p := fakeProfile(t, url)
-	p.EntitySetup = &scenarios.EntitySetup{Path: "/v1/orders", Body: `{"label": "{{.Entity}}"}`, ID: "order.id"}
+	p.EntitySetup = &profile.EntitySetup{Path: "/v1/orders", Body: `{"label": "{{.Entity}}"}`, ID: "order.id"}
 	require.NoError(t, p.Validate())
 	return p
 }
@@ -77,7 +78,7 @@ func TestEntitySetupCreatesEachScenariosEntity(t *testing.T) {
 	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{ordersProfile(t, srv.URL)},
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{ordersProfile(t, srv.URL)},
 		Only: []string{"replay/sequential", "fingerprint/mismatch", "race/keepalive-many-keys"}, Seed: 1})
 	require.NoError(t, err)
 	for _, r := range rep.Results {
@@ -108,7 +109,7 @@ func TestEntitySetupErrorsSayWhatToFix(t *testing.T) {
 	p := ordersProfile(t, srv.URL) // the id is at order.id; this API puts it at id
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/sequential"}, Seed: 1})
+	_, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: []string{"replay/sequential"}, Seed: 1})
 	var pf *scenarios.PreflightError
 	require.ErrorAs(t, err, &pf)
 	require.Equal(t, "entity_setup", pf.Field)

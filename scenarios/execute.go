@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/transport"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -82,7 +83,7 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 		return nil, err // a background step's attempt could not be made
 	}
 	rec := &verdict.Record{History: e.rec.history(), Ledger: map[string]int{}, Seed: seed, Entity: entity}
-	if !t.p.SideEffects.global() {
+	if !t.p.SideEffects.Global() {
 		rec.SideEntities = e.sideEntities // a global ledger counts their effects already
 	}
 	if watchVendor {
@@ -98,7 +99,7 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 	} else {
 		rec.Ledger[LedgerOperation] = n - base[LedgerOperation]
 	}
-	if e.otherEntity != "" && !t.p.SideEffects.global() {
+	if e.otherEntity != "" && !t.p.SideEffects.Global() {
 		rec.OtherEntity = e.otherEntity
 		n, err := t.readLedger(ctx, t.p.SideEffects, e.otherEntity)
 		if err != nil {
@@ -133,7 +134,7 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 			j.UpstreamBody = nil
 		case len(j.UpstreamBody) > 0:
 			j.UpstreamBody = t.tr.Comparable(j.UpstreamBody, j.UpstreamContentEncoding)
-			if j.UpstreamBody == nil && t.p.Transport == TransportMCP && j.UpstreamStatus >= 200 && j.UpstreamStatus <= 299 {
+			if j.UpstreamBody == nil && t.p.Transport == profile.TransportMCP && j.UpstreamStatus >= 200 && j.UpstreamStatus <= 299 {
 				// The fault ended an answer that held no response: the server closed the
 				// stream to be polled (SEP-1699) while its tool still ran.
 				j.Note = strings.TrimPrefix(j.Note+"; "+NoteAnswerWithoutResponse, "; ")
@@ -190,7 +191,7 @@ func (e *execution) installFaults(ctx context.Context) ([]string, error) {
 
 func (e *execution) runSteps(ctx context.Context, base int) error {
 	for i, st := range e.sc.Steps {
-		if st.ChangeMember > len(e.t.p.changeableMembers()) {
+		if st.ChangeMember > len(e.t.p.ChangeableMembers()) {
 			continue // the body has fewer members to change than the scenario has steps
 		}
 		if err := e.wait(ctx, st.Wait); err != nil {

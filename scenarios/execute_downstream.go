@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/downstream"
+	"github.com/idemproof/idemproof/profile"
 )
 
 // vendorQuiet is how long the target's vendor calls for an entity must have stopped
@@ -16,7 +17,7 @@ const vendorQuiet = 300 * time.Millisecond
 // installVendorFaults arms the sink's faults for this run's entity; it reports whether
 // the scenario watches the vendor at all.
 func (e *execution) installVendorFaults() (bool, error) {
-	if !slices.Contains(e.sc.Needs, CapDownstream) || e.t.sink == nil {
+	if !slices.Contains(e.sc.Needs, profile.CapDownstream) || e.t.sink == nil {
 		return false, nil
 	}
 	for _, vf := range e.sc.Vendor {
@@ -31,7 +32,7 @@ func (e *execution) installVendorFaults() (bool, error) {
 // after the client's answer (an outbox worker), so the calls are read once they went
 // quiet, or once the profile's downstream.settle has passed since the last answer.
 func (e *execution) settleVendor(ctx context.Context) ([]downstream.Call, string) {
-	deadline := time.Now().Add(e.t.p.Downstream.settle().Std())
+	deadline := time.Now().Add(e.t.p.Downstream.SettleTime().Std())
 	// A vendor fault on call n loses that call's answer or effect: a correct target
 	// calls again, so the settle step waits for call n+1 before it may stop early.
 	minCalls := 1

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/idemproof/idemproof/profile"
 )
 
 // freshKeysBudget bounds how long a FreshKeys step sends: a slow target gets fewer newer
@@ -14,7 +16,7 @@ const freshKeysBudget = 10 * time.Second
 // freshKeysWindow is how long a FreshKeys step may send: freshKeysBudget, or half the
 // declared retention when that is shorter, so the repeat that follows still falls well
 // inside the first key's window.
-func freshKeysWindow(p *Profile) time.Duration {
+func freshKeysWindow(p *profile.Profile) time.Duration {
 	if r := p.Retention.Std(); r > 0 {
 		return min(freshKeysBudget, r/2)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -116,7 +117,7 @@ func TestClientGaveUpJudgesWhatTheTargetDidWhenItsClientLeft(t *testing.T) {
 			srv := httptest.NewServer(&disconnecting{onLeave: tc.onLeave, keys: map[string]*gaveUpEntry{}, ledger: map[string]int{}})
 			t.Cleanup(srv.Close)
 			p := fakeProfile(t, srv.URL) // client_timeout 2s; the hook's value is the hold
-			p.LockTimeout = scenarios.Duration(tc.lock)
+			p.LockTimeout = profile.Duration(tc.lock)
 			r := runOn(t, p, "recovery/client-gave-up")["recovery/client-gave-up"]
 			require.Equal(t, tc.want, r.Verdict, r.Message)
 			require.Contains(t, r.Message, "the client gave up after 2s while the work was held")
@@ -193,7 +194,7 @@ func TestAGatewayThatGaveUpFirstIsJudged(t *testing.T) {
 // shows the original carried.
 func TestClientGaveUpStuckIsBoundedByTheHoldApplied(t *testing.T) {
 	p := refProfile(t) // lock_timeout 600ms, client_timeout 2s
-	p.Retention = scenarios.Duration(time.Minute)
+	p.Retention = profile.Duration(time.Minute)
 	wedged := func(hold string) verdict.Record {
 		h := newHistory().span(0, 2000, "original", verdict.OpInfo, 0, "", nil).
 			span(4000, 4010, "retry", verdict.OpFail, 409, "busy", nil)

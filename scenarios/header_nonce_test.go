@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -70,11 +71,11 @@ expect: {in_flight: 409, mismatch: 422, missing_key: "400"}
 func TestANonceInAHeaderChangesOnEveryAttempt(t *testing.T) {
 	run := func(scopeBy func(*http.Request) string) (verdict.Result, []string) {
 		srv, auths := signedRefunds(t, scopeBy)
-		p, err := scenarios.ParseProfile("signed.yaml", []byte(fmt.Sprintf(signedProfile, srv.URL)))
+		p, err := profile.Parse("signed.yaml", []byte(fmt.Sprintf(signedProfile, srv.URL)))
 		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/sequential"}, Seed: 1, NoPreflight: true})
+		rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: []string{"replay/sequential"}, Seed: 1, NoPreflight: true})
 		require.NoError(t, err)
 		require.Len(t, rep.Results, 1)
 		return rep.Results[0], *auths
@@ -88,7 +89,7 @@ func TestANonceInAHeaderChangesOnEveryAttempt(t *testing.T) {
 	r, _ = run(func(r *http.Request) string { return r.Header.Get("Authorization") })
 	require.Equal(t, verdict.Fail, r.Verdict, "keys scoped by the whole signature: %s", r.Message)
 
-	_, err := scenarios.ParseProfile("signed.yaml", []byte(strings.Replace(fmt.Sprintf(signedProfile, "http://127.0.0.1:1"), "{{.Nonce}}", "{{.Nonse}}", 1)))
+	_, err := profile.Parse("signed.yaml", []byte(strings.Replace(fmt.Sprintf(signedProfile, "http://127.0.0.1:1"), "{{.Nonce}}", "{{.Nonse}}", 1)))
 	require.ErrorContains(t, err, "principals[0].Authorization: template:")
 	require.ErrorContains(t, err, "available in header values: {{.Entity}}, {{.Nonce}}")
 }

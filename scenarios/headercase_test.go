@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -87,7 +88,7 @@ func TestHeaderCaseReachesTheTargetInLowerCase(t *testing.T) {
 	defer cancel()
 	base, heads := rawServer(t)
 	p := fakeProfile(t, base)
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"key/header-case"}, NoPreflight: true})
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: []string{"key/header-case"}, NoPreflight: true})
 	require.NoError(t, err)
 	r := rep.Results[0]
 	require.Equal(t, verdict.Pass, r.Verdict, r.Message)

@@ -11,8 +11,9 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/internal/bodytext"
 	"github.com/idemproof/idemproof/outcome"
-	"github.com/idemproof/idemproof/scenarios/bodytext"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -58,7 +59,7 @@ func stepInvokedAt(r verdict.Record, step string) (time.Time, bool) {
 // committedBody is the body the upstream produced when it committed, from the journal
 // (the proxy buffers it when an after-upstream fault hid it from the client), when the
 // profile's rules call that answer a success.
-func committedBody(r verdict.Record, p *Profile) ([]byte, int, bool) {
+func committedBody(r verdict.Record, p *profile.Profile) ([]byte, int, bool) {
 	cl := p.Classifier()
 	for _, j := range r.Journal {
 		if j.ReachedUpstream && len(j.UpstreamBody) > 0 && cl.Classify(outcome.Answer{Status: j.UpstreamStatus, Body: j.UpstreamBody}) == outcome.Success {
@@ -138,7 +139,7 @@ func actsOnTheAnswer(fault string) bool { return strings.HasPrefix(fault, "after
 // replay, the original) never happened; the client, which never saw the 404, could not
 // open a new session for it. So is one whose duplicated copy met that 404: no duplicate
 // reached the tool.
-func withPremise(sc Scenario, r verdict.Record, p *Profile, v verdict.Verdict, msg string, ev verdict.Evidence) (verdict.Verdict, string) {
+func withPremise(sc Scenario, r verdict.Record, p *profile.Profile, v verdict.Verdict, msg string, ev verdict.Evidence) (verdict.Verdict, string) {
 	duplicateFail := ev.Categories[verdict.CatDuplicated] > 0
 	if first, answer, throttled := firstStepThrottled(sc, r); throttled && (v == verdict.Pass || v == verdict.Fail) && !(v == verdict.Fail && duplicateFail) {
 		// The step the others are measured against never reached the target's logic: a
@@ -147,7 +148,7 @@ func withPremise(sc Scenario, r verdict.Record, p *Profile, v verdict.Verdict, m
 		// the first execution.
 		return verdict.Unknown, fmt.Sprintf("the %s step was throttled (%s): what the scenario is about did not happen; the checker saw: %s", first, describe(answer), msg)
 	}
-	if v == verdict.Pass && p.Transport == TransportMCP {
+	if v == verdict.Pass && p.Transport == profile.TransportMCP {
 		for _, j := range r.Journal {
 			switch {
 			case j.UpstreamStatus != http.StatusNotFound:
@@ -207,7 +208,7 @@ func upstreamCalls(r verdict.Record) int {
 // window ran out may have arrived after it, may execute anew, and opens the next window
 // at its own start. The count errs on the lenient side: a loaded machine never turns a
 // late attempt into a false duplicate. Without a declared retention, one.
-func allowedEffects(r verdict.Record, p *Profile) int {
+func allowedEffects(r verdict.Record, p *profile.Profile) int {
 	if p.Retention == 0 {
 		return 1
 	}
@@ -245,13 +246,13 @@ func allowedEffects(r verdict.Record, p *Profile) int {
 // than its answer. Such an attempt may execute anew, with a response of its own. Lenient
 // on purpose, like allowedEffects: a loaded machine never turns a late repeat into a
 // false violation. Without a declared retention, never.
-func pastRetention(p *Profile, start, end time.Time) bool {
+func pastRetention(p *profile.Profile, start, end time.Time) bool {
 	return p.Retention > 0 && end.Sub(start) > p.Retention.Std()
 }
 
 // mayBeLate says why an answer of what is not judged: it may have come from an attempt
 // that reached the target after the declared retention (pastRetention).
-func mayBeLate(what string, p *Profile) string {
+func mayBeLate(what string, p *profile.Profile) string {
 	return fmt.Sprintf("%s may have reached the target after the declared %s retention, where a new execution is allowed", what, p.Retention)
 }
 
@@ -267,14 +268,14 @@ func unseen(op verdict.Op) bool { return !op.Class.Determinate() }
 
 // sameResponse reports whether two answers are the same response: the same status
 // (Profile.sameStatus) and the same body (Profile.sameBody).
-func sameResponse(p *Profile, a, b verdict.Op) bool {
+func sameResponse(p *profile.Profile, a, b verdict.Op) bool {
 	return sameStatus(p, a.Status, b.Status) && sameBody(p, a.Body, b.Body)
 }
 
 // sameStatus reports whether two statuses are those of one response: equal, or two
 // successes one of which is the declared expect.replay_status (a replay may answer with
 // it, whichever came first: the execution's status is not always the one compared).
-func sameStatus(p *Profile, a, b int) bool {
+func sameStatus(p *profile.Profile, a, b int) bool {
 	if a == b {
 		return true
 	}
@@ -324,7 +325,7 @@ func describeUnseen(ops []verdict.Op) string {
 
 // uniqueValue reads the profile's expect.unique_field from a body ("" when not declared
 // or absent): a value minted per execution.
-func uniqueValue(p *Profile, body []byte) (string, bool) {
+func uniqueValue(p *profile.Profile, body []byte) (string, bool) {
 	if p.Expect.UniqueField == "" {
 		return "", false
 	}
@@ -348,7 +349,7 @@ func describe(op verdict.Op) string {
 	return string(op.Type)
 }
 
-func replayMarked(op verdict.Op, p *Profile) bool {
+func replayMarked(op verdict.Op, p *profile.Profile) bool {
 	if p.Expect.ReplayHeader == "" {
 		return false
 	}
@@ -384,7 +385,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 // sameUnique reports whether the profile's per-execution field is present and equal in
 // both bodies: the same execution's response.
-func sameUnique(p *Profile, a, b verdict.Op) bool {
+func sameUnique(p *profile.Profile, a, b verdict.Op) bool {
 	ua, okA := uniqueValue(p, a.Body)
 	ub, okB := uniqueValue(p, b.Body)
 	return okA && okB && ua == ub

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -24,7 +25,7 @@ func forwardedAt(j faultproxy.Record) time.Time {
 
 // heldShort reports whether the target answered a record's exchange well inside the
 // declared hold, the time it took, and the hold (0: none declared).
-func heldShort(j faultproxy.Record, p *Profile) (took, hold time.Duration, short bool) {
+func heldShort(j faultproxy.Record, p *profile.Profile) (took, hold time.Duration, short bool) {
 	hold, took = slowHold(p), millisDuration(j.UpstreamMillis)
 	return took, hold, hold > 0 && j.ReachedUpstream && took < hold*3/4
 }
@@ -44,7 +45,7 @@ func repeatRecord(r verdict.Record) (faultproxy.Record, bool) {
 // first and was answered well inside the declared hold: the slow hook did not hold it,
 // so the repeat met no running original (and one answered that fast did not "go
 // second" either: the repeat's record left the proxy after it). The message says so.
-func originalNotHeld(r verdict.Record, p *Profile, original verdict.Op) (string, bool) {
+func originalNotHeld(r verdict.Record, p *profile.Profile, original verdict.Op) (string, bool) {
 	j, ok := originalRecord(r)
 	if !ok || unseen(original) || !answeredBy(j, original) {
 		return "", false

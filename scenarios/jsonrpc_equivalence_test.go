@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -75,11 +76,11 @@ func TestJSONRPCRefusalsInside200GiveTheVerdictsOfStatuses(t *testing.T) {
 	defer cancel()
 	t.Setenv("TOOLS_TOKEN", "secret")
 	// The documented profiles, with the fake's slow hook for the in-flight scenarios.
-	load := func(file, base string) *scenarios.Profile {
-		doc, err := os.ReadFile(filepath.Join("testdata", file))
+	load := func(file, base string) *profile.Profile {
+		doc, err := os.ReadFile(filepath.Join("..", "profile", "testdata", file))
 		require.NoError(t, err)
 		doc = append(doc, "slow_operation: {header: X-Test-Delay, value: 300ms}\nclient_timeout: 5s\n"...)
-		p, err := scenarios.ParseProfile(file, doc)
+		p, err := profile.Parse(file, doc)
 		require.NoError(t, err)
 		p.BaseURL = base
 		return p
@@ -87,7 +88,7 @@ func TestJSONRPCRefusalsInside200GiveTheVerdictsOfStatuses(t *testing.T) {
 	statuses := load("refund-tool.yaml", startFake(t, &fakeRefunds{keyField: keyInArguments}))
 	rpc := load("refund-tool-jsonrpc.yaml", jsonRPCFront(t, startFake(t, &fakeRefunds{keyField: keyInArguments})))
 	set := []string{"replay/*", "before/*", "race/concurrent-pair", "race/burst-50", "race/in-flight-*", "race/duplicate-*", "fingerprint/*", "key/*"}
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{statuses, rpc}, Only: set, Seed: 11})
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{statuses, rpc}, Only: set, Seed: 11})
 	require.NoError(t, err)
 	byTarget := map[string]map[string]verdict.Result{}
 	for _, r := range rep.Results {
@@ -125,7 +126,7 @@ func TestJSONRPCRefusalsInside200GiveTheVerdictsOfStatuses(t *testing.T) {
 func TestDocsShowTheJSONRPCProfile(t *testing.T) {
 	doc, err := os.ReadFile("../docs/profiles.md")
 	require.NoError(t, err)
-	yml, err := os.ReadFile(filepath.Join("testdata", "refund-tool-jsonrpc.yaml"))
+	yml, err := os.ReadFile(filepath.Join("..", "profile", "testdata", "refund-tool-jsonrpc.yaml"))
 	require.NoError(t, err)
-	require.True(t, strings.Contains(string(doc), "```yaml\n"+string(yml)+"```"), "docs/profiles.md must show testdata/refund-tool-jsonrpc.yaml verbatim")
+	require.True(t, strings.Contains(string(doc), "```yaml\n"+string(yml)+"```"), "docs/profiles.md must show profile/testdata/refund-tool-jsonrpc.yaml verbatim")
 }

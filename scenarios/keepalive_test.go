@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -42,7 +43,7 @@ func runKeepAlive(t *testing.T, url string) verdict.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{fakeProfile(t, url)}, Only: []string{"race/keepalive-many-keys"}})
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{fakeProfile(t, url)}, Only: []string{"race/keepalive-many-keys"}})
 	require.NoError(t, err)
 	require.Len(t, rep.Results, 1)
 	return rep.Results[0]
@@ -138,7 +139,7 @@ func TestKeepAliveManyKeysRepeatsRefusedAreNoAliasing(t *testing.T) {
 	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{patientProfile(t, srv.URL)}, Only: []string{"race/keepalive-many-keys"}})
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{patientProfile(t, srv.URL)}, Only: []string{"race/keepalive-many-keys"}})
 	require.NoError(t, err)
 	r := rep.Results[0]
 	require.Equal(t, verdict.Info, r.Verdict, r.Message)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -40,10 +41,10 @@ func TestKeyFormatUUIDSendsOnlyUUIDs(t *testing.T) {
 	defer cancel()
 	f := &fakeRefunds{uuidOnly: true}
 	p := fakeProfile(t, startFake(t, f))
-	p.ClientTimeout = scenarios.Duration(10 * time.Second)
-	p.Expect.KeyFormat = scenarios.KeyFormatUUID
+	p.ClientTimeout = profile.Duration(10 * time.Second)
+	p.Expect.KeyFormat = profile.KeyFormatUUID
 	require.NoError(t, scenarios.Preflight(ctx, p), "the preflight sends a UUID too")
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p},
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p},
 		Only: append([]string{"race/keepalive-many-keys"}, quickSet...), Seed: 7})
 	require.NoError(t, err)
 	v := verdicts(rep)
@@ -87,14 +88,14 @@ func TestKeyFormatUUIDSendsOnlyUUIDs(t *testing.T) {
 // The three key capabilities are the free-form default's: the reference's profile has
 // them all, and key_format uuid lacks each, naming the field.
 func TestKeyCapabilitiesFollowKeyFormat(t *testing.T) {
-	caps := []scenarios.Capability{scenarios.CapFreeFormKeys, scenarios.CapKeyLengthLimit, scenarios.CapCaseSensitiveKeys}
+	caps := []profile.Capability{profile.CapFreeFormKeys, profile.CapKeyLengthLimit, profile.CapCaseSensitiveKeys}
 	ref := refProfile(t)
 	for _, c := range caps {
 		require.Empty(t, ref.Missing(c), c)
 	}
-	ref.Expect.KeyFormat = scenarios.KeyFormatUUID
+	ref.Expect.KeyFormat = profile.KeyFormatUUID
 	for _, c := range caps {
 		require.Contains(t, ref.Missing(c), "the profile declares expect.key_format: uuid", c)
 	}
-	require.Contains(t, ref.Missing(scenarios.CapCaseSensitiveKeys), "RFC 9562")
+	require.Contains(t, ref.Missing(profile.CapCaseSensitiveKeys), "RFC 9562")
 }

@@ -2,6 +2,7 @@ package scenarios_test
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -10,13 +11,13 @@ import (
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
 // classed fills in the class of every completion event the way the runner does: by the
 // profile's classifier for a complete answer, info for one the client could not see.
-func classed(rec verdict.Record, p *scenarios.Profile) verdict.Record {
+func classed(rec verdict.Record, p *profile.Profile) verdict.Record {
 	cl := p.Classifier()
 	for i, op := range rec.History {
 		switch {
@@ -36,7 +37,7 @@ func (h *history) keyed(key string) *history {
 	return h
 }
 
-func judgeWith(t *testing.T, id string, rec verdict.Record, p *scenarios.Profile) (verdict.Verdict, string, verdict.Evidence) {
+func judgeWith(t *testing.T, id string, rec verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	t.Helper()
 	return checker(t, id)(classed(rec, p), p)
 }
@@ -171,7 +172,7 @@ func TestEmptyQuotedKey(t *testing.T) {
 
 func TestKeyOnAGetIsIgnored(t *testing.T) {
 	p := refProfile(t)
-	require.Empty(t, p.Missing(scenarios.CapKeyedMethods))
+	require.Empty(t, p.Missing(profile.CapKeyedMethods))
 	const read0, read1, created = `{"data":[],"count":0}`, `{"data":[{"id":"re_1"}],"count":1}`, `{"id":"re_1"}`
 	run := func(before, post, after string, postStatus, ledger int) (verdict.Verdict, string) {
 		postType := verdict.OpOK
@@ -209,9 +210,9 @@ func TestKeyOnAGetIsIgnored(t *testing.T) {
 	require.Contains(t, msg, "answered the POST's stored response")
 
 	p.KeyedMethods = nil
-	require.Equal(t, "keyed_methods not declared", p.Missing(scenarios.CapKeyedMethods))
+	require.Equal(t, "keyed_methods not declared", p.Missing(profile.CapKeyedMethods))
 	p.KeyedMethods = []string{"POST", "GET"}
-	require.Contains(t, p.Missing(scenarios.CapKeyedMethods), "includes the ledger's method GET")
+	require.Contains(t, p.Missing(profile.CapKeyedMethods), "includes the ledger's method GET")
 }
 
 func TestKeepAliveManyKeys(t *testing.T) {
@@ -485,7 +486,7 @@ func TestRefusalsInsideA200AreNoHTTPRefusals(t *testing.T) {
 // in_flight rule declares where (retry_after): the hint is judged as Retry-After would be.
 func TestRetryHintInsideTheRefusal(t *testing.T) {
 	p := refProfile(t)
-	var outcomes scenarios.Outcomes
+	var outcomes profile.Outcomes
 	require.NoError(t, yaml.Unmarshal([]byte(`in_flight: {status: 200, json: {path: error.code, equals: -32010}, retry_after: {path: error.data.retry_after_ms, unit: ms}}`), &outcomes))
 	p.Outcomes = &outcomes
 	refusal := func(data string, header map[string]string) verdict.Record {
@@ -507,12 +508,21 @@ func TestRetryHintInsideTheRefusal(t *testing.T) {
 	require.Contains(t, msg, "carries Retry-After: 2")
 
 	// Over MCP a refusal has no header: without a declared hint the scenario cannot apply.
-	mcpP, err := scenarios.ParseProfile("mcp.yaml", []byte(mcpProfile))
+	mcpP, err := profile.Parse("mcp.yaml", []byte(mcpProfile(t)))
 	require.NoError(t, err)
-	require.Contains(t, mcpP.Missing(scenarios.CapRetryHint), "declare where with retry_after on the in_flight rule")
-	require.Empty(t, p.Missing(scenarios.CapRetryHint), "over HTTP a refusal may carry Retry-After")
-	hinted, err := scenarios.ParseProfile("mcp.yaml", []byte(strings.Replace(mcpProfile, "in_flight: {json: {path: error.code, equals: -32010}}",
+	require.Contains(t, mcpP.Missing(profile.CapRetryHint), "declare where with retry_after on the in_flight rule")
+	require.Empty(t, p.Missing(profile.CapRetryHint), "over HTTP a refusal may carry Retry-After")
+	hinted, err := profile.Parse("mcp.yaml", []byte(strings.Replace(mcpProfile(t), "in_flight: {json: {path: error.code, equals: -32010}}",
 		"in_flight: {json: {path: error.code, equals: -32010}, retry_after: {path: error.data.retry_after_ms, unit: ms}}", 1)))
 	require.NoError(t, err)
-	require.Empty(t, hinted.Missing(scenarios.CapRetryHint))
+	require.Empty(t, hinted.Missing(profile.CapRetryHint))
+}
+
+// mcpProfile is the profile package's complete MCP test profile (refusals inside a 200,
+// the key in _meta).
+func mcpProfile(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../profile/testdata/mcp-refunds.yaml")
+	require.NoError(t, err)
+	return string(b)
 }

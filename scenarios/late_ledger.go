@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -27,7 +28,7 @@ const LateLedgerDelay = time.Second
 // one kept. Entity ledgers only: a global ledger counts the other scenarios' effects too
 // by then.
 func judgeLate(ctx context.Context, t *target, list []Scenario, all []verdict.Result, ran []bool, lastEnd time.Time, notice func(string)) {
-	if t.p.SideEffects.global() {
+	if t.p.SideEffects.Global() {
 		return
 	}
 	if wait := time.Until(lastEnd.Add(LateLedgerDelay)); wait > 0 {
@@ -89,9 +90,9 @@ func judgeLate(ctx context.Context, t *target, list []Scenario, all []verdict.Re
 
 // awaitsLateLedger reports whether judgeLate will judge a FAIL again: it rests only on
 // effects missing from a per-entity ledger the scenario could read.
-func awaitsLateLedger(p *Profile, res verdict.Result) bool {
+func awaitsLateLedger(p *profile.Profile, res verdict.Result) bool {
 	rec := res.Evidence.Record
-	return res.Verdict == verdict.Fail && !p.SideEffects.global() && rec != nil && rec.LedgerErr == "" &&
+	return res.Verdict == verdict.Fail && !p.SideEffects.Global() && rec != nil && rec.LedgerErr == "" &&
 		len(rec.Ledger) > 0 && onlyLost(res.Evidence)
 }
 
@@ -104,7 +105,7 @@ func (t *target) readLateLedger(ctx context.Context, rec *verdict.Record) (map[s
 		var err error
 		switch name {
 		case LedgerOther:
-			if t.p.Other == nil || t.p.Other.SideEffects.global() {
+			if t.p.Other == nil || t.p.Other.SideEffects.Global() {
 				return nil, false
 			}
 			n, err = t.readLedger(ctx, t.p.Other.SideEffects, rec.Entity)

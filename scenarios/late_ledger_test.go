@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -47,7 +48,7 @@ func TestAnEffectAppliedAfterEveryAnswerFailsWhenTheLedgerIsReadAgain(t *testing
 	t.Cleanup(srv.Close)
 	p := fakeProfile(t, srv.URL)
 	var notices []string
-	rep, err := scenarios.Run(t.Context(), scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/sequential", "key/missing"},
+	rep, err := scenarios.Run(t.Context(), scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: []string{"replay/sequential", "key/missing"},
 		NoPreflight: true, Seed: 1, Notice: func(s string) { notices = append(notices, s) }})
 	require.NoError(t, err)
 	got := map[string]verdict.Result{}

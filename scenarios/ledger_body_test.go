@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 )
 
@@ -79,7 +80,7 @@ func TestALedgerReadWithABodyCountsAJSONRPCMethod(t *testing.T) {
 	s := &rpcCounted{results: map[string]json.RawMessage{}, ledger: map[string]int{}}
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
-	p, err := scenarios.ParseProfile("rpc.yaml", []byte(strings.Replace(countedRPCProfile, "%s", srv.URL, 1)))
+	p, err := profile.Parse("rpc.yaml", []byte(strings.Replace(countedRPCProfile, "%s", srv.URL, 1)))
 	require.NoError(t, err)
 	results := runOn(t, p, "replay/sequential", "replay/after-reset")
 	for id, r := range results {
@@ -97,7 +98,7 @@ func TestALedgerBodyIsRefusedWhereNoBodyGoes(t *testing.T) {
 		{"  method: POST\n", "", `side_effects.body: a GET carries no body: a ledger read with a body (a JSON-RPC counting method) is method: POST`},
 		{`"params": {"order_id": "{{.Entity}}"}}'`, `"params": {}}'`, `side_effects.path: or side_effects.body must contain {{.Entity}}`},
 	} {
-		_, err := scenarios.ParseProfile("rpc.yaml", []byte(strings.Replace(base, tc.old, tc.new, 1)))
+		_, err := profile.Parse("rpc.yaml", []byte(strings.Replace(base, tc.old, tc.new, 1)))
 		require.ErrorContains(t, err, tc.want)
 	}
 }

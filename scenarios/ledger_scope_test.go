@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 )
 
@@ -106,7 +107,7 @@ func TestGlobalLedgerRunsOneAtATimeAndCountsTheDelta(t *testing.T) {
 	api := &counterAPI{keys: map[string]*counterEntry{}}
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
-	p, err := scenarios.ParseProfile("counter.yaml", []byte(`name: counter
+	p, err := profile.Parse("counter.yaml", []byte(`name: counter
 base_url: `+srv.URL+`
 operation: {path: /counter, body: '{"amount": 1}', altered_body: '{"amount": 2}'}
 side_effects: {path: /counter, count: count, scope: global}
@@ -121,7 +122,7 @@ client_timeout: 2s
 	defer cancel()
 	var notices []string
 	rep, err := scenarios.Run(ctx, scenarios.RunConfig{
-		Profiles:    []*scenarios.Profile{p},
+		Profiles:    []*profile.Profile{p},
 		Only:        []string{"replay/after-503", "replay/sequential", "race/concurrent-pair", "race/in-flight-409", "race/burst-50", "key/distinct-keys-same-body", "storage/5xx-not-pinned"},
 		Concurrency: 4,
 		Notice:      func(s string) { notices = append(notices, s) },
@@ -163,7 +164,7 @@ client_timeout: 2s
 func TestLedgerScopeAndHookShapesAreValidated(t *testing.T) {
 	const base = "name: x\nbase_url: http://127.0.0.1:1\noperation: {path: /v1/refunds, body: '{}'}\nexpect: {in_flight: 409, mismatch: 422, missing_key: \"400\"}\n"
 	parse := func(extra string) error {
-		_, err := scenarios.ParseProfile("x.yaml", []byte(base+extra))
+		_, err := profile.Parse("x.yaml", []byte(base+extra))
 		return err
 	}
 	require.NoError(t, parse("side_effects: {path: /counter, count: count, scope: global}\n"))
@@ -190,7 +191,7 @@ func TestHoldPastTheLockIsTwiceTheLockTimeout(t *testing.T) {
 	api := &counterAPI{keys: map[string]*counterEntry{}}
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
-	p, err := scenarios.ParseProfile("counter.yaml", []byte(`name: counter
+	p, err := profile.Parse("counter.yaml", []byte(`name: counter
 base_url: `+srv.URL+`
 operation: {path: /counter, body: '{"amount": 1}'}
 side_effects: {path: /counter, count: count, scope: global}
@@ -202,7 +203,7 @@ retention: 2s
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, err = scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"recovery/slow-past-lock"}})
+	_, err = scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: []string{"recovery/slow-past-lock"}})
 	require.NoError(t, err)
 	require.Contains(t, api.posted(), "/counter?ms=300")
 }

@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -132,9 +133,9 @@ func startMCP(t *testing.T, s *mcpRefunds) string {
 	return ts.URL
 }
 
-func mcpRunProfile(t *testing.T, base, keyField string) *scenarios.Profile {
+func mcpRunProfile(t *testing.T, base, keyField string) *profile.Profile {
 	t.Helper()
-	p, err := scenarios.ParseProfile("mcp-sdk.yaml", []byte(`name: mcp-sdk
+	p, err := profile.Parse("mcp-sdk.yaml", []byte(`name: mcp-sdk
 transport: mcp
 base_url: `+base+`
 key_field: `+keyField+`
@@ -165,7 +166,7 @@ func TestCatalogueOverMCPAgainstTheSDKServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 	p := mcpRunProfile(t, startMCP(t, &mcpRefunds{}), "params._meta.idempotency_key")
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: mcpSet, Seed: 3})
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: mcpSet, Seed: 3})
 	require.NoError(t, err)
 	// The in-test server replays and refuses correctly; it fingerprints the arguments as
 	// written, validates no key shape and sends no Retry-After.
@@ -237,7 +238,7 @@ func TestCatalogueOverMCPSaysTheKeyWasIgnored(t *testing.T) {
 	defer cancel()
 	// SEP-3182's placement, on a server whose SDK does not know the field.
 	p := mcpRunProfile(t, startMCP(t, &mcpRefunds{ignoreKey: true}), "params.idempotencyKey")
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/after-503", "replay/sequential", "before/503"}})
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: []string{"replay/after-503", "replay/sequential", "before/503"}})
 	require.NoError(t, err)
 	for _, id := range []string{"replay/after-503", "replay/sequential"} {
 		r := result(t, rep, id)
@@ -261,8 +262,8 @@ func TestMCPCapabilityRequiredIsCheckedByThePreflight(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	p := mcpRunProfile(t, startMCP(t, &mcpRefunds{}), "params.idempotencyKey")
-	p.MCP = &scenarios.MCPOptions{RequireIdempotencyCapability: true}
-	_, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/sequential"}})
+	p.MCP = &profile.MCPOptions{RequireIdempotencyCapability: true}
+	_, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: []string{"replay/sequential"}})
 	var pe *scenarios.PreflightError
 	require.ErrorAs(t, err, &pe, "the target is not what the profile says: nothing runs")
 	require.Contains(t, pe.Error(), "does not advertise capabilities.tools.idempotency")
@@ -311,7 +312,7 @@ func TestMCPServerThatPolls(t *testing.T) {
 		p := mcpRunProfile(t, startMCP(t, srv), "params._meta.idempotency_key")
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 		defer cancel()
-		rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: only, Seed: 5})
+		rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: only, Seed: 5})
 		require.NoError(t, err)
 		got := map[string]verdict.Result{}
 		for _, r := range rep.Results {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -115,9 +115,9 @@ func (f *rpcRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	answer("result", json.RawMessage(result))
 }
 
-func rpcProfile(t *testing.T, base string) *scenarios.Profile {
+func rpcProfile(t *testing.T, base string) *profile.Profile {
 	t.Helper()
-	p, err := scenarios.ParseProfile("rpc.yaml", []byte(`name: rpc-refunds
+	p, err := profile.Parse("rpc.yaml", []byte(`name: rpc-refunds
 base_url: `+base+`
 key_field: params.idempotency_key
 operation:
@@ -221,9 +221,9 @@ func (f *moneyRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(result)
 }
 
-func moneyProfile(t *testing.T, base string) *scenarios.Profile {
+func moneyProfile(t *testing.T, base string) *profile.Profile {
 	t.Helper()
-	p, err := scenarios.ParseProfile("money.yaml", []byte(`name: money-refunds
+	p, err := profile.Parse("money.yaml", []byte(`name: money-refunds
 base_url: `+base+`
 key_header: PayPal-Request-Id
 operation:

@@ -3,43 +3,44 @@ package scenarios
 import (
 	"testing"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/stretchr/testify/require"
 )
 
 func TestChangeableMembers(t *testing.T) {
-	p := &Profile{KeyHeader: "Idempotency-Key", Operation: Operation{Body: `{"order_id": "{{.Entity}}", "amount": 4900, "reason": "requested_by_customer"}`}}
-	require.Equal(t, []string{"amount", "reason"}, p.changeableMembers(), "the entity's member is another operation, not another payload")
+	p := &profile.Profile{KeyHeader: "Idempotency-Key", Operation: profile.Operation{Body: `{"order_id": "{{.Entity}}", "amount": 4900, "reason": "requested_by_customer"}`}}
+	require.Equal(t, []string{"amount", "reason"}, p.ChangeableMembers(), "the entity's member is another operation, not another payload")
 
 	p.Operation.Body = `{"order_id": "{{.Entity}}", "idempotency_key": "", "amount": {"value": 4900, "currency": "EUR"}, "tags": ["a", "b"], "lines": [{"sku": "x"}], "note": null, "urgent": false, "a.b": 1}`
 	p.KeyField = "idempotency_key"
-	require.Equal(t, []string{"amount.value", "amount.currency", "tags.0", "note", "urgent", `a\.b`}, p.changeableMembers())
+	require.Equal(t, []string{"amount.value", "amount.currency", "tags.0", "note", "urgent", `a\.b`}, p.ChangeableMembers())
 
 	p.Expect.FingerprintIgnores = []string{"note", "amount.currency"}
-	require.Equal(t, []string{"amount.value", "tags.0", "urgent", `a\.b`}, p.changeableMembers())
-	require.Empty(t, checkFingerprintIgnores(p))
+	require.Equal(t, []string{"amount.value", "tags.0", "urgent", `a\.b`}, p.ChangeableMembers())
+	require.Empty(t, profile.CheckFingerprintIgnores(p))
 
 	// Over MCP the key field is a path into the JSON-RPC request around the arguments.
-	p = &Profile{Transport: TransportMCP, KeyField: "params.arguments.key", Operation: Operation{Body: `{"key": "", "amount": 1}`}}
-	require.Equal(t, []string{"amount"}, p.changeableMembers())
+	p = &profile.Profile{Transport: profile.TransportMCP, KeyField: "params.arguments.key", Operation: profile.Operation{Body: `{"key": "", "amount": 1}`}}
+	require.Equal(t, []string{"amount"}, p.ChangeableMembers())
 	// Over HTTP the key field is a path into the body itself: a top-level member of the
 	// same name elsewhere is a member like any other.
-	p = &Profile{KeyField: "meta.key", Operation: Operation{Body: `{"meta": {"key": ""}, "key": "k", "amount": 1}`}}
-	require.Equal(t, []string{"key", "amount"}, p.changeableMembers())
+	p = &profile.Profile{KeyField: "meta.key", Operation: profile.Operation{Body: `{"meta": {"key": ""}, "key": "k", "amount": 1}`}}
+	require.Equal(t, []string{"key", "amount"}, p.ChangeableMembers())
 
-	p = &Profile{Operation: Operation{Body: `not json`}}
-	require.Nil(t, p.changeableMembers())
+	p = &profile.Profile{Operation: profile.Operation{Body: `not json`}}
+	require.Nil(t, p.ChangeableMembers())
 
 	// A run changes the first maxChangedMembers; the rest are still listed, so a verdict
 	// can name what it did not look at.
 	var many string
-	for i := 0; i < maxChangedMembers+3; i++ {
+	for i := 0; i < profile.MaxChangedMembers+3; i++ {
 		many += `"m` + string(rune('a'+i)) + `": 1,`
 	}
-	p = &Profile{Operation: Operation{Body: `{` + many + `"last": 2}`}}
-	require.Len(t, p.changeableMembers(), maxChangedMembers)
-	require.Len(t, p.allChangeableMembers(), maxChangedMembers+4)
-	require.Equal(t, "last", p.allChangeableMembers()[maxChangedMembers+3])
-	require.Equal(t, p.allChangeableMembers()[:maxChangedMembers], p.changeableMembers())
+	p = &profile.Profile{Operation: profile.Operation{Body: `{` + many + `"last": 2}`}}
+	require.Len(t, p.ChangeableMembers(), profile.MaxChangedMembers)
+	require.Len(t, p.AllChangeableMembers(), profile.MaxChangedMembers+4)
+	require.Equal(t, "last", p.AllChangeableMembers()[profile.MaxChangedMembers+3])
+	require.Equal(t, p.AllChangeableMembers()[:profile.MaxChangedMembers], p.ChangeableMembers())
 }
 
 func TestChangeMemberGivesAnotherValueOfItsType(t *testing.T) {
@@ -65,9 +66,9 @@ func TestChangeMemberGivesAnotherValueOfItsType(t *testing.T) {
 }
 
 func TestFingerprintIgnoresMustNameAMember(t *testing.T) {
-	p := &Profile{Operation: Operation{Body: `{"amount": 1, "meta": {"trace": "t"}}`}}
+	p := &profile.Profile{Operation: profile.Operation{Body: `{"amount": 1, "meta": {"trace": "t"}}`}}
 	p.Expect.FingerprintIgnores = []string{"meta.trace", "meta.nope", ""}
-	errs := checkFingerprintIgnores(p)
+	errs := profile.CheckFingerprintIgnores(p)
 	require.Len(t, errs, 2)
 	require.Equal(t, "expect.fingerprint_ignores[1]", errs[0].Path)
 	require.Contains(t, errs[0].Msg, `"meta.nope" is not a member of operation.body`)
@@ -77,17 +78,17 @@ func TestFingerprintIgnoresMustNameAMember(t *testing.T) {
 // An API whose ids are integers writes {{.Entity}} unquoted: the body is JSON once
 // rendered, and its members are changed as any other's (the entity's left alone).
 func TestChangeableMembersOfABodyWithAnIntegerEntity(t *testing.T) {
-	p := &Profile{Operation: Operation{Body: `{"charge": {{.Entity}}, "amount": 100}`}}
-	require.Equal(t, []string{"amount"}, p.changeableMembers())
-	require.Empty(t, p.Missing(CapJSONBody))
-	require.True(t, p.entityInRequest())
+	p := &profile.Profile{Operation: profile.Operation{Body: `{"charge": {{.Entity}}, "amount": 100}`}}
+	require.Equal(t, []string{"amount"}, p.ChangeableMembers())
+	require.Empty(t, p.Missing(profile.CapJSONBody))
+	require.True(t, p.EntityInRequest())
 }
 
 // A form body (Stripe's requests) has its fields changed one at a time too.
 func TestChangeableFormFields(t *testing.T) {
-	p := &Profile{Operation: Operation{Body: `charge={{.Entity}}&amount=100&reason=requested_by_customer&metadata[note]=a%20b`}}
-	require.Equal(t, []string{"amount", "reason", "metadata[note]"}, p.changeableMembers())
-	require.Empty(t, p.Missing(CapChangeableBody))
+	p := &profile.Profile{Operation: profile.Operation{Body: `charge={{.Entity}}&amount=100&reason=requested_by_customer&metadata[note]=a%20b`}}
+	require.Equal(t, []string{"amount", "reason", "metadata[note]"}, p.ChangeableMembers())
+	require.Empty(t, p.Missing(profile.CapChangeableBody))
 	rendered := `charge=ch_1&amount=100&reason=requested_by_customer&metadata[note]=a%20b`
 	for name, want := range map[string]string{
 		"amount":         `charge=ch_1&amount=101&reason=requested_by_customer&metadata[note]=a%20b`,
@@ -99,13 +100,13 @@ func TestChangeableFormFields(t *testing.T) {
 		require.Equal(t, want, got, name)
 	}
 	p.Expect.FingerprintIgnores = []string{"reason", "nope"}
-	errs := checkFingerprintIgnores(p)
+	errs := profile.CheckFingerprintIgnores(p)
 	require.Len(t, errs, 1)
 	require.Contains(t, errs[0].Msg, `"nope" is not a field of operation.body (a form)`)
-	require.Equal(t, []string{"amount", "metadata[note]"}, p.changeableMembers())
+	require.Equal(t, []string{"amount", "metadata[note]"}, p.ChangeableMembers())
 
 	for _, notForm := range []string{`[1,2]`, `plain text`, `a=1&b`, ``} {
-		_, ok := formFields(notForm)
+		_, ok := profile.FormFields(notForm)
 		require.False(t, ok, notForm)
 	}
 }

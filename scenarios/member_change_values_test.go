@@ -3,6 +3,7 @@ package scenarios
 import (
 	"testing"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/stretchr/testify/require"
 )
 
@@ -48,9 +49,9 @@ func TestChangedStringStaysValid(t *testing.T) {
 // payload's numbers only.
 func TestJSONRPCEnvelopeIsNotPayload(t *testing.T) {
 	const body = `{"jsonrpc": "2.0", "id": 1, "method": "refund.create", "params": {"order_id": "{{.Entity}}", "amount": 100, "reason": "dup", "idempotency_key": ""}, "meta": {"trace": "t"}}`
-	p := &Profile{KeyField: "params.idempotency_key", Operation: Operation{Body: body}}
-	require.Equal(t, []string{"params.amount", "params.reason", "meta.trace"}, p.changeableMembers())
-	require.Empty(t, p.Missing(CapIntegerBody))
+	p := &profile.Profile{KeyField: "params.idempotency_key", Operation: profile.Operation{Body: body}}
+	require.Equal(t, []string{"params.amount", "params.reason", "meta.trace"}, p.ChangeableMembers())
+	require.Empty(t, p.Missing(profile.CapIntegerBody))
 
 	shaped, _, err := shapeBody(`{"jsonrpc":"2.0","id":1,"method":"refund.create","params":{"amount":100,"n":[2]}}`, "", "", false, VariantNumberSpelling)
 	require.NoError(t, err)
@@ -58,7 +59,7 @@ func TestJSONRPCEnvelopeIsNotPayload(t *testing.T) {
 
 	// No number in the payload: N/A, as for any body without an integer.
 	p.Operation.Body = `{"jsonrpc": "2.0", "id": 1, "method": "refund.create", "params": {"order_id": "{{.Entity}}", "amount": "1.00"}}`
-	require.Contains(t, p.Missing(CapIntegerBody), "no integer to respell")
+	require.Contains(t, p.Missing(profile.CapIntegerBody), "no integer to respell")
 
 	// Not JSON-RPC 2.0: every member is payload, as before.
 	for _, notRPC := range []string{
@@ -66,8 +67,8 @@ func TestJSONRPCEnvelopeIsNotPayload(t *testing.T) {
 		`{"jsonrpc": "2.0", "id": 1, "method": 7, "amount": 1}`,
 		`{"id": 1, "method": "m", "amount": 1}`,
 	} {
-		p := &Profile{Operation: Operation{Body: notRPC}}
-		require.Contains(t, p.changeableMembers(), "id", notRPC)
+		p := &profile.Profile{Operation: profile.Operation{Body: notRPC}}
+		require.Contains(t, p.ChangeableMembers(), "id", notRPC)
 		shaped, _, err := shapeBody(notRPC, "", "", false, VariantNumberSpelling)
 		require.NoError(t, err)
 		require.Contains(t, string(shaped), `"id":1.0`, notRPC)
@@ -75,7 +76,7 @@ func TestJSONRPCEnvelopeIsNotPayload(t *testing.T) {
 
 	// Over MCP the body is the tool's arguments (the harness writes the envelope): a
 	// member of the arguments is changed whatever its name.
-	p = &Profile{Transport: TransportMCP, KeyField: "params.arguments.key", Operation: Operation{Body: `{"jsonrpc": "2.0", "id": 1, "method": "m", "key": ""}`}}
-	require.Equal(t, []string{"jsonrpc", "id", "method"}, p.changeableMembers())
-	require.Empty(t, p.Missing(CapIntegerBody))
+	p = &profile.Profile{Transport: profile.TransportMCP, KeyField: "params.arguments.key", Operation: profile.Operation{Body: `{"jsonrpc": "2.0", "id": 1, "method": "m", "key": ""}`}}
+	require.Equal(t, []string{"jsonrpc", "id", "method"}, p.ChangeableMembers())
+	require.Empty(t, p.Missing(profile.CapIntegerBody))
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/outcome"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -54,7 +54,7 @@ func TestNotEvictedVerdicts(t *testing.T) {
 // the same at both ends of what they may have added.
 func TestNotEvictedUnderAGlobalLedger(t *testing.T) {
 	p := refProfile(t)
-	p.SideEffects.Scope = scenarios.ScopeGlobal
+	p.SideEffects.Scope = profile.ScopeGlobal
 	judge := checker(t, "expiry/not-evicted")
 
 	v, msg, _ := judge(newerKeysRecord(500, 201, 201, committed, 501), p)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -57,7 +58,7 @@ func TestOtherEntityVerdicts(t *testing.T) {
 func TestOtherEntityUnderAGlobalLedger(t *testing.T) {
 	p := refProfile(t)
 	p.Operation.Path = "/v1/orders/{{.Entity}}/refunds"
-	p.SideEffects.Scope = scenarios.ScopeGlobal
+	p.SideEffects.Scope = profile.ScopeGlobal
 	judge := checker(t, "scope/other-entity")
 	rec := func(status int, body string, n int) verdict.Record {
 		return newHistory().at(0, "original", verdict.OpOK, 201, committed, nil).at(2, "other", verdict.OpOK, status, body, nil).record(n)

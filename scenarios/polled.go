@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/transport"
 )
 
@@ -22,11 +23,11 @@ const polledWorkPoll = 100 * time.Millisecond
 // meets a committed key, as the scenario means. The journal keeps its note, so the
 // checkers still know that answer was never a committed response.
 func (e *execution) awaitPolledWork(ctx context.Context, base int) {
-	if e.t.p.Transport != TransportMCP || !e.polledAnswerLost(ctx) {
+	if e.t.p.Transport != profile.TransportMCP || !e.polledAnswerLost(ctx) {
 		return
 	}
 	entity := e.entity
-	if e.t.p.SideEffects.global() {
+	if e.t.p.SideEffects.Global() {
 		entity = ""
 	}
 	deadline := time.Now().Add(e.t.p.ClientTimeout.Std())

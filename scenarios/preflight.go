@@ -17,8 +17,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/idemproof/idemproof/internal/bodytext"
 	"github.com/idemproof/idemproof/outcome"
-	"github.com/idemproof/idemproof/scenarios/bodytext"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/transport"
 	"github.com/idemproof/idemproof/transport/mcp"
 	"github.com/idemproof/idemproof/verdict"
@@ -51,7 +52,7 @@ func (e *PreflightError) Error() string {
 //
 // Without it, a misdescribed target yields an UNKNOWN per scenario: a run that proved
 // nothing and looked like one that ran. Each request is bounded by client_timeout.
-func Preflight(ctx context.Context, p *Profile) error {
+func Preflight(ctx context.Context, p *profile.Profile) error {
 	_, err := PreflightNotes(ctx, p)
 	return err
 }
@@ -60,7 +61,7 @@ func Preflight(ctx context.Context, p *Profile) error {
 // operation that answered, but took more than half of client_timeout (a target that slow
 // is sometimes slower, and its attempts then time out: UNKNOWN where a longer
 // client_timeout would have judged).
-func PreflightNotes(ctx context.Context, p *Profile) ([]string, error) {
+func PreflightNotes(ctx context.Context, p *profile.Profile) ([]string, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("preflight: profile %s: %w", p.Name, err)
 	}
@@ -91,7 +92,7 @@ type preflight struct {
 	notes  []string
 }
 
-func newPreflight(p *Profile, tc *tls.Config) *preflight {
+func newPreflight(p *profile.Profile, tc *tls.Config) *preflight {
 	ledger := &lastAnswer{}
 	t := &target{
 		p:          p,
@@ -101,14 +102,14 @@ func newPreflight(p *Profile, tc *tls.Config) *preflight {
 		proxyURL:   p.BaseURL,
 		tls:        tc,
 	}
-	t.tr = p.newTransport(t.classifier, t.probe, tc)
+	t.tr = p.NewTransport(t.classifier, t.probe, tc)
 	if p.Proxy != nil && p.Proxy.URL != "" {
 		t.proxyURL = p.Proxy.URL
 	}
 	// The key is minted as a scenario's (expect.key_format): a target that refuses the
 	// runner's keys is found here, not as a catalogue of refused requests.
 	nonce := newUUID()[:8]
-	key := mintKeys(nonce, 0, p.maxKeyLen(), p.uuidKeys()).main
+	key := mintKeys(nonce, 0, p.MaxKeyLen(), p.UUIDKeys()).main
 	return &preflight{t: t, ledger: ledger, entity: "ip-preflight-" + nonce, key: key}
 }
 
@@ -196,7 +197,7 @@ func (pf *preflight) send(ctx context.Context) (string, error) {
 		sent = time.Now()
 		op, err = pf.t.sendAttempt(ctx, snd, spec.request(p), timeout)
 	}
-	if err == nil && !p.uuidKeys() && refusedOutright(op) {
+	if err == nil && !p.UUIDKeys() && refusedOutright(op) {
 		// Refused with a free-form key: if a UUID key is accepted, the key's shape is
 		// what the target refused (a middleware that parses the key as a UUID, or
 		// accepts only 36 characters), and key_format is the fix. A refusal that is a
@@ -280,14 +281,14 @@ func (pf *preflight) sendWithKey(ctx context.Context, snd transport.Sender, key 
 }
 
 // count reads one ledger and turns its failure into the field to fix.
-func (pf *preflight) count(ctx context.Context, field string, pr Probe, note string) (int, error) {
+func (pf *preflight) count(ctx context.Context, field string, pr profile.Probe, note string) (int, error) {
 	pf.ledger.reset()
 	n, err := pf.t.readLedger(ctx, pr, pf.entity)
 	if err == nil {
 		return n, nil
 	}
 	status, ctype, body, got := pf.ledger.get()
-	path, rerr := render(pr.Path, pf.entity)
+	path, rerr := profile.Render(pr.Path, pf.entity)
 	if rerr != nil {
 		return 0, pf.fail(field+".path", "render %s.path %q: %v", field, pr.Path, rerr)
 	}
@@ -423,7 +424,7 @@ func newUUID() string {
 // preflightTimeout bounds a whole Preflight beyond the per-request client_timeout: at
 // most five requests (a refused operation is sent once more with a UUID key), and one
 // more second for the connections.
-func preflightTimeout(p *Profile) time.Duration {
+func preflightTimeout(p *profile.Profile) time.Duration {
 	return 5*p.ClientTimeout.Std() + time.Second + preflightLedgerLag + 2*transport.ThrottleMaxWait
 }
 

@@ -14,12 +14,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
 
 // preflightErr runs Preflight (bounded) and returns its *PreflightError.
-func preflightErr(t *testing.T, p *scenarios.Profile) *scenarios.PreflightError {
+func preflightErr(t *testing.T, p *profile.Profile) *scenarios.PreflightError {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -60,7 +61,7 @@ func TestPreflightHonoursKeyField(t *testing.T) {
 		return k, ok
 	}}
 	base := startFake(t, f)
-	p, err := scenarios.ParseProfile("tools.yaml", []byte(`name: tools
+	p, err := profile.Parse("tools.yaml", []byte(`name: tools
 base_url: `+base+`
 key_field: params.arguments.idempotency_key
 operation:
@@ -118,7 +119,7 @@ func hangingServer(t *testing.T) string {
 
 func TestPreflightNamesAHangingTarget(t *testing.T) {
 	p := fakeProfile(t, hangingServer(t))
-	p.ClientTimeout = scenarios.Duration(200 * time.Millisecond)
+	p.ClientTimeout = profile.Duration(200 * time.Millisecond)
 	pe := preflightErr(t, p)
 	require.Equal(t, "base_url", pe.Field)
 	require.Contains(t, pe.Error(), "did not answer within client_timeout (200ms)")
@@ -137,7 +138,7 @@ func TestPreflightNamesAHangingOperation(t *testing.T) {
 	t.Cleanup(ts.Close)
 	t.Cleanup(func() { close(release) })
 	p := fakeProfile(t, ts.URL)
-	p.ClientTimeout = scenarios.Duration(200 * time.Millisecond)
+	p.ClientTimeout = profile.Duration(200 * time.Millisecond)
 	pe := preflightErr(t, p)
 	require.Equal(t, "base_url", pe.Field)
 	require.Contains(t, pe.Error(), "POST "+ts.URL+"/v1/refunds did not answer within client_timeout (200ms)")
@@ -261,7 +262,7 @@ func TestRunStopsAtThePreflight(t *testing.T) {
 	p.SideEffects.Count = "cuont"
 	var started int
 	_, err := scenarios.Run(context.Background(), scenarios.RunConfig{
-		Profiles: []*scenarios.Profile{p}, Only: []string{"replay/*"},
+		Profiles: []*profile.Profile{p}, Only: []string{"replay/*"},
 		Progress: func(verdict.Result) { started++ },
 	})
 	var pe *scenarios.PreflightError
@@ -281,7 +282,7 @@ func TestRunStoppedEarlyIsIncomplete(t *testing.T) {
 	p := fakeProfile(t, startFake(t, &fakeRefunds{}))
 	var finished int
 	rep, err := scenarios.Run(ctx, scenarios.RunConfig{
-		Profiles: []*scenarios.Profile{p}, Only: []string{"replay/*", "key/*"}, Concurrency: 1,
+		Profiles: []*profile.Profile{p}, Only: []string{"replay/*", "key/*"}, Concurrency: 1,
 		Progress: func(verdict.Result) {
 			finished++
 			if finished == 2 {
@@ -304,7 +305,7 @@ func TestRunStoppedEarlyIsIncomplete(t *testing.T) {
 	require.Error(t, findings)
 	require.Contains(t, findings.Error(), fmt.Sprintf("run incomplete (test stop): %d scenario(s) not run", len(selected)-2))
 
-	full, err := scenarios.Run(context.Background(), scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/sequential"}})
+	full, err := scenarios.Run(context.Background(), scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: []string{"replay/sequential"}})
 	require.NoError(t, err)
 	require.True(t, full.Complete)
 	require.Empty(t, full.NotRun)
@@ -322,7 +323,7 @@ func TestRunStoppedEarlySkipsTheNextTarget(t *testing.T) {
 	second := fakeProfile(t, startFake(t, f2))
 	second.Name = "second"
 	rep, err := scenarios.Run(ctx, scenarios.RunConfig{
-		Profiles: []*scenarios.Profile{first, second}, Only: []string{"replay/sequential", "key/missing"}, Concurrency: 1,
+		Profiles: []*profile.Profile{first, second}, Only: []string{"replay/sequential", "key/missing"}, Concurrency: 1,
 		Progress: func(verdict.Result) { cancel(errors.New("test stop")) },
 	})
 	require.NoError(t, err)
@@ -355,7 +356,7 @@ func notRunSorted(list []verdict.NotRun) []verdict.NotRun {
 // slow one takes at least its hold, the fast one has half a minute.
 func TestPreflightNotesAnOperationNearClientTimeout(t *testing.T) {
 	slow := fakeProfile(t, startFake(t, &fakeRefunds{hold: 3 * time.Second}))
-	slow.ClientTimeout = scenarios.Duration(5 * time.Second)
+	slow.ClientTimeout = profile.Duration(5 * time.Second)
 	notes, err := scenarios.PreflightNotes(context.Background(), slow)
 	require.NoError(t, err)
 	require.Len(t, notes, 1)
@@ -363,7 +364,7 @@ func TestPreflightNotesAnOperationNearClientTimeout(t *testing.T) {
 	require.Contains(t, notes[0], "raise client_timeout")
 
 	fast := fakeProfile(t, startFake(t, &fakeRefunds{}))
-	fast.ClientTimeout = scenarios.Duration(30 * time.Second)
+	fast.ClientTimeout = profile.Duration(30 * time.Second)
 	notes, err = scenarios.PreflightNotes(context.Background(), fast)
 	require.NoError(t, err)
 	require.Empty(t, notes)
@@ -373,7 +374,7 @@ func TestPreflightNotesAnOperationNearClientTimeout(t *testing.T) {
 // tell a replay from a new execution by it falls back on bytes and the ledger.
 func TestPreflightNotesAUniqueFieldTheAnswerLacks(t *testing.T) {
 	p := fakeProfile(t, startFake(t, &fakeRefunds{}))
-	p.ClientTimeout = scenarios.Duration(30 * time.Second)
+	p.ClientTimeout = profile.Duration(30 * time.Second)
 	p.Expect.UniqueField = "refund.id"
 	notes, err := scenarios.PreflightNotes(context.Background(), p)
 	require.NoError(t, err)
@@ -408,7 +409,7 @@ func TestPreflightWaitsOutAThrottledOperation(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	p := fakeProfile(t, srv.URL)
-	p.ClientTimeout = scenarios.Duration(30 * time.Second)
+	p.ClientTimeout = profile.Duration(30 * time.Second)
 	_, err := scenarios.PreflightNotes(context.Background(), p)
 	require.NoError(t, err)
 	mu.Lock()
@@ -422,7 +423,7 @@ func TestPreflightNamesKeyFormatForAUUIDOnlyTarget(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	p := fakeProfile(t, startFake(t, &fakeRefunds{uuidOnly: true}))
-	p.ClientTimeout = scenarios.Duration(10 * time.Second)
+	p.ClientTimeout = profile.Duration(10 * time.Second)
 	err := scenarios.Preflight(ctx, p)
 	var pe *scenarios.PreflightError
 	require.ErrorAs(t, err, &pe)
@@ -439,7 +440,7 @@ func TestPreflightNotesAServerErrorForAFreeFormKey(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	p := fakeProfile(t, startFake(t, &fakeRefunds{uuidOnly: true, uuid500: true}))
-	p.ClientTimeout = scenarios.Duration(10 * time.Second)
+	p.ClientTimeout = profile.Duration(10 * time.Second)
 	notes, err := scenarios.PreflightNotes(ctx, p)
 	require.NoError(t, err, "the UUID key's operation executed once, and the ledger shows it")
 	require.Len(t, notes, 1)
@@ -454,7 +455,7 @@ func TestPreflightKeyRefusalThatIsNotTheShape(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	p := fakeProfile(t, startFake(t, &fakeRefunds{}))
-	p.ClientTimeout = scenarios.Duration(10 * time.Second)
+	p.ClientTimeout = profile.Duration(10 * time.Second)
 	p.KeyHeader = "X-Idempotency-Key" // the fake reads Idempotency-Key: every key is missing
 	err := scenarios.Preflight(ctx, p)
 	var pe *scenarios.PreflightError

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -53,7 +54,7 @@ func TestAFaultThatLostASessionsNotFoundIsNoPremise(t *testing.T) {
 	v, _ := scenarios.WithPremise(sc, rec, p, verdict.Pass, "one side effect; 2 lost response(s) recovered", verdict.Evidence{})
 	require.Equal(t, verdict.Pass, v, "over plain HTTP a 404 is the API's own answer")
 
-	p.Transport = scenarios.TransportMCP
+	p.Transport = profile.TransportMCP
 	v, msg := scenarios.WithPremise(sc, rec, p, verdict.Pass, "one side effect; 2 lost response(s) recovered", verdict.Evidence{})
 	require.Equal(t, verdict.Unknown, v, msg)
 	require.Contains(t, msg, "lost the server's 404 to attempt 2")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/internal/jsonvalue"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/transport"
 )
 
@@ -109,9 +110,9 @@ func (s requestSpec) newRequest() (*http.Request, error) {
 }
 
 // request is the spec as the transport takes it.
-func (s requestSpec) request(p *Profile) *transport.Request {
+func (s requestSpec) request(p *profile.Profile) *transport.Request {
 	return &transport.Request{URL: s.url, Method: s.method, Header: s.header, Body: s.body,
-		Session: s.session, SessionHeader: p.sessionHeader(s.principal)}
+		Session: s.session, SessionHeader: p.SessionHeader(s.principal)}
 }
 
 // stepRequest builds the request of one step against base (the proxy).
@@ -130,19 +131,19 @@ func (t *target) stepRequest(base, entity string, keys scenarioKeys, st Step, ma
 	case PayloadValidation:
 		body = p.Validation.Body
 	case PayloadLedgerRead:
-		op = Operation{Method: p.SideEffects.Method, Path: p.SideEffects.Path, Headers: p.SideEffects.Headers}
+		op = profile.Operation{Method: p.SideEffects.Method, Path: p.SideEffects.Path, Headers: p.SideEffects.Headers}
 		body = p.SideEffects.Body
 	}
-	path, err := render(op.Path, entity)
+	path, err := profile.Render(op.Path, entity)
 	if err != nil {
 		return requestSpec{}, fmt.Errorf("render path: %w", err)
 	}
-	rendered, err := render(body, entity)
+	rendered, err := profile.Render(body, entity)
 	if err != nil {
 		return requestSpec{}, fmt.Errorf("render body: %w", err)
 	}
 	if st.ChangeMember > 0 {
-		members := p.changeableMembers()
+		members := p.ChangeableMembers()
 		if st.ChangeMember > len(members) {
 			return requestSpec{}, fmt.Errorf("step %s: operation.body has %d changeable members", st.Name, len(members))
 		}
@@ -181,7 +182,7 @@ func (t *target) stepRequest(base, entity string, keys scenarioKeys, st Step, ma
 	if isJSON {
 		req.header.Set("Content-Type", "application/json")
 	}
-	common, err := p.requestHeaders(op.Headers, st.Principal, entity)
+	common, err := p.RequestHeaders(op.Headers, st.Principal, entity)
 	if err != nil {
 		return requestSpec{}, err
 	}
@@ -273,7 +274,7 @@ func (t *target) slow() time.Duration {
 	if t.p.Slow == nil {
 		return 0
 	}
-	return t.p.Slow.hold()
+	return t.p.Slow.HoldDuration()
 }
 
 // resolve fills a fault's duration from the profile.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 )
 
@@ -15,18 +16,18 @@ import (
 // (the scenario's only: no preflight).
 func sent(t *testing.T, id string) []seenRequest {
 	t.Helper()
-	return sentWith(t, id, func(*scenarios.Profile) {})
+	return sentWith(t, id, func(*profile.Profile) {})
 }
 
 // sentWith is sent with the profile changed by change first.
-func sentWith(t *testing.T, id string, change func(*scenarios.Profile)) []seenRequest {
+func sentWith(t *testing.T, id string, change func(*profile.Profile)) []seenRequest {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	f := &fakeRefunds{}
 	p := fakeProfile(t, startFake(t, f))
 	change(p)
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{id}, Seed: 42, NoPreflight: true})
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: []string{id}, Seed: 42, NoPreflight: true})
 	require.NoError(t, err)
 	require.Len(t, rep.Results, 1)
 	return f.requests()
@@ -73,7 +74,7 @@ func TestKeyFormsSendWhatTheyName(t *testing.T) {
 	require.Equal(t, "", key(empty[0]), "and empty")
 
 	// An API with shorter keys (AWS's ClientToken: 64) gets keys of its longest length.
-	short := func(p *scenarios.Profile) { p.Expect.MaxKeyLength = 64 }
+	short := func(p *profile.Profile) { p.Expect.MaxKeyLength = 64 }
 	require.Len(t, key(sentWith(t, "key/max-length", short)[0]), 64)
 	require.Len(t, key(sentWith(t, "key/over-length", short)[0]), 65)
 	pair := sentWith(t, "key/long-prefix-distinct", short)

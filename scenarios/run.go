@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -23,7 +24,7 @@ const (
 
 // RunConfig says what to run against which targets.
 type RunConfig struct {
-	Profiles []*Profile
+	Profiles []*profile.Profile
 	// Only selects scenarios by ID or path.Match glob ("replay/*"); empty means all.
 	Only []string
 	// Labels keeps scenarios carrying every one of these labels.
@@ -248,7 +249,7 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 		res.Duration = time.Since(started)
 		res.DurationMS = millis(res.Duration)
 	}()
-	if m := t.p.missingAll(sc.Needs); m != "" {
+	if m := t.p.MissingAll(sc.Needs); m != "" {
 		res.Verdict, res.Message = verdict.NA, "needs "+m
 		return res, false
 	}
@@ -256,7 +257,7 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 	// target with a 20 s retention is not cut off by a 20 s timeout.
 	sctx, cancel := context.WithTimeout(ctx, cfg.ScenarioTimeout+t.declaredWaits(sc))
 	defer cancel()
-	keys := mintKeys(nonce, n, t.p.maxKeyLen(), t.p.uuidKeys())
+	keys := mintKeys(nonce, n, t.p.MaxKeyLen(), t.p.UUIDKeys())
 	entity, err := t.createEntity(sctx, fmt.Sprintf("ip-%s-%03d", nonce, n))
 	if err != nil {
 		if ctx.Err() != nil {
@@ -299,7 +300,7 @@ func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisec
 
 // judge calls the checker; a checker that panics is a bug of ours, reported as UNKNOWN for
 // that scenario instead of ending the whole run.
-func judge(sc Scenario, rec verdict.Record, p *Profile) (v verdict.Verdict, msg string, ev verdict.Evidence) {
+func judge(sc Scenario, rec verdict.Record, p *profile.Profile) (v verdict.Verdict, msg string, ev verdict.Evidence) {
 	defer func() {
 		if r := recover(); r != nil {
 			v, msg, ev = verdict.Unknown, fmt.Sprintf("checker panicked: %v", r), verdict.Evidence{}

@@ -11,14 +11,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
 
-func fakeProfile(t testing.TB, baseURL string) *scenarios.Profile {
+func fakeProfile(t testing.TB, baseURL string) *profile.Profile {
 	t.Helper()
-	p, err := scenarios.ParseProfile("fake.yaml", []byte(`name: fake
-base_url: `+baseURL+`
+	p, err := profile.Parse("fake.yaml", []byte(fakeProfileDoc(baseURL)))
+	require.NoError(t, err)
+	return p
+}
+
+// fakeProfileDoc is fakeProfile's document, for tests that add to it.
+func fakeProfileDoc(baseURL string) string {
+	return `name: fake
+base_url: ` + baseURL + `
 operation:
   path: /v1/refunds
   body: '{"order_id": "{{.Entity}}", "amount": 4900}'
@@ -27,9 +35,7 @@ side_effects: {path: '/v1/refunds?order_id={{.Entity}}', count: count}
 expect: {in_flight: 409, mismatch: 422, missing_key: "400", replay_header: Idempotent-Replayed}
 slow_operation: {header: X-Test-Delay, value: 400ms}
 client_timeout: 2s
-`))
-	require.NoError(t, err)
-	return p
+`
 }
 
 func verdicts(rep *verdict.Report) map[string]verdict.Verdict {
@@ -48,7 +54,7 @@ func TestRunAgainstACorrectFake(t *testing.T) {
 	p := fakeProfile(t, startFake(t, &fakeRefunds{}))
 	var progressed int
 	rep, err := scenarios.Run(ctx, scenarios.RunConfig{
-		Profiles: []*scenarios.Profile{p}, Only: quickSet, Seed: 7,
+		Profiles: []*profile.Profile{p}, Only: quickSet, Seed: 7,
 		Progress: func(verdict.Result) { progressed++ },
 	})
 	require.NoError(t, err)
@@ -98,7 +104,7 @@ func TestRunAgainstABrokenFakeFindsDuplicates(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	p := fakeProfile(t, startFake(t, &fakeRefunds{broken: true}))
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/after-503", "race/burst-50", "fingerprint/mismatch", "key/missing", "before/503"}})
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: []string{"replay/after-503", "race/burst-50", "fingerprint/mismatch", "key/missing", "before/503"}})
 	require.NoError(t, err)
 	v := verdicts(rep)
 	require.Equal(t, verdict.Fail, v["replay/after-503"])
@@ -135,12 +141,12 @@ func TestStrictTurnsNonStrictIntoFail(t *testing.T) {
 	f := &fakeRefunds{}
 	p := fakeProfile(t, startFake(t, f))
 	p.Expect.ReplayHeader = "X-Not-Sent" // the fake marks replays with another header
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/marker"}})
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: []string{"replay/marker"}})
 	require.NoError(t, err)
 	require.Equal(t, verdict.NonStrict, rep.Results[0].Verdict)
 	require.NoError(t, scenarios.Findings(rep))
 
-	rep, err = scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/marker"}, Strict: true})
+	rep, err = scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: []string{"replay/marker"}, Strict: true})
 	require.NoError(t, err)
 	require.Equal(t, verdict.Fail, rep.Results[0].Verdict)
 	require.ErrorContains(t, scenarios.Findings(rep), "replay/marker [fake] FAIL: strict: the replay does not carry X-Not-Sent")
@@ -158,7 +164,7 @@ func TestRunWithKeyInJSONRPCBody(t *testing.T) {
 		return k, ok
 	}}
 	base := startFake(t, f)
-	p, err := scenarios.ParseProfile("tools.yaml", []byte(`name: tools
+	p, err := profile.Parse("tools.yaml", []byte(`name: tools
 base_url: `+base+`
 key_field: params.arguments.idempotency_key
 operation:
@@ -169,7 +175,7 @@ side_effects: {path: '/ledger?order_id={{.Entity}}', count: count}
 expect: {in_flight: 409, mismatch: 422, missing_key: "400"}
 `))
 	require.NoError(t, err)
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/after-reset", "fingerprint/mismatch", "key/missing", "key/header-case"}})
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: []string{"replay/after-reset", "fingerprint/mismatch", "key/missing", "key/header-case"}})
 	require.NoError(t, err)
 	v := verdicts(rep)
 	require.Equal(t, verdict.Pass, v["replay/after-reset"], result(t, rep, "replay/after-reset").Message)
@@ -186,10 +192,10 @@ func TestRunRejectsBadConfig(t *testing.T) {
 	_, err := scenarios.Run(ctx, scenarios.RunConfig{})
 	require.EqualError(t, err, "run: no profile given")
 	p := fakeProfile(t, "http://127.0.0.1:1")
-	_, err = scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"nope/*"}})
+	_, err = scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: []string{"nope/*"}})
 	require.ErrorContains(t, err, `select "nope/*": no scenario matches`)
 	p.Expect.Mismatch = 200
-	_, err = scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}})
+	_, err = scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}})
 	require.ErrorContains(t, err, "run: profile fake: expect.mismatch: must be a 4xx status")
 }
 
@@ -199,7 +205,7 @@ func TestUnreachableTargetIsUnknown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	p := fakeProfile(t, "http://127.0.0.1:1")
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/sequential"}, NoPreflight: true})
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: []string{"replay/sequential"}, NoPreflight: true})
 	require.NoError(t, err)
 	require.Equal(t, verdict.Unknown, rep.Results[0].Verdict, rep.Results[0].Message)
 }
@@ -232,8 +238,8 @@ func TestRunThroughARemoteProxy(t *testing.T) {
 	t.Cleanup(func() { _ = srv.Close() })
 	require.NoError(t, err)
 	p := fakeProfile(t, base)
-	p.Proxy = &scenarios.ProxyRef{URL: srv.URL(), Admin: srv.AdminURL(), AdminToken: "t0ken"}
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/after-close"}})
+	p.Proxy = &profile.ProxyRef{URL: srv.URL(), Admin: srv.AdminURL(), AdminToken: "t0ken"}
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: []string{"replay/after-close"}})
 	require.NoError(t, err)
 	r := rep.Results[0]
 	require.Equal(t, verdict.Pass, r.Verdict, r.Message)
@@ -248,8 +254,8 @@ func TestScenarioTimeoutAddsDeclaredWaits(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	p := fakeProfile(t, startFake(t, &fakeRefunds{}))
-	p.Retention = scenarios.Duration(time.Second)
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"expiry/inside-window"}, ScenarioTimeout: 300 * time.Millisecond})
+	p.Retention = profile.Duration(time.Second)
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: []string{"expiry/inside-window"}, ScenarioTimeout: 300 * time.Millisecond})
 	require.NoError(t, err)
 	require.Equal(t, verdict.Pass, rep.Results[0].Verdict, rep.Results[0].Message)
 }
@@ -288,7 +294,7 @@ func TestScenarioTimeoutIsUnknown(t *testing.T) {
 		}
 	}()
 	p := fakeProfile(t, "http://"+ln.Addr().String())
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: []string{"replay/sequential"}, ScenarioTimeout: 200 * time.Millisecond, NoPreflight: true})
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: []string{"replay/sequential"}, ScenarioTimeout: 200 * time.Millisecond, NoPreflight: true})
 	require.NoError(t, err)
 	r := rep.Results[0]
 	require.Equal(t, verdict.Unknown, r.Verdict)

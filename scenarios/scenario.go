@@ -3,6 +3,7 @@ package scenarios
 import (
 	"github.com/idemproof/idemproof/downstream"
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -10,15 +11,15 @@ import (
 // required) plus a pure checker. The runner interprets Steps; the checker judges the
 // Record they produced.
 type Scenario struct {
-	ID          string        `json:"id"`
-	Description string        `json:"description"`
-	Requirement string        `json:"requirement"`
-	Source      string        `json:"source"`
-	Level       verdict.Level `json:"level"`
-	Labels      []string      `json:"labels"`
-	Needs       []Capability  `json:"needs,omitempty"`
-	Faults      []FaultOn     `json:"faults,omitempty"`
-	Steps       []Step        `json:"steps"`
+	ID          string               `json:"id"`
+	Description string               `json:"description"`
+	Requirement string               `json:"requirement"`
+	Source      string               `json:"source"`
+	Level       verdict.Level        `json:"level"`
+	Labels      []string             `json:"labels"`
+	Needs       []profile.Capability `json:"needs,omitempty"`
+	Faults      []FaultOn            `json:"faults,omitempty"`
+	Steps       []Step               `json:"steps"`
 	// Settle, when set, ends the scenario with the settle step (SettleStep): once every
 	// attempt of Steps has ended, sequential retries with the settle payload must get the
 	// committed response. A key still refused as in flight, or never answered, after the
@@ -47,7 +48,7 @@ type Settle struct {
 }
 
 // Checker judges one scenario run. It is a pure function: no network, no clock.
-type Checker func(rec verdict.Record, p *Profile) (verdict.Verdict, string, verdict.Evidence)
+type Checker func(rec verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence)
 
 // FaultOn installs a proxy fault for the scenario's own key (so scenarios running in
 // parallel never see each other's faults), on some attempt ordinals or on one step.

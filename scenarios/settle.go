@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -21,7 +22,7 @@ type settleResult struct {
 }
 
 // settledOf reads the settle step of the record.
-func settledOf(r verdict.Record, p *Profile) settleResult {
+func settledOf(r verdict.Record, p *profile.Profile) settleResult {
 	answers := stepAnswers(r, SettleStep)
 	if len(answers) == 0 {
 		return settleResult{}
@@ -53,7 +54,7 @@ func firstInvoke(r verdict.Record) (time.Time, bool) {
 // ended and the settle window passed (FAIL, stuck); a success where only refusals were
 // committed (FAIL, fabricated); another answer than the committed one (FAIL, diverged);
 // no answer seen at all (UNKNOWN: a hanging key and a loaded machine look alike).
-func judgeSettle(r verdict.Record, p *Profile, f *finding, wants []verdict.Op, exact bool) (s settleResult, v verdict.Verdict, msg string, decided bool) {
+func judgeSettle(r verdict.Record, p *profile.Profile, f *finding, wants []verdict.Op, exact bool) (s settleResult, v verdict.Verdict, msg string, decided bool) {
 	s = settledOf(r, p)
 	if !s.ran {
 		return s, "", "", false
@@ -105,7 +106,7 @@ func judgeSettle(r verdict.Record, p *Profile, f *finding, wants []verdict.Op, e
 
 // uniqueNote says, when the profile declares a per-execution field, whether two bodies
 // carry the same one.
-func uniqueNote(p *Profile, a, b verdict.Op) string {
+func uniqueNote(p *profile.Profile, a, b verdict.Op) string {
 	if note := statusOnlyNote(p, a, b, "the committed", true); note != "" {
 		return note
 	}
@@ -129,7 +130,7 @@ func uniqueNote(p *Profile, a, b verdict.Op) string {
 // how a target that replays with a status of its own declares it ("" otherwise). first
 // names a's role ("the committed", "the first"); only when b is known to be the replay
 // (replayed) does the note say which status to declare.
-func statusOnlyNote(p *Profile, a, b verdict.Op, first string, replayed bool) string {
+func statusOnlyNote(p *profile.Profile, a, b verdict.Op, first string, replayed bool) string {
 	if a.Status == 0 || b.Status == 0 || sameStatus(p, a.Status, b.Status) || !sameBody(p, a.Body, b.Body) {
 		return ""
 	}

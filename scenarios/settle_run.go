@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/profile"
 )
 
 // The settle step's bounds: how often it asks again, and how many unseen answers
@@ -73,9 +74,9 @@ func (e *execution) settle(ctx context.Context) error {
 // been running when it did).
 func (t *target) settleWindow() time.Duration { return settleWindowOf(t.p) }
 
-func settleWindowOf(p *Profile) time.Duration {
+func settleWindowOf(p *profile.Profile) time.Duration {
 	if l := p.LockTimeout.Std(); l > 0 {
-		return pastLock(l)
+		return profile.PastLock(l)
 	}
 	return p.ClientTimeout.Std()
 }

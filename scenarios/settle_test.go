@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -15,11 +16,11 @@ import (
 // The settle step end to end, against fakes with known flaws: the runner sends it after
 // every attempt ended, and the named scenarios catch what only it can see.
 
-func runFake(t *testing.T, p *scenarios.Profile, only ...string) *verdict.Report {
+func runFake(t *testing.T, p *profile.Profile, only ...string) *verdict.Report {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: only})
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: only})
 	require.NoError(t, err)
 	return rep
 }
@@ -72,7 +73,7 @@ func TestSettleOutlastsALongLockTimeout(t *testing.T) {
 	// Refused for 7.5 s from the pair's 409: past the 8 tries, inside the 8 s lock.
 	const lock = 8 * time.Second
 	p := fakeProfile(t, startFake(t, &fakeRefunds{wedgeFor: lock - 500*time.Millisecond, hold: 50 * time.Millisecond}))
-	p.LockTimeout = scenarios.Duration(lock)
+	p.LockTimeout = profile.Duration(lock)
 	r := runFake(t, p, "race/concurrent-pair").Results[0]
 	require.Equal(t, verdict.Pass, r.Verdict, r.Message)
 	h := r.Evidence.Record.History
@@ -84,7 +85,7 @@ func TestSettleOutlastsALongLockTimeout(t *testing.T) {
 // A stored business error replayed as an empty 200 is a fabricated success.
 func TestBusinessErrorReplayedAsSuccessIsCaught(t *testing.T) {
 	p := fakeProfile(t, startFake(t, &fakeRefunds{errorAsSuccess: true}))
-	p.Business = &scenarios.Example{Body: `{"order_id": "{{.Entity}}", "amount": 2000000}`, Status: 402}
+	p.Business = &profile.Example{Body: `{"order_id": "{{.Entity}}", "amount": 2000000}`, Status: 402}
 	yes := true
 	p.Expect.StoresBusinessErrors = &yes
 	rep := runFake(t, p, "storage/business-4xx")

@@ -14,6 +14,7 @@ import (
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/faultproxy/client"
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/transport"
 	"github.com/idemproof/idemproof/transport/contentcoding"
 )
@@ -21,7 +22,7 @@ import (
 // target is one profile made runnable: where attempts go (through a fault proxy), the
 // proxy's controller, and the ledger probe.
 type target struct {
-	p        *Profile
+	p        *profile.Profile
 	proxyURL string
 	ctl      faultproxy.Controller
 	client   *http.Client // plain HTTP attempts of steps that choose their client (send)
@@ -39,13 +40,13 @@ type target struct {
 
 // openTarget starts an in-process fault proxy in front of the profile's base URL, or
 // connects to the running proxy the profile names.
-func openTarget(ctx context.Context, p *Profile, seed int64) (*target, error) {
+func openTarget(ctx context.Context, p *profile.Profile, seed int64) (*target, error) {
 	tc, err := p.TLSClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("open target %s: %w", p.Name, err)
 	}
 	t := &target{p: p, client: transport.NewAttemptClient(tc), probe: transport.NewProbeClient(10*time.Second, tc), classifier: p.Classifier(), tls: tc}
-	t.tr = p.newTransport(t.classifier, t.probe, tc)
+	t.tr = p.NewTransport(t.classifier, t.probe, tc)
 	if p.Proxy != nil {
 		// The remote proxy must read the key where the profile puts it (its own
 		// --key-header / --key-field); the runner cannot reconfigure it.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -144,7 +145,7 @@ func TestALaggingFailIsProvisionalOnlyWhileLive(t *testing.T) {
 	srv := httptest.NewServer(&lagging{next: inner, reads: map[string]int{}})
 	t.Cleanup(srv.Close)
 	var live []verdict.Result
-	rep, err := scenarios.Run(t.Context(), scenarios.RunConfig{Profiles: []*scenarios.Profile{fakeProfile(t, srv.URL)},
+	rep, err := scenarios.Run(t.Context(), scenarios.RunConfig{Profiles: []*profile.Profile{fakeProfile(t, srv.URL)},
 		Only: []string{"replay/sequential"}, NoPreflight: true, Seed: 1, Concurrency: 1,
 		Progress: func(r verdict.Result) { live = append(live, r) }})
 	require.NoError(t, err)

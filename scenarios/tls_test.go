@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -35,7 +36,7 @@ func startTLSFake(t *testing.T, f *fakeRefunds, dir string) string {
 
 // tlsProfile writes fakeProfile's profile of base to dir/name, with extra lines, and
 // loads it.
-func tlsProfile(t *testing.T, dir, name, base, extra string) (*scenarios.Profile, error) {
+func tlsProfile(t *testing.T, dir, name, base, extra string) (*profile.Profile, error) {
 	t.Helper()
 	path := filepath.Join(dir, name)
 	require.NoError(t, os.WriteFile(path, []byte(`name: fake-https
@@ -49,7 +50,7 @@ expect: {in_flight: 409, mismatch: 422, missing_key: "400", replay_header: Idemp
 slow_operation: {header: X-Test-Delay, value: 400ms}
 client_timeout: 1s
 `+extra), 0o644))
-	return scenarios.LoadProfile(path)
+	return profile.Load(path)
 }
 
 // The preflight of an https target whose CA only tls.ca_file names: trusted with it; without
@@ -91,10 +92,10 @@ func TestPreflightNamesATLSCAFileOfAnotherCA(t *testing.T) {
 // verdicts are those of the same fake over plain http.
 func TestRunOverHTTPSWithTLSCAFile(t *testing.T) {
 	only := []string{"replay/sequential", "replay/after-503", "key/header-case", "race/keepalive-many-keys"}
-	run := func(p *scenarios.Profile) map[string]verdict.Verdict {
+	run := func(p *profile.Profile) map[string]verdict.Verdict {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: only, Seed: 3})
+		rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: only, Seed: 3})
 		require.NoError(t, err)
 		for _, r := range rep.Results {
 			t.Logf("%s %s: %s", r.Verdict, r.ScenarioID, r.Message)
@@ -131,7 +132,7 @@ func TestTLSCAFileErrorsNameTheFieldAndTheFix(t *testing.T) {
 
 	// Built in Go: Validate reads the file too.
 	p := fakeProfile(t, "https://127.0.0.1:8443")
-	p.TLS = &scenarios.TLSOptions{CAFile: filepath.Join(dir, "missing.pem")}
+	p.TLS = &profile.TLSOptions{CAFile: filepath.Join(dir, "missing.pem")}
 	require.ErrorContains(t, p.Validate(), "tls.ca_file: cannot read it")
 	_, err = p.TLSClientConfig()
 	require.ErrorContains(t, err, "tls.ca_file: cannot read it")
@@ -147,7 +148,7 @@ func TestTLSCAFileOfAnExtendedProfileIsReadFromItsFolder(t *testing.T) {
 	sub := filepath.Join(dir, "targets")
 	require.NoError(t, os.Mkdir(sub, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(sub, "child.yaml"), []byte("extends: ../base.yaml\nname: child\n"), 0o644))
-	p, err := scenarios.LoadProfile(filepath.Join(sub, "child.yaml"))
+	p, err := profile.Load(filepath.Join(sub, "child.yaml"))
 	require.NoError(t, err)
 	require.Equal(t, filepath.Join(dir, "ca.pem"), p.TLS.CAFile)
 	require.NoError(t, scenarios.Preflight(context.Background(), p))

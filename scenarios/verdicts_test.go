@@ -10,6 +10,7 @@ import (
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -411,14 +412,14 @@ func TestInFlightWaitSchool(t *testing.T) {
 	require.Equal(t, "one side effect from 5 attempts: 5 identical successes; up to 5 in flight at once", msg)
 
 	require.Equal(t, "an in-flight refusal; the profile declares in_flight: wait (a repeat waits and is never refused, so there is no refusal to carry Retry-After)",
-		p.Missing(scenarios.CapInFlightRefusal))
-	require.Empty(t, refProfile(t).Missing(scenarios.CapInFlightRefusal))
+		p.Missing(profile.CapInFlightRefusal))
+	require.Empty(t, refProfile(t).Missing(profile.CapInFlightRefusal))
 }
 
 func TestPrincipalsNotDeclaredSaysWhatIsNeeded(t *testing.T) {
 	p := refProfile(t)
 	p.Principals = p.Principals[:1]
-	require.Equal(t, "two principals; the profile declares 1", p.Missing(scenarios.CapPrincipals))
+	require.Equal(t, "two principals; the profile declares 1", p.Missing(profile.CapPrincipals))
 }
 
 // A replay whose class differs from the committed success diverged, whether a refusal or
@@ -467,7 +468,7 @@ func TestInFlightOverlapIsJudgedAtTheTarget(t *testing.T) {
 	// judgement must not fall back to the client's answer times (where the repeat's
 	// replay would look like an answer during the original).
 	templated := *p.Slow
-	templated.Value, templated.Hold = "{{.HoldMs}}ms", scenarios.Duration(300*time.Millisecond)
+	templated.Value, templated.Hold = "{{.HoldMs}}ms", profile.Duration(300*time.Millisecond)
 	p.Slow = &templated
 	v, msg, _ = checker(t, "race/in-flight-409")(late, p)
 	require.Equal(t, verdict.Unknown, v, msg)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/idemproof/idemproof/profile"
 )
 
 // wait sleeps only for what the profile declared: a retention or a lock timeout.
@@ -42,7 +44,7 @@ func (e *execution) wait(ctx context.Context, w Wait) error {
 		if answered.After(from) {
 			from = answered
 		}
-		until = from.Add(pastLock(p.LockTimeout.Std()))
+		until = from.Add(profile.PastLock(p.LockTimeout.Std()))
 	default:
 		return fmt.Errorf("unknown wait %q", w)
 	}
@@ -68,7 +70,7 @@ func (t *target) declaredWaits(sc Scenario) time.Duration {
 		case WaitPastWindow:
 			d += p.Retention.Std()*3/2 + 300*time.Millisecond
 		case WaitPastLock:
-			d += pastLock(p.LockTimeout.Std())
+			d += profile.PastLock(p.LockTimeout.Std())
 		case WaitPastHold:
 			d += t.giveUpHold() * 5 / 4
 		}

@@ -9,8 +9,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/idemproof/idemproof/internal/bodytext"
 	"github.com/idemproof/idemproof/outcome"
-	"github.com/idemproof/idemproof/scenarios/bodytext"
 	"github.com/idemproof/idemproof/transport/contentcoding"
 	"github.com/tidwall/gjson"
 )

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/profile"
 )
 
 // currentMajors is the major version every example pins each action to: the current one
@@ -96,7 +96,7 @@ func requirePinnedToCurrentMajors(t *testing.T, path string, doc map[string]any)
 var tag = regexp.MustCompile(`^v\d+\.\d+\.\d+$`)
 
 func TestExampleProfileIsValidAndUsesTheInProcessProxy(t *testing.T) {
-	p, err := scenarios.LoadProfile("idemproof.yaml")
+	p, err := profile.Load("idemproof.yaml")
 	require.NoError(t, err)
 	require.Equal(t, "my-api", p.Name)
 	require.Nil(t, p.Proxy, "the examples run idemproof's in-process proxy")

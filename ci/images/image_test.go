@@ -21,8 +21,8 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/idemproof/idemproof/internal/dockertest"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/reference"
-	"github.com/idemproof/idemproof/scenarios"
 )
 
 // runCheck runs `idemproof check` in the image on the host's network (the daemon runs
@@ -82,7 +82,7 @@ func TestImageCarriesDebiansCACertificates(t *testing.T) {
 
 func TestCheckFromTheContainerVerifiesAnHTTPSTarget(t *testing.T) {
 	dockertest.Require(t, dockertest.AppImage())
-	p, err := scenarios.BuiltinProfile("reference")
+	p, err := profile.Builtin("reference")
 	require.NoError(t, err)
 	srv, err := reference.New(reference.WithTestHooks(true),
 		reference.WithRetention(time.Duration(p.Retention)), reference.WithLockTimeout(time.Duration(p.LockTimeout)))
@@ -92,12 +92,12 @@ func TestCheckFromTheContainerVerifiesAnHTTPSTarget(t *testing.T) {
 	t.Cleanup(api.Close)
 
 	dir := t.TempDir()
-	profile := filepath.Join(dir, "https.yaml")
-	require.NoError(t, os.WriteFile(profile, []byte("extends: reference\nname: https-reference\nbase_url: "+api.URL+"\n"), 0o644))
+	prof := filepath.Join(dir, "https.yaml")
+	require.NoError(t, os.WriteFile(prof, []byte("extends: reference\nname: https-reference\nbase_url: "+api.URL+"\n"), 0o644))
 	ca := filepath.Join(dir, "test-ca.pem")
 	require.NoError(t, os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: api.Certificate().Raw}), 0o644))
 	files := []testcontainers.ContainerFile{
-		{HostFilePath: profile, ContainerFilePath: "/work/https.yaml", FileMode: 0o644},
+		{HostFilePath: prof, ContainerFilePath: "/work/https.yaml", FileMode: 0o644},
 		{HostFilePath: ca, ContainerFilePath: "/test-ca/test-ca.pem", FileMode: 0o644},
 	}
 	args := []string{"--profile", "/work/https.yaml", "--only", "replay/sequential,replay/after-503,key/missing", "--strict", "--seed", "4"}

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemproof/idemproof/report"
+	"github.com/idemproof/idemproof/report/rounds"
 	"github.com/idemproof/idemproof/scenarios"
-	"github.com/idemproof/idemproof/scenarios/report"
-	"github.com/idemproof/idemproof/scenarios/rounds"
 	"github.com/idemproof/idemproof/verdict"
 )
 

@@ -6,8 +6,9 @@ import (
 	"io"
 	"os"
 
+	"github.com/idemproof/idemproof/profile"
+	"github.com/idemproof/idemproof/report"
 	"github.com/idemproof/idemproof/scenarios"
-	"github.com/idemproof/idemproof/scenarios/report"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -32,7 +33,7 @@ func checkReportDir(dir string) error {
 // preflightAll checks every target before any scenario runs (scenarios.Preflight): a
 // target that is not what its profile says is a profile error, exit 2. An interrupt
 // during the preflight is an incomplete run, exit 3.
-func preflightAll(ctx context.Context, profiles []*scenarios.Profile, stderr io.Writer) error {
+func preflightAll(ctx context.Context, profiles []*profile.Profile, stderr io.Writer) error {
 	for _, p := range profiles {
 		notes, err := scenarios.PreflightNotes(ctx, p)
 		for _, n := range notes {

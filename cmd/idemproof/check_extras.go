@@ -9,9 +9,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/idemproof/idemproof/report"
+	"github.com/idemproof/idemproof/report/baseline"
 	"github.com/idemproof/idemproof/scenarios"
-	"github.com/idemproof/idemproof/scenarios/baseline"
-	"github.com/idemproof/idemproof/scenarios/report"
 	"github.com/idemproof/idemproof/scenarios/shard"
 	"github.com/idemproof/idemproof/verdict"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/idemproof/idemproof/internal/embedded"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/profile"
 )
 
 // embeddedName is the --profile value that selects the embedded reference server; it is
@@ -16,7 +16,7 @@ const embeddedName = "embedded"
 
 // targetSet is the profiles of one run and the embedded servers to stop afterwards.
 type targetSet struct {
-	profiles []*scenarios.Profile
+	profiles []*profile.Profile
 	closers  []func() error
 }
 
@@ -48,7 +48,7 @@ func resolveTargets(ctx context.Context, profiles, flaws []string, store string)
 	set := &targetSet{}
 	seen := map[string]string{}
 	for _, arg := range profiles {
-		var p *scenarios.Profile
+		var p *profile.Profile
 		if arg == embeddedName {
 			tgt, err := embedded.Start(ctx, embedded.Config{Flaws: flaws, Store: store})
 			if err != nil {
@@ -81,11 +81,11 @@ func resolveTargets(ctx context.Context, profiles, flaws []string, store string)
 // loadProfile reads a profile file, or a built-in profile by name when no such file
 // exists and the value does not look like a path. Only a regular file shadows a built-in
 // name: in a checkout, "reference" is also a folder.
-func loadProfile(arg string) (*scenarios.Profile, error) {
+func loadProfile(arg string) (*profile.Profile, error) {
 	fi, err := os.Stat(arg)
 	isFile := err == nil && fi.Mode().IsRegular()
 	if isFile || strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") {
-		return scenarios.LoadProfile(arg)
+		return profile.Load(arg)
 	}
-	return scenarios.BuiltinProfile(arg)
+	return profile.Builtin(arg)
 }

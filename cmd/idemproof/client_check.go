@@ -8,9 +8,10 @@ import (
 	"strings"
 
 	"github.com/idemproof/idemproof/clientcheck"
+	"github.com/idemproof/idemproof/profile"
+	"github.com/idemproof/idemproof/report"
+	"github.com/idemproof/idemproof/report/rounds"
 	"github.com/idemproof/idemproof/scenarios"
-	"github.com/idemproof/idemproof/scenarios/report"
-	"github.com/idemproof/idemproof/scenarios/rounds"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -67,13 +68,13 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	if _, err := clientcheck.ParseSchedule(*faults); err != nil {
 		return fmt.Errorf("--faults: %w", err)
 	}
-	var profile *scenarios.Profile
+	var prof *profile.Profile
 	if *profilePath != "" {
-		p, err := scenarios.LoadProfile(*profilePath)
+		p, err := profile.Load(*profilePath)
 		if err != nil {
 			return fmt.Errorf("--profile: %w", err)
 		}
-		profile = p
+		prof = p
 	}
 
 	// The client's own output goes to stderr so stdout stays the report.
@@ -85,7 +86,7 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	for i := range *repeat {
 		runSeed := *seed + int64(i)
 		res, err := clientcheck.Run(ctx, clientcheck.Config{
-			Profile:     profile,
+			Profile:     prof,
 			FaultSpec:   *faults,
 			Seed:        runSeed,
 			Timeout:     *timeout,
@@ -286,14 +287,14 @@ func ledgerText(rec *verdict.Record) string {
 
 // repeatClientCheck is the command line that repeats a run with the same seed (and, for
 // a repeated run, the same number of runs).
-func repeatClientCheck(profile string, seed int64, runs int, faults string, restart bool, argv []string) string {
+func repeatClientCheck(prof string, seed int64, runs int, faults string, restart bool, argv []string) string {
 	quoted := make([]string, len(argv))
 	for i, a := range argv {
 		quoted[i] = report.ShellQuote(a)
 	}
 	cmd := "idemproof client-check"
-	if profile != "" {
-		cmd += " --profile " + report.ShellQuote(profile)
+	if prof != "" {
+		cmd += " --profile " + report.ShellQuote(prof)
 	}
 	if restart {
 		cmd += " --restart"

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/reference"
-	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/report"
 )
 
 func needCurl(t *testing.T) {

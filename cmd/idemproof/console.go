@@ -4,7 +4,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/report"
 	"github.com/idemproof/idemproof/verdict"
 )
 

@@ -6,8 +6,8 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/idemproof/idemproof/scenarios/baseline"
-	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/report"
+	"github.com/idemproof/idemproof/report/baseline"
 	"github.com/idemproof/idemproof/verdict"
 )
 

@@ -8,7 +8,7 @@ import (
 	"os"
 
 	"github.com/idemproof/idemproof/internal/profileinit"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/profile"
 )
 
 // runInit is `idemproof init`: a starter profile from an OpenAPI operation, or a
@@ -43,7 +43,7 @@ func runInit(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	// What init writes must load: a profile that fails here is a bug of init's.
-	if _, err := scenarios.ParseProfile("generated profile", text); err != nil {
+	if _, err := profile.Parse("generated profile", text); err != nil {
 		return fmt.Errorf("the written profile does not load (please report it): %w", err)
 	}
 	if *out == "-" {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/reference"
-	"github.com/idemproof/idemproof/scenarios"
 )
 
 func TestInitFromTheReferenceOpenAPIThenCheck(t *testing.T) {
@@ -16,7 +16,7 @@ func TestInitFromTheReferenceOpenAPIThenCheck(t *testing.T) {
 	_, errOut, code := runCLI(t, "init", "--openapi", "../../docs/openapi.yaml", "--operation", "createRefund", "--out", out)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, errOut, "wrote "+out)
-	p, err := scenarios.LoadProfile(out)
+	p, err := profile.Load(out)
 	require.NoError(t, err)
 	require.Equal(t, "/v1/refunds", p.Operation.Path)
 
@@ -44,7 +44,7 @@ func TestInitTemplateAndErrors(t *testing.T) {
 	stdout, _, code := runCLI(t, "init")
 	require.Equal(t, 0, code)
 	require.Contains(t, stdout, "# idemproof target profile")
-	_, err := scenarios.ParseProfile("template", []byte(stdout))
+	_, err := profile.Parse("template", []byte(stdout))
 	require.NoError(t, err)
 
 	_, errOut, code := runCLI(t, "init", "--operation", "x")

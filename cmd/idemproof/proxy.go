@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/faultproxy"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/profile"
 )
 
 // upstreamFlags collects the repeatable --upstream flag.
@@ -105,7 +105,7 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	upstreamTLS, err := scenarios.CAFileTLSConfig(*upstreamCA)
+	upstreamTLS, err := profile.CAFileTLSConfig(*upstreamCA)
 	if err != nil {
 		return fmt.Errorf("--upstream-ca-file: %w", err)
 	}

@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/report"
 	"github.com/idemproof/idemproof/scenarios/shard"
 	"github.com/idemproof/idemproof/verdict"
 )

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/report"
 )
 
 func TestVersionPrintsTheBuildInfo(t *testing.T) {

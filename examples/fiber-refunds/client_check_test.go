@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/clientcheck"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/profile"
 )
 
 // TestClientCheckAgainstThisServer is the README's client-check section run against
@@ -28,11 +28,11 @@ func TestClientCheckAgainstThisServer(t *testing.T) {
 	go app.Listener(ln) //nolint:errcheck // ends with Shutdown below
 	t.Cleanup(func() { _ = app.Shutdown() })
 	t.Setenv("FIBER_BASE_URL", "http://"+ln.Addr().String())
-	profile, err := scenarios.LoadProfile("profile.yaml")
+	prof, err := profile.Load("profile.yaml")
 	require.NoError(t, err)
 
 	run := func(script string) *clientcheck.Result {
-		res, err := clientcheck.Run(context.Background(), clientcheck.Config{Profile: profile, Seed: 1, Timeout: time.Minute},
+		res, err := clientcheck.Run(context.Background(), clientcheck.Config{Profile: prof, Seed: 1, Timeout: time.Minute},
 			clientcheck.Command([]string{script}, io.Discard, io.Discard))
 		require.NoError(t, err)
 		return res

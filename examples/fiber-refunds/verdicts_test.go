@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/scenariotest"
 	"github.com/idemproof/idemproof/verdict"
@@ -25,7 +26,7 @@ import (
 // depends on where the second boundary falls.
 func TestVerdictsMatchTheMiddleware(t *testing.T) {
 	t.Setenv("FIBER_BASE_URL", startApp(t, 2*time.Second, false))
-	profile, err := scenarios.LoadProfile("profile.yaml")
+	prof, err := profile.Load("profile.yaml")
 	require.NoError(t, err)
 
 	want := map[string]verdict.Verdict{
@@ -64,7 +65,7 @@ func TestVerdictsMatchTheMiddleware(t *testing.T) {
 		"recovery/crash-after-key": verdict.NA,
 		"expiry/after-window":      verdict.Pass,
 	}
-	scenariotest.RequireVerdicts(t, profile, want)
+	scenariotest.RequireVerdicts(t, prof, want)
 }
 
 // startApp serves newApp on a loopback port until the test ends and returns its URL.
@@ -104,7 +105,7 @@ func TestUUIDKeysVerdictsMatchTheFreeFormRun(t *testing.T) {
 	freeURL, uuidURL := startApp(t, lifetime, false), startApp(t, lifetime, true)
 
 	t.Setenv("FIBER_BASE_URL", uuidURL)
-	wrong, err := scenarios.LoadProfile("profile.yaml")
+	wrong, err := profile.Load("profile.yaml")
 	require.NoError(t, err)
 	notes, err := scenarios.PreflightNotes(ctx, wrong)
 	require.NoError(t, err, "a 500 for a valid key is key/valid-never-5xx's to judge, not a profile error")
@@ -112,19 +113,19 @@ func TestUUIDKeysVerdictsMatchTheFreeFormRun(t *testing.T) {
 	require.Contains(t, notes[0], "answered 500", "the default KeyHeaderValidate's error is a 500")
 	require.Contains(t, notes[0], "set expect.key_format: uuid")
 
-	uuidProfile, err := scenarios.LoadProfile("profile-uuid.yaml")
+	uuidProfile, err := profile.Load("profile-uuid.yaml")
 	require.NoError(t, err)
-	require.Equal(t, scenarios.KeyFormatUUID, uuidProfile.Expect.KeyFormat)
+	require.Equal(t, profile.KeyFormatUUID, uuidProfile.Expect.KeyFormat)
 	t.Setenv("FIBER_BASE_URL", freeURL)
-	freeProfile, err := scenarios.LoadProfile("profile.yaml")
+	freeProfile, err := profile.Load("profile.yaml")
 	require.NoError(t, err)
-	for _, p := range []*scenarios.Profile{freeProfile, uuidProfile} {
-		p.Retention = scenarios.Duration(lifetime)
+	for _, p := range []*profile.Profile{freeProfile, uuidProfile} {
+		p.Retention = profile.Duration(lifetime)
 		require.NoError(t, scenarios.Preflight(ctx, p), p.Name)
 	}
 
-	run := func(p *scenarios.Profile) map[string]verdict.Result {
-		rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Seed: 1})
+	run := func(p *profile.Profile) map[string]verdict.Result {
+		rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Seed: 1})
 		require.NoError(t, err, p.Name)
 		out := map[string]verdict.Result{}
 		for _, r := range rep.Results {

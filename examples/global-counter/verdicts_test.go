@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -26,14 +27,14 @@ func TestVerdictsWithAGlobalLedger(t *testing.T) {
 	t.Cleanup(func() { _ = srv.Close() })
 
 	t.Setenv("COUNTER_BASE_URL", "http://"+ln.Addr().String())
-	profile, err := scenarios.LoadProfile("profile.yaml")
+	prof, err := profile.Load("profile.yaml")
 	require.NoError(t, err)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var notices []string
 	rep, err := scenarios.Run(ctx, scenarios.RunConfig{
-		Profiles: []*scenarios.Profile{profile}, Seed: 1, Strict: true,
+		Profiles: []*profile.Profile{prof}, Seed: 1, Strict: true,
 		Notice: func(s string) { notices = append(notices, s) },
 	})
 	require.NoError(t, err)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/idemproof/idemproof/clientcheck"
 	"github.com/idemproof/idemproof/examples/mcp-gosdk-refunds/refunds"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/profile"
 )
 
 // The README's claim, held to: under client-check with this folder's profile, against
@@ -24,7 +24,7 @@ func TestUnderClientCheck(t *testing.T) {
 	doc, err := os.ReadFile("client-check.yaml")
 	require.NoError(t, err)
 	t.Setenv("MCP_GOSDK_BASE_URL", up.URL)
-	p, err := scenarios.ParseProfile("client-check.yaml", doc)
+	p, err := profile.Parse("client-check.yaml", doc)
 	require.NoError(t, err)
 
 	agent := func(keyPerAttempt bool) clientcheck.ClientFunc {

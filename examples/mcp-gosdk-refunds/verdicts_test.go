@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/examples/mcp-gosdk-refunds/refunds"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios/scenariotest"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -26,7 +26,7 @@ func TestVerdictsMatchTheServer(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 
 	t.Setenv("MCP_GOSDK_BASE_URL", "http://"+ln.Addr().String())
-	profile, err := scenarios.LoadProfile("profile.yaml")
+	prof, err := profile.Load("profile.yaml")
 	require.NoError(t, err)
 
 	want := map[string]verdict.Verdict{
@@ -84,5 +84,5 @@ func TestVerdictsMatchTheServer(t *testing.T) {
 		"recovery/crash-after-key": verdict.NA,
 		"replay/marker":            verdict.NA,
 	}
-	scenariotest.RequireVerdicts(t, profile, want)
+	scenariotest.RequireVerdicts(t, prof, want)
 }

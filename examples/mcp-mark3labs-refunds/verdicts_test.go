@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios/scenariotest"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -25,7 +25,7 @@ func TestVerdictsFindTheDefects(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 
 	t.Setenv("MCP_MARK3LABS_BASE_URL", "http://"+ln.Addr().String())
-	profile, err := scenarios.LoadProfile("profile.yaml")
+	prof, err := profile.Load("profile.yaml")
 	require.NoError(t, err)
 
 	want := map[string]verdict.Verdict{
@@ -64,5 +64,5 @@ func TestVerdictsFindTheDefects(t *testing.T) {
 		"scope/other-principal": verdict.NA,
 		"replay/marker":         verdict.NA,
 	}
-	scenariotest.RequireVerdicts(t, profile, want)
+	scenariotest.RequireVerdicts(t, prof, want)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/internal/embedded"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -35,14 +36,14 @@ func BenchmarkCatalogue(b *testing.B) {
 }
 
 func benchCatalogue(b *testing.B, window time.Duration) {
-	profile, err := scenarios.BuiltinProfile("reference")
+	prof, err := profile.Builtin("reference")
 	if err != nil {
 		b.Fatal(err)
 	}
 	if window > 0 {
-		profile.Retention = scenarios.Duration(window)
+		prof.Retention = profile.Duration(window)
 	}
-	tgt, err := embedded.Start(context.Background(), embedded.Config{Profile: profile})
+	tgt, err := embedded.Start(context.Background(), embedded.Config{Profile: prof})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func benchCatalogue(b *testing.B, window time.Duration) {
 	var attempts int
 	var total, outside time.Duration
 	for b.Loop() {
-		rep, err := scenarios.Run(context.Background(), scenarios.RunConfig{Profiles: []*scenarios.Profile{tgt.Profile}})
+		rep, err := scenarios.Run(context.Background(), scenarios.RunConfig{Profiles: []*profile.Profile{tgt.Profile}})
 		if err != nil {
 			b.Fatal(err)
 		}

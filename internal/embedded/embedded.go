@@ -24,9 +24,9 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/downstream"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/reference"
 	"github.com/idemproof/idemproof/reference/pgstore"
-	"github.com/idemproof/idemproof/scenarios"
 )
 
 // StoreMemory selects the in-memory store (the default).
@@ -37,7 +37,7 @@ const StoreMemory = "memory"
 type Config struct {
 	// Profile describes the server; nil means scenarios.BuiltinProfile("reference"). Its
 	// Retention and LockTimeout configure the server; BaseURL is replaced.
-	Profile *scenarios.Profile
+	Profile *profile.Profile
 	// Flaws switches on known-bad variants by name (reference.Flaws); each is added to
 	// the target's name, so reports tell the variants apart.
 	Flaws []string
@@ -56,7 +56,7 @@ type Config struct {
 type Target struct {
 	// Profile is a copy of the configured profile with BaseURL set to the server and Name
 	// naming the variant: "reference", "reference+no-fingerprint", "reference@postgres".
-	Profile *scenarios.Profile
+	Profile *profile.Profile
 	server  *reference.Server
 	http    *http.Server
 	closers []func() error
@@ -101,7 +101,7 @@ func Start(ctx context.Context, cfg Config) (*Target, error) {
 	if p.Downstream == nil && !cfg.NoVendor {
 		// The reference notifies a vendor of every refund: a recording sink stands in
 		// for it, so the boundary scenarios can watch the calls.
-		p.Downstream = &scenarios.Downstream{Listen: "127.0.0.1:0", Env: "VENDOR_URL", KeyHeader: "Idempotency-Key", Entity: "order_id"}
+		p.Downstream = &profile.Downstream{Listen: "127.0.0.1:0", Env: "VENDOR_URL", KeyHeader: "Idempotency-Key", Entity: "order_id"}
 	}
 	if d := p.Downstream; d != nil && d.Sink == nil {
 		sink, err := downstream.Start(d.SinkConfig())
@@ -183,11 +183,11 @@ func IsPostgresDSN(s string) bool {
 }
 
 // profileFor copies the configured (or built-in) profile and names the variant.
-func profileFor(cfg Config) (*scenarios.Profile, error) {
+func profileFor(cfg Config) (*profile.Profile, error) {
 	src := cfg.Profile
 	if src == nil {
 		var err error
-		src, err = scenarios.BuiltinProfile("reference")
+		src, err = profile.Builtin("reference")
 		if err != nil {
 			return nil, fmt.Errorf("load reference profile: %w", err)
 		}

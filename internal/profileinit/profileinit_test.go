@@ -9,28 +9,28 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/internal/profileinit"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/profile"
 )
 
 // generate writes the profile for one operation of a document and loads it back.
-func generate(t *testing.T, path, operation string) (string, *scenarios.Profile) {
+func generate(t *testing.T, path, operation string) (string, *profile.Profile) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	text, err := profileinit.FromOpenAPI(data, profileinit.Options{Operation: operation, Source: filepath.Base(path)})
 	require.NoError(t, err)
-	p, err := scenarios.ParseProfile(path+" → profile", text)
+	p, err := profile.Parse(path+" → profile", text)
 	require.NoError(t, err, "the written profile loads:\n%s", text)
 	require.NoError(t, p.Validate())
 	return string(text), p
 }
 
 // generateFrom is generate for a document given inline.
-func generateFrom(t *testing.T, name, doc string, opts profileinit.Options) (*scenarios.Profile, []byte) {
+func generateFrom(t *testing.T, name, doc string, opts profileinit.Options) (*profile.Profile, []byte) {
 	t.Helper()
 	text, err := profileinit.FromOpenAPI([]byte(doc), opts)
 	require.NoError(t, err)
-	p, err := scenarios.ParseProfile(name, text)
+	p, err := profile.Parse(name, text)
 	require.NoError(t, err, "%s", text)
 	return p, text
 }
@@ -230,7 +230,7 @@ paths:
       responses: {'201': {description: created}}
 `
 	p, text := generateFrom(t, "payments", doc, profileinit.Options{})
-	require.Equal(t, scenarios.KeyFormatUUID, p.Expect.KeyFormat)
+	require.Equal(t, profile.KeyFormatUUID, p.Expect.KeyFormat)
 	require.Contains(t, string(text), "key_format: uuid   # the key's format in the document is uuid")
 	require.NotContains(t, string(text), "maxLength of 36", "a UUID's 36 characters are no key length limit to note")
 
@@ -258,11 +258,11 @@ paths:
 `
 	p, text = generateFrom(t, "tokens", body, profileinit.Options{Operation: "createRefund"})
 	require.Equal(t, "idempotency_key", p.KeyField)
-	require.Equal(t, scenarios.KeyFormatUUID, p.Expect.KeyFormat)
+	require.Equal(t, profile.KeyFormatUUID, p.Expect.KeyFormat)
 }
 
 func TestTemplateLoads(t *testing.T) {
-	p, err := scenarios.ParseProfile("template", []byte(profileinit.Template))
+	p, err := profile.Parse("template", []byte(profileinit.Template))
 	require.NoError(t, err)
 	require.Equal(t, "my-api", p.Name)
 	require.True(t, strings.HasPrefix(profileinit.Template, "# idemproof target profile"))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/internal/embedded"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/reference"
 	"github.com/idemproof/idemproof/reference/idempotency"
 	"github.com/idemproof/idemproof/reference/pgstore"
@@ -142,20 +143,20 @@ func testBurstOneStatement(t *testing.T, store *pgstore.Store, _ string) {
 // testCatalogue runs the whole conformance catalogue in-process against the reference
 // on PostgreSQL, which takes the one-transaction path.
 func testCatalogue(t *testing.T, _ *pgstore.Store, dsn string) {
-	p, err := scenarios.BuiltinProfile("reference")
+	p, err := profile.Builtin("reference")
 	require.NoError(t, err)
 	// The built-in 2s per attempt is tuned for the memory store: 1,000 concurrent
 	// attempts on a database that shares a loaded machine can outlast it, and an attempt
 	// cut off is an unknown outcome, not the server's answer.
-	p.ClientTimeout = scenarios.Duration(10 * time.Second)
+	p.ClientTimeout = profile.Duration(10 * time.Second)
 	// recovery/client-gave-up then holds the work 15 s and retries at 18.75 s: the
 	// reference counts a key's life from its first record, so the window must outlast it
 	// for the retry to meet the original's key (else two effects, allowed, and UNKNOWN).
-	p.Retention = scenarios.Duration(25 * time.Second)
+	p.Retention = profile.Duration(25 * time.Second)
 	tgt, err := embedded.Start(t.Context(), embedded.Config{Profile: p, Store: dsn})
 	require.NoError(t, err)
 	t.Cleanup(func() { tgt.Close() })
-	rep, err := scenarios.Run(t.Context(), scenarios.RunConfig{Profiles: []*scenarios.Profile{tgt.Profile}, Seed: 7})
+	rep, err := scenarios.Run(t.Context(), scenarios.RunConfig{Profiles: []*profile.Profile{tgt.Profile}, Seed: 7})
 	require.NoError(t, err)
 	require.NotEmpty(t, rep.Results)
 	// An UNKNOWN is an outcome the run could not see (on a loaded machine a race
@@ -183,7 +184,7 @@ func testCatalogue(t *testing.T, _ *pgstore.Store, dsn string) {
 		}
 		require.Less(t, rerun, 3, "still not judged after three reruns:\n%s", strings.Join(bad, "\n"))
 		t.Logf("rerunning what could not be judged: %s", strings.Join(bad, "; "))
-		again, err := scenarios.Run(t.Context(), scenarios.RunConfig{Profiles: []*scenarios.Profile{tgt.Profile}, Seed: 7, Only: unknown})
+		again, err := scenarios.Run(t.Context(), scenarios.RunConfig{Profiles: []*profile.Profile{tgt.Profile}, Seed: 7, Only: unknown})
 		require.NoError(t, err)
 		results = again.Results
 	}

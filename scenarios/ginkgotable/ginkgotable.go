@@ -20,8 +20,9 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/idemproof/idemproof/internal/buildinfo"
+	"github.com/idemproof/idemproof/profile"
+	"github.com/idemproof/idemproof/report"
 	"github.com/idemproof/idemproof/scenarios"
-	"github.com/idemproof/idemproof/scenarios/report"
 	"github.com/idemproof/idemproof/scenarios/scenariotest"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -48,13 +49,13 @@ func Entries(opts ...scenarios.CheckOption) []ginkgo.TableEntry {
 
 // Body is the table's body: it runs one scenario against the profile (read when the spec
 // runs, so a BeforeAll or BeforeSuite can build it) and judges the result.
-func Body(profile func() *scenarios.Profile, opts ...scenarios.CheckOption) func(ginkgo.SpecContext, string) {
+func Body(prof func() *profile.Profile, opts ...scenarios.CheckOption) func(ginkgo.SpecContext, string) {
 	return func(ctx ginkgo.SpecContext, id string) {
 		ginkgo.GinkgoHelper()
 		cfg := config(opts)
-		p := profile()
+		p := prof()
 		ginkgo.By(fmt.Sprintf("running %s against %s", id, p.Name))
-		cfg.Profiles, cfg.Only, cfg.Labels, cfg.Progress = []*scenarios.Profile{p}, []string{id}, nil, nil
+		cfg.Profiles, cfg.Only, cfg.Labels, cfg.Progress = []*profile.Profile{p}, []string{id}, nil, nil
 		if cfg.Seed == 0 {
 			cfg.Seed = ginkgo.GinkgoRandomSeed()
 		}
@@ -75,8 +76,8 @@ func Body(profile func() *scenarios.Profile, opts ...scenarios.CheckOption) func
 }
 
 // DescribeCatalogue declares the table "idemproof scenario" with Body and Entries.
-func DescribeCatalogue(profile func() *scenarios.Profile, opts ...scenarios.CheckOption) bool {
-	return ginkgo.DescribeTable("idemproof scenario", Body(profile, opts...), Entries(opts...))
+func DescribeCatalogue(prof func() *profile.Profile, opts ...scenarios.CheckOption) bool {
+	return ginkgo.DescribeTable("idemproof scenario", Body(prof, opts...), Entries(opts...))
 }
 
 func config(opts []scenarios.CheckOption) scenarios.RunConfig {

@@ -6,6 +6,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/reference"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/ginkgotable"
@@ -15,20 +16,20 @@ import (
 var selection = []scenarios.CheckOption{scenarios.Only("replay/sequential", "replay/after-503", "fingerprint/*", "recovery/crash-after-key")}
 
 var _ = Describe("the catalogue as a Ginkgo table", Ordered, func() {
-	var profile *scenarios.Profile
+	var prof *profile.Profile
 	BeforeAll(func() {
-		p, err := scenarios.BuiltinProfile("reference")
+		p, err := profile.Builtin("reference")
 		Expect(err).NotTo(HaveOccurred())
 		srv, err := reference.New(reference.WithTestHooks(true),
 			reference.WithRetention(time.Duration(p.Retention)), reference.WithLockTimeout(time.Duration(p.LockTimeout)))
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(srv.Close)
 		var stop func()
-		profile, stop = scenariotest.HandlerTarget(srv, p)
+		prof, stop = scenariotest.HandlerTarget(srv, p)
 		DeferCleanup(stop)
 	})
 
-	ginkgotable.DescribeCatalogue(func() *scenarios.Profile { return profile }, selection...)
+	ginkgotable.DescribeCatalogue(func() *profile.Profile { return prof }, selection...)
 })
 
 var _ = Describe("Entries", func() {

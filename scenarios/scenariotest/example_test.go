@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/reference"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/scenariotest"
@@ -16,15 +17,15 @@ import (
 // here. The profile describes the API (operation, ledger, declared choices); HandlerTarget
 // points it at a loopback test server.
 func ExampleHandlerTarget() {
-	p, _ := scenarios.BuiltinProfile("reference")
+	p, _ := profile.Builtin("reference")
 	var handler http.Handler
 	srv, _ := reference.New(reference.WithTestHooks(true), reference.WithRetention(time.Duration(p.Retention)))
 	defer srv.Close()
 	handler = srv
 
-	profile, stop := scenariotest.HandlerTarget(handler, p)
+	prof, stop := scenariotest.HandlerTarget(handler, p)
 	defer stop()
-	err := scenarios.Check(context.Background(), profile, scenarios.Only("replay/*"))
+	err := scenarios.Check(context.Background(), prof, scenarios.Only("replay/*"))
 	fmt.Println("replay scenarios clean:", err == nil)
 	// Output:
 	// replay scenarios clean: true
@@ -33,12 +34,12 @@ func ExampleHandlerTarget() {
 // In a test: one subtest per scenario, named by its ID (go test -run 'TestRefunds/replay').
 func ExampleRunT() {
 	testRefunds := func(t *testing.T) {
-		p, _ := scenarios.BuiltinProfile("reference")
+		p, _ := profile.Builtin("reference")
 		srv, _ := reference.New(reference.WithTestHooks(true))
 		defer srv.Close()
-		profile, stop := scenariotest.HandlerTarget(srv, p)
+		prof, stop := scenariotest.HandlerTarget(srv, p)
 		defer stop()
-		scenariotest.RunT(t, profile, scenarios.Only("replay/*", "race/*"))
+		scenariotest.RunT(t, prof, scenarios.Only("replay/*", "race/*"))
 	}
 	_ = testRefunds // func TestRefunds(t *testing.T) { … } in your _test.go file
 }

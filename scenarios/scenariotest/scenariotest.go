@@ -27,8 +27,9 @@ import (
 	"testing"
 
 	"github.com/idemproof/idemproof/internal/buildinfo"
+	"github.com/idemproof/idemproof/profile"
+	"github.com/idemproof/idemproof/report"
 	"github.com/idemproof/idemproof/scenarios"
-	"github.com/idemproof/idemproof/scenarios/report"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -37,9 +38,9 @@ import (
 // scenarios.WithConcurrency(n) for n > 1 the subtests run in parallel (t.Parallel), as
 // many at once as `go test -parallel` allows. A profile that does not validate or a run
 // that cannot start fails t itself.
-func RunT(t *testing.T, p *scenarios.Profile, opts ...scenarios.CheckOption) {
+func RunT(t *testing.T, p *profile.Profile, opts ...scenarios.CheckOption) {
 	t.Helper()
-	cfg := scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Tool: "idemproof " + buildinfo.Module().String()}
+	cfg := scenarios.RunConfig{Profiles: []*profile.Profile{p}, Tool: "idemproof " + buildinfo.Module().String()}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -114,7 +115,7 @@ func FailureMessage(rep *verdict.Report, r verdict.Result) string {
 // h implements (operation, ledger, declared choices), as a profile file would; its
 // base_url and proxy are replaced, since the runner's in-process fault proxy sits between
 // the scenarios and h. No process, no port to pick.
-func HandlerTarget(h http.Handler, p *scenarios.Profile) (*scenarios.Profile, func()) {
+func HandlerTarget(h http.Handler, p *profile.Profile) (*profile.Profile, func()) {
 	srv := httptest.NewServer(h)
 	cp := *p
 	cp.BaseURL = srv.URL

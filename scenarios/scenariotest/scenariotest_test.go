@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/reference"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/scenariotest"
@@ -18,9 +19,9 @@ import (
 
 // referenceHandler is the reference server with the given flaws, configured as its
 // built-in profile declares, and that profile.
-func referenceHandler(t *testing.T, flaws ...string) (*reference.Server, *scenarios.Profile) {
+func referenceHandler(t *testing.T, flaws ...string) (*reference.Server, *profile.Profile) {
 	t.Helper()
-	p, err := scenarios.BuiltinProfile("reference")
+	p, err := profile.Builtin("reference")
 	require.NoError(t, err)
 	opts := []reference.Option{reference.WithTestHooks(true),
 		reference.WithRetention(time.Duration(p.Retention)), reference.WithLockTimeout(time.Duration(p.LockTimeout))}
@@ -44,9 +45,9 @@ func TestRunTAgainstAFlawedHandler(t *testing.T) {
 		t.Skip("run by TestRunTOneSubtestPerScenario in a child process")
 	}
 	srv, p := referenceHandler(t, "no-fingerprint")
-	profile, stop := scenariotest.HandlerTarget(srv, p)
+	prof, stop := scenariotest.HandlerTarget(srv, p)
 	defer stop()
-	scenariotest.RunT(t, profile, scenarios.Only("fingerprint/*", "replay/sequential", "recovery/crash-after-key"))
+	scenariotest.RunT(t, prof, scenarios.Only("fingerprint/*", "replay/sequential", "recovery/crash-after-key"))
 }
 
 // child runs the flawed test in a child process with extra -test flags.
@@ -101,11 +102,11 @@ func TestRunTFiltersByScenarioIDWithRun(t *testing.T) {
 
 func TestHandlerTargetServesTheHandler(t *testing.T) {
 	srv, p := referenceHandler(t)
-	profile, stop := scenariotest.HandlerTarget(srv, p)
-	require.NotEqual(t, p.BaseURL, profile.BaseURL, "a copy, pointing at the test server")
-	require.Regexp(t, `^http://127\.0\.0\.1:\d+$`, profile.BaseURL)
-	err := scenarios.Check(t.Context(), profile, scenarios.Only("replay/after-503", "key/missing"))
+	prof, stop := scenariotest.HandlerTarget(srv, p)
+	require.NotEqual(t, p.BaseURL, prof.BaseURL, "a copy, pointing at the test server")
+	require.Regexp(t, `^http://127\.0\.0\.1:\d+$`, prof.BaseURL)
+	err := scenarios.Check(t.Context(), prof, scenarios.Only("replay/after-503", "key/missing"))
 	require.NoError(t, err)
 	stop()
-	require.Error(t, scenarios.Check(t.Context(), profile, scenarios.Only("replay/sequential")), "stopped: nothing answers")
+	require.Error(t, scenarios.Check(t.Context(), prof, scenarios.Only("replay/sequential")), "stopped: nothing answers")
 }

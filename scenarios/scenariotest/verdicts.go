@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -16,7 +17,7 @@ import (
 // a few minutes) and fails t unless every one got the verdict pinned for it. It is how
 // a team pins what a third-party API does today, FAILs included, so a change in either
 // direction is noticed. The failure lists each differing scenario with what it observed.
-func RequireVerdicts(t testing.TB, p *scenarios.Profile, want map[string]verdict.Verdict) {
+func RequireVerdicts(t testing.TB, p *profile.Profile, want map[string]verdict.Verdict) {
 	t.Helper()
 	only := make([]string, 0, len(want))
 	for id := range want {
@@ -25,7 +26,7 @@ func RequireVerdicts(t testing.TB, p *scenarios.Profile, want map[string]verdict
 	slices.Sort(only)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*scenarios.Profile{p}, Only: only, Seed: 1})
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: only, Seed: 1})
 	if err != nil {
 		t.Fatalf("scenariotest.RequireVerdicts: %v", err)
 	}

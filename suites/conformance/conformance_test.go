@@ -11,8 +11,9 @@ import (
 
 	"github.com/idemproof/idemproof/internal/dockertest"
 	"github.com/idemproof/idemproof/internal/embedded"
+	"github.com/idemproof/idemproof/profile"
+	"github.com/idemproof/idemproof/report"
 	"github.com/idemproof/idemproof/scenarios"
-	"github.com/idemproof/idemproof/scenarios/report"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -23,54 +24,54 @@ const scenarioTimeout = time.Minute
 var _ = Describe("the scenario catalogue", func() {
 	if name := targetProfile(); name != "" {
 		Context("against the profile "+name, func() {
-			var profile *scenarios.Profile
+			var prof *profile.Profile
 			BeforeAll(func(ctx SpecContext) {
 				var err error
-				profile, err = loadProfile(name)
+				prof, err = loadProfile(name)
 				Expect(err).NotTo(HaveOccurred(), "load the target profile")
 			}, NodeTimeout(10*time.Second))
-			catalogueTable(func() *scenarios.Profile { return profile })
+			catalogueTable(func() *profile.Profile { return prof })
 		}, Ordered, ContinueOnFailure)
 		return
 	}
 
 	Context("against the embedded reference on the memory store", Label("store:memory"), Ordered, ContinueOnFailure, func() {
-		var profile *scenarios.Profile
+		var prof *profile.Profile
 		BeforeAll(func(ctx SpecContext) {
 			tgt, err := embedded.Start(ctx, embedded.Config{})
 			DeferCleanup(closeTarget, tgt)
 			Expect(err).NotTo(HaveOccurred())
-			profile = tgt.Profile
+			prof = tgt.Profile
 		}, NodeTimeout(30*time.Second))
-		catalogueTable(func() *scenarios.Profile { return profile })
+		catalogueTable(func() *profile.Profile { return prof })
 	})
 
 	Context("against the embedded reference on PostgreSQL", Label("store:postgres", "container"), Ordered, ContinueOnFailure, func() {
-		var profile *scenarios.Profile
+		var prof *profile.Profile
 		BeforeAll(func(ctx SpecContext) {
 			By("starting PostgreSQL from " + dockertest.PostgresImage())
 			pg := dockertest.RunPostgres(GinkgoT())
 			tgt, err := embedded.Start(ctx, embedded.Config{Store: pg.DSN})
 			DeferCleanup(closeTarget, tgt)
 			Expect(err).NotTo(HaveOccurred())
-			profile = tgt.Profile
+			prof = tgt.Profile
 		}, NodeTimeout(2*time.Minute))
-		catalogueTable(func() *scenarios.Profile { return profile })
+		catalogueTable(func() *profile.Profile { return prof })
 	})
 })
 
 // catalogueTable declares one spec per catalogue scenario; each runs its scenario against
 // the profile the container's BeforeAll prepared.
-func catalogueTable(profile func() *scenarios.Profile) {
+func catalogueTable(prof func() *profile.Profile) {
 	entries := make([]TableEntry, 0, len(catalogue))
 	for _, s := range catalogue {
 		entries = append(entries, Entry(s.ID, Label(s.Labels...), SpecTimeout(scenarioTimeout), s.ID))
 	}
 	DescribeTable("scenario", func(ctx SpecContext, id string) {
-		p := profile()
+		p := prof()
 		By(fmt.Sprintf("running %s against %s", id, p.Name))
 		rep, err := scenarios.Run(ctx, scenarios.RunConfig{
-			Profiles: []*scenarios.Profile{p},
+			Profiles: []*profile.Profile{p},
 			Only:     []string{id},
 			Seed:     GinkgoRandomSeed(),
 			Strict:   strict,
@@ -120,9 +121,9 @@ func closeTarget(tgt *embedded.Target) error {
 
 // loadProfile reads a profile file, or a built-in profile by name when no such file
 // exists.
-func loadProfile(name string) (*scenarios.Profile, error) {
+func loadProfile(name string) (*profile.Profile, error) {
 	if fi, err := os.Stat(name); (err == nil && fi.Mode().IsRegular()) || strings.ContainsAny(name, `/\`) {
-		return scenarios.LoadProfile(name)
+		return profile.Load(name)
 	}
-	return scenarios.BuiltinProfile(name)
+	return profile.Builtin(name)
 }

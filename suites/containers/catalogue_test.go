@@ -13,6 +13,7 @@ import (
 	"github.com/idemproof/idemproof/containers/referencectr"
 	"github.com/idemproof/idemproof/containers/vendorctr"
 	"github.com/idemproof/idemproof/internal/dockertest"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -27,7 +28,7 @@ var _ = Describe("the whole catalogue on containers", Ordered, ContinueOnFailure
 	var byID map[string]verdict.Result
 
 	BeforeAll(func(ctx SpecContext) {
-		p, err := scenarios.BuiltinProfile("reference")
+		p, err := profile.Builtin("reference")
 		Expect(err).NotTo(HaveOccurred())
 		// The built-in 5s retention is tuned for in-process runs. Here every attempt
 		// crosses Docker's port forwarder and a busy 2-core engine: the 1,000-attempt burst
@@ -35,7 +36,7 @@ var _ = Describe("the whole catalogue on containers", Ordered, ContinueOnFailure
 		// inside the window" (retention - 250ms) can land outside it. The declared window
 		// and the server's are set together (catalogueRetention), so the expiry scenarios
 		// still test the truth.
-		p.Retention = scenarios.Duration(catalogueRetention)
+		p.Retention = profile.Duration(catalogueRetention)
 		nw := newNetwork(ctx)
 		startPostgres(ctx, nw)
 		// The boundary scenarios watch the reference's vendor calls: a vendor container
@@ -48,7 +49,7 @@ var _ = Describe("the whole catalogue on containers", Ordered, ContinueOnFailure
 		Expect(err).NotTo(HaveOccurred())
 		vendorAdmin, err := vendor.AdminURL(ctx)
 		Expect(err).NotTo(HaveOccurred())
-		p.Downstream = &scenarios.Downstream{Listen: "vendor:9090", Admin: vendorAdmin, KeyHeader: "Idempotency-Key", Entity: "order_id"}
+		p.Downstream = &profile.Downstream{Listen: "vendor:9090", Admin: vendorAdmin, KeyHeader: "Idempotency-Key", Entity: "order_id"}
 		// No --crash-exits: the catalogue's crash scenarios expect the in-process form (the
 		// connection dropped), and the process must survive for the scenarios after them.
 		ref := startReference(ctx, nw, "reference",
@@ -61,11 +62,11 @@ var _ = Describe("the whole catalogue on containers", Ordered, ContinueOnFailure
 		Expect(err).NotTo(HaveOccurred())
 		adminURL, err := px.AdminURL(ctx)
 		Expect(err).NotTo(HaveOccurred())
-		p.Proxy = &scenarios.ProxyRef{URL: proxyURL, Admin: adminURL, AdminToken: px.AdminToken()}
+		p.Proxy = &profile.ProxyRef{URL: proxyURL, Admin: adminURL, AdminToken: px.AdminToken()}
 
 		By("running the catalogue through the containerised proxy")
 		rep, err := scenarios.Run(ctx, scenarios.RunConfig{
-			Profiles: []*scenarios.Profile{p}, Seed: 7, ScenarioTimeout: time.Minute, Tool: "idemproof suites/containers",
+			Profiles: []*profile.Profile{p}, Seed: 7, ScenarioTimeout: time.Minute, Tool: "idemproof suites/containers",
 		})
 		Expect(err).NotTo(HaveOccurred())
 		byID = make(map[string]verdict.Result, len(rep.Results))
@@ -90,7 +91,7 @@ var _ = Describe("the whole catalogue on containers", Ordered, ContinueOnFailure
 			}
 			By("running again what could not be judged: " + strings.Join(unknown, ", "))
 			again, err := scenarios.Run(ctx, scenarios.RunConfig{
-				Profiles: []*scenarios.Profile{p}, Seed: 7, Only: unknown, ScenarioTimeout: time.Minute, Tool: "idemproof suites/containers",
+				Profiles: []*profile.Profile{p}, Seed: 7, Only: unknown, ScenarioTimeout: time.Minute, Tool: "idemproof suites/containers",
 			})
 			Expect(err).NotTo(HaveOccurred())
 			for _, r := range again.Results {

@@ -13,8 +13,9 @@ import (
 
 	"github.com/idemproof/idemproof/internal/dockertest"
 	"github.com/idemproof/idemproof/internal/embedded"
+	"github.com/idemproof/idemproof/profile"
+	"github.com/idemproof/idemproof/report"
 	"github.com/idemproof/idemproof/scenarios"
-	"github.com/idemproof/idemproof/scenarios/report"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -71,7 +72,7 @@ func runEmbedded(ctx context.Context, cfg embedded.Config, only []string) *verdi
 	DeferCleanup(tgt.Close)
 	By(fmt.Sprintf("running %s against %s", selection(only), tgt.Profile.Name))
 	rep, err := scenarios.Run(ctx, scenarios.RunConfig{
-		Profiles:    []*scenarios.Profile{tgt.Profile},
+		Profiles:    []*profile.Profile{tgt.Profile},
 		Only:        only,
 		Seed:        GinkgoRandomSeed(),
 		Strict:      true,

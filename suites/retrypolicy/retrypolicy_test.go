@@ -9,8 +9,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/idemproof/idemproof/clientcheck"
-	"github.com/idemproof/idemproof/scenarios"
-	"github.com/idemproof/idemproof/scenarios/report"
+	"github.com/idemproof/idemproof/profile"
+	"github.com/idemproof/idemproof/report"
 	"github.com/idemproof/idemproof/suites/retrypolicy"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -39,14 +39,14 @@ var everyTarget = []target{onReference, onPayments}
 
 // profileFor starts the target's server for this spec and returns its profile (nil for
 // the embedded reference, which client-check starts itself).
-func profileFor(t target) *scenarios.Profile {
+func profileFor(t target) *profile.Profile {
 	GinkgoHelper()
 	if t == onReference {
 		return nil
 	}
 	srv := startPaymentsAPI()
 	DeferCleanup(srv.Close)
-	p, err := scenarios.LoadProfile("testdata/payments-api.yaml")
+	p, err := profile.Load("testdata/payments-api.yaml")
 	Expect(err).NotTo(HaveOccurred())
 	p.BaseURL = srv.URL
 	return p

@@ -1,0 +1,377 @@
+package profile
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/transport/mcp"
+	"go.yaml.in/yaml/v3"
+)
+
+// Outcomes is the profile's `outcomes:` as written: classes in order of precedence, each
+// with its rules (package outcome). It parses itself strictly; what is wrong is kept and
+// reported with the profile's other field errors.
+type Outcomes struct {
+	Classes  []outcome.ClassRules
+	problems []fieldError
+}
+
+// Covers reports whether the rules name class c.
+func (o *Outcomes) Covers(c outcome.Class) bool {
+	if o == nil {
+		return false
+	}
+	for _, cr := range o.Classes {
+		if cr.Class == c && len(cr.Rules) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// declaresRetryHint reports whether a rule of class c says where its answers carry a
+// retry hint (retry_after).
+func (p *Profile) declaresRetryHint(c outcome.Class) bool {
+	if p.Outcomes == nil {
+		return false
+	}
+	for _, cr := range p.Outcomes.Classes {
+		if cr.Class != c {
+			continue
+		}
+		for _, r := range cr.Rules {
+			if r.RetryAfter != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ruleClasses are the classes a rule may name: every class but info, which is what the
+// transport reports for an answer it did not see whole.
+func ruleClasses() []string {
+	var out []string
+	for _, c := range outcome.Classes {
+		if c != outcome.Info {
+			out = append(out, string(c))
+		}
+	}
+	return out
+}
+
+// UnmarshalYAML reads `outcomes:` — class: rule, or class: [rule, …]; a rule is a
+// mapping of status (an int or a list), json ({path, equals | exists | matches}, or a
+// list of them), text (a regexp) and, for in_flight and throttled, retry_after ({path,
+// unit}: where the body says when to retry).
+func (o *Outcomes) UnmarshalYAML(n *yaml.Node) error {
+	o.Classes, o.problems = nil, nil
+	bad := func(path, format string, args ...any) {
+		o.problems = append(o.problems, fieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
+	}
+	if n.Kind != yaml.MappingNode {
+		bad("outcomes", "must map classes to rules, e.g. in_flight: {json: {path: error.code, equals: -32010}}")
+		return nil
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		name, v := n.Content[i].Value, n.Content[i+1]
+		path := "outcomes." + name
+		if c := outcome.Class(name); !c.Valid() || c == outcome.Info {
+			bad(path, "unknown class (known: %s)", strings.Join(ruleClasses(), ", "))
+			continue
+		}
+		if seen[name] {
+			bad(path, "class named twice")
+			continue
+		}
+		seen[name] = true
+		nodes := []*yaml.Node{v}
+		paths := []string{path}
+		if v.Kind == yaml.SequenceNode {
+			nodes, paths = v.Content, nil
+			for j := range v.Content {
+				paths = append(paths, path+"["+strconv.Itoa(j)+"]")
+			}
+			if len(nodes) == 0 {
+				bad(path, "an empty list of rules matches nothing")
+			}
+		}
+		cr := outcome.ClassRules{Class: outcome.Class(name)}
+		for j, rn := range nodes {
+			spec, ok := o.ruleSpec(rn, paths[j])
+			if !ok {
+				continue
+			}
+			rule, errs := outcome.Compile(spec)
+			for _, err := range errs {
+				var se *outcome.SpecError
+				if errors.As(err, &se) {
+					field := paths[j]
+					if se.Field != "" {
+						field = joinPath(field, se.Field)
+					}
+					bad(field, "%s", se.Msg)
+				}
+			}
+			if rule.RetryAfter != nil && cr.Class != outcome.InFlight && cr.Class != outcome.Throttled {
+				bad(joinPath(paths[j], "retry_after"), "a retry hint belongs to an in_flight or throttled rule: only a refusal for now says when to come back")
+				continue
+			}
+			if len(errs) == 0 {
+				cr.Rules = append(cr.Rules, rule)
+			}
+		}
+		o.Classes = append(o.Classes, cr)
+	}
+	return nil
+}
+
+func (o *Outcomes) ruleSpec(n *yaml.Node, path string) (outcome.RuleSpec, bool) {
+	var spec outcome.RuleSpec
+	ok := true
+	bad := func(p, format string, args ...any) {
+		o.problems = append(o.problems, fieldError{Path: p, Msg: fmt.Sprintf(format, args...)})
+		ok = false
+	}
+	if n.Kind != yaml.MappingNode {
+		bad(path, "a rule is a mapping of status, json, text, e.g. {status: 409} or {json: {path: error.code, equals: -32010}}")
+		return spec, false
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i].Value, n.Content[i+1]
+		fp := joinPath(path, k)
+		switch k {
+		case "status":
+			items := []*yaml.Node{v}
+			if v.Kind == yaml.SequenceNode {
+				items = v.Content
+			}
+			for _, it := range items {
+				st, err := strconv.Atoi(it.Value)
+				if it.Kind != yaml.ScalarNode || err != nil {
+					bad(fp, "must be an HTTP status or a list of them, e.g. 409 or [409, 425], got %q", it.Value)
+					continue
+				}
+				spec.Status = append(spec.Status, st)
+			}
+		case "json":
+			items, paths := []*yaml.Node{v}, []string{fp}
+			if v.Kind == yaml.SequenceNode {
+				items, paths = v.Content, nil
+				for j := range v.Content {
+					paths = append(paths, fp+"["+strconv.Itoa(j)+"]")
+				}
+			}
+			for j, it := range items {
+				js, jok := o.jsonSpec(it, paths[j])
+				ok = ok && jok
+				spec.JSON = append(spec.JSON, js)
+			}
+		case "retry_after":
+			if v.Kind != yaml.MappingNode {
+				bad(fp, "must be {path: P, unit: ms|s}: where the refusal's body says how long to wait, e.g. {path: error.data.retry_after_ms, unit: ms}")
+				continue
+			}
+			spec.RetryAfter = &outcome.RetryHintSpec{}
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				hk, hv := v.Content[j].Value, v.Content[j+1]
+				switch {
+				case hv.Kind != yaml.ScalarNode:
+					bad(joinPath(fp, hk), "must be a scalar")
+				case hk == "path":
+					spec.RetryAfter.Path = hv.Value
+				case hk == "unit":
+					spec.RetryAfter.Unit = hv.Value
+				default:
+					bad(joinPath(fp, hk), "unknown field (known: path, unit)")
+				}
+			}
+		case "text":
+			if v.Kind != yaml.ScalarNode {
+				bad(fp, "must be a regular expression on the body, e.g. \"reused\"")
+				continue
+			}
+			spec.Text = v.Value
+			if spec.Text == "" {
+				bad(fp, "an empty regexp matches every body")
+			}
+		default:
+			bad(fp, "unknown field (known: json, retry_after, status, text)")
+		}
+	}
+	return spec, ok
+}
+
+func (o *Outcomes) jsonSpec(n *yaml.Node, path string) (outcome.JSONSpec, bool) {
+	var js outcome.JSONSpec
+	ok := true
+	bad := func(p, format string, args ...any) {
+		o.problems = append(o.problems, fieldError{Path: p, Msg: fmt.Sprintf(format, args...)})
+		ok = false
+	}
+	if n.Kind != yaml.MappingNode {
+		bad(path, "must be {path: …, equals: …} (or exists: true|false, or matches: REGEXP)")
+		return js, false
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i].Value, n.Content[i+1]
+		fp := joinPath(path, k)
+		if v.Kind != yaml.ScalarNode {
+			bad(fp, "must be a scalar")
+			continue
+		}
+		switch k {
+		case "path":
+			js.Path = v.Value
+		case "equals":
+			var val any
+			if err := v.Decode(&val); err != nil {
+				bad(fp, "%v", err)
+				continue
+			}
+			js.Equals, js.HasEquals = val, true
+		case "exists":
+			var b bool
+			if err := v.Decode(&b); err != nil {
+				bad(fp, "must be true or false, got %q", v.Value)
+				continue
+			}
+			js.Exists = &b
+		case "matches":
+			m := v.Value
+			js.Matches = &m
+		default:
+			bad(fp, "unknown field (known: equals, exists, matches, path)")
+		}
+	}
+	// Compile says what a predicate lacks (a path, exactly one test), under the rule's
+	// field name; here only what a YAML reader sees.
+	return js, ok
+}
+
+// mergeOutcomes fixes what mergeMappings did to `outcomes:` under `extends:`: a class the
+// profile names replaces the preset's rules for it whole (merging two rules field by field
+// would make a third that neither wrote); the other classes stay, in the preset's order.
+func mergeOutcomes(merged, base, over *yaml.Node) *yaml.Node {
+	bo, oo := findKey(base, "outcomes"), findKey(over, "outcomes")
+	if bo == nil || oo == nil || bo.Kind != yaml.MappingNode || oo.Kind != yaml.MappingNode {
+		return merged
+	}
+	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: oo.Line, Column: oo.Column}
+	out.Content = append(out.Content, bo.Content...)
+	for i := 0; i+1 < len(oo.Content); i += 2 {
+		k, v := oo.Content[i], oo.Content[i+1]
+		replaced := false
+		for j := 0; j+1 < len(out.Content); j += 2 {
+			if out.Content[j].Value == k.Value {
+				out.Content[j], out.Content[j+1], replaced = k, v, true
+			}
+		}
+		if !replaced {
+			out.Content = append(out.Content, k, v)
+		}
+	}
+	for i := 0; i+1 < len(merged.Content); i += 2 {
+		if merged.Content[i].Value == "outcomes" {
+			merged.Content[i+1] = out
+		}
+	}
+	return merged
+}
+
+// MarshalJSON writes the rules as the classes in order, each with its rules described.
+func (o *Outcomes) MarshalJSON() ([]byte, error) {
+	type class struct {
+		Class outcome.Class `json:"class"`
+		Rules []string      `json:"rules"`
+	}
+	out := []class{}
+	for _, c := range o.Classes {
+		cl := class{Class: c.Class, Rules: []string{}}
+		for _, r := range c.Rules {
+			cl.Rules = append(cl.Rules, r.String())
+		}
+		out = append(out, cl)
+	}
+	return json.Marshal(out)
+}
+
+// Classifier returns how the profile's answers are classified. Without outcome rules
+// (and over plain HTTP), by the statuses it declares (expect, business_error,
+// validation_error). With `outcomes:`, by its rules in their order, the classes they do
+// not cover by those statuses; over MCP, a tool result (isError true: a business error)
+// is recognised for the classes the rules leave out (mcp.DefaultOutcomes). Each call
+// returns a new classifier, whose rule matches (outcome.RuleReporter) count from zero.
+func (p *Profile) Classifier() outcome.Classifier {
+	s := outcome.Statuses{InFlight: p.Expect.InFlight, Mismatch: p.Expect.Mismatch}
+	if p.Expect.MissingKey != "" && p.Expect.MissingKey != "optional" {
+		s.MissingKey = atoiOr0(p.Expect.MissingKey)
+	}
+	if p.Business != nil {
+		s.Business = p.Business.Status
+	}
+	if p.Validation != nil {
+		s.Validation = p.Validation.Status
+	}
+	if p.Outcomes == nil && !p.IsMCP() {
+		return s
+	}
+	var classes []outcome.ClassRules
+	covered := map[outcome.Class]bool{}
+	if p.Outcomes != nil {
+		classes = append(classes, p.Outcomes.Classes...)
+		for _, c := range p.Outcomes.Classes {
+			covered[c.Class] = len(c.Rules) > 0
+		}
+	}
+	if p.IsMCP() {
+		classes = append(classes, mcp.DefaultOutcomes(covered)...)
+	}
+	return outcome.NewRules(classes, s)
+}
+
+// UnmatchedRules names the profile's own outcome rules that classified none of the
+// answers cl saw — cl a classifier from Classifier(), through which the preflight (or a
+// run) passed its answers: "outcomes.success (result.isError == false)",
+// "outcomes.mismatch[1] (result.isError == true and text /reused/)". A rule that never
+// matches is often a rule that cannot: a field the server leaves out, a code it never
+// sends. The built-in MCP defaults are not named; nil for a classifier without rules.
+func (p *Profile) UnmatchedRules(cl outcome.Classifier) []string {
+	rep, ok := cl.(outcome.RuleReporter)
+	if !ok || p.Outcomes == nil {
+		return nil
+	}
+	own := map[outcome.Class]int{}
+	for _, c := range p.Outcomes.Classes {
+		own[c.Class] = len(c.Rules)
+	}
+	var out []string
+	for _, m := range rep.Unmatched() {
+		n, mine := own[m.Class]
+		if !mine {
+			continue
+		}
+		name := "outcomes." + string(m.Class)
+		if n > 1 {
+			name += "[" + strconv.Itoa(m.Index) + "]"
+		}
+		out = append(out, name+" ("+m.Rule+")")
+	}
+	return out
+}
+
+func atoiOr0(s string) int {
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}

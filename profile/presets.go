@@ -1,0 +1,54 @@
+package profile
+
+import (
+	"embed"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+)
+
+// Built-in profiles: "reference" describes our reference server; "ietf-draft-07" and
+// "stripe" are expectation presets (no target), meant for `extends:` in a user profile.
+//
+//go:embed profiles/*.yaml
+var builtinFS embed.FS
+
+// BuiltinNames lists the names of the built-in profiles, sorted.
+func BuiltinNames() []string {
+	entries, _ := builtinFS.ReadDir("profiles")
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
+	}
+	sort.Strings(names)
+	return names
+}
+
+func builtinData(name string) ([]byte, bool) {
+	data, err := builtinFS.ReadFile(path.Join("profiles", name+".yaml"))
+	return data, err == nil
+}
+
+// Builtin returns a built-in profile. The reference profile is complete and valid;
+// a preset is returned as declared (its Validate reports the target fields it lacks).
+func Builtin(name string) (*Profile, error) {
+	data, ok := builtinData(name)
+	if !ok {
+		return nil, fmt.Errorf("built-in profile %q does not exist (have %s)", name, strings.Join(BuiltinNames(), ", "))
+	}
+	root, dups, err := parseTree(name+".yaml", ".", data, 0)
+	if err != nil {
+		return nil, err
+	}
+	p, errs, err := decodeProfile(name+".yaml", root)
+	if err != nil {
+		return nil, err
+	}
+	errs = append(dups, errs...)
+	if len(errs) > 0 {
+		return nil, joinFieldErrors(name+".yaml", errs, nil)
+	}
+	p.Source = name
+	return p, nil
+}
