@@ -9,7 +9,7 @@ import (
 
 // ledgerReader counts the side effects of one entity with the profile's side_effects
 // probe, straight at the target (never through the faults), as check reads it
-// (scenarios.LedgerReader: the probe's method, headers and body, rate limits waited out).
+// (profile.LedgerReader: the probe's method, headers and body, rate limits waited out).
 type ledgerReader struct{ r *profile.LedgerReader }
 
 func (l ledgerReader) count(ctx context.Context, entity string) (int, error) {

@@ -114,7 +114,7 @@ type Client interface {
 // default fault schedule with seed 0.
 type Config struct {
 	// Profile is the target the client calls: its base_url, where the key travels, the
-	// operation, its entity (see scenarios.EntityRef; inferred from operation.body when
+	// operation, its entity (see profile.EntityRef; inferred from operation.body when
 	// the profile declares none), its ledger and its outcome classes. nil means the
 	// embedded reference refund server.
 	Profile *profile.Profile
@@ -501,7 +501,7 @@ func newEnv(p *profile.Profile, entity profile.EntityRef, base, admin, outcomeFi
 }
 
 // NewReport wraps the checks of o, the applied fault schedule, then one INFO result per
-// operation (Operations), into a report the scenarios/report renderers accept.
+// operation (Operations), into a report the report renderers accept.
 func NewReport(o Observation, seed int64, started time.Time) verdict.Report {
 	results := append(append(Check(o), scheduleResult(o)), Operations(o)...)
 	for _, r := range results {

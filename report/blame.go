@@ -16,7 +16,7 @@ const (
 )
 
 // marks ties a record's history to its journal, so that what a checker blamed (history
-// events, scenarios.Blame) can be marked on the journal rows and the arrows drawn from
+// events, verdict.Blame) can be marked on the journal rows and the arrows drawn from
 // the journal, and the journal's payloads can be named by the step that sent them.
 type marks struct {
 	byOp      map[int]verdict.Blame    // completion event index → blame

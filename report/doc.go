@@ -1,4 +1,4 @@
-// Package report renders a scenarios.Report for people and for machines:
+// Package report renders a verdict.Report for people and for machines:
 //
 //   - a live console line per scenario as it finishes (Progress, WriteLine) and a summary
 //     table per target with the details of every failing result (WriteSummary);
@@ -15,10 +15,10 @@
 //     failing and UNKNOWN results with one line of evidence and the repeat command, known
 //     failures, skipped scenarios, and the matrix of several targets (WriteMarkdown).
 //
-// The console, JUnit and HTML reports show the attempts a checker blamed (scenarios.Evidence.Blame): in the
+// The console, JUnit and HTML reports show the attempts a checker blamed (verdict.Evidence.Blame): in the
 // timelines their answer is marked "✗ want …" (a red arrow in the diagram), and their
 // body is shown as JSON text with, where the rule compared it with the committed
-// response, the members that differ (package scenarios/bodytext). The journal has no
+// response, the members that differ (package internal/bodytext). The journal has no
 // link to the client's history; a blamed answer is matched to its journal record by key,
 // attempt ordinal and status.
 //

@@ -10,7 +10,7 @@ import (
 
 // WriteJSON writes the report as indented JSON. The field order is the struct's and map
 // keys are sorted, so the output is stable. A zero SchemaVersion is written as
-// scenarios.ReportSchemaVersion; "complete" is !rep.Incomplete(); durations are written in milliseconds (duration_ms),
+// verdict.ReportSchemaVersion; "complete" is !rep.Incomplete(); durations are written in milliseconds (duration_ms),
 // filled from Duration where the runner left DurationMS zero.
 func WriteJSON(w io.Writer, rep *verdict.Report) error {
 	out := *rep

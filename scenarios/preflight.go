@@ -339,7 +339,7 @@ func (pf *preflight) ledgerClip(verb string) string {
 }
 
 // answerClip is " (text/html) <html><body>…": a short, printable rendering of a body,
-// JSON as JSON text (scenarios/bodytext), other text with its white space collapsed.
+// JSON as JSON text (internal/bodytext), other text with its white space collapsed.
 func answerClip(ctype string, body []byte) string {
 	out := ""
 	if ctype != "" {

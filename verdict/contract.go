@@ -157,7 +157,7 @@ type Result struct {
 	KnownFailure    bool    `json:"known_failure,omitempty"`
 	BaselineVerdict Verdict `json:"baseline_verdict,omitempty"`
 	// RunVerdicts counts the verdicts the scenario got in each run of a repeated check
-	// (--repeat, package scenarios/rounds); Verdict is the most telling of them.
+	// (--repeat, package report/rounds); Verdict is the most telling of them.
 	RunVerdicts map[Verdict]int `json:"run_verdicts,omitempty"`
 	// Provisional marks a FAIL as the runner hands it to RunConfig.Progress when it rests
 	// only on effects missing from a ledger that is read again once the target's run

@@ -29,7 +29,7 @@ type checkOptions struct {
 	// allowUnknown is how many UNKNOWN results still let the run exit 0.
 	allowUnknown int
 	// repeat is how many times the catalogue runs (seeds seed, seed+1, …), combined by
-	// scenarios/rounds.
+	// report/rounds.
 	repeat int
 	extras checkExtras // check_extras.go: report files, baseline, skip, shard
 }

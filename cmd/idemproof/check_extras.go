@@ -18,7 +18,7 @@ import (
 
 // checkExtras are the flags of `idemproof check` that shape what runs and what is
 // written, around the run itself: single report files, a baseline, skipped scenarios and
-// a shard of the catalogue. They meet the run only through scenarios.Report.
+// a shard of the catalogue. They meet the run only through verdict.Report.
 type checkExtras struct {
 	markdown, json, junit string
 	baselinePath          string

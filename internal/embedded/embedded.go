@@ -35,7 +35,7 @@ const StoreMemory = "memory"
 // Config selects the reference server to embed. The zero value is the correct reference
 // server on the memory store, described by the built-in "reference" profile.
 type Config struct {
-	// Profile describes the server; nil means scenarios.BuiltinProfile("reference"). Its
+	// Profile describes the server; nil means profile.Builtin("reference"). Its
 	// Retention and LockTimeout configure the server; BaseURL is replaced.
 	Profile *profile.Profile
 	// Flaws switches on known-bad variants by name (reference.Flaws); each is added to

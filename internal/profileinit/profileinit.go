@@ -1,6 +1,6 @@
 // Package profileinit writes a starter target profile: from one operation of an OpenAPI
 // document (3.0 or 3.1, read with kin-openapi), or a commented template. The profile it
-// writes always loads (scenarios.ParseProfile), but most of what it knows is a guess —
+// writes always loads (profile.Parse), but most of what it knows is a guess —
 // which property carries the fresh entity, which GET is the ledger, the statuses the API
 // chose — and every guess is marked with a "# guess:" comment for a person to confirm.
 //

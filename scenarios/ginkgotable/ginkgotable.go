@@ -3,9 +3,9 @@
 // (group:replay, level:safety, fault:after-upstream, speed:slow, …), so
 // `ginkgo --label-filter` and `--focus` select scenarios as they select any spec.
 //
-//	var profile *scenarios.Profile
+//	var profile *profile.Profile
 //	var _ = BeforeSuite(func() { profile, stop = scenariotest.HandlerTarget(api.NewHandler(), p) })
-//	var _ = ginkgotable.DescribeCatalogue(func() *scenarios.Profile { return profile })
+//	var _ = ginkgotable.DescribeCatalogue(func() *profile.Profile { return profile })
 //
 // An entry fails on FAIL and UNKNOWN (and NON-STRICT with scenarios.Strict()) with the
 // verdict, requirement, evidence, attempt timeline and repeat command; N/A skips it; the

@@ -15,7 +15,7 @@
 // NON-STRICT pass and log what was observed.
 //
 // The package sits beside scenarios (which must not depend on the testing package or
-// on the renderers) and uses only its exported API and scenarios/report.
+// on the renderers) and uses only its exported API and report.
 package scenariotest
 
 import (
