@@ -10,7 +10,6 @@ import (
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -205,7 +204,7 @@ func shortBody(b []byte) []byte {
 func (a *analysis) record(op string, records []faultproxy.Record) *verdict.Record {
 	rec := &verdict.Record{Journal: records, History: a.history(records), Entity: op, LedgerErr: a.LedgerErr}
 	if n, ok := a.Ledger[op]; ok {
-		rec.Ledger = map[string]int{scenarios.LedgerOperation: n}
+		rec.Ledger = map[string]int{verdict.LedgerOperation: n}
 	}
 	rec.Downstream = a.VendorCalls[op] // the reports draw them as the vendor lane
 	return rec

@@ -10,7 +10,6 @@ import (
 	"github.com/idemproof/idemproof/clientcheck"
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -323,7 +322,7 @@ func TestFailingResultCarriesTheOperationsTimeline(t *testing.T) {
 	require.NotNil(t, rec)
 	require.Equal(t, "order-1", rec.Entity)
 	require.Len(t, rec.Journal, 2)
-	require.Equal(t, map[string]int{scenarios.LedgerOperation: 2}, rec.Ledger)
+	require.Equal(t, map[string]int{verdict.LedgerOperation: 2}, rec.Ledger)
 	require.Len(t, rec.History, 4, "the per-attempt view: invoke and answer of each attempt")
 	require.Equal(t, outcome.ServerError, rec.History[1].Class)
 	require.Equal(t, outcome.Success, rec.History[3].Class)

@@ -125,7 +125,7 @@ func vendorOnce(c vendorCheck) Checker {
 		if r.DownstreamErr != "" {
 			return f.result(verdict.Unknown, "the vendor's calls could not be read: %s", r.DownstreamErr)
 		}
-		n := r.Ledger[LedgerOperation]
+		n := r.Ledger[verdict.LedgerOperation]
 		if n != 1 {
 			return f.result(verdict.Unknown, "the API's own ledger shows %d side effect(s), not 1: the vendor's count cannot be judged against it (the replay and recovery scenarios judge the API)", n)
 		}

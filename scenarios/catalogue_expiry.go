@@ -71,7 +71,7 @@ func executedAnew(r verdict.Record, p *profile.Profile) (verdict.Verdict, string
 	if !isSuccess(a) {
 		return f.result(verdict.Unknown, "the original did not succeed (%s)", describe(a))
 	}
-	n := r.Ledger[LedgerOperation]
+	n := r.Ledger[verdict.LedgerOperation]
 	switch {
 	case unseen(b):
 		return f.result(verdict.Unknown, "the repeat's answer was not seen (%s): whether it executed anew cannot be told", describe(b))
@@ -131,10 +131,10 @@ func notEvicted(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, 
 	judge := identicalReplay("original", "repeat")
 	withEffects := func(n int) (verdict.Verdict, string, verdict.Evidence) {
 		own.Ledger = maps.Clone(r.Ledger)
-		own.Ledger[LedgerOperation] = max(n, 0)
+		own.Ledger[verdict.LedgerOperation] = max(n, 0)
 		return judge(own, p)
 	}
-	n := r.Ledger[LedgerOperation]
+	n := r.Ledger[verdict.LedgerOperation]
 	ruling, msg, ev := withEffects(n)
 	if p.SideEffects.Global() {
 		ruling, msg, ev = withEffects(n - executed)
@@ -187,7 +187,7 @@ func insideWindow(r verdict.Record, p *profile.Profile) (verdict.Verdict, string
 		// narrower…)" reads as a key never honoured, which one late repeat cannot tell
 		// from a key that expired early (fiber's storage expires on a clock of whole
 		// seconds, up to a second early).
-		msg = strings.TrimPrefix(msg, keyIgnored(r, r.Ledger[LedgerOperation]))
+		msg = strings.TrimPrefix(msg, keyIgnored(r, r.Ledger[verdict.LedgerOperation]))
 		msg = fmt.Sprintf("the key was not honoured for the whole declared retention: the repeat late in the window executed again%s: %s; a key honoured by an immediate repeat (replay/sequential) but not here was kept for less than the declared %s (if replay/sequential fails too, the key was never honoured)",
 			windowTimes(r, p), msg, p.Retention.Std())
 	}

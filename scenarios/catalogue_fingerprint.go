@@ -88,7 +88,7 @@ func mismatchAt(step string) Checker {
 			return v, msg, ev
 		}
 		a, _ := stepAnswer(r, step)
-		n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
+		n, allowed := r.Ledger[verdict.LedgerOperation], allowedEffects(r, p)
 		if n > allowed {
 			f.count(verdict.CatDuplicated, n-allowed)
 			f.example("%s got %s", step, describe(a))
@@ -127,7 +127,7 @@ func variantPolicy(r verdict.Record, p *profile.Profile) (verdict.Verdict, strin
 		return f.result(verdict.Unknown, "the original did not succeed (%s)", describe(orig))
 	}
 	v, _ := stepAnswer(r, "variant")
-	n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
+	n, allowed := r.Ledger[verdict.LedgerOperation], allowedEffects(r, p)
 	if n > allowed {
 		f.count(verdict.CatDuplicated, n-allowed)
 		f.blame(v, "the original's replay or a mismatch refusal, no second execution")
@@ -206,7 +206,7 @@ func eachMemberRefused(r verdict.Record, p *profile.Profile) (verdict.Verdict, s
 			other = append(other, fmt.Sprintf("%s (%s)", m, describe(a)))
 		}
 	}
-	n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
+	n, allowed := r.Ledger[verdict.LedgerOperation], allowedEffects(r, p)
 	want := wantText(p.Expect.Mismatch, outcome.Mismatch)
 	switch {
 	case n > allowed:

@@ -155,7 +155,7 @@ func keepAliveManyKeys(r verdict.Record, p *profile.Profile) (verdict.Verdict, s
 			}
 		}
 	}
-	n := r.Ledger[LedgerOperation]
+	n := r.Ledger[verdict.LedgerOperation]
 	timedOut := ""
 	var keyOps []verdict.Op
 	for _, op := range r.History {

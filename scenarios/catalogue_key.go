@@ -95,7 +95,7 @@ func missingKey(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, 
 	var f finding
 	a, _ := stepAnswer(r, "unkeyed")
 	b, again := stepAnswer(r, "unkeyed-again")
-	n := r.Ledger[LedgerOperation]
+	n := r.Ledger[verdict.LedgerOperation]
 	if p.Expect.MissingKey == "optional" {
 		if !again {
 			// A record of the single-request form: one execution is the whole claim.
@@ -162,7 +162,7 @@ func refusedKey(step string) Checker {
 		}
 		var f finding
 		a, _ := stepAnswer(r, step)
-		n := r.Ledger[LedgerOperation]
+		n := r.Ledger[verdict.LedgerOperation]
 		// The malformed key is refused by any refusal other than "in flight": where
 		// statuses coincide, a 400 may be classed as the missing key or a mismatch.
 		refused := a.Class.Refusal() && a.Class != outcome.InFlight
@@ -212,7 +212,7 @@ func sfString(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, ve
 	var f finding
 	q, _ := stepAnswer(r, "quoted")
 	b, _ := stepAnswer(r, "bare")
-	n := r.Ledger[LedgerOperation]
+	n := r.Ledger[verdict.LedgerOperation]
 	switch {
 	case unseen(q) || unseen(b):
 		return f.result(verdict.Unknown, "quoted %s, bare %s: an answer was not seen, cannot tell", describe(q), describe(b))

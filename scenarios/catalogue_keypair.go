@@ -78,7 +78,7 @@ func distinctPair(pair pairOfKeys) Checker {
 		if !okA || !okB {
 			return f.result(verdict.Unknown, "a step never answered")
 		}
-		n := r.Ledger[LedgerOperation]
+		n := r.Ledger[verdict.LedgerOperation]
 		for _, op := range []verdict.Op{a, b} {
 			if op.Class == outcome.ServerError {
 				f.example("%s key %s: %s", op.Step, pairKey(op.Key), describe(op))

@@ -82,7 +82,7 @@ func distinctKeysSameBody(r verdict.Record, p *profile.Profile) (verdict.Verdict
 	if !okA || !okB {
 		return f.result(verdict.Unknown, "a step never answered")
 	}
-	n := r.Ledger[LedgerOperation]
+	n := r.Ledger[verdict.LedgerOperation]
 	succ := 0
 	for _, op := range []verdict.Op{a, b} {
 		switch {
@@ -184,7 +184,7 @@ func validNever5xx(r verdict.Record, p *profile.Profile) (verdict.Verdict, strin
 			refused = append(refused, fmt.Sprintf("%s: %s", shape, describe(first)))
 		}
 	}
-	n := r.Ledger[LedgerOperation]
+	n := r.Ledger[verdict.LedgerOperation]
 	note := ""
 	if len(refused) > 0 {
 		note = "; refused, not a 5xx: " + strings.Join(refused, ", ")
@@ -230,7 +230,7 @@ func emptyQuoted(r verdict.Record, p *profile.Profile) (verdict.Verdict, string,
 	}
 	var f finding
 	answers := append(stepAnswers(r, "empty-quoted"), stepAnswers(r, "empty-quoted"+againSuffix)...)
-	n := r.Ledger[LedgerOperation]
+	n := r.Ledger[verdict.LedgerOperation]
 	refused, succ, seen := 0, 0, 0
 	var other []string
 	for _, a := range answers {
@@ -296,7 +296,7 @@ func getIgnored(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, 
 	// The reads are the ledger's, not the operation's: the operation's outcome rules (a
 	// success told by a member only its answers have) do not describe them.
 	before, after = asLedgerRead(before), asLedgerRead(after)
-	n := r.Ledger[LedgerOperation]
+	n := r.Ledger[verdict.LedgerOperation]
 	method := p.SideEffects.Method
 	for _, g := range []verdict.Op{before, after} {
 		if g.Class.Determinate() && g.Class != outcome.Success {

@@ -229,7 +229,7 @@ func oneWinner(step string) Checker {
 			}
 			unseenText = text
 		}
-		n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
+		n, allowed := r.Ledger[verdict.LedgerOperation], allowedEffects(r, p)
 		switch {
 		case n > allowed:
 			f.count(verdict.CatDuplicated, n-allowed)
@@ -629,7 +629,7 @@ func inFlightStatus(r verdict.Record, p *profile.Profile) (verdict.Verdict, stri
 		return unknownLedger(r)
 	}
 	var f finding
-	if n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p); n > allowed {
+	if n, allowed := r.Ledger[verdict.LedgerOperation], allowedEffects(r, p); n > allowed {
 		f.count(verdict.CatDuplicated, n-allowed)
 		return f.result(verdict.Fail, "%d side effects for one key", n)
 	}
@@ -715,7 +715,7 @@ func inFlightNotFabricated(r verdict.Record, p *profile.Profile) (verdict.Verdic
 		return unknownLedger(r)
 	}
 	var f finding
-	if n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p); n > allowed {
+	if n, allowed := r.Ledger[verdict.LedgerOperation], allowedEffects(r, p); n > allowed {
 		f.count(verdict.CatDuplicated, n-allowed)
 		return f.result(verdict.Fail, "%d side effects for one key", n)
 	}
@@ -739,7 +739,7 @@ func inFlightNotFabricated(r verdict.Record, p *profile.Profile) (verdict.Verdic
 		// when it is the committed response, which the settle step replays.
 		settle := settledOf(r, p)
 		switch {
-		case r.Ledger[LedgerOperation] == 0:
+		case r.Ledger[verdict.LedgerOperation] == 0:
 			f.count(verdict.CatFabricated, 1)
 			f.blame(repeat, "no success without an execution")
 			return f.result(verdict.Fail, "the repeat got %d but nothing executed: the ledger is empty", repeat.Status)
@@ -794,7 +794,7 @@ func inFlightOriginalFails(r verdict.Record, p *profile.Profile) (verdict.Verdic
 	var f finding
 	repeat, _ := stepAnswer(r, "repeat")
 	original, _ := stepAnswer(r, "original")
-	n := r.Ledger[LedgerOperation]
+	n := r.Ledger[verdict.LedgerOperation]
 	if n > 1 {
 		f.count(verdict.CatDuplicated, n-1)
 		return f.result(verdict.Fail, "%d side effects for one key", n)
@@ -902,7 +902,7 @@ func inFlightOtherPayload(r verdict.Record, p *profile.Profile) (verdict.Verdict
 		return unknownLedger(r)
 	}
 	var f finding
-	if n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p); n > allowed {
+	if n, allowed := r.Ledger[verdict.LedgerOperation], allowedEffects(r, p); n > allowed {
 		f.count(verdict.CatDuplicated, n-allowed)
 		return f.result(verdict.Fail, "another payload executed during the original: %d side effects", n)
 	}

@@ -78,7 +78,7 @@ func atMostOnce(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, 
 		return unknownLedger(r)
 	}
 	var f finding
-	n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
+	n, allowed := r.Ledger[verdict.LedgerOperation], allowedEffects(r, p)
 	orig, _ := stepAnswer(r, "original")
 	take, _ := stepAnswer(r, "takeover")
 	var wants []verdict.Op

@@ -58,7 +58,7 @@ func scopeScenarios() []Scenario {
 			Labels:      []string{"group:scope", "fault:none", "level:safety"},
 			Needs:       []profile.Capability{profile.CapOther},
 			Steps:       []Step{{Name: "original"}, {Name: "other", Payload: PayloadOther}},
-			Check:       independent(LedgerOther),
+			Check:       independent(verdict.LedgerOther),
 		},
 	}
 }
@@ -87,7 +87,7 @@ func independent(ledger string) Checker {
 			return f.result(verdict.Unknown, "the other request's answer was not seen (%s): whether it executed on its own cannot be told", describe(other))
 		}
 		switch {
-		case !isSuccess(other) && keyRefusal(other.Class) && ledger == LedgerOther:
+		case !isSuccess(other) && keyRefusal(other.Class) && ledger == verdict.LedgerOther:
 			// Shared across endpoints, and refused as the key's reuse: nothing executes
 			// twice and nothing leaks (Stripe scopes keys per account this way).
 			return f.result(verdict.Info, "keys are shared across endpoints: the other operation's request with the key was refused as its reuse (%s); safe, but that operation needs a key of its own", describe(other))
@@ -127,7 +127,7 @@ func otherPrincipalExecuted(r verdict.Record, p *profile.Profile, f *finding, or
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
-	switch n := r.Ledger[LedgerOperation]; {
+	switch n := r.Ledger[verdict.LedgerOperation]; {
 	case n == 2:
 		return f.result(verdict.Pass, "executed independently: %d with its own body, and the ledger counts both requests (2 side effects)", other.Status)
 	case n > 2:
@@ -149,7 +149,7 @@ func gatewayOriginal(r verdict.Record, f *finding, orig, other verdict.Op) (verd
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
-	switch n := r.Ledger[LedgerOperation]; {
+	switch n := r.Ledger[verdict.LedgerOperation]; {
 	case n == 2:
 		return f.result(verdict.Pass, "executed independently: %d, and the ledger counts both requests (2 side effects); the original's answer was a gateway's %d", other.Status, orig.Status)
 	case n > 2:
@@ -196,15 +196,15 @@ func otherEntity(r verdict.Record, p *profile.Profile) (verdict.Verdict, string,
 	}
 	other, _ := stepAnswer(r, "other")
 	global := p.SideEffects.Global()
-	nA, nB := r.Ledger[LedgerOperation], r.Ledger[LedgerOtherEntity]
+	nA, nB := r.Ledger[verdict.LedgerOperation], r.Ledger[verdict.LedgerOtherEntity]
 	if global {
 		nA, nB = min(nA, 1), max(nA-1, 0) // one count for both: the first entity's effect first
 	}
 	allowed := allowedEffects(r, p)
 	switch {
-	case global && r.Ledger[LedgerOperation] > allowed+1:
-		f.count(verdict.CatDuplicated, r.Ledger[LedgerOperation]-allowed-1)
-		return f.result(verdict.Fail, "%d side effects from two requests, one per entity", r.Ledger[LedgerOperation])
+	case global && r.Ledger[verdict.LedgerOperation] > allowed+1:
+		f.count(verdict.CatDuplicated, r.Ledger[verdict.LedgerOperation]-allowed-1)
+		return f.result(verdict.Fail, "%d side effects from two requests, one per entity", r.Ledger[verdict.LedgerOperation])
 	case unseen(other):
 		return f.result(verdict.Unknown, "the request for the other entity was not seen (%s): what it did cannot be told", describe(other))
 	case !global && nA > allowed:

@@ -173,7 +173,7 @@ func notPinned(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, v
 		}
 		b = settle.last
 	}
-	n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
+	n, allowed := r.Ledger[verdict.LedgerOperation], allowedEffects(r, p)
 	if n > allowed {
 		f.count(verdict.CatDuplicated, n-allowed)
 		return f.result(verdict.Fail, "%d side effects for one key, want at most %d", n, allowed)
@@ -239,7 +239,7 @@ func validationNotStored(r verdict.Record, p *profile.Profile) (verdict.Verdict,
 		}
 		b = settle.last
 	}
-	n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
+	n, allowed := r.Ledger[verdict.LedgerOperation], allowedEffects(r, p)
 	var stored bool
 	switch {
 	case n > allowed:

@@ -17,7 +17,7 @@ func exactlyOnce(final string) Checker {
 			return unknownLedger(r)
 		}
 		var f finding
-		n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
+		n, allowed := r.Ledger[verdict.LedgerOperation], allowedEffects(r, p)
 		if n > allowed {
 			f.count(verdict.CatDuplicated, n-allowed)
 			f.example("ledger shows %d side effects for one key (allowed %d)", n, allowed)
@@ -140,7 +140,7 @@ func identicalReplay(first, repeat string) Checker {
 		case !isSuccess(a):
 			return f.result(verdict.Unknown, "the original did not succeed (%s), nothing to replay", describe(a))
 		}
-		n, allowed := r.Ledger[LedgerOperation], allowedEffects(r, p)
+		n, allowed := r.Ledger[verdict.LedgerOperation], allowedEffects(r, p)
 		if n > allowed {
 			f.count(verdict.CatDuplicated, n-allowed)
 			if okB {

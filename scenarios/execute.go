@@ -71,7 +71,7 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 		return nil, err
 	}
 	base, baseErr := t.readBaseline(ctx, e.uses(PayloadOther))
-	runErr := e.runSteps(ctx, base[LedgerOperation])
+	runErr := e.runSteps(ctx, base[verdict.LedgerOperation])
 	e.bg.Wait()
 	if runErr == nil {
 		runErr = e.settle(ctx)
@@ -97,7 +97,7 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 	if err != nil {
 		ledgerErrs = append(ledgerErrs, err.Error())
 	} else {
-		rec.Ledger[LedgerOperation] = n - base[LedgerOperation]
+		rec.Ledger[verdict.LedgerOperation] = n - base[verdict.LedgerOperation]
 	}
 	if e.otherEntity != "" && !t.p.SideEffects.Global() {
 		rec.OtherEntity = e.otherEntity
@@ -105,7 +105,7 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 		if err != nil {
 			ledgerErrs = append(ledgerErrs, "other entity: "+err.Error())
 		} else {
-			rec.Ledger[LedgerOtherEntity] = n
+			rec.Ledger[verdict.LedgerOtherEntity] = n
 		}
 	}
 	if e.uses(PayloadOther) {
@@ -113,7 +113,7 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 		if err != nil {
 			ledgerErrs = append(ledgerErrs, "other_operation: "+err.Error())
 		} else {
-			rec.Ledger[LedgerOther] = n - base[LedgerOther]
+			rec.Ledger[verdict.LedgerOther] = n - base[verdict.LedgerOther]
 		}
 	}
 	rec.LedgerErr = strings.Join(ledgerErrs, "; ")

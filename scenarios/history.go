@@ -17,15 +17,6 @@ import (
 	"github.com/idemproof/idemproof/verdict"
 )
 
-// Ledger names in Record.Ledger.
-const (
-	LedgerOperation = "operation"       // side_effects of the operation, for the run's entity
-	LedgerOther     = "other_operation" // other_operation.side_effects
-	// LedgerOtherEntity is side_effects read for the other entity a step acted on
-	// (Step.OtherEntity), when the ledger is per entity.
-	LedgerOtherEntity = "other_entity"
-)
-
 // stepAnswers returns the completion events (ok / fail / info) of a step, in history order.
 func stepAnswers(r verdict.Record, step string) []verdict.Op {
 	var out []verdict.Op

@@ -104,12 +104,12 @@ func (t *target) readLateLedger(ctx context.Context, rec *verdict.Record) (map[s
 		var n int
 		var err error
 		switch name {
-		case LedgerOther:
+		case verdict.LedgerOther:
 			if t.p.Other == nil || t.p.Other.SideEffects.Global() {
 				return nil, false
 			}
 			n, err = t.readLedger(ctx, t.p.Other.SideEffects, rec.Entity)
-		case LedgerOtherEntity:
+		case verdict.LedgerOtherEntity:
 			n, err = t.readLedger(ctx, t.p.SideEffects, rec.OtherEntity)
 		default:
 			n, err = t.readOperationLedger(ctx, rec)
@@ -125,12 +125,12 @@ func (t *target) readLateLedger(ctx context.Context, rec *verdict.Record) (map[s
 // ledgerCounts is "2 side effects" or "operation 2, other_operation 1".
 func ledgerCounts(l map[string]int) string {
 	if len(l) == 1 {
-		if n, ok := l[LedgerOperation]; ok {
+		if n, ok := l[verdict.LedgerOperation]; ok {
 			return fmt.Sprintf("%d side effect(s)", n)
 		}
 	}
-	parts := []string{fmt.Sprintf("%s %d", LedgerOperation, l[LedgerOperation])}
-	for _, name := range []string{LedgerOther, LedgerOtherEntity} {
+	parts := []string{fmt.Sprintf("%s %d", verdict.LedgerOperation, l[verdict.LedgerOperation])}
+	for _, name := range []string{verdict.LedgerOther, verdict.LedgerOtherEntity} {
 		if n, ok := l[name]; ok {
 			parts = append(parts, fmt.Sprintf("%s %d", name, n))
 		}

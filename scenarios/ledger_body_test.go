@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/profile"
-	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // rpcCounted is a plain JSON-RPC 2.0 server (not MCP) with two methods on POST /rpc:
@@ -85,7 +85,7 @@ func TestALedgerReadWithABodyCountsAJSONRPCMethod(t *testing.T) {
 	results := runOn(t, p, "replay/sequential", "replay/after-reset")
 	for id, r := range results {
 		requirePassOrUnrefusedBurst(t, id, r)
-		require.Equal(t, 1, r.Evidence.Record.Ledger[scenarios.LedgerOperation], id)
+		require.Equal(t, 1, r.Evidence.Record.Ledger[verdict.LedgerOperation], id)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/idemproof/idemproof/profile"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // concurrencyFor is how many scenarios run at once against p: one when a ledger of p is
@@ -32,14 +33,14 @@ func (t *target) readBaseline(ctx context.Context, withOther bool) (ledgerBaseli
 		if err != nil {
 			return nil, fmt.Errorf("before the scenario: %w", err)
 		}
-		base[LedgerOperation] = n
+		base[verdict.LedgerOperation] = n
 	}
 	if withOther && t.p.Other != nil && t.p.Other.SideEffects.Global() {
 		n, err := t.readLedger(ctx, t.p.Other.SideEffects, "")
 		if err != nil {
 			return nil, fmt.Errorf("other_operation before the scenario: %w", err)
 		}
-		base[LedgerOther] = n
+		base[verdict.LedgerOther] = n
 	}
 	return base, nil
 }

@@ -193,7 +193,7 @@ func TestCatalogueOverMCPAgainstTheSDKServer(t *testing.T) {
 	require.Contains(t, result(t, rep, "errors/problem-json").Message, "a refusal is a JSON-RPC error object")
 	require.Contains(t, result(t, rep, "race/in-flight-409").Message, "got 200", "the in-flight refusal is the JSON-RPC error inside a 200")
 	rec := result(t, rep, "replay/after-503").Evidence.Record
-	require.Equal(t, 1, rec.Ledger[scenarios.LedgerOperation], "the ledger read by tool call")
+	require.Equal(t, 1, rec.Ledger[verdict.LedgerOperation], "the ledger read by tool call")
 	require.Len(t, rec.Journal, 2, "initialize and notifications carry no key: only the two tools/call attempts are journaled")
 	require.True(t, rec.Journal[0].HasKey, "the proxy found the key in params._meta")
 	var answers []verdict.Op
@@ -330,7 +330,7 @@ func TestMCPServerThatPolls(t *testing.T) {
 		noted = noted || (j.Fault != "" && strings.Contains(j.Note, scenarios.NoteAnswerWithoutResponse))
 	}
 	require.True(t, noted, "the faulted record says its answer held no response yet")
-	require.Equal(t, 1, after.Evidence.Record.Ledger[scenarios.LedgerOperation])
+	require.Equal(t, 1, after.Evidence.Record.Ledger[verdict.LedgerOperation])
 
 	broken := run(&mcpRefunds{pollWork: 300 * time.Millisecond, ignoreKey: true})
 	for _, id := range only {

@@ -6,13 +6,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/profile"
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
 
 func otherEntityRecord(typ verdict.OpType, status int, body string, first, other int) verdict.Record {
 	rec := newHistory().at(0, "original", verdict.OpOK, 201, committed, nil).at(2, "other", typ, status, body, nil).record(first)
-	rec.Ledger[scenarios.LedgerOtherEntity] = other
+	rec.Ledger[verdict.LedgerOtherEntity] = other
 	return rec
 }
 

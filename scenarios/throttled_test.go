@@ -132,8 +132,8 @@ func TestLaggingLedgerIsJudgedOnItsCaughtUpCount(t *testing.T) {
 		r := results[id]
 		requirePassOrUnrefusedBurst(t, id, r)
 		require.Contains(t, r.Message, "the ledger had caught up", id)
-		require.Equal(t, 0, r.Evidence.Record.Ledger[scenarios.LedgerOperation], id)
-		require.Equal(t, 1, r.Evidence.Record.LateLedger[scenarios.LedgerOperation], id)
+		require.Equal(t, 0, r.Evidence.Record.Ledger[verdict.LedgerOperation], id)
+		require.Equal(t, 1, r.Evidence.Record.LateLedger[verdict.LedgerOperation], id)
 	}
 }
 

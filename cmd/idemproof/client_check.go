@@ -11,7 +11,6 @@ import (
 	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/report"
 	"github.com/idemproof/idemproof/report/rounds"
-	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -279,7 +278,7 @@ func ledgerText(rec *verdict.Record) string {
 	if rec.LedgerErr != "" {
 		return "unreadable: " + rec.LedgerErr
 	}
-	if n, ok := rec.Ledger[scenarios.LedgerOperation]; ok {
+	if n, ok := rec.Ledger[verdict.LedgerOperation]; ok {
 		return fmt.Sprintf("%d side effect(s)", n)
 	}
 	return "not read (the operation named no entity)"
