@@ -200,7 +200,7 @@ func refusal(status int, declared, problem string) faultproxy.FaultSpec {
 // written at its path, as the server would say when to come back (0: not written). ok is
 // false for any other profile or rule.
 func jsonRPCRefusal(p *profile.Profile, class outcome.Class, retryAfter int) (faultproxy.FaultSpec, bool) {
-	call, err := renderEntity(p.Operation.Body, "x")
+	call, err := profile.Render(p.Operation.Body, "x")
 	if err != nil || gjson.Get(call, "jsonrpc").String() != "2.0" || p.Outcomes == nil {
 		return faultproxy.FaultSpec{}, false
 	}

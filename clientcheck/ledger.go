@@ -32,6 +32,3 @@ func (l ledgerReader) readLedger(ctx context.Context, entities []string) (map[st
 	}
 	return out, nil
 }
-
-// renderEntity fills a profile template with the entity, as the catalogue's runner does.
-func renderEntity(s, entity string) (string, error) { return profile.RenderEntity(s, entity) }

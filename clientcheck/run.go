@@ -449,7 +449,7 @@ func EntityOf(p *profile.Profile) (profile.EntityRef, error) {
 		return profile.EntityRef{Path: path}, nil
 	}
 	const sample = "idemproof-entity-sample"
-	body, err := renderEntity(p.Operation.Body, sample)
+	body, err := profile.Render(p.Operation.Body, sample)
 	var found []string
 	if err == nil && !gjson.Valid(body) {
 		for _, field := range profile.FormFieldNames(body) {
@@ -494,7 +494,7 @@ func newEnv(p *profile.Profile, entity profile.EntityRef, base, admin, outcomeFi
 		OperationBody:   p.Operation.Body,
 		Entity:          entity.String(),
 	}
-	if body, err := renderEntity(p.Operation.Body, "x"); err == nil && gjson.Get(body, "jsonrpc").Exists() {
+	if body, err := profile.Render(p.Operation.Body, "x"); err == nil && gjson.Get(body, "jsonrpc").Exists() {
 		env.MCPEndpoint = env.OperationURL
 	}
 	return env

@@ -109,9 +109,9 @@ func (p *Profile) IsKeyMember(path string) bool {
 	return p.KeyField == path
 }
 
-// CheckFingerprintIgnores validates expect.fingerprint_ignores: each entry names a member
+// checkFingerprintIgnores validates expect.fingerprint_ignores: each entry names a member
 // of operation.body, so a typo does not silently leave a member changed and judged.
-func CheckFingerprintIgnores(p *Profile) []fieldError {
+func checkFingerprintIgnores(p *Profile) []fieldError {
 	if len(p.Expect.FingerprintIgnores) == 0 {
 		return nil
 	}

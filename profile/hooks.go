@@ -73,7 +73,7 @@ func checkHookForm(path string, f HookForm, value string, valueRequired bool) []
 	if value != "" {
 		check(path+".value", value)
 	}
-	for _, k := range SortedNames(f.Query) {
+	for _, k := range sortedNames(f.Query) {
 		if k == "" {
 			add(path+".query", "a query parameter needs a name")
 			continue
@@ -107,7 +107,7 @@ func checkSlowHook(h *TestHook) []fieldError {
 	return errs
 }
 
-func SortedNames(m map[string]string) []string {
+func sortedNames(m map[string]string) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

@@ -20,15 +20,12 @@ type templateData struct {
 	Nonce string
 }
 
-// Render fills a template; the profile was validated, so errors here mean a template
-// that only fails on some entity, which is reported as the scenario's error.
+// Render fills a profile template (a path, a body) with the entity, as the catalogue's
+// runner and client-check do; the profile was validated, so an error here means a
+// template that only fails on some entity, which is reported as the scenario's error.
 func Render(s, entity string) (string, error) {
 	return execTemplate(s, templateData{Entity: entity})
 }
-
-// RenderEntity fills a profile template (a path, a body) with the entity, as the
-// catalogue's runner does: for client-check, which renders the same templates.
-func RenderEntity(s, entity string) (string, error) { return Render(s, entity) }
 
 // execTemplate fills template s with data; s without {{ is itself. Every profile
 // template is filled here, so an unknown name is an error everywhere (missingkey=error).

@@ -103,7 +103,7 @@ func (p *Profile) fieldErrors() []fieldError {
 		!p.Outcomes.Covers(outcome.InFlight) && !p.Outcomes.Covers(outcome.Mismatch) {
 		add("expect.mismatch", "is %d, as expect.in_flight is: an answer of that status cannot be told to be one or the other; add outcomes: rules that tell them apart by the body, e.g. in_flight: {status: %d, json: {path: error.code, equals: key_in_use}} (see \"Outcome rules\")", p.Expect.Mismatch, p.Expect.InFlight)
 	}
-	errs = append(errs, CheckFingerprintIgnores(p)...)
+	errs = append(errs, checkFingerprintIgnores(p)...)
 	errs = append(errs, checkEntitySetup(p)...)
 	switch p.Expect.ReplayBody {
 	case "", "bytes", "json":
@@ -208,7 +208,7 @@ func checkOperation(path string, op Operation, bodyIsJSON bool) []fieldError {
 // checkHeaderTemplates checks the templates in header values ({{.Entity}}, {{.Nonce}}).
 func checkHeaderTemplates(path string, headers map[string]string) []fieldError {
 	var errs []fieldError
-	for _, name := range SortedNames(headers) {
+	for _, name := range sortedNames(headers) {
 		if msg := checkHeaderTemplate(headers[name]); msg != "" {
 			errs = append(errs, fieldError{Path: path + "." + name, Msg: msg})
 		}

@@ -1,6 +1,8 @@
-// Package scenarios is the conformance catalogue of idemproof: target profiles, plain-data
-// scenarios, the runner that drives them through a fault proxy, and the pure checkers that
-// turn what was observed into verdicts.
+// Package scenarios is the conformance catalogue of idemproof: plain-data scenarios, the
+// pure checkers that turn what was observed into verdicts, and the runner that drives
+// them through a fault proxy. A target is described by its profile (package profile);
+// what a check concludes is said in the verdict vocabulary (package verdict); reports
+// are written by package report.
 //
 //	scenario (data) ──> Run ──> client attempts ──> faultproxy ──> target API
 //	                              │                    │               │
@@ -20,14 +22,16 @@
 //   - a ledger is counted per fresh entity, or — declared global — as the difference of
 //     one count read before and after the scenario, the target's scenarios then running
 //     one at a time;
-//   - checkers are pure functions of (Record, *Profile): safety invariants are FAIL whatever
-//     the profile declares; a failed ledger probe is UNKNOWN, never a pass; a scenario whose
-//     capability the profile does not declare is N/A;
+//   - checkers are pure functions of (verdict.Record, *profile.Profile): safety
+//     invariants are FAIL whatever the profile declares; a failed ledger probe is
+//     UNKNOWN, never a pass; a scenario whose capability the profile does not declare is
+//     N/A;
 //   - before any scenario, Run checks each target with Preflight (one operation, the
 //     ledger read before and after): a target that is not what its profile says is an
 //     error naming the field to fix, not a catalogue of UNKNOWNs;
 //   - a run stopped early (ctx cancelled) returns promptly with what finished, the rest
-//     listed as not run and Report.Complete false; Findings counts it as a finding.
+//     listed as not run and verdict.Report.Complete false; Findings counts it as a
+//     finding.
 //
 // How an attempt goes on the wire is the transport's business (package transport: plain
 // HTTP, or MCP Streamable HTTP with its sessions and event-stream answers); what an answer

@@ -2,7 +2,9 @@ package scenarios
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/idemproof/idemproof/profile"
@@ -100,7 +102,7 @@ func (t *target) singleHook(h Hook, entity string) (stepHook, bool, error) {
 	}
 	if len(form.Query) > 0 {
 		out.query = url.Values{}
-		for _, k := range profile.SortedNames(form.Query) {
+		for _, k := range slices.Sorted(maps.Keys(form.Query)) {
 			v, err := profile.RenderHook(form.Query[k], data)
 			if err != nil {
 				return out, false, fmt.Errorf("render hook query %s: %w", k, err)

@@ -17,7 +17,6 @@ func TestChangeableMembers(t *testing.T) {
 
 	p.Expect.FingerprintIgnores = []string{"note", "amount.currency"}
 	require.Equal(t, []string{"amount.value", "tags.0", "urgent", `a\.b`}, p.ChangeableMembers())
-	require.Empty(t, profile.CheckFingerprintIgnores(p))
 
 	// Over MCP the key field is a path into the JSON-RPC request around the arguments.
 	p = &profile.Profile{Transport: profile.TransportMCP, KeyField: "params.arguments.key", Operation: profile.Operation{Body: `{"key": "", "amount": 1}`}}
@@ -65,16 +64,6 @@ func TestChangeMemberGivesAnotherValueOfItsType(t *testing.T) {
 	require.ErrorContains(t, err, "no such scalar member")
 }
 
-func TestFingerprintIgnoresMustNameAMember(t *testing.T) {
-	p := &profile.Profile{Operation: profile.Operation{Body: `{"amount": 1, "meta": {"trace": "t"}}`}}
-	p.Expect.FingerprintIgnores = []string{"meta.trace", "meta.nope", ""}
-	errs := profile.CheckFingerprintIgnores(p)
-	require.Len(t, errs, 2)
-	require.Equal(t, "expect.fingerprint_ignores[1]", errs[0].Path)
-	require.Contains(t, errs[0].Msg, `"meta.nope" is not a member of operation.body`)
-	require.Equal(t, "expect.fingerprint_ignores[2]", errs[1].Path)
-}
-
 // An API whose ids are integers writes {{.Entity}} unquoted: the body is JSON once
 // rendered, and its members are changed as any other's (the entity's left alone).
 func TestChangeableMembersOfABodyWithAnIntegerEntity(t *testing.T) {
@@ -99,10 +88,7 @@ func TestChangeableFormFields(t *testing.T) {
 		require.NoError(t, err, name)
 		require.Equal(t, want, got, name)
 	}
-	p.Expect.FingerprintIgnores = []string{"reason", "nope"}
-	errs := profile.CheckFingerprintIgnores(p)
-	require.Len(t, errs, 1)
-	require.Contains(t, errs[0].Msg, `"nope" is not a field of operation.body (a form)`)
+	p.Expect.FingerprintIgnores = []string{"reason"}
 	require.Equal(t, []string{"amount", "metadata[note]"}, p.ChangeableMembers())
 
 	for _, notForm := range []string{`[1,2]`, `plain text`, `a=1&b`, ``} {
