@@ -52,7 +52,7 @@ type Range struct {
 // arrives); "after-*" faults act after the upstream answered (it committed; only the
 // response suffers); "duplicate" delivers the request to the upstream twice.
 const (
-	FaultBeforeStatus  = "before-status"  // respond Status (default 503), optional Body and RetryAfter
+	FaultBeforeStatus  = "before-status"  // respond Status (default 503), optional Body, RetryAfter and Headers
 	FaultBeforeReset   = "before-reset"   // reset the client connection (RST)
 	FaultBeforeDelay   = "before-delay"   // wait Duration, then forward normally
 	FaultAfterStatus   = "after-status"   // replace the upstream response with Status (503, 502, 504)
@@ -76,12 +76,16 @@ type FaultSpec struct {
 	// JSONRPCID makes a status fault's body (a JSON-RPC response object) answer the
 	// request it refuses: its top-level id becomes the request's JSON-RPC id (null for a
 	// request without one), as a JSON-RPC server's error inside a 200 does.
-	JSONRPCID  bool          `json:"jsonrpc_id,omitempty" yaml:"jsonrpc_id,omitempty"`
-	RetryAfter int           `json:"retry_after,omitempty" yaml:"retry_after,omitempty"` // seconds
-	Bytes      int           `json:"bytes,omitempty" yaml:"bytes,omitempty"`
-	Duration   time.Duration `json:"-" yaml:"-"`
-	Then       string        `json:"then,omitempty" yaml:"then,omitempty"` // after-hold: "deliver" (default) or "drop"
-	Mode       string        `json:"mode,omitempty" yaml:"mode,omitempty"` // duplicate: "sequential" (default) or "concurrent"
+	JSONRPCID  bool `json:"jsonrpc_id,omitempty" yaml:"jsonrpc_id,omitempty"`
+	RetryAfter int  `json:"retry_after,omitempty" yaml:"retry_after,omitempty"` // seconds
+	// Headers are the status faults' other response headers: a refusal an API tells by a
+	// header (Idempotency-Outcome: conflict), stood in for as the API sends it. Framing
+	// headers are refused, and Content-Type and Retry-After have parameters of their own.
+	Headers  map[string]string `json:"headers,omitempty" yaml:"headers,omitempty"`
+	Bytes    int               `json:"bytes,omitempty" yaml:"bytes,omitempty"`
+	Duration time.Duration     `json:"-" yaml:"-"`
+	Then     string            `json:"then,omitempty" yaml:"then,omitempty"` // after-hold: "deliver" (default) or "drop"
+	Mode     string            `json:"mode,omitempty" yaml:"mode,omitempty"` // duplicate: "sequential" (default) or "concurrent"
 }
 
 // Client-side results: what the client got for one attempt.

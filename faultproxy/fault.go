@@ -78,6 +78,7 @@ func onlyParams(spec FaultSpec, allowed ...string) error {
 		"content_type": spec.ContentType != "",
 		"jsonrpc_id":   spec.JSONRPCID,
 		"retry_after":  spec.RetryAfter != 0,
+		"headers":      len(spec.Headers) > 0,
 		"bytes":        spec.Bytes != 0,
 		"duration_ms":  spec.Duration != 0,
 		"then":         spec.Then != "",
@@ -130,10 +131,11 @@ type statusResponse struct {
 	contentType string
 	retryAfter  int
 	jsonRPCID   bool // the body's id is set to the request's (FaultSpec.JSONRPCID)
+	headers     map[string]string
 }
 
 func newStatusResponse(spec FaultSpec) (statusResponse, error) {
-	if err := onlyParams(spec, "status", "body", "content_type", "retry_after", "jsonrpc_id"); err != nil {
+	if err := onlyParams(spec, "status", "body", "content_type", "retry_after", "jsonrpc_id", "headers"); err != nil {
 		return statusResponse{}, err
 	}
 	ctype := spec.ContentType
@@ -155,15 +157,47 @@ func newStatusResponse(spec FaultSpec) (statusResponse, error) {
 	if spec.JSONRPCID && !gjson.Parse(spec.Body).IsObject() {
 		return statusResponse{}, &FieldError{Field: "fault.jsonrpc_id", Msg: `needs a body that is a JSON-RPC response object, such as {"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"request in flight"}}`}
 	}
+	if err := checkFaultHeaders(spec.Headers); err != nil {
+		return statusResponse{}, err
+	}
 	body := spec.Body
 	if body == "" {
 		body = fmt.Sprintf("faultproxy: injected %d %s\n", status, http.StatusText(status))
 	}
-	return statusResponse{status: status, body: []byte(body), contentType: ctype, retryAfter: spec.RetryAfter, jsonRPCID: spec.JSONRPCID}, nil
+	return statusResponse{status: status, body: []byte(body), contentType: ctype, retryAfter: spec.RetryAfter, jsonRPCID: spec.JSONRPCID, headers: spec.Headers}, nil
+}
+
+// checkFaultHeaders refuses a status fault's header that would break the answer's
+// framing, that another parameter sets, or that is not one header line.
+func checkFaultHeaders(headers map[string]string) error {
+	names := make([]string, 0, len(headers))
+	for name := range headers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		field := "fault.headers." + name
+		switch c := http.CanonicalHeaderKey(name); {
+		case name == "" || strings.ContainsAny(name, " :\t\r\n"):
+			return &FieldError{Field: field, Msg: fmt.Sprintf("must be a header name such as Idempotency-Outcome, got %q", name)}
+		case c == "Content-Type":
+			return &FieldError{Field: field, Msg: "set content_type instead"}
+		case c == "Retry-After":
+			return &FieldError{Field: field, Msg: "set retry_after instead"}
+		case c == "Content-Length" || c == "Transfer-Encoding" || c == "Connection" || c == "Content-Encoding":
+			return &FieldError{Field: field, Msg: "the proxy frames the answer itself; a status fault cannot set it"}
+		case strings.ContainsAny(headers[name], "\r\n"):
+			return &FieldError{Field: field, Msg: "a value must be one line"}
+		}
+	}
+	return nil
 }
 
 func (s statusResponse) send(ex *Exchange) {
 	h := http.Header{"Content-Type": {s.contentType}}
+	for name, value := range s.headers {
+		h.Set(name, value)
+	}
 	if s.retryAfter > 0 {
 		h.Set("Retry-After", fmt.Sprint(s.retryAfter))
 	}

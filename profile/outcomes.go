@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -66,8 +67,9 @@ func ruleClasses() []string {
 
 // UnmarshalYAML reads `outcomes:` — class: rule, or class: [rule, …]; a rule is a
 // mapping of status (an int or a list), json ({path, equals | exists | matches}, or a
-// list of them), text (a regexp) and, for in_flight and throttled, retry_after ({path,
-// unit}: where the body says when to retry).
+// list of them), text (a regexp), header ({name, equals | exists | matches}, or a list
+// of them) and, for in_flight and throttled, retry_after ({path, unit}: where the body
+// says when to retry).
 func (o *Outcomes) UnmarshalYAML(n *yaml.Node) error {
 	o.Classes, o.problems = nil, nil
 	bad := func(path, format string, args ...any) {
@@ -139,7 +141,7 @@ func (o *Outcomes) ruleSpec(n *yaml.Node, path string) (outcome.RuleSpec, bool) 
 		ok = false
 	}
 	if n.Kind != yaml.MappingNode {
-		bad(path, "a rule is a mapping of status, json, text, e.g. {status: 409} or {json: {path: error.code, equals: -32010}}")
+		bad(path, "a rule is a mapping of status, json, text, header, e.g. {status: 409} or {json: {path: error.code, equals: -32010}}")
 		return spec, false
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -191,6 +193,19 @@ func (o *Outcomes) ruleSpec(n *yaml.Node, path string) (outcome.RuleSpec, bool) 
 					bad(joinPath(fp, hk), "unknown field (known: path, unit)")
 				}
 			}
+		case "header":
+			items, paths := []*yaml.Node{v}, []string{fp}
+			if v.Kind == yaml.SequenceNode {
+				items, paths = v.Content, nil
+				for j := range v.Content {
+					paths = append(paths, fp+"["+strconv.Itoa(j)+"]")
+				}
+			}
+			for j, it := range items {
+				hs, hok := o.headerSpec(it, paths[j])
+				ok = ok && hok
+				spec.Header = append(spec.Header, hs)
+			}
 		case "text":
 			if v.Kind != yaml.ScalarNode {
 				bad(fp, "must be a regular expression on the body, e.g. \"reused\"")
@@ -201,7 +216,7 @@ func (o *Outcomes) ruleSpec(n *yaml.Node, path string) (outcome.RuleSpec, bool) 
 				bad(fp, "an empty regexp matches every body")
 			}
 		default:
-			bad(fp, "unknown field (known: json, retry_after, status, text)")
+			bad(fp, "unknown field (known: header, json, retry_after, status, text)")
 		}
 	}
 	return spec, ok
@@ -252,6 +267,70 @@ func (o *Outcomes) jsonSpec(n *yaml.Node, path string) (outcome.JSONSpec, bool) 
 	// Compile says what a predicate lacks (a path, exactly one test), under the rule's
 	// field name; here only what a YAML reader sees.
 	return js, ok
+}
+
+func (o *Outcomes) headerSpec(n *yaml.Node, path string) (outcome.HeaderSpec, bool) {
+	var hs outcome.HeaderSpec
+	ok := true
+	bad := func(p, format string, args ...any) {
+		o.problems = append(o.problems, fieldError{Path: p, Msg: fmt.Sprintf(format, args...)})
+		ok = false
+	}
+	if n.Kind != yaml.MappingNode {
+		bad(path, "must be {name: N, equals: V} (or exists: true|false, or matches: REGEXP)")
+		return hs, false
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i].Value, n.Content[i+1]
+		fp := joinPath(path, k)
+		if v.Kind != yaml.ScalarNode {
+			bad(fp, "must be a scalar")
+			continue
+		}
+		value := v.Value
+		switch k {
+		case "name":
+			hs.Name = value
+		case "equals":
+			hs.Equals = &value
+		case "exists":
+			var b bool
+			if err := v.Decode(&b); err != nil {
+				bad(fp, "must be true or false, got %q", v.Value)
+				continue
+			}
+			hs.Exists = &b
+		case "matches":
+			hs.Matches = &value
+		default:
+			bad(fp, "unknown field (known: equals, exists, matches, name)")
+		}
+	}
+	// Compile says what a predicate lacks (a name, exactly one test).
+	return hs, ok
+}
+
+// OutcomeHeaders names the headers the profile's outcome rules read, in the order they
+// first appear: the runner keeps them in each attempt's evidence, so an answer told by
+// a header shows it, and can be classed again from the record.
+func (p *Profile) OutcomeHeaders() []string {
+	if p.Outcomes == nil {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, cr := range p.Outcomes.Classes {
+		for _, r := range cr.Rules {
+			for _, h := range r.Header {
+				name := http.CanonicalHeaderKey(h.Name)
+				if !seen[name] {
+					seen[name] = true
+					out = append(out, name)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // mergeOutcomes fixes what mergeMappings did to `outcomes:` under `extends:`: a class the
@@ -332,7 +411,24 @@ func (p *Profile) Classifier() outcome.Classifier {
 	if p.IsMCP() {
 		classes = append(classes, mcp.DefaultOutcomes(covered)...)
 	}
-	return outcome.NewRules(classes, s)
+	return outcome.NewRules(classes, statusesOutside(s, covered))
+}
+
+// statusesOutside is the status fallback without the classes the rules cover: such a
+// class is recognised by its rules alone, so its status is left to the classes that share
+// it. One status for in flight and mismatch (409 for both, told apart by a header or a
+// code in the body) with rules for only one of them makes every other answer of that
+// status the other class, not an answer the profile does not name.
+func statusesOutside(s outcome.Statuses, covered map[outcome.Class]bool) outcome.Statuses {
+	for class, status := range map[outcome.Class]*int{
+		outcome.InFlight: &s.InFlight, outcome.Mismatch: &s.Mismatch, outcome.MissingKey: &s.MissingKey,
+		outcome.BusinessError: &s.Business, outcome.ValidationError: &s.Validation,
+	} {
+		if covered[class] {
+			*status = 0
+		}
+	}
+	return s
 }
 
 // UnmatchedRules names the profile's own outcome rules that classified none of the

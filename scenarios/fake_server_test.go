@@ -41,6 +41,9 @@ type fakeRefunds struct {
 	uuidOnly bool
 	// uuid500: with uuidOnly, the refusal is a 500 (a key parser that fails), not a 400.
 	uuid500 bool
+	// outcomeHeader: the in-flight and the mismatch refusals are both 409 with an empty
+	// body, told apart only by an Idempotency-Outcome header (in_progress, conflict).
+	outcomeHeader bool
 
 	mu     sync.Mutex
 	seen   []seenRequest // every POST as received, for tests of what the runner sends
@@ -117,6 +120,11 @@ func (f *fakeRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	e, seen := f.keys[scope]
 	switch {
+	case seen && e.fp != fp && f.outcomeHeader:
+		f.mu.Unlock()
+		w.Header().Set("Idempotency-Outcome", "conflict")
+		w.WriteHeader(409)
+		return
 	case seen && e.fp != fp:
 		f.mu.Unlock()
 		writeJSON(w, 422, map[string]any{"error": "mismatch"})
@@ -144,6 +152,11 @@ func (f *fakeRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		f.mu.Unlock()
 		w.Header().Set("Retry-After", "1")
+		if f.outcomeHeader {
+			w.Header().Set("Idempotency-Outcome", "in_progress")
+			w.WriteHeader(409)
+			return
+		}
 		writeJSON(w, 409, map[string]any{"error": "in flight"})
 		return
 	}
