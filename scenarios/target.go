@@ -36,6 +36,11 @@ type target struct {
 	sink downstream.Recorder
 	// tls verifies an https:// target (the profile's tls.ca_file); nil: the system's roots.
 	tls *tls.Config
+	// pace is how fast the target answered its preflight (zero: not measured).
+	pace Pace
+	// plan fits one scenario to the target (plan.go): set on the copy of the target a
+	// scenario runs with; nil: as written.
+	plan *plan
 }
 
 // openTarget starts an in-process fault proxy in front of the profile's base URL, or
