@@ -28,9 +28,9 @@ type disconnecting struct {
 	// store that counts a key's life from its first record does.
 	retention time.Duration
 	mu        sync.Mutex
-	keys    map[string]*gaveUpEntry
-	ledger  map[string]int
-	seq     int
+	keys      map[string]*gaveUpEntry
+	ledger    map[string]int
+	seq       int
 }
 
 type gaveUpEntry struct {
