@@ -49,6 +49,10 @@ const (
 	// maxPlannedLimit bounds a scenario's time limit with its pace share: a target so
 	// slow that the keep-alive keys would take longer sends fewer of them.
 	maxPlannedLimit = 10 * time.Minute
+	// paceFloor is the least time a scenario's requests must need at the target's pace
+	// before its limit grows: under it (and under half the limit) the limit covers them,
+	// and a limit set short on purpose (--timeout) stays as short.
+	paceFloor = DefaultScenarioTimeout / 4
 	// maxFreshConns bounds the newer keys of a FreshKeys step in flight at once.
 	maxFreshConns = 32
 	// minGiveUpTimeout is the shortest client timeout recovery/client-gave-up is given:
@@ -154,14 +158,19 @@ func (pl *plan) fitSlowToLock(sc Scenario, p *profile.Profile) {
 	if lock == 0 || slow == 0 || pl.na != "" {
 		return
 	}
-	quarter := slices.ContainsFunc(sc.Faults, func(fo FaultOn) bool { return fo.DurationOf == QuarterSlow })
-	if !quarter {
+	// The repeat counts only where it is the same key's: another principal's request is
+	// its own key whatever the lock does.
+	sameKey := func(fo FaultOn) bool {
+		i := slices.IndexFunc(sc.Steps, func(st Step) bool { return st.Name == fo.Step })
+		return fo.DurationOf == QuarterSlow && (i < 0 || sc.Steps[i].Principal == 0)
+	}
+	if !slices.ContainsFunc(sc.Faults, sameKey) {
 		return
 	}
 	at := max(slow/4, 20*time.Millisecond)
 	if room := max(lock/4, 50*time.Millisecond); at+room > lock {
-		pl.na = fmt.Sprintf("a repeat that meets a live lock: it is sent a quarter into slow_operation's hold (%s), and lock_timeout %s lets the key be taken over %s before it (a target whose lease runs out may rightly execute it); declare a slow_operation hold under %s",
-			at, lock, room, 4*(lock-room))
+		pl.na = fmt.Sprintf("a repeat that meets a live lock: it is sent %s into slow_operation's %s hold (a quarter of it), and lock_timeout %s lets a correct target take the key over %s into it, so the repeat must come at least %s before that (a target whose lease ran out may rightly execute it); declare a slow_operation hold under %s",
+			at, slow, lock, lock, room, 4*(lock-room))
 	}
 }
 
@@ -197,7 +206,7 @@ func (pl *plan) fitPace(sc Scenario, p *profile.Profile, latency time.Duration, 
 	pl.fitFreshKeys(sc, p, latency, cfg)
 	requests, reads := inARow(sc, cfg, pl.freshConns)
 	need := paceSlack * latency * time.Duration(requests+reads)
-	if need <= cfg.ScenarioTimeout/2 {
+	if need <= max(cfg.ScenarioTimeout/2, paceFloor) {
 		return
 	}
 	if cfg.ScenarioTimeout+need > maxPlannedLimit {
@@ -207,7 +216,7 @@ func (pl *plan) fitPace(sc Scenario, p *profile.Profile, latency time.Duration, 
 	}
 	pl.extraLimit = need
 	pl.note("time limit %s, not %s: %d requests in a row and %d ledger reads at the %s per request the preflight measured, %d× over for a slower moment",
-		(cfg.ScenarioTimeout + need).Round(time.Second), cfg.ScenarioTimeout, requests, reads, latency.Round(time.Millisecond), paceSlack)
+		roundDuration(cfg.ScenarioTimeout+need), cfg.ScenarioTimeout, requests, reads, latency.Round(time.Millisecond), paceSlack)
 }
 
 // fitFreshKeys sends a FreshKeys step's newer keys more at a time when, four at a time,
