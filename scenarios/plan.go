@@ -33,6 +33,7 @@ import (
 type plan struct {
 	na            string         // why the scenario cannot fit (N/A), with the fields and numbers
 	giveUpTimeout time.Duration  // HookSlowPastTimeout's attempt timeout (0: client_timeout)
+	workTime      time.Duration  // the target's own time for an operation (the pace), which WaitPastHold waits out after the hold too
 	pastLockHold  time.Duration  // HookSlowPastLock's hold (0: 2 × lock_timeout)
 	insideMargin  time.Duration  // how long before the retention ends WaitInsideWindow's repeat goes (0: the default)
 	freshConns    int            // a FreshKeys step's requests at once (0: MaxKeepAliveConns)
@@ -53,8 +54,6 @@ const (
 	// before its limit grows: under it (and under half the limit) the limit covers them,
 	// and a limit set short on purpose (--timeout) stays as short.
 	paceFloor = DefaultScenarioTimeout / 4
-	// maxFreshConns bounds the newer keys of a FreshKeys step in flight at once.
-	maxFreshConns = 32
 	// minGiveUpTimeout is the shortest client timeout recovery/client-gave-up is given:
 	// the held attempt must reach the target, and its work begin, before the client
 	// leaves.
@@ -77,6 +76,14 @@ func (pl *plan) note(format string, args ...any) {
 func planFor(sc Scenario, p *profile.Profile, pace Pace, cfg RunConfig) plan {
 	var pl plan
 	l := pace.PerRequest()
+	if rem := l % time.Millisecond; rem != 0 {
+		l += time.Millisecond - rem // whole milliseconds, rounded up: what the notes show
+	}
+	if hasHook(sc, HookSlowPastTimeout) {
+		// The hook's hold comes on top of the target's own time for the work: the retry
+		// "after the work would have ended" waits out both.
+		pl.workTime = l
+	}
 	pl.fitGiveUp(sc, p, l)
 	pl.fitPastLock(sc, p, l)
 	pl.fitSlowToLock(sc, p)
@@ -87,11 +94,11 @@ func planFor(sc Scenario, p *profile.Profile, pace Pace, cfg RunConfig) plan {
 	return pl
 }
 
-// windowRoom is how much of the retention a scenario leaves for its last answers (the
-// retry's, the settle step's) after its timing: a fifth of it (at least 250 ms), and
-// two requests at the measured latency.
+// windowRoom is how much of the retention a scenario leaves for its last answer (the
+// retry's, executed or not) after its timing: a fifth of it (at least 250 ms), and a
+// request at the measured latency.
 func windowRoom(r, latency time.Duration) time.Duration {
-	return max(r/5, 250*time.Millisecond) + 2*latency
+	return max(r/5, 250*time.Millisecond) + latency
 }
 
 func hasHook(sc Scenario, h Hook) bool {
@@ -108,7 +115,7 @@ func (pl *plan) fitGiveUp(sc Scenario, p *profile.Profile, latency time.Duration
 		return
 	}
 	c, room := p.ClientTimeout.Std(), windowRoom(r, latency)
-	retryAt := func(c time.Duration) time.Duration { return pastHold(giveUpHoldFor(c)) }
+	retryAt := func(c time.Duration) time.Duration { return pastHold(giveUpHoldFor(c)) + latency }
 	if retryAt(c)+room <= r {
 		return
 	}
@@ -190,7 +197,7 @@ func (pl *plan) fitInsideWindow(sc Scenario, p *profile.Profile, latency time.Du
 	}
 	pl.insideMargin = m
 	pl.note("the repeat is sent %s before retention %s ends, not %s: the target answered the preflight in %s, and a repeat answered after the retention may rightly execute anew; the key is shown to live %s, not more",
-		m, r, def, latency.Round(time.Millisecond), r-m)
+		m, r, def, latency, r-m)
 }
 
 // insideWindowMargin is how long before the retention ends expiry/inside-window's repeat
@@ -216,7 +223,7 @@ func (pl *plan) fitPace(sc Scenario, p *profile.Profile, latency time.Duration, 
 	}
 	pl.extraLimit = need
 	pl.note("time limit %s, not %s: %d requests in a row and %d ledger reads at the %s per request the preflight measured, %d× over for a slower moment",
-		roundDuration(cfg.ScenarioTimeout+need), cfg.ScenarioTimeout, requests, reads, latency.Round(time.Millisecond), paceSlack)
+		shownLimit(cfg.ScenarioTimeout+need), cfg.ScenarioTimeout, requests, reads, latency, paceSlack)
 }
 
 // fitFreshKeys sends a FreshKeys step's newer keys more at a time when, four at a time,
@@ -231,15 +238,16 @@ func (pl *plan) fitFreshKeys(sc Scenario, p *profile.Profile, latency time.Durat
 		if n*latency/time.Duration(conns) <= window/2 {
 			continue
 		}
+		// At most as many at once as a burst sends (RunConfig.BurstConcurrency).
 		want := int((n*latency + window/2 - 1) / (window / 2))
-		pl.freshConns = min(max(want, conns), maxFreshConns, max(cfg.BurstConcurrency, 1))
+		pl.freshConns = min(max(want, conns), max(cfg.BurstConcurrency, 1))
 		sent := int(time.Duration(pl.freshConns) * window / latency)
 		short := ""
 		if sent < st.FreshKeys {
 			short = fmt.Sprintf("; even so about %d of them will be sent", sent)
 		}
 		pl.note("the %d newer keys go %d at a time, not %d: at the %s per request the preflight measured, %d at a time send about %d of them in the %s the step may take%s",
-			st.FreshKeys, pl.freshConns, conns, latency.Round(time.Millisecond), conns, int(time.Duration(conns)*window/latency), window, short)
+			st.FreshKeys, pl.freshConns, conns, latency, conns, int(time.Duration(conns)*window/latency), window, short)
 	}
 }
 
@@ -313,10 +321,18 @@ func (pl *plan) fewerKeys(sc Scenario, latency time.Duration, cfg RunConfig) {
 	}
 	fits(k)
 	pl.note("%d keys per route, not %d: at the %s per request the preflight measured, %d would take longer than the %s a scenario may take; fewer requests on each connection prove less (a key store that aliases keys only after more requests on one connection is not excluded)",
-		k, written, latency.Round(time.Millisecond), written, maxPlannedLimit)
+		k, written, latency, written, maxPlannedLimit)
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// shownLimit rounds a time limit for a note: whole seconds from 10 s up.
+func shownLimit(d time.Duration) time.Duration {
+	if d >= 10*time.Second {
+		return d.Round(time.Second)
+	}
+	return roundDuration(d)
+}
 
 // PlanNotes says how the runner will fit each scenario of list to the target: p's
 // declared windows, and pace, the latency its preflight measured (the zero Pace for

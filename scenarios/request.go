@@ -286,6 +286,15 @@ func giveUpHoldFor(c time.Duration) time.Duration { return c + max(c/2, 300*time
 // hold h and a quarter of it more (at least 300 ms).
 func pastHold(h time.Duration) time.Duration { return h + max(h/4, 300*time.Millisecond) }
 
+// workTime is the target's own time for an operation as its preflight measured it, where
+// the scenario's plan waits it out (0: none).
+func (t *target) workTime() time.Duration {
+	if t.plan == nil {
+		return 0
+	}
+	return t.plan.workTime
+}
+
 // pastLockHold is how long HookSlowPastLock holds the original: twice the lock timeout,
 // or the shorter hold the scenario's plan fitted to the declared retention.
 func (t *target) pastLockHold() time.Duration {

@@ -36,7 +36,8 @@ func (e *execution) wait(ctx context.Context, w Wait) error {
 		until = first.Add(r + max(r/2, 300*time.Millisecond))
 	case WaitPastHold:
 		// From the previous step's start: the target began holding no earlier.
-		until = last.Add(pastHold(e.t.giveUpHold()))
+		// And the target's own time for the work, which the hold comes on top of.
+		until = last.Add(pastHold(e.t.giveUpHold()) + e.t.workTime())
 	case WaitPastLock:
 		// From the later of the previous step's start and the latest answer: a request
 		// that answered (a crash after the key insert) took its lock before it did, and
@@ -75,7 +76,7 @@ func (t *target) declaredWaits(sc Scenario) time.Duration {
 		case WaitPastLock:
 			d += profile.PastLock(p.LockTimeout.Std())
 		case WaitPastHold:
-			d += pastHold(t.giveUpHold())
+			d += pastHold(t.giveUpHold()) + t.workTime()
 		}
 		switch st.Hook {
 		case HookSlow, HookSlowFail:
