@@ -21,6 +21,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/idemproof/idemproof/internal/suggest"
 )
 
 // command is one subcommand. It returns errExitFailure (or a wrapped error) to make the
@@ -156,7 +158,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, c := range commands() {
 		names = append(names, c.name)
 	}
-	fmt.Fprintf(stderr, "idemproof: unknown command %q%s\n\n", args[0], suggestion(args[0], names))
+	fmt.Fprintf(stderr, "idemproof: unknown command %q%s\n\n", args[0], suggest.DidYouMean(args[0], names))
 	usage(stderr)
 	return 2
 }
