@@ -67,7 +67,7 @@ func headline(rep *Report) Headline {
 	if len(twice) > 0 {
 		claim := "idempotentHint"
 		if rep.Target.Kind == KindOpenAPI {
-			claim = "idempotence by their method (PUT, DELETE)"
+			claim = "idempotence by method (PUT, DELETE)"
 		}
 		fmt.Fprintf(&b, "; %d %s %s and executed twice: %s", len(twice), plural(len(twice), "declares", "declare"), claim, strings.Join(twice, ", "))
 	}
