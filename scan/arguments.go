@@ -269,8 +269,8 @@ func chooseChange(body map[string]any, s *openapi3.Schema, skip string) *Change 
 	names := sortedNames(body)
 	try := func(kind string) *Change {
 		for _, name := range names {
-			if name == skip {
-				continue
+			if name == skip || (kind == "string" && idLike(name)) {
+				continue // changing an id changes what is acted on, not how
 			}
 			v, p := body[name], prop(name)
 			changed, ok := changeValue(kind, v, p)

@@ -28,8 +28,9 @@ type Target struct {
 	Server string `json:"server,omitempty"`
 	// Idempotency is true when the MCP server advertises capabilities.tools.idempotency
 	// (SEP-3182) in its initialize answer: every tool then takes params.idempotencyKey.
-	Idempotency bool         `json:"tools_idempotency"`
-	Operations  []*Operation `json:"operations"`
+	Idempotency bool `json:"tools_idempotency"`
+	// Operations are in Report.Rows, one per row, in a report; here for a plan.
+	Operations []*Operation `json:"operations,omitempty"`
 	// Notes are what enumeration met besides the operations: a tool the SDK's client left
 	// out of tools/list, a document that does not validate.
 	Notes []string `json:"notes,omitempty"`
@@ -224,6 +225,7 @@ func (c Check) Title() string {
 
 // Cell is one operation's verdict in one column, with one line of evidence.
 type Cell struct {
+	Check    Check           `json:"check"`
 	Verdict  verdict.Verdict `json:"verdict"`
 	Evidence string          `json:"evidence"`
 }
@@ -236,10 +238,22 @@ type Row struct {
 	// PerExecution is the member of an answer found to differ between two executions
 	// (the per-execution value the judgments read), "" when none was found.
 	PerExecution string `json:"per_execution_value,omitempty"`
+	// InFlight and Mismatch are the refusals the probes saw: a concurrent copy refused
+	// while the other ran, the changed request refused (its control executed). A starter
+	// profile's outcome rules name them.
+	InFlight *Refusal `json:"in_flight,omitempty"`
+	Mismatch *Refusal `json:"mismatch,omitempty"`
 	// Calls is how many calls the probes made; Duration how long they took.
 	Calls      int           `json:"calls"`
 	Duration   time.Duration `json:"-"`
 	DurationMS float64       `json:"duration_ms"`
+}
+
+// Refusal is an answer that refused a call: its HTTP status, and over MCP its JSON-RPC
+// error code.
+type Refusal struct {
+	Status int    `json:"status"`
+	Code   *int64 `json:"code,omitempty"`
 }
 
 // Cell returns the row's cell of a check.

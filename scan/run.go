@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/transport"
@@ -93,6 +95,11 @@ func Run(ctx context.Context, cfg *Config, t *Target) (*Report, error) {
 	if ctx.Err() != nil {
 		rep.Interrupted = context.Cause(ctx).Error()
 	}
+	for _, row := range rows {
+		for i := range row.Cells {
+			row.Cells[i].Check = Checks[i]
+		}
+	}
 	rep.Rows = rows
 	rep.DurationMS = float64(time.Since(started).Microseconds()) / 1000
 	rep.Headline = headline(rep)
@@ -138,13 +145,13 @@ func newRunner(ctx context.Context, cfg *Config, t *Target) (*runner, func(), er
 }
 
 // probe runs one operation's probes in turn and judges them.
-func (r *runner) probe(ctx context.Context, op *Operation) Row {
+func (r *runner) probe(ctx context.Context, op *Operation) (row Row) {
 	started := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.operationTimeout())
 	defer cancel()
 	p := &prober{runner: r, op: op, snd: r.tr.Open()}
 	defer p.snd.Close()
-	row := Row{Operation: op, Cells: make([]Cell, len(Checks))}
+	row = Row{Operation: op, Cells: make([]Cell, len(Checks))}
 	set := func(c Check, v Cell) {
 		for i, cc := range Checks {
 			if cc == c {
@@ -197,12 +204,31 @@ func (r *runner) probe(ctx context.Context, op *Operation) Row {
 	default:
 		o, n := p.changed(ctx)
 		o.err = timedOut(ctx, o.err)
-		set(CheckChanged, judgeChanged(o, evidenceBy{field: d.field, ledger: n}, r.t.Kind))
+		c := judgeChanged(o, evidenceBy{field: d.field, ledger: n}, r.t.Kind)
+		if c.Verdict == verdict.Pass {
+			row.Mismatch = refusal(o.changed)
+		}
+		set(CheckChanged, c)
 	}
 	o, n := p.concurrently(ctx)
 	o.err = timedOut(ctx, o.err)
+	for _, a := range []transport.Answer{o.a, o.b} {
+		if looksInFlight(r.t.Kind, a) {
+			row.InFlight = refusal(a)
+		}
+	}
 	set(CheckConcurrent, judgeConcurrent(o, evidenceBy{field: d.field, ledger: n}, r.t.Kind))
 	return row
+}
+
+// refusal is what a starter profile needs of a refusal: its status and JSON-RPC code.
+func refusal(a transport.Answer) *Refusal {
+	r := &Refusal{Status: a.Status}
+	if c := gjson.GetBytes(a.Body, "error.code"); c.Exists() && c.Type == gjson.Number {
+		code := c.Int()
+		r.Code = &code
+	}
+	return r
 }
 
 // timedOut says a probe's error came from the operation's time limit or an interrupt.
