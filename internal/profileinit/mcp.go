@@ -11,7 +11,7 @@ import (
 // Tool is what a scan learned of one MCP tool, for FromMCPTool.
 type Tool struct {
 	// Endpoint is the server's Streamable HTTP endpoint URL; Server names the server.
-	Endpoint, Server string
+	Endpoint, Server  string
 	Name, Description string
 	// KeyField is where the key travels in the tools/call request (params._meta.NAME,
 	// params.arguments.NAME, params.idempotencyKey); KeyHeader instead when it is an HTTP
