@@ -257,7 +257,7 @@ type Refusal struct {
 }
 
 // Cell returns the row's cell of a check.
-func (r *Row) Cell(c Check) Cell {
+func (r Row) Cell(c Check) Cell {
 	for i, cc := range Checks {
 		if cc == c && i < len(r.Cells) {
 			return r.Cells[i]
@@ -268,7 +268,7 @@ func (r *Row) Cell(c Check) Cell {
 
 // SafeToRetry reports whether the row shows the operation safe to retry after a lost
 // answer: probed, its replay PASSed, and no cell FAILed.
-func (r *Row) SafeToRetry() bool {
+func (r Row) SafeToRetry() bool {
 	if !r.Operation.Probed() || r.Cell(CheckReplay).Verdict != verdict.Pass {
 		return false
 	}
