@@ -110,10 +110,10 @@ func TestChooseChange(t *testing.T) {
 func TestUnreadableSchemasNameTheField(t *testing.T) {
 	t.Parallel()
 	for doc, want := range map[string]string{
-		`{"type":"object","properties":{"amount":{"type":5}}}`:                 "inputSchema.properties.amount: ",
-		`{"type":"object","properties":{"x":{"$ref":"#/$defs/Missing"}}}`:      `inputSchema.properties.x: $ref "#/$defs/Missing" names nothing in the schema's own $defs`,
-		`{"type":"object","properties":{"x":{"type":"strin"}}}`:                `inputSchema.properties.x.type: unknown type "strin"`,
-		`{"type":"array"}`:                                                     `inputSchema.type: "array", want "object"`,
+		`{"type":"object","properties":{"amount":{"type":5}}}`:            "inputSchema.properties.amount: ",
+		`{"type":"object","properties":{"x":{"$ref":"#/$defs/Missing"}}}`: `inputSchema.properties.x: $ref "#/$defs/Missing" names nothing in the schema's own $defs`,
+		`{"type":"object","properties":{"x":{"type":"strin"}}}`:           `inputSchema.properties.x.type: unknown type "strin"`,
+		`{"type":"array"}`: `inputSchema.type: "array", want "object"`,
 		`{"type":"object","properties":{"a":{"items":{"$ref":"http://x/y"}}}}`: `inputSchema.properties.a.items: $ref "http://x/y"`,
 	} {
 		var raw any
