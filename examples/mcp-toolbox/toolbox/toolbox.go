@@ -84,94 +84,117 @@ func schema(s string) json.RawMessage { return json.RawMessage(s) }
 
 func boolPtr(b bool) *bool { return &b }
 
-// Handler serves the MCP endpoint at /mcp.
-func (s *Server) Handler() http.Handler {
-	server := mcp.NewServer(&mcp.Implementation{Name: "mcp-toolbox", Version: "1.0.0"}, nil)
-	server.AddTool(&mcp.Tool{
-		Name:        "refund",
-		Description: "Refund an order. Send an idempotency key in _meta.idempotency_key: a retry with the same key never refunds twice.",
-		InputSchema: schema(`{"type":"object","required":["order_id","amount"],"properties":{
-			"order_id":{"type":"string","description":"the order to refund","examples":["ord_1001"]},
-			"amount":{"type":"integer","minimum":1,"description":"in cents","examples":[4900]}}}`),
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false)},
-	}, s.keyed("refund", true, func(args map[string]any) any {
-		order, _ := args["order_id"].(string)
-		s.refunds[order]++
-		return map[string]any{"refund_id": s.id("re"), "order_id": order, "amount": args["amount"]}
-	}))
-	server.AddTool(&mcp.Tool{
-		Name:        "create_invoice",
-		Description: "Invoice an order.",
-		InputSchema: schema(`{"type":"object","required":["order_id","amount","idempotency_key"],"properties":{
-			"order_id":{"type":"string","examples":["ord_1001"]},
-			"amount":{"type":"integer","minimum":1,"examples":[4900]},
-			"idempotency_key":{"type":"string","description":"one per invoice, the same on a retry"}}}`),
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false)},
-	}, s.keyed("create_invoice", false, func(args map[string]any) any {
-		return map[string]any{"invoice_id": s.id("in"), "order_id": args["order_id"], "amount": args["amount"]}
-	}))
-	server.AddTool(&mcp.Tool{
-		Name:        "send_email",
-		Description: "Send an email to a customer.",
-		InputSchema: schema(`{"type":"object","required":["to","subject"],"properties":{
-			"to":{"type":"string","format":"email"},
-			"subject":{"type":"string","examples":["Your refund"]}}}`),
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false)},
-	}, s.plain("send_email", func(args map[string]any) any {
-		return map[string]any{"message_id": s.id("msg"), "to": args["to"]}
-	}))
-	server.AddTool(&mcp.Tool{
-		Name:        "add_note",
-		Description: "Add a note to an account.",
-		InputSchema: schema(`{"type":"object","required":["account_id","text"],"properties":{
-			"account_id":{"type":"string","examples":["acct_1"]},
-			"text":{"type":"string","examples":["called the customer"]}}}`),
-		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: boolPtr(false)},
-	}, s.plain("add_note", func(args map[string]any) any {
-		return map[string]any{"note_id": s.id("note"), "account_id": args["account_id"], "text": args["text"]}
-	}))
-	server.AddTool(&mcp.Tool{
-		Name:        "set_status",
-		Description: "Set an account's status.",
-		InputSchema: schema(`{"type":"object","required":["account_id","status"],"properties":{
-			"account_id":{"type":"string","examples":["acct_1"]},
-			"status":{"type":"string","enum":["active","paused"]}}}`),
-		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: boolPtr(false)},
-	}, s.plain("set_status", func(args map[string]any) any {
-		account, _ := args["account_id"].(string)
-		status, _ := args["status"].(string)
-		s.statuses[account] = status
-		return map[string]any{"account_id": account, "status": status}
-	}))
-	server.AddTool(&mcp.Tool{
-		Name:        "list_refunds",
-		Description: "The refunds of an order.",
-		InputSchema: schema(`{"type":"object","required":["order_id"],"properties":{"order_id":{"type":"string","examples":["ord_1001"]}}}`),
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
-	}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		args, err := arguments(req)
-		if err != nil {
-			return nil, err
-		}
-		order, _ := args["order_id"].(string)
-		s.mu.Lock()
-		n := s.refunds[order]
-		s.mu.Unlock()
-		return result(map[string]any{"order_id": order, "count": n}), nil
-	})
-	server.AddTool(&mcp.Tool{
-		Name:        "delete_account",
-		Description: "Close an account and erase its data.",
-		InputSchema: schema(`{"type":"object","required":["account_id"],"properties":{"account_id":{"type":"string","examples":["acct_1"]}}}`),
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(true)},
-	}, s.plain("delete_account", func(args map[string]any) any {
-		return map[string]any{"deleted": args["account_id"]}
-	}))
+// Handler serves the MCP endpoint at /mcp with the seven tools.
+func (s *Server) Handler() http.Handler { return s.HandlerOf(7) }
 
+// HandlerOf serves n tools: the seven, then the seven again with _2 after their names,
+// _3, … — a wide server for a scan's benchmark.
+func (s *Server) HandlerOf(n int) http.Handler {
+	server := mcp.NewServer(&mcp.Implementation{Name: "mcp-toolbox", Version: "1.0.0"}, nil)
+	for i := 0; i < n; i++ {
+		suffix := ""
+		if round := i/7 + 1; round > 1 {
+			suffix = fmt.Sprintf("_%d", round)
+		}
+		t := s.tools(suffix)[i%7]
+		server.AddTool(t.tool, t.handler)
+	}
 	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{SessionTimeout: 5 * time.Minute})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", s.counting(handler))
 	return mux
+}
+
+// tool is one tool and its handler.
+type tool struct {
+	tool    *mcp.Tool
+	handler mcp.ToolHandler
+}
+
+// tools are the seven tools, their names ending with suffix.
+func (s *Server) tools(suffix string) []tool {
+	return []tool{
+		{tool: &mcp.Tool{
+			Name:        "refund" + suffix,
+			Description: "Refund an order. Send an idempotency key in _meta.idempotency_key: a retry with the same key never refunds twice.",
+			InputSchema: schema(`{"type":"object","required":["order_id","amount"],"properties":{
+				"order_id":{"type":"string","description":"the order to refund","examples":["ord_1001"]},
+				"amount":{"type":"integer","minimum":1,"description":"in cents","examples":[4900]}}}`),
+			Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false)},
+		}, handler: s.keyed("refund"+suffix, true, true, func(args map[string]any) any {
+			order, _ := args["order_id"].(string)
+			s.refunds[order]++
+			return map[string]any{"refund_id": s.id("re"), "order_id": order, "amount": args["amount"]}
+		})},
+		{tool: &mcp.Tool{
+			Name:        "create_invoice" + suffix,
+			Description: "Invoice an order.",
+			InputSchema: schema(`{"type":"object","required":["order_id","amount","idempotency_key"],"properties":{
+				"order_id":{"type":"string","examples":["ord_1001"]},
+				"amount":{"type":"integer","minimum":1,"examples":[4900]},
+				"idempotency_key":{"type":"string","description":"one per invoice, the same on a retry"}}}`),
+			Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false)},
+		}, handler: s.keyed("create_invoice"+suffix, false, false, func(args map[string]any) any {
+			return map[string]any{"invoice_id": s.id("in"), "order_id": args["order_id"], "amount": args["amount"]}
+		})},
+		{tool: &mcp.Tool{
+			Name:        "send_email" + suffix,
+			Description: "Send an email to a customer.",
+			InputSchema: schema(`{"type":"object","required":["to","subject"],"properties":{
+				"to":{"type":"string","format":"email"},
+				"subject":{"type":"string","examples":["Your refund"]}}}`),
+			Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false)},
+		}, handler: s.plain("send_email"+suffix, func(args map[string]any) any {
+			return map[string]any{"message_id": s.id("msg"), "to": args["to"]}
+		})},
+		{tool: &mcp.Tool{
+			Name:        "add_note" + suffix,
+			Description: "Add a note to an account.",
+			InputSchema: schema(`{"type":"object","required":["account_id","text"],"properties":{
+				"account_id":{"type":"string","examples":["acct_1"]},
+				"text":{"type":"string","examples":["called the customer"]}}}`),
+			Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: boolPtr(false)},
+		}, handler: s.plain("add_note"+suffix, func(args map[string]any) any {
+			return map[string]any{"note_id": s.id("note"), "account_id": args["account_id"], "text": args["text"]}
+		})},
+		{tool: &mcp.Tool{
+			Name:        "set_status" + suffix,
+			Description: "Set an account's status.",
+			InputSchema: schema(`{"type":"object","required":["account_id","status"],"properties":{
+				"account_id":{"type":"string","examples":["acct_1"]},
+				"status":{"type":"string","enum":["active","paused"]}}}`),
+			Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: boolPtr(false)},
+		}, handler: s.plain("set_status"+suffix, func(args map[string]any) any {
+			account, _ := args["account_id"].(string)
+			status, _ := args["status"].(string)
+			s.statuses[account] = status
+			return map[string]any{"account_id": account, "status": status}
+		})},
+		{tool: &mcp.Tool{
+			Name:        "list_refunds" + suffix,
+			Description: "The refunds of an order.",
+			InputSchema: schema(`{"type":"object","required":["order_id"],"properties":{"order_id":{"type":"string","examples":["ord_1001"]}}}`),
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+		}, handler: func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			args, err := arguments(req)
+			if err != nil {
+				return nil, err
+			}
+			order, _ := args["order_id"].(string)
+			s.mu.Lock()
+			n := s.refunds[order]
+			s.mu.Unlock()
+			return result(map[string]any{"order_id": order, "count": n}), nil
+		}},
+		{tool: &mcp.Tool{
+			Name:        "delete_account" + suffix,
+			Description: "Close an account and erase its data.",
+			InputSchema: schema(`{"type":"object","required":["account_id"],"properties":{"account_id":{"type":"string","examples":["acct_1"]}}}`),
+			Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(true)},
+		}, handler: s.plain("delete_account"+suffix, func(args map[string]any) any {
+			return map[string]any{"deleted": args["account_id"]}
+		})},
+	}
 }
 
 // counting counts the tools/call requests that reach the server.
@@ -224,10 +247,11 @@ func (s *Server) plain(tool string, work func(map[string]any) any) mcp.ToolHandl
 	}
 }
 
-// keyed is a tool deduplicated by a key: from _meta.idempotency_key (refund) or its
-// idempotency_key argument (create_invoice). With fingerprint, the key is bound to the
-// arguments it came with; without, any arguments under a known key get its stored result.
-func (s *Server) keyed(tool string, fingerprint bool, work func(map[string]any) any) mcp.ToolHandler {
+// keyed is a tool deduplicated by a key: from _meta.idempotency_key (inMeta: refund) or
+// its idempotency_key argument (create_invoice). With fingerprint, the key is bound to
+// the arguments it came with; without, any arguments under a known key get its stored
+// result.
+func (s *Server) keyed(tool string, inMeta, fingerprint bool, work func(map[string]any) any) mcp.ToolHandler {
 	return func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args, err := arguments(req)
 		if err != nil {
@@ -235,7 +259,7 @@ func (s *Server) keyed(tool string, fingerprint bool, work func(map[string]any) 
 		}
 		key, _ := args["idempotency_key"].(string)
 		delete(args, "idempotency_key")
-		if k, ok := req.Params.Meta["idempotency_key"].(string); ok && tool == "refund" {
+		if k, ok := req.Params.Meta["idempotency_key"].(string); ok && inMeta {
 			key = k
 		}
 		if strings.TrimSpace(key) == "" {
