@@ -27,7 +27,7 @@ func enumerateMCP(ctx context.Context, cfg *Config) (*Target, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("--mcp %q: want the server's Streamable HTTP endpoint, an http(s) URL such as http://127.0.0.1:8091/mcp", endpoint)
 	}
-	header := cfg.Header.Clone()
+	header := callHeader(cfg)
 	tr := &mcptr.Transport{Client: transport.NewAttemptClient(cfg.TLS)}
 	sess, err := tr.Initialize(ctx, endpoint, header)
 	if err != nil {
@@ -88,6 +88,7 @@ func toolOperation(tool *sdk.Tool, capability bool) *Operation {
 		op.Problem = "its input schema cannot be read: " + err.Error()
 	}
 	op.src = &source{input: input}
+	op.Inputs = inputs(input, "argument", nil)
 	op.Key = toolKey(tool.Description, input, tool.Meta, capability)
 	if op.Problem == "" {
 		op.Request, op.Problem = schemaRequest(op, input)

@@ -68,6 +68,7 @@ func httpOperation(method, path string, item *openapi3.PathItem, o *openapi3.Ope
 	params := parameters(item, o)
 	body, media := jsonBody(o)
 	op.src = &source{input: body, params: params, media: media}
+	op.Inputs = inputs(body, "body", params)
 	if o.RequestBody != nil && o.RequestBody.Value != nil {
 		op.src.bodyExample = bodyExample(o.RequestBody.Value.Content.Get(media))
 	}

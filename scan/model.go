@@ -67,6 +67,9 @@ type Operation struct {
 	// IdempotentClaim says how the operation declares itself idempotent ("idempotentHint:
 	// true", "PUT (RFC 9110 §9.2.2)"); "" when it makes no such claim.
 	IdempotentClaim string `json:"idempotent_claim,omitempty"`
+	// Inputs are what the operation takes: a tool's arguments (its input schema's
+	// properties), an HTTP operation's parameters and JSON body properties.
+	Inputs []Input `json:"inputs,omitempty"`
 	// Key is where the operation takes an idempotency key; nil: it takes none.
 	Key *Key `json:"key,omitempty"`
 	// Request is what one call sends, built from the schema or --args; nil when it could
@@ -86,6 +89,30 @@ type Operation struct {
 
 // Probed reports whether the plan probes the operation.
 func (op *Operation) Probed() bool { return op.Skip == "" && op.Problem == "" && op.Request != nil }
+
+// Input is one argument, parameter or body property an operation takes.
+type Input struct {
+	Name string `json:"name"`
+	// In is "argument" (a tool's), "body", "path", "query", "header" or "cookie".
+	In       string `json:"in"`
+	Type     string `json:"type,omitempty"`
+	Required bool   `json:"required,omitempty"`
+}
+
+// String is "order_id: string, required".
+func (i Input) String() string {
+	s := i.Name
+	if i.In != "argument" && i.In != "body" {
+		s = i.In + " " + s
+	}
+	if i.Type != "" {
+		s += ": " + i.Type
+	}
+	if i.Required {
+		s += ", required"
+	}
+	return s
+}
 
 // Annotations are an MCP tool's behaviour hints (MCP specification, "Tool annotations").
 type Annotations struct {

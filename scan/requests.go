@@ -25,6 +25,33 @@ type source struct {
 	bodyExample map[string]any
 }
 
+// inputs lists an object schema's properties (in is "argument" or "body"), then the
+// parameters.
+func inputs(s *openapi3.Schema, in string, params []*openapi3.Parameter) []Input {
+	var out []Input
+	if s != nil {
+		required := map[string]bool{}
+		for _, r := range s.Required {
+			required[r] = true
+		}
+		for _, name := range sortedNames(s.Properties) {
+			typ := ""
+			if p := s.Properties[name]; p != nil && p.Value != nil {
+				typ = firstType(p.Value)
+			}
+			out = append(out, Input{Name: name, In: in, Type: typ, Required: required[name]})
+		}
+	}
+	for _, p := range params {
+		typ := ""
+		if p.Schema != nil && p.Schema.Value != nil {
+			typ = firstType(p.Schema.Value)
+		}
+		out = append(out, Input{Name: p.Name, In: p.In, Type: typ, Required: p.Required})
+	}
+	return out
+}
+
 // keyArgument is the argument or body member the key travels in ("" when it travels
 // elsewhere): it is never built, changed or checked as an argument.
 func keyArgument(k *Key) string {

@@ -330,3 +330,23 @@ func TestSEP3182(t *testing.T) {
 	// scan sees the second execution.
 	require.Equal(t, verdict.Fail, row(t, rep, "create").Cell(scan.CheckReplay).Verdict)
 }
+
+// TestInterrupted: a scan whose context is cancelled says so; what did not run is
+// UNKNOWN, never a pass.
+func TestInterrupted(t *testing.T) {
+	t.Parallel()
+	box := toolbox.New(0)
+	srv := httptest.NewServer(box.Handler())
+	t.Cleanup(srv.Close)
+	cfg := &scan.Config{MCP: srv.URL + "/mcp"}
+	target, err := scan.Enumerate(context.Background(), cfg)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(fmt.Errorf("interrupt signal received"))
+	rep, err := scan.Run(ctx, cfg, target)
+	require.NoError(t, err)
+	require.Equal(t, "interrupt signal received", rep.Interrupted)
+	r := row(t, rep, "refund")
+	require.Equal(t, verdict.Unknown, r.Cell(scan.CheckReplay).Verdict)
+	require.Empty(t, rep.Headline.Safe)
+}

@@ -54,6 +54,7 @@ func WritePlan(w io.Writer, t *scan.Target) {
 	fmt.Fprintf(w, "will probe %d of %d:\n", len(probed), len(t.Operations))
 	for _, op := range probed {
 		fmt.Fprintf(w, "  %s\n", title(op))
+		writeDeclared(w, op)
 		fmt.Fprintf(w, "      key        %s\n", keyText(op))
 		args := op.Request.Body
 		if args == "" {
@@ -79,12 +80,41 @@ func WritePlan(w io.Writer, t *scan.Target) {
 			if why == "" {
 				why = op.Problem
 			}
-			fmt.Fprintf(w, "  %s\n      key        %s\n      why        %s\n", title(op), keyText(op), why)
+			fmt.Fprintf(w, "  %s\n", title(op))
+			writeDeclared(w, op)
+			fmt.Fprintf(w, "      key        %s\n      why        %s\n", keyText(op), why)
 		}
 	}
 	for _, n := range t.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
+}
+
+// writeDeclared prints what the operation declares of itself: its inputs and its
+// annotations.
+func writeDeclared(w io.Writer, op *scan.Operation) {
+	if len(op.Inputs) > 0 {
+		parts := make([]string, len(op.Inputs))
+		for i, in := range op.Inputs {
+			parts[i] = in.String()
+		}
+		fmt.Fprintf(w, "      takes      %s\n", strings.Join(parts, "; "))
+	}
+	if a := op.Annotations; a != nil {
+		fmt.Fprintf(w, "      annotated  %s\n", annotationText(a))
+	}
+}
+
+// annotationText is a tool's hints as it declared them.
+func annotationText(a *scan.Annotations) string {
+	parts := []string{fmt.Sprintf("readOnlyHint: %t", a.ReadOnlyHint), fmt.Sprintf("idempotentHint: %t", a.IdempotentHint)}
+	if a.DestructiveHint != nil {
+		parts = append(parts, fmt.Sprintf("destructiveHint: %t", *a.DestructiveHint))
+	}
+	if a.OpenWorldHint != nil {
+		parts = append(parts, fmt.Sprintf("openWorldHint: %t", *a.OpenWorldHint))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func title(op *scan.Operation) string {
