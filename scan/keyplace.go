@@ -1,8 +1,9 @@
 package scan
 
 import (
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -24,18 +25,8 @@ var headerInDescription = regexp.MustCompile(`(?i)\b((?:x-)?idempotency-key)\b`)
 // Idempotency-Key header its description names; params.idempotencyKey when the server
 // advertises tools.idempotency (SEP-3182). nil: the tool takes no key.
 func toolKey(description string, input *openapi3.Schema, meta map[string]any, capability bool) *Key {
-	if input != nil {
-		for _, name := range sortedNames(input.Properties) {
-			if idempotencyWord.MatchString(name) {
-				return &Key{Place: PlaceArgument, Name: name, Why: "its name", UUID: isUUID(input.Properties[name])}
-			}
-		}
-		for _, name := range sortedNames(input.Properties) {
-			p := input.Properties[name]
-			if p != nil && p.Value != nil && idempotencyWord.MatchString(p.Value.Description) {
-				return &Key{Place: PlaceArgument, Name: name, Why: "its description: " + quoteShort(p.Value.Description), UUID: isUUID(p)}
-			}
-		}
+	if k := propertyKey(input, "its name", "its description: "); k != nil {
+		return k
 	}
 	for _, name := range sortedNames(meta) {
 		if idempotencyWord.MatchString(name) {
@@ -74,18 +65,26 @@ func operationKey(params []*openapi3.Parameter, body *openapi3.Schema) *Key {
 			}
 		}
 	}
-	if body == nil {
+	return propertyKey(body, "a body property named for it", "a body property, by its description: ")
+}
+
+// propertyKey is the property of an object schema (a tool's arguments, an HTTP body)
+// whose name says idempotency, else the one whose description does; nil for none.
+// byName and byDescription say why, in the Key.
+func propertyKey(s *openapi3.Schema, byName, byDescription string) *Key {
+	if s == nil {
 		return nil
 	}
-	for _, name := range sortedNames(body.Properties) {
+	names := sortedNames(s.Properties)
+	for _, name := range names {
 		if idempotencyWord.MatchString(name) {
-			return &Key{Place: PlaceArgument, Name: name, Why: "a body property named for it", UUID: isUUID(body.Properties[name])}
+			return &Key{Place: PlaceArgument, Name: name, Why: byName, UUID: isUUID(s.Properties[name])}
 		}
 	}
-	for _, name := range sortedNames(body.Properties) {
-		p := body.Properties[name]
+	for _, name := range names {
+		p := s.Properties[name]
 		if p != nil && p.Value != nil && idempotencyWord.MatchString(p.Value.Description) {
-			return &Key{Place: PlaceArgument, Name: name, Why: "a body property, by its description: " + quoteShort(p.Value.Description), UUID: isUUID(p)}
+			return &Key{Place: PlaceArgument, Name: name, Why: byDescription + quoteShort(p.Value.Description), UUID: isUUID(p)}
 		}
 	}
 	return nil
@@ -112,11 +111,5 @@ func quoteShort(s string) string {
 	return `"` + s + `"`
 }
 
-func sortedNames[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+// sortedNames are a map's keys in order.
+func sortedNames[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

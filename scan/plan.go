@@ -256,14 +256,7 @@ func applyToolEntry(op *Operation, e *ArgsEntry) error {
 	if len(e.Headers) > 0 {
 		op.Request.Header = e.Headers
 	}
-	if len(e.Change) > 0 {
-		c, err := entryChange(op, e)
-		if err != nil {
-			return err
-		}
-		op.Request.Change = c
-	}
-	return nil
+	return applyChange(op, e)
 }
 
 // checkArguments holds an --args object against the schema: every name one of the
@@ -288,6 +281,19 @@ func checkArguments(op *Operation, args map[string]any, skip, field string) erro
 			return &fieldErr{field, fmt.Sprintf("lacks %s, which %s requires", name, op.Name)}
 		}
 	}
+	return nil
+}
+
+// applyChange puts the change an entry names on the operation's request.
+func applyChange(op *Operation, e *ArgsEntry) error {
+	if len(e.Change) == 0 {
+		return nil
+	}
+	c, err := entryChange(op, e)
+	if err != nil {
+		return err
+	}
+	op.Request.Change = c
 	return nil
 }
 
@@ -338,14 +344,7 @@ func applyHTTPEntry(op *Operation, e *ArgsEntry) error {
 		return &fieldErr{"arguments", problem}
 	}
 	op.Request, op.Problem = req, ""
-	if len(e.Change) > 0 {
-		c, err := entryChange(op, e)
-		if err != nil {
-			return err
-		}
-		op.Request.Change = c
-	}
-	return nil
+	return applyChange(op, e)
 }
 
 func contains(list []string, s string) bool {
