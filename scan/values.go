@@ -17,7 +17,8 @@ import (
 // and which is not an echo of what the call itself sent (its key, its entity, an argument
 // value). A member whose value changes in every answer, a replay's too (a request id, a
 // trace id, a served-at time), would make a replay look like a second execution: such
-// names are left out, and a time is never id-like. The expect.unique_field of a profile
+// names, members inside them (request.id) and _meta are left out, and a time is never
+// id-like. The expect.unique_field of a profile
 // is the same idea, declared instead of detected.
 
 // jsonText marks a path segment where a string member holds JSON that was read into (an
@@ -107,7 +108,7 @@ func perExecution(a, b execution) string {
 	var found []leaf
 	for _, l := range leaves(a.body) {
 		other, ok := bv[l.path]
-		if !ok || other.value == l.value || !idLike(l.name) && !numberLike(l.name) || perResponseName(l.name) {
+		if !ok || other.value == l.value || !idLike(l.name) && !numberLike(l.name) || perResponsePath(l.path) {
 			continue
 		}
 		if echoes(l, a) || echoes(other, b) {
@@ -132,11 +133,18 @@ func numberLike(name string) bool {
 	return strings.HasSuffix(strings.ToLower(name), "_number") || strings.HasSuffix(name, "Number")
 }
 
-func perResponseName(name string) bool {
-	l := strings.ToLower(name)
-	for _, p := range perResponse {
-		if strings.Contains(l, p) {
+// perResponsePath reports whether a member is, or sits inside, one named for what
+// differs in every answer (request.id, trace_id, _meta.progressToken).
+func perResponsePath(path string) bool {
+	for _, seg := range strings.Split(strings.ReplaceAll(path, `\.`, "\x00"), ".") {
+		l := strings.ToLower(seg)
+		if l == "_meta" {
 			return true
+		}
+		for _, p := range perResponse {
+			if strings.Contains(l, p) {
+				return true
+			}
 		}
 	}
 	return false
