@@ -122,7 +122,11 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if probed == 0 {
 		return fmt.Errorf("nothing to probe: %d operation(s) listed, none of them probed (see above for why: --include-readonly, --allow-destructive, --include, --args)", len(target.Operations))
 	}
-	if !o.yes && !confirmed(stderr, probed, target.Endpoint) {
+	if !o.yes && !confirmed(ctx, stderr, probed, target.Endpoint) {
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "\nidemproof scan: interrupted at the prompt (%v): nothing was called\n", context.Cause(ctx))
+			return errExitIncomplete
+		}
 		return errors.New("not confirmed: nothing was called (answer y at the prompt, or pass --yes)")
 	}
 	fmt.Fprintf(stdout, "\nprobing %d operation(s), %d at once; repeat with: --seed %d\n", probed, min(cfg.Parallel, probed), cfg.Seed)
@@ -188,12 +192,21 @@ func parseHeaders(list []string) (http.Header, error) {
 	return h, nil
 }
 
-// confirmed asks on stderr whether to send the calls, and reads the answer.
-func confirmed(stderr io.Writer, n int, endpoint string) bool {
+// confirmed asks on stderr whether to send the calls, and reads the answer; an interrupt
+// while it waits is a no.
+func confirmed(ctx context.Context, stderr io.Writer, n int, endpoint string) bool {
 	fmt.Fprintf(stderr, "\nSend these calls to %d operation(s) of %s? They run: each probed operation executes several times. [y/N] ", n, endpoint)
-	line, _ := bufio.NewReader(scanInput).ReadString('\n')
-	answer := strings.ToLower(strings.TrimSpace(line))
-	return answer == "y" || answer == "yes"
+	answer := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(scanInput).ReadString('\n')
+		answer <- strings.ToLower(strings.TrimSpace(line))
+	}()
+	select {
+	case a := <-answer:
+		return a == "y" || a == "yes"
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // scanExit is check's exit status for a scan: 1 on a FAIL; 3 when interrupted or when
