@@ -36,17 +36,6 @@ type Target struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// Writes counts the operations that are not read-only.
-func (t *Target) Writes() int {
-	n := 0
-	for _, op := range t.Operations {
-		if !op.ReadOnly {
-			n++
-		}
-	}
-	return n
-}
-
 // Operation is one tool or one HTTP operation, with what enumeration learned of it and
 // what the plan decided.
 type Operation struct {

@@ -88,6 +88,7 @@ func starterProfile(t *Target, r Row, cfg *Config) ([]byte, error) {
 	default:
 		tool.KeyField, tool.KeyWhy = k.Field(KindMCP), "idemproof scan: "+k.Why
 	}
+	tool.KeyUUID = op.Key != nil && op.Key.UUID
 	if l := op.Ledger; l != nil {
 		tool.Ledger = &profileinit.ToolLedger{Tool: l.Tool, Arguments: l.Arguments, Count: l.Count}
 	}

@@ -17,6 +17,8 @@ type Tool struct {
 	// params.arguments.NAME, params.idempotencyKey); KeyHeader instead when it is an HTTP
 	// header. KeyWhy says how the scan knew.
 	KeyField, KeyHeader, KeyWhy string
+	// KeyUUID: the key's schema says format uuid.
+	KeyUUID bool
 	// Arguments are the arguments the scan called the tool with, Changed the ones it sent
 	// with one changed (nil: none); Schema is the tool's input schema.
 	Arguments, Changed map[string]any
@@ -131,6 +133,9 @@ func FromMCPTool(t Tool) ([]byte, error) {
 	}
 	w.line("expect:")
 	w.line("  missing_key: optional   # guess: say \"400\" if a call without a key is refused (and add a missing_key outcome rule)")
+	if t.KeyUUID {
+		w.line("  key_format: uuid   # the key's schema says format uuid: every key the harness sends is a UUID")
+	}
 	if t.UniqueField != "" && !strings.Contains(t.UniqueField, "#json") {
 		w.line("  unique_field: %s   # detected by idemproof scan: it differed between two executions", yamlString(t.UniqueField))
 	}

@@ -40,11 +40,12 @@ func TestFromMCPTool(t *testing.T) {
 	require.Contains(t, string(text), "# guess: a read-only tool of the server named like it")
 
 	// The key as an argument is the scan's to fill, never part of the body.
-	text, err = profileinit.FromMCPTool(profileinit.Tool{Endpoint: "http://h:1/mcp", Name: "create_invoice",
+	text, err = profileinit.FromMCPTool(profileinit.Tool{Endpoint: "http://h:1/mcp", Name: "create_invoice", KeyUUID: true,
 		KeyField: "params.arguments.idempotency_key", Arguments: map[string]any{"order_id": "{{.Entity}}", "idempotency_key": "x"}})
 	require.NoError(t, err)
 	p, err = profile.Parse("invoice.yaml", text)
 	require.NoError(t, err, "%s", text)
 	require.Equal(t, `{"order_id":"{{.Entity}}"}`, p.Operation.Body)
+	require.Equal(t, profile.KeyFormatUUID, p.Expect.KeyFormat)
 	require.Contains(t, string(text), "tool: list_create_invoice   # guess: the server has no read-only tool that looks like a ledger")
 }
