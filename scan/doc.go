@@ -37,16 +37,19 @@
 // tools.idempotency. Arguments come from the schema's examples, defaults, consts and
 // enums, and simple values for required properties — never an invented id of something
 // that must exist: such an operation is "not probed: needs arguments for …" until --args
-// gives them (arguments.go, argsfile.go).
+// gives them (arguments.go, argsfile.go). The builder is hand-written on kin-openapi's
+// schema model (an MCP tool's JSON Schema is read into it too): sample-data generators
+// fill every field with something, where the scan must refuse to invent what would only
+// be refused, or act on something real.
 //
 // Safety. Enumerate calls nothing. Operations annotated destructiveHint: true, DELETE
 // operations and those matching Config.Exclude are not probed unless
 // Config.AllowDestructive or Config.Include names them; readOnlyHint tools are listed
 // and probed only with Config.IncludeReadOnly. The command prints what it will call and
 // asks before Run calls it. Every probe uses fresh keys and entities; a probe's calls are
-// bounded in number (at most a dozen per operation) and time (Config.CallTimeout per
-// call, Config.OperationTimeout per operation), and Config.Parallel operations run at
-// once. The scan never relies on the specification's defaults for hints a tool leaves
+// bounded in number (at most ten per operation, besides at most five retries of each
+// in-flight answer) and time (Config.CallTimeout per call, Config.OperationTimeout per
+// operation), and Config.Parallel operations run at once. The scan never relies on the specification's defaults for hints a tool leaves
 // out (destructiveHint defaults to true there): only what a tool declares counts.
 //
 // The lost answer is the fault proxy's after-reset: the server's whole answer is read,
