@@ -29,15 +29,7 @@ func TestThe409And422KindsCarryTheHeaderTheRulesRead(t *testing.T) {
 	res, err := clientcheck.Run(context.Background(), clientcheck.Config{Profile: p, FaultSpec: "409,422", Seed: 1, Timeout: 30 * time.Second},
 		toolClient(func(order string, _ int) string { return "call-" + order }))
 	require.NoError(t, err)
-	classes := map[outcome.Class]int{}
-	for _, order := range []string{"o-1", "o-2"} {
-		attempts := res.Attempts(order)
-		require.NotEmpty(t, attempts)
-		require.Equal(t, "before-status", attempts[0].Fault, order)
-		require.Equal(t, "409", attempts[0].Delivered, order)
-		classes[attempts[0].Class]++
-	}
-	require.Equal(t, map[outcome.Class]int{outcome.InFlight: 1, outcome.Mismatch: 1}, classes)
+	require.Equal(t, map[outcome.Class]int{outcome.InFlight: 1, outcome.Mismatch: 1}, injectedClasses(t, res, "409"))
 
 	// A rule the proxy cannot build an answer for (a pattern, not a value) is refused
 	// before the run, saying why.
@@ -48,4 +40,19 @@ func TestThe409And422KindsCarryTheHeaderTheRulesRead(t *testing.T) {
 		toolClient(func(order string, _ int) string { return "call-" + order }))
 	require.ErrorContains(t, err, `fault "422"`)
 	require.ErrorContains(t, err, "header Idempotency-Outcome ~ /^confl/")
+}
+
+// injectedClasses counts the classes of the orders' first attempts, each of which the
+// proxy answered with a before-status fault delivered as status.
+func injectedClasses(t *testing.T, res *clientcheck.Result, status string) map[outcome.Class]int {
+	t.Helper()
+	classes := map[outcome.Class]int{}
+	for _, order := range []string{"o-1", "o-2"} {
+		attempts := res.Attempts(order)
+		require.NotEmpty(t, attempts)
+		require.Equal(t, "before-status", attempts[0].Fault, order)
+		require.Equal(t, status, attempts[0].Delivered, order)
+		classes[attempts[0].Class]++
+	}
+	return classes
 }

@@ -220,11 +220,7 @@ func Compile(s RuleSpec) (Rule, []error) {
 	}
 	r.Status = append(r.Status, s.Status...)
 	for i, j := range s.JSON {
-		field := "json"
-		if len(s.JSON) > 1 {
-			field = fmt.Sprintf("json[%d]", i)
-		}
-		p, jerrs := compileJSON(field, j)
+		p, jerrs := compileJSON(itemField("json", i, len(s.JSON)), j)
 		errs = append(errs, jerrs...)
 		r.JSON = append(r.JSON, p)
 	}
@@ -237,11 +233,7 @@ func Compile(s RuleSpec) (Rule, []error) {
 		}
 	}
 	for i, h := range s.Header {
-		field := "header"
-		if len(s.Header) > 1 {
-			field = fmt.Sprintf("header[%d]", i)
-		}
-		p, herrs := compileHeader(field, h)
+		p, herrs := compileHeader(itemField("header", i, len(s.Header)), h)
 		errs = append(errs, herrs...)
 		r.Header = append(r.Header, p)
 	}
@@ -251,6 +243,14 @@ func Compile(s RuleSpec) (Rule, []error) {
 		r.RetryAfter = h
 	}
 	return r, errs
+}
+
+// itemField names item i of a part written n times: "json", or "json[1]" in a list.
+func itemField(part string, i, n int) string {
+	if n > 1 {
+		return fmt.Sprintf("%s[%d]", part, i)
+	}
+	return part
 }
 
 func compileJSON(field string, j JSONSpec) (JSONPredicate, []error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -92,16 +93,9 @@ func (o *Outcomes) UnmarshalYAML(n *yaml.Node) error {
 			continue
 		}
 		seen[name] = true
-		nodes := []*yaml.Node{v}
-		paths := []string{path}
-		if v.Kind == yaml.SequenceNode {
-			nodes, paths = v.Content, nil
-			for j := range v.Content {
-				paths = append(paths, path+"["+strconv.Itoa(j)+"]")
-			}
-			if len(nodes) == 0 {
-				bad(path, "an empty list of rules matches nothing")
-			}
+		nodes, paths := oneOrList(v, path)
+		if len(nodes) == 0 {
+			bad(path, "an empty list of rules matches nothing")
 		}
 		cr := outcome.ClassRules{Class: outcome.Class(name)}
 		for j, rn := range nodes {
@@ -162,13 +156,7 @@ func (o *Outcomes) ruleSpec(n *yaml.Node, path string) (outcome.RuleSpec, bool) 
 				spec.Status = append(spec.Status, st)
 			}
 		case "json":
-			items, paths := []*yaml.Node{v}, []string{fp}
-			if v.Kind == yaml.SequenceNode {
-				items, paths = v.Content, nil
-				for j := range v.Content {
-					paths = append(paths, fp+"["+strconv.Itoa(j)+"]")
-				}
-			}
+			items, paths := oneOrList(v, fp)
 			for j, it := range items {
 				js, jok := o.jsonSpec(it, paths[j])
 				ok = ok && jok
@@ -194,13 +182,7 @@ func (o *Outcomes) ruleSpec(n *yaml.Node, path string) (outcome.RuleSpec, bool) 
 				}
 			}
 		case "header":
-			items, paths := []*yaml.Node{v}, []string{fp}
-			if v.Kind == yaml.SequenceNode {
-				items, paths = v.Content, nil
-				for j := range v.Content {
-					paths = append(paths, fp+"["+strconv.Itoa(j)+"]")
-				}
-			}
+			items, paths := oneOrList(v, fp)
 			for j, it := range items {
 				hs, hok := o.headerSpec(it, paths[j])
 				ok = ok && hok
@@ -222,16 +204,29 @@ func (o *Outcomes) ruleSpec(n *yaml.Node, path string) (outcome.RuleSpec, bool) 
 	return spec, ok
 }
 
-func (o *Outcomes) jsonSpec(n *yaml.Node, path string) (outcome.JSONSpec, bool) {
-	var js outcome.JSONSpec
+// predicate is one json or header predicate as written: what it tests (a gjson path,
+// a header name) and its one test, as YAML read them.
+type predicate struct {
+	subject string
+	equals  *yaml.Node
+	exists  *bool
+	matches *string
+}
+
+// predicate reads a mapping of subjectField (path, name), equals, exists and matches;
+// usage is how the mapping is written, for the error when n is none. Compile says what
+// a predicate lacks (its subject, exactly one test), under the rule's field name; here
+// only what a YAML reader sees.
+func (o *Outcomes) predicate(n *yaml.Node, path, subjectField, usage string) (predicate, bool) {
+	var pr predicate
 	ok := true
 	bad := func(p, format string, args ...any) {
 		o.problems = append(o.problems, fieldError{Path: p, Msg: fmt.Sprintf(format, args...)})
 		ok = false
 	}
 	if n.Kind != yaml.MappingNode {
-		bad(path, "must be {path: …, equals: …} (or exists: true|false, or matches: REGEXP)")
-		return js, false
+		bad(path, "must be %s (or exists: true|false, or matches: REGEXP)", usage)
+		return pr, false
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i].Value, n.Content[i+1]
@@ -241,73 +236,63 @@ func (o *Outcomes) jsonSpec(n *yaml.Node, path string) (outcome.JSONSpec, bool) 
 			continue
 		}
 		switch k {
-		case "path":
-			js.Path = v.Value
+		case subjectField:
+			pr.subject = v.Value
 		case "equals":
-			var val any
-			if err := v.Decode(&val); err != nil {
-				bad(fp, "%v", err)
-				continue
-			}
-			js.Equals, js.HasEquals = val, true
+			pr.equals = v
 		case "exists":
 			var b bool
 			if err := v.Decode(&b); err != nil {
 				bad(fp, "must be true or false, got %q", v.Value)
 				continue
 			}
-			js.Exists = &b
+			pr.exists = &b
 		case "matches":
 			m := v.Value
-			js.Matches = &m
+			pr.matches = &m
 		default:
-			bad(fp, "unknown field (known: equals, exists, matches, path)")
+			known := []string{"equals", "exists", "matches", subjectField}
+			slices.Sort(known)
+			bad(fp, "unknown field (known: %s)", strings.Join(known, ", "))
 		}
 	}
-	// Compile says what a predicate lacks (a path, exactly one test), under the rule's
-	// field name; here only what a YAML reader sees.
+	return pr, ok
+}
+
+func (o *Outcomes) jsonSpec(n *yaml.Node, path string) (outcome.JSONSpec, bool) {
+	pr, ok := o.predicate(n, path, "path", "{path: …, equals: …}")
+	js := outcome.JSONSpec{Path: pr.subject, Exists: pr.exists, Matches: pr.matches}
+	if pr.equals != nil {
+		var val any
+		if err := pr.equals.Decode(&val); err != nil {
+			o.problems = append(o.problems, fieldError{Path: joinPath(path, "equals"), Msg: err.Error()})
+			return js, false
+		}
+		js.Equals, js.HasEquals = val, true
+	}
 	return js, ok
 }
 
 func (o *Outcomes) headerSpec(n *yaml.Node, path string) (outcome.HeaderSpec, bool) {
-	var hs outcome.HeaderSpec
-	ok := true
-	bad := func(p, format string, args ...any) {
-		o.problems = append(o.problems, fieldError{Path: p, Msg: fmt.Sprintf(format, args...)})
-		ok = false
+	pr, ok := o.predicate(n, path, "name", "{name: N, equals: V}")
+	hs := outcome.HeaderSpec{Name: pr.subject, Exists: pr.exists, Matches: pr.matches}
+	if pr.equals != nil {
+		value := pr.equals.Value // a header's value is text, whatever YAML would make of it
+		hs.Equals = &value
 	}
-	if n.Kind != yaml.MappingNode {
-		bad(path, "must be {name: N, equals: V} (or exists: true|false, or matches: REGEXP)")
-		return hs, false
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i].Value, n.Content[i+1]
-		fp := joinPath(path, k)
-		if v.Kind != yaml.ScalarNode {
-			bad(fp, "must be a scalar")
-			continue
-		}
-		value := v.Value
-		switch k {
-		case "name":
-			hs.Name = value
-		case "equals":
-			hs.Equals = &value
-		case "exists":
-			var b bool
-			if err := v.Decode(&b); err != nil {
-				bad(fp, "must be true or false, got %q", v.Value)
-				continue
-			}
-			hs.Exists = &b
-		case "matches":
-			hs.Matches = &value
-		default:
-			bad(fp, "unknown field (known: equals, exists, matches, name)")
-		}
-	}
-	// Compile says what a predicate lacks (a name, exactly one test).
 	return hs, ok
+}
+
+// oneOrList is a value written as one item or a list of them, with each item's path.
+func oneOrList(v *yaml.Node, path string) ([]*yaml.Node, []string) {
+	if v.Kind != yaml.SequenceNode {
+		return []*yaml.Node{v}, []string{path}
+	}
+	paths := make([]string, len(v.Content))
+	for j := range v.Content {
+		paths[j] = path + "[" + strconv.Itoa(j) + "]"
+	}
+	return v.Content, paths
 }
 
 // OutcomeHeaders names the headers the profile's outcome rules read, in the order they

@@ -1,7 +1,6 @@
 package scenarios_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -16,15 +15,7 @@ import (
 // pace, under a scenario time limit (0: the default).
 func runPaced(t *testing.T, p *profile.Profile, limit time.Duration, only ...string) map[string]verdict.Result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: only, ScenarioTimeout: limit, Seed: 1})
-	require.NoError(t, err)
-	out := map[string]verdict.Result{}
-	for _, r := range rep.Results {
-		out[r.ScenarioID] = r
-	}
-	return out
+	return runConfigured(t, 10*time.Minute, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: only, ScenarioTimeout: limit, Seed: 1})
 }
 
 // A slow but correct target under a time limit made for a fast one: every call (ledger
