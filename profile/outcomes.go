@@ -156,12 +156,9 @@ func (o *Outcomes) ruleSpec(n *yaml.Node, path string) (outcome.RuleSpec, bool) 
 				spec.Status = append(spec.Status, st)
 			}
 		case "json":
-			items, paths := oneOrList(v, fp)
-			for j, it := range items {
-				js, jok := o.jsonSpec(it, paths[j])
-				ok = ok && jok
-				spec.JSON = append(spec.JSON, js)
-			}
+			var each bool
+			spec.JSON, each = readEach(v, fp, o.jsonSpec)
+			ok = ok && each
 		case "retry_after":
 			if v.Kind != yaml.MappingNode {
 				bad(fp, "must be {path: P, unit: ms|s}: where the refusal's body says how long to wait, e.g. {path: error.data.retry_after_ms, unit: ms}")
@@ -182,12 +179,9 @@ func (o *Outcomes) ruleSpec(n *yaml.Node, path string) (outcome.RuleSpec, bool) 
 				}
 			}
 		case "header":
-			items, paths := oneOrList(v, fp)
-			for j, it := range items {
-				hs, hok := o.headerSpec(it, paths[j])
-				ok = ok && hok
-				spec.Header = append(spec.Header, hs)
-			}
+			var each bool
+			spec.Header, each = readEach(v, fp, o.headerSpec)
+			ok = ok && each
 		case "text":
 			if v.Kind != yaml.ScalarNode {
 				bad(fp, "must be a regular expression on the body, e.g. \"reused\"")
@@ -293,6 +287,19 @@ func oneOrList(v *yaml.Node, path string) ([]*yaml.Node, []string) {
 		paths[j] = path + "[" + strconv.Itoa(j) + "]"
 	}
 	return v.Content, paths
+}
+
+// readEach reads a value written as one item or a list of them with read; ok is false
+// when any item was wrong.
+func readEach[T any](v *yaml.Node, path string, read func(*yaml.Node, string) (T, bool)) ([]T, bool) {
+	items, paths := oneOrList(v, path)
+	out, ok := make([]T, 0, len(items)), true
+	for j, it := range items {
+		x, itemOK := read(it, paths[j])
+		ok = ok && itemOK
+		out = append(out, x)
+	}
+	return out, ok
 }
 
 // OutcomeHeaders names the headers the profile's outcome rules read, in the order they
