@@ -27,7 +27,9 @@ func TestRefusalsToldApartByAHeaderAreJudged(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	base := startFake(t, &fakeRefunds{outcomeHeader: true})
-	doc := strings.Replace(fakeProfileDoc(base), "mismatch: 422", "mismatch: 409", 1) + headerToldRules
+	// A hold of 1 s, not 400 ms: the in-flight repeat must reach the target well inside
+	// it however loaded the machine (this test is about telling the refusals apart).
+	doc := strings.NewReplacer("mismatch: 422", "mismatch: 409", "value: 400ms", "value: 1s").Replace(fakeProfileDoc(base)) + headerToldRules
 	p, err := profile.Parse("fake.yaml", []byte(doc))
 	require.NoError(t, err, "the honest mismatch: 409 loads when header rules tell it from in_flight")
 	only := []string{"fingerprint/mismatch", "fingerprint/mismatch-repeat", "fingerprint/original-intact", "fingerprint/each-member",
