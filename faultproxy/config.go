@@ -34,9 +34,12 @@ const (
 )
 
 // DefaultRedactedHeaders are request headers the journal records as "[redacted]":
-// credentials never enter it. Config.Redact adds more.
+// credentials never enter it — the standard ones, and the API keys and session tokens of
+// the common cloud APIs (AWS's X-Amz-Security-Token, Google's X-Goog-Api-Key, GitLab's
+// Private-Token). Config.Redact adds more.
 var DefaultRedactedHeaders = []string{
 	"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "X-Api-Key", "Api-Key", "X-Auth-Token",
+	"X-Amz-Security-Token", "X-Goog-Api-Key", "Private-Token",
 }
 
 // Config configures a Proxy. Zero values mean the documented default.

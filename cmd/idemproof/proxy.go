@@ -61,7 +61,7 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tokenFile := fs.String("admin-token-file", "", "file holding the admin API's bearer token (surrounding whitespace ignored)")
 	var allowHosts, redact upstreamFlags
 	fs.Var(&allowHosts, "admin-allow-host", "host name the admin API answers to besides loopback names, IP literals and the --admin host (repeatable; * allows any)")
-	fs.Var(&redact, "redact", "request header the journal records as [redacted], besides Authorization, Proxy-Authorization, Cookie, Set-Cookie, X-Api-Key, Api-Key, X-Auth-Token (repeatable)")
+	fs.Var(&redact, "redact", "request header the journal records as [redacted], besides Authorization, Proxy-Authorization, Cookie, Set-Cookie, X-Api-Key, Api-Key, X-Auth-Token, X-Amz-Security-Token, X-Goog-Api-Key, Private-Token (repeatable)")
 	rulesFile := fs.String("rules", "", "YAML file with a list of rules to load at start")
 	seed := fs.Int64("seed", 0, "seed of the random source behind rule probabilities (same seed, same fault sequence)")
 	capacity := fs.Int64("journal-capacity", faultproxy.DefaultJournalCapacity, fmt.Sprintf("journal records kept in memory (1 to %d); older ones are dropped and counted", faultproxy.MaxJournalCapacity))
