@@ -54,7 +54,10 @@ type Config struct {
 	KeyHeader string
 	// KeyField, when set, is a dotted path into a JSON request body
 	// ("params.arguments.idempotency_key"; numeric segments index arrays) that carries the
-	// key instead of the header. The request body is then buffered up to BufferLimit.
+	// key instead of the header. The request body is then buffered up to BufferLimit and
+	// read as docs/faultproxy.md says: a body nested past MaxJSONDepth, or naming a member
+	// of the path twice or in two letter cases, is refused (400); invalid JSON and a
+	// JSON-RPC batch carry no key.
 	KeyField string
 	// Seed seeds the one random source behind rule probabilities.
 	Seed int64

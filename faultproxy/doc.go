@@ -56,6 +56,12 @@
 //     to it; a faulted attempt carries the fast path's decision along. Both paths give the
 //     same journal record, upstream request (but for field-name case and order) and
 //     client answer; fast_path_test.go holds them to it.
+//   - With Config.KeyField the key is read from a JSON body only when every reader would
+//     read the same one (key.go): a body nested past MaxJSONDepth, or whose key path names
+//     a member twice or in two letter cases, is refused (400) before the upstream sees
+//     it; a body that is not valid JSON, or a JSON-RPC batch, carries no key.
+//   - A request target holding a raw '#' is refused (400): Go's server would take it into
+//     the path, which the upstream would then get as %23.
 //   - Rules are decoded strictly (case-sensitive names, no unknown or repeated field, no
 //     trailing data), the same way from JSON and YAML; a batch is added all or none.
 //

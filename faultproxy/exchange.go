@@ -54,10 +54,7 @@ func (p *Proxy) newExchange(w http.ResponseWriter, r *http.Request) *Exchange {
 	removeHopHeaders(r.Header)
 	headers, clipped, headerBytes := p.recordHeaders(r.Header, p.cfg.JournalHeaderLimit)
 	rec := &Record{Time: time.Now(), Method: r.Method, Path: r.URL.RequestURI(), Headers: headers, HeadersClipped: clipped}
-	if len(rec.Path) > maxPathRecorded {
-		rec.PathClipped = len(rec.Path) - maxPathRecorded
-		rec.Path = strings.Clone(rec.Path[:maxPathRecorded])
-	}
+	rec.Path, rec.PathClipped = clipPath(rec.Path)
 	return &Exchange{
 		p: p, w: w, r: r,
 		rec:         rec,
@@ -65,6 +62,15 @@ func (p *Proxy) newExchange(w http.ResponseWriter, r *http.Request) *Exchange {
 		body:        newRequestBody(r.Body, r.ContentLength),
 		outHeader:   r.Header,
 	}
+}
+
+// clipPath keeps at most maxPathRecorded bytes of a request path for the journal, and
+// says how many it cut.
+func clipPath(path string) (string, int) {
+	if len(path) <= maxPathRecorded {
+		return path, 0
+	}
+	return strings.Clone(path[:maxPathRecorded]), len(path) - maxPathRecorded
 }
 
 // Context ends when the client goes away or the server shuts down.
