@@ -38,12 +38,16 @@
 //     response is streamed as is, and Record.Note says so.
 //   - An event stream (text/event-stream) passes through flushed chunk by chunk; a fault
 //     that needs the response reads it until the upstream ends it or the JSON-RPC
-//     response to the request's id has arrived (event_stream.go). JSON-RPC requests are
+//     response to the request's id has arrived, for at most Config.StreamWait, then
+//     applies to what arrived (event_stream.go). JSON-RPC requests are
 //     journaled with their id and method, and with Config.Classify every attempt with
 //     the outcome class of what its client got (jsonrpc.go).
 //   - Memory is bounded by bytes whatever clients send: the journal by Config.JournalBytes
 //     (records clipped first, the oldest evicted and counted), the attempt counters by
 //     Config.AttemptKeyBytes, buffered bodies by Config.BufferLimit, rules by MaxRules.
+//     Idle upstream connections are closed in the background once idle for
+//     Config.UpstreamIdleTimeout, so the pool shrinks back to what the upstream calls
+//     of the last timeout needed at once.
 //   - A client's request body that stalls (Config.BodyTimeout) or is malformed never
 //     reaches the upstream as a complete request: a small or chunked one fails before the
 //     upstream call (408 / 400), a streaming one aborts the upstream call.

@@ -124,8 +124,12 @@ func (ex *Exchange) Upstream() (*UpstreamResponse, bool) {
 	// Decided before the call: the connection is released when the body is read, before
 	// the fault acts on the response (and after-delay's client may give up meanwhile).
 	ex.retireUpstream = true
+	// The call's own context: an event stream that outlasts Config.StreamWait is ended
+	// through it (readUpstreamBody), the client's connection left alone.
+	ctx, endCall := context.WithCancel(ex.r.Context())
+	defer endCall()
 	body, n := ex.body.forwardBody()
-	res := ex.send(ex.r.Context(), ex.p.pick(), body, n)
+	res := ex.send(ctx, ex.p.pick(), body, n)
 	ex.count(res)
 	if res.err != nil {
 		ex.upstreamFailed(res)
@@ -134,7 +138,11 @@ func (ex *Exchange) Upstream() (*UpstreamResponse, bool) {
 	resp := res.resp
 	ex.rec.UpstreamStatus = resp.StatusCode
 	limit := ex.p.cfg.BufferLimit
-	data, err := ex.readUpstreamBody(resp, limit)
+	data, err := ex.readUpstreamBody(resp, limit, endCall)
+	if errors.Is(err, errStreamWaitOver) {
+		ex.Note(fmt.Sprintf("event stream: no JSON-RPC response and no end within %v (the stream wait): the fault applies to the %d bytes that arrived", ex.p.cfg.StreamWait, len(data)))
+		err = nil
+	}
 	if err != nil {
 		resp.Body.Close()
 		ex.rec.UpstreamMillis = millis(time.Since(res.start))

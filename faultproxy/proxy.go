@@ -63,8 +63,9 @@ func New(cfg Config) (*Proxy, error) {
 			tr.TLSClientConfig = cfg.TLSClientConfig.Clone()
 			tr.TLSClientConfig.InsecureSkipVerify = tr.TLSClientConfig.InsecureSkipVerify || cfg.InsecureSkipVerify
 		}
+		tr.IdleConnTimeout = cfg.UpstreamIdleTimeout
 		p.transport = tr
-		p.direct = newDirectClient(ups)
+		p.direct = newDirectClient(ups, cfg.UpstreamIdleTimeout)
 	}
 	p.fast = p.fastEligible()
 	p.bufs.New = func() any { b := make([]byte, 32<<10); return &b }

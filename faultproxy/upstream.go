@@ -27,7 +27,7 @@ func NewTransport(insecureSkipVerify bool) *http.Transport {
 		}).DialContext,
 		MaxIdleConns:          0, // no global cap; the per-host cap below bounds it
 		MaxIdleConnsPerHost:   DefaultMaxIdlePerHost,
-		IdleConnTimeout:       idleConnTimeout,
+		IdleConnTimeout:       DefaultUpstreamIdleTimeout,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 		DisableCompression:    true,
