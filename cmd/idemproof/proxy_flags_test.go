@@ -34,6 +34,7 @@ func TestProxyAndServeRefuseBadNumbers(t *testing.T) {
 		{[]string{"proxy", "--upstream", "http://127.0.0.1:1", "--admin-token", "a", "--admin-token-file", "f"}, "not both"},
 		{[]string{"proxy", "--upstream", "http://127.0.0.1:1", "--admin-token-file", "/nonexistent/token"}, "--admin-token-file"},
 		{[]string{"serve", "--idle-timeout", "-1s"}, "must be positive durations"},
+		{[]string{"serve", "--memory-limit", "1000"}, "--memory-limit must be at least 1048576"},
 	} {
 		_, stderr, code := runCLI(t, c.args...)
 		require.Equal(t, 2, code, "%v: %s", c.args, stderr)
