@@ -335,9 +335,19 @@ func (p *Proxy) forwardFast(s *connServer, c *fastConn, st *fastRequest, a *atte
 	bw.WriteString(" HTTP/1.1\r\nHost: ")
 	bw.WriteString(target.Host)
 	bw.WriteString("\r\n")
+	userAgent := false
 	for _, f := range req.Fields {
 		if f.Hop || equalFoldASCII(f.Name, "Host") || equalFoldASCII(f.Name, "Content-Length") {
 			continue
+		}
+		if equalFoldASCII(f.Name, "User-Agent") {
+			// As Go's client (the net/http path's) writes it: the first value only, and
+			// none when that is empty.
+			if userAgent || len(f.Value) == 0 {
+				userAgent = true
+				continue
+			}
+			userAgent = true
 		}
 		bw.Write(f.Name)
 		bw.WriteString(": ")

@@ -1,6 +1,7 @@
 package faultproxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -73,9 +74,14 @@ func checkJSON(body []byte) jsonCheck {
 }
 
 // jsonWithinDepth reports whether no array or object of body nests deeper than max. It
-// counts brackets outside strings and validates nothing else; where brackets close more
-// than they opened the body is invalid, and the validator stops there.
+// counts brackets outside strings and validates nothing else. Only a body whose value is
+// an array or an object can nest (the validator fails any other at its first bracket);
+// where brackets close more than they opened the body is invalid, and the validator
+// stops there.
 func jsonWithinDepth(body []byte, max int) bool {
+	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) == 0 || (b[0] != '[' && b[0] != '{') {
+		return true
+	}
 	depth := 0
 	for i := 0; i < len(body); i++ {
 		switch body[i] {

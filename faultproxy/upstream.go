@@ -89,7 +89,7 @@ func joinPath(base *url.URL, in *url.URL) *url.URL {
 	if in.RawPath != "" {
 		u.RawPath = base.Path + in.RawPath
 	}
-	u.RawQuery = in.RawQuery
+	u.RawQuery, u.ForceQuery = in.RawQuery, in.ForceQuery // "/x?" stays "/x?", as the client sent it
 	return &u
 }
 
