@@ -29,6 +29,9 @@ type AppliedSchedule struct {
 	// profile leaves out: those kinds answer with client-check's problem+json, and a
 	// client that decides by the body may treat the API's own refusal otherwise.
 	StandIns []string `json:"stand_ins,omitempty"`
+	// HoldMS is how long the hold kind held (ms), and HoldNote why that long.
+	HoldMS   float64 `json:"hold_ms,omitempty"`
+	HoldNote string  `json:"hold_note,omitempty"`
 }
 
 // standInNote is what a finding on a refusal the proxy sent adds when that refusal was
