@@ -114,7 +114,7 @@ func checkOneEffect(o *analysis) conclusion {
 		elsewhere += fmt.Sprintf("; %d operation(s) sent without a key took effect more than once: client/no-key, their cause", keyless)
 	}
 	if late > 0 {
-		elsewhere += fmt.Sprintf("; %d took effect again after the declared retention (%s): client/retry-after-retention", late, o.Retention)
+		elsewhere += fmt.Sprintf("; %d took effect again after the declared retention (%s): client/retry-after-retention", late, span(o.Retention))
 	}
 	if apis > 0 {
 		elsewhere += fmt.Sprintf("; %d took effect more than once at an API that ignores keys (expect.honours_key: false): the API's duplicates, the client's share is client/blind-resend", apis)
@@ -162,13 +162,13 @@ func checkRetryAfterRetention(o *analysis) conclusion {
 		}
 		longest = max(longest, cause.horizon)
 		f.addOp("retry-after-retention", fmt.Sprintf("%s: its retry reached the API %s after its first attempt (attempt %d), past the declared retention %s, and executed again: %d side effects",
-			op, cause.horizon.Round(timeMillis), o.attemptNo(op, *cause.late), o.Retention, n), o, op, attempts[op])
+			op, cause.horizon.Round(timeMillis), o.attemptNo(op, *cause.late), span(o.Retention), n), o, op, attempts[op])
 	}
 	if f.count > 0 {
 		return f.fail("the client's retry horizon, %s, outlives the API's retention, %s: %d operation(s) executed again after their key expired; size one past the other (a longer retention, or retries that end sooner)",
-			longest.Round(timeMillis), o.Retention, f.count)
+			span(longest.Round(timeMillis)), span(o.Retention), f.count)
 	}
-	return pass("every retry reached the API inside the declared retention (%s)", o.Retention)
+	return pass("every retry reached the API inside the declared retention (%s)", span(o.Retention))
 }
 
 // checkBlindResend judges a client of an API that ignores keys: re-sending an operation

@@ -49,7 +49,7 @@ func checkRetryAfterHonoured(o *analysis) conclusion {
 			case gap+timingTolerance < want:
 				f.addOp("retry-after-ignored", fmt.Sprintf("%s, retried %s later at attempt %d (want at least %s)", answer, gap.Round(timeMillis), o.attemptNo(op, next), want), o, op, as)
 			case o.RetryAfterCapDeclared && hint > limit && gap > limit+(hint-limit)/2:
-				f.addOp("retry-after-past-cap", fmt.Sprintf("%s, retried %s later at attempt %d: longer than retry_after_cap %s", answer, gap.Round(timeMillis), o.attemptNo(op, next), limit), o, op, as)
+				f.addOp("retry-after-past-cap", fmt.Sprintf("%s, retried %s later at attempt %d: longer than retry_after_cap %s", answer, gap.Round(timeMillis), o.attemptNo(op, next), span(limit)), o, op, as)
 			}
 		}
 	}
@@ -64,9 +64,9 @@ func checkRetryAfterHonoured(o *analysis) conclusion {
 		case f.categories["retry-after-past-cap"] > 0:
 			what += ", or waited longer than the declared retry_after_cap"
 		}
-		return f.fail("%d of %d answer(s) asking for a wait were %s (a client may cap a hint at %s)", f.count, judged, what, limit)
+		return f.fail("%d of %d answer(s) asking for a wait were %s (a client may cap a hint at %s)", f.count, judged, what, span(limit))
 	}
-	return pass("%d answer(s) asking for a wait, each retried after it (or after the %s cap)", judged, limit)
+	return pass("%d answer(s) asking for a wait, each retried after it (or after the %s cap)", judged, span(limit))
 }
 
 // checkAttemptTimeout judges the held answers: one held at least client_patience that
@@ -94,17 +94,17 @@ func checkAttemptTimeout(o *analysis) conclusion {
 				short = max(short, waited) // released before the patience ran out: not judged
 			default:
 				held++
-				f.addOp("no-attempt-timeout", fmt.Sprintf("%s: waited out a held answer for %s at attempt %d (client_patience %s) without giving up", op, waited.Round(timeMillis), o.attemptNo(op, r), patience), o, op, attempts[op])
+				f.addOp("no-attempt-timeout", fmt.Sprintf("%s: waited out a held answer for %s at attempt %d (client_patience %s) without giving up", op, waited.Round(timeMillis), o.attemptNo(op, r), span(patience)), o, op, attempts[op])
 			}
 		}
 	}
 	switch {
 	case f.count > 0:
-		return f.fail("no per-attempt timeout: %d held answer(s) were waited out past client_patience %s; a lost answer hangs such an operation until the transport gives up", f.count, patience)
+		return f.fail("no per-attempt timeout: %d held answer(s) were waited out past client_patience %s; a lost answer hangs such an operation until the transport gives up", f.count, span(patience))
 	case held > 0:
-		return pass("%d held answer(s), each given up on inside client_patience %s", gaveUp, patience)
+		return pass("%d held answer(s), each given up on inside client_patience %s", gaveUp, span(patience))
 	case short > 0:
-		return na("the held answer was released after %s, before client_patience %s, and the client waited it out: whether it gives up inside the patience was not seen (the hold fits half the declared retention; a shorter client_patience judges it)", short.Round(timeMillis), patience)
+		return na("the held answer was released after %s, before client_patience %s, and the client waited it out: whether it gives up inside the patience was not seen (the hold fits half the declared retention; a shorter client_patience judges it)", short.Round(timeMillis), span(patience))
 	}
 	return na("no answer was held")
 }

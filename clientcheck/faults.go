@@ -408,7 +408,7 @@ func (t timing) holdFor(k FaultKind) (time.Duration, string) {
 	case k.Hold > 0:
 		return k.Hold, "as set"
 	case t.retention > 0 && t.retention/2 < t.patience:
-		return t.retention / 2, fmt.Sprintf("half the declared retention %s, so the retry after it finds the key; client_patience %s", t.retention, t.patience)
+		return t.retention / 2, fmt.Sprintf("half the declared retention %s, so the retry after it finds the key; client_patience %s", span(t.retention), span(t.patience))
 	}
 	return t.patience, "until the client gives up, released at client_patience"
 }

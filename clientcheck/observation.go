@@ -3,6 +3,7 @@ package clientcheck
 import (
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/idemproof/idemproof/downstream"
@@ -253,4 +254,15 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// span writes a duration as people say it: 24h, 1m30s, 2.5s (no trailing zero units).
+func span(d time.Duration) string {
+	s := d.String()
+	for _, zero := range []string{"0s", "0m"} {
+		if strings.HasSuffix(s, zero) && len(s) > len(zero) && (strings.ContainsAny(s[:len(s)-len(zero)], "hm")) {
+			s = strings.TrimSuffix(s, zero)
+		}
+	}
+	return s
 }
