@@ -17,6 +17,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	clientoutcome "github.com/idemproof/idemproof/clientcheck/outcome"
 	"github.com/idemproof/idemproof/downstream"
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
@@ -32,7 +33,7 @@ import (
 const (
 	EnvBaseURL         = "IDEMPROOF_BASE_URL"         // the proxy: send the operation here
 	EnvAdminURL        = "IDEMPROOF_ADMIN_URL"        // the proxy's admin API (rules, journal)
-	EnvOutcomeFile     = "IDEMPROOF_OUTCOME_FILE"     // where the client may write its outcomes
+	EnvOutcomeFile     = clientoutcome.EnvFile        // where the client may write its outcomes
 	EnvKeyHeader       = "IDEMPROOF_KEY_HEADER"       // the idempotency key header name (when the key travels in a header)
 	EnvKeyField        = "IDEMPROOF_KEY_FIELD"        // the key's JSON path in the body (when it travels there)
 	EnvOperationMethod = "IDEMPROOF_OPERATION_METHOD" // the operation's method, e.g. POST
