@@ -132,7 +132,7 @@ func checkCommand(o *analysis) conclusion {
 
 func checkSameKey(o *analysis) conclusion {
 	ops, attempts := o.byOperation()
-	f, retried, unkeyed := failing{}, 0, 0
+	f, retried, unkeyed, restarted := failing{}, 0, 0, 0
 	for _, op := range ops {
 		if len(attempts[op]) < 2 {
 			continue
@@ -149,6 +149,8 @@ func checkSameKey(o *analysis) conclusion {
 			}
 		}
 		switch {
+		case len(keys) > 1 && o.oneKeyPerLife(attempts[op]):
+			restarted++ // changed only across restarts: client/key-survives-restart
 		case len(keys) > 1:
 			f.addOp("keys-changed", fmt.Sprintf("%s went out under %d keys", op, len(keys)), o, op, attempts[op])
 		case len(keys) == 0:
@@ -162,6 +164,9 @@ func checkSameKey(o *analysis) conclusion {
 	elsewhere := ""
 	if unkeyed > 0 {
 		elsewhere = fmt.Sprintf("; %d retried without any key: client/no-key", unkeyed)
+	}
+	if restarted > 0 {
+		elsewhere += fmt.Sprintf("; %d changed their key only across a restart of the client: client/key-survives-restart", restarted)
 	}
 	if retried == 0 {
 		return na("no operation with a key was retried%s", elsewhere)
@@ -245,16 +250,19 @@ func checkKeyPerAttempt(o *analysis) conclusion {
 	for _, p := range fresh {
 		op := o.operationOf(bySeq[p.Seqs[0]])
 		if o.oneKeyPerLife(attempts[op]) {
-			acrossRestarts++
-			f.addOp("key-minted-per-attempt", fmt.Sprintf("%s: the same payload under %d keys, a new one only after each restart of the client (client/key-survives-restart)", op, len(p.Keys)), o, op, attempts[op])
+			acrossRestarts++ // a new key only after each restart: client/key-survives-restart's cause
 			continue
 		}
 		f.addOp("key-minted-per-attempt", fmt.Sprintf("%s: the same payload under %d keys", op, len(p.Keys)), o, op, attempts[op])
 	}
-	if acrossRestarts == len(fresh) {
-		return f.fail("%d payload(s) retried under a fresh key after a restart of the client: the key was kept, but not across the restart", len(fresh))
+	elsewhere := ""
+	if acrossRestarts > 0 {
+		elsewhere = fmt.Sprintf("; %d payload(s) got a fresh key only after a restart of the client: the key was kept, but not across the restart: client/key-survives-restart", acrossRestarts)
 	}
-	return f.fail("key minted per attempt: %d payload(s) retried under a fresh key", len(fresh))
+	if f.count == 0 {
+		return na("no payload was re-sent under a fresh key within one life of the client%s", elsewhere)
+	}
+	return f.fail("key minted per attempt: %d payload(s) retried under a fresh key%s", f.count, elsewhere)
 }
 
 // oneKeyPerLife reports whether a run with restarts kept one key per life of the client:
@@ -563,8 +571,12 @@ func checkKeySurvivesRestart(o *analysis) conclusion {
 					changed = append(changed, shorten(orNone(k), 24))
 				}
 			}
-			f.addOp("key-changed-across-restart", fmt.Sprintf("%s: killed after an attempt under %s, retried after the restart under %s",
-				rs.Operation, shorten(rs.Key, 24), strings.Join(changed, ", ")), o, rs.Operation, all)
+			consequence := ""
+			if n, ok := o.Ledger[rs.Operation]; ok && o.LedgerErr == "" {
+				consequence = fmt.Sprintf(": %d side effect(s)", n)
+			}
+			f.addOp("key-changed-across-restart", fmt.Sprintf("%s: killed after an attempt under %s, retried after the restart under %s%s",
+				rs.Operation, shorten(rs.Key, 24), strings.Join(changed, ", "), consequence), o, rs.Operation, all)
 		}
 	}
 	if f.count > 0 {

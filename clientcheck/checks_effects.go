@@ -32,6 +32,20 @@ type effectCause struct {
 	horizon time.Duration
 	// keyless: no attempt of the operation carried a key (client/no-key's).
 	keyless bool
+	// rekeyedByRestart: its key changed, and only across restarts of the client
+	// (client/key-survives-restart's).
+	rekeyedByRestart bool
+}
+
+// distinctKeys are the keys of attempts, in first-use order.
+func distinctKeys(as []faultproxy.Record) []string {
+	var keys []string
+	for _, r := range as {
+		if r.HasKey && !slices.Contains(keys, r.Key) {
+			keys = append(keys, r.Key)
+		}
+	}
+	return keys
 }
 
 // forwardedAt is when an attempt left the proxy for the API (its arrival when it never
@@ -43,7 +57,7 @@ func forwardedAt(r faultproxy.Record) time.Time {
 // causeOf reads an operation's attempts for the causes its effects may have.
 func (o *analysis) causeOf(op string) effectCause {
 	as := o.attempts[op]
-	c := effectCause{windows: 1, keyless: len(as) > 0}
+	c := effectCause{windows: 1, keyless: len(as) > 0, rekeyedByRestart: o.oneKeyPerLife(as) && len(distinctKeys(as)) > 1}
 	var opened *faultproxy.Record
 	for i := range as {
 		r := as[i]
@@ -78,7 +92,7 @@ func checkOneEffect(o *analysis) conclusion {
 	}
 	_, attempts := o.byOperation()
 	f := failing{}
-	once, none, earlier, counted, unnamed, late, keyless, apis := 0, 0, 0, 0, 0, 0, 0, 0
+	once, none, earlier, counted, unnamed, late, keyless, rekeyed, apis := 0, 0, 0, 0, 0, 0, 0, 0, 0
 	for _, op := range o.allOperations() {
 		if strings.HasPrefix(op, "body:") {
 			unnamed++ // no entity: no ledger to count
@@ -93,6 +107,8 @@ func checkOneEffect(o *analysis) conclusion {
 			apis++ // the API executes every request: client/blind-resend judges the client
 		case n > 1 && cause.keyless:
 			keyless++ // sent without a key: client/no-key lists it with its cause
+		case n > 1 && cause.rekeyedByRestart:
+			rekeyed++ // a new key after a restart: client/key-survives-restart lists it
 		case n > 1 && n <= cause.windows:
 			late++ // executed again after the retention: client/retry-after-retention
 		case n > 1:
@@ -113,6 +129,9 @@ func checkOneEffect(o *analysis) conclusion {
 	if keyless > 0 {
 		elsewhere += fmt.Sprintf("; %d operation(s) sent without a key took effect more than once: client/no-key, their cause", keyless)
 	}
+	if rekeyed > 0 {
+		elsewhere += fmt.Sprintf("; %d took effect more than once under a key that changed across a restart of the client: client/key-survives-restart, their cause", rekeyed)
+	}
 	if late > 0 {
 		elsewhere += fmt.Sprintf("; %d took effect again after the declared retention (%s): client/retry-after-retention", late, span(o.Retention))
 	}
@@ -126,7 +145,7 @@ func checkOneEffect(o *analysis) conclusion {
 	if counted == 0 {
 		return unknown("no attempt named an operation the profile's entity (%s) finds, so no side effect could be counted (%d operation(s) told apart by their bodies only): point entity at the field or header that names the operation", o.EntityRef, unnamed)
 	}
-	if keyless+late+apis == counted {
+	if keyless+rekeyed+late+apis == counted {
 		return na("no operation's effects were the client's key discipline to answer for%s", elsewhere)
 	}
 	msg := fmt.Sprintf("%d operation(s), each took effect exactly once", once)
