@@ -146,7 +146,7 @@ func checkOneEffect(o *analysis) conclusion {
 		return unknown("no attempt named an operation the profile's entity (%s) finds, so no side effect could be counted (%d operation(s) told apart by their bodies only): point entity at the field or header that names the operation", o.EntityRef, unnamed)
 	}
 	if keyless+rekeyed+late+apis == counted {
-		return na("no operation's effects were the client's key discipline to answer for%s", elsewhere)
+		return na("every operation's extra effects are judged under their cause%s", elsewhere)
 	}
 	msg := fmt.Sprintf("%d operation(s), each took effect exactly once", once)
 	if none > 0 || earlier > 0 || elsewhere != "" {
