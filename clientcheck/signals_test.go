@@ -173,6 +173,7 @@ func TestAClientThatObeysShouldRetryFalse(t *testing.T) {
 	require.Equal(t, verdict.Fail, v.Verdict, v.Message)
 	require.Contains(t, v.Evidence.Examples[0], "x-should-retry: false")
 	require.Len(t, res.Attempts("order-1"), 1, "it obeyed")
+	require.Equal(t, "x-should-retry: false", res.Attempts("order-1")[0].NoRetry, "the attempts table shows the signal")
 	require.Equal(t, 1, res.Observation.Ledger["order-1"], "the answer came after the commit")
 
 	res = runPolicy(t, cfg, policy{orders: 1, timeout: 2 * time.Second, backoff: 20 * time.Millisecond, obeyShouldRetry: true, giveUp: clientcheck.OutcomeUnknown})
