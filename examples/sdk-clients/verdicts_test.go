@@ -22,14 +22,14 @@ import (
 // sdkClient is one SDK example as client-check's code under test.
 func sdkClient(sdk string, callerKey bool) clientcheck.ClientFunc {
 	return func(ctx context.Context, env clientcheck.Env) error {
-		cfg := orders.Config{OutcomeFile: env.OutcomeFile, StateDir: env.StateDir}
+		c := orders.Client{Config: orders.Config{OutcomeFile: env.OutcomeFile, StateDir: env.StateDir}, BaseURL: env.BaseURL, CallerKey: callerKey}
 		switch sdk {
 		case "stripe":
-			return stripeclient.Run(ctx, stripeclient.Config{Config: cfg, BaseURL: env.BaseURL, CallerKey: callerKey})
+			return stripeclient.Run(ctx, c)
 		case "openai":
-			return openaiclient.Run(ctx, openaiclient.Config{Config: cfg, BaseURL: env.BaseURL, CallerKey: callerKey})
+			return openaiclient.Run(ctx, c)
 		}
-		return retryclient.Run(ctx, retryclient.Config{Config: cfg, BaseURL: env.BaseURL, CallerKey: callerKey})
+		return retryclient.Run(ctx, c)
 	}
 }
 

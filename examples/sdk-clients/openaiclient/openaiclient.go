@@ -17,25 +17,14 @@ import (
 	"github.com/idemproof/idemproof/examples/sdk-clients/orders"
 )
 
-// Config is one run.
-type Config struct {
-	orders.Config
-	// BaseURL is the API (client-check's proxy).
-	BaseURL string
-	// CallerKey sends an Idempotency-Key the caller chose ("refund-" + the order's id)
-	// on every attempt of the call: the SDK sends none of its own.
-	CallerKey bool
-}
-
 // Run refunds the orders.
-func Run(ctx context.Context, cfg Config) error {
+func Run(ctx context.Context, cfg orders.Client) error {
 	client := openai.NewClient(option.WithBaseURL(cfg.BaseURL+"/"), option.WithAPIKey("sk-idemproof"))
 	return orders.Each(ctx, cfg.Config, func(ctx context.Context, order string) outcome.Result {
 		var opts []option.RequestOption
-		key := ""
-		if cfg.CallerKey {
-			key = "refund-" + order
-			opts = append(opts, option.WithHeader("Idempotency-Key", key))
+		key := cfg.CallerKeyOf(order)
+		if key != "" {
+			opts = append(opts, option.WithHeader("Idempotency-Key", key)) // on every attempt
 		}
 		var refund map[string]any
 		err := client.Post(ctx, "v1/refunds", map[string]any{"order_id": order, "amount": 4900}, &refund, opts...)

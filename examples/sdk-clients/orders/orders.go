@@ -26,6 +26,26 @@ type Config struct {
 	StateDir string
 }
 
+// Client is one run of an SDK example: where it reports, the API it calls, and whose
+// key it sends.
+type Client struct {
+	Config
+	// BaseURL is the API (client-check's proxy).
+	BaseURL string
+	// CallerKey sends an Idempotency-Key the program chose, derived from the order
+	// ("refund-" + its id, CallerKeyOf), instead of the SDK's own or none: a key that
+	// survives a restart of the program.
+	CallerKey bool
+}
+
+// CallerKeyOf is the key a program chooses for an order when c.CallerKey is set ("" not).
+func (c Client) CallerKeyOf(order string) string {
+	if !c.CallerKey {
+		return ""
+	}
+	return "refund-" + order
+}
+
 // Refund is one SDK call for one order, and what it says happened.
 type Refund func(ctx context.Context, order string) outcome.Result
 

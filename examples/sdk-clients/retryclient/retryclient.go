@@ -17,18 +17,8 @@ import (
 	"github.com/idemproof/idemproof/examples/sdk-clients/orders"
 )
 
-// Config is one run.
-type Config struct {
-	orders.Config
-	// BaseURL is the API (client-check's proxy).
-	BaseURL string
-	// CallerKey sets an Idempotency-Key the caller chose ("refund-" + the order's id) on
-	// the request, which every retry re-sends.
-	CallerKey bool
-}
-
 // Run refunds the orders.
-func Run(ctx context.Context, cfg Config) error {
+func Run(ctx context.Context, cfg orders.Client) error {
 	client := retryablehttp.NewClient()
 	client.Logger = nil
 	return orders.Each(ctx, cfg.Config, func(ctx context.Context, order string) outcome.Result {
@@ -38,10 +28,9 @@ func Run(ctx context.Context, cfg Config) error {
 			return outcome.Unknown(err)
 		}
 		req.Header.Set("Content-Type", "application/json")
-		key := ""
-		if cfg.CallerKey {
-			key = "refund-" + order
-			req.Header.Set("Idempotency-Key", key)
+		key := cfg.CallerKeyOf(order)
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key) // every retry re-sends the request's headers
 		}
 		resp, err := client.Do(req)
 		if resp != nil {

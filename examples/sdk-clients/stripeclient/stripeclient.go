@@ -1,8 +1,11 @@
-// Package stripeclient refunds orders with stripe-go v82 at its default retry settings
-// (what its source does, stripe.go: up to 2 retries, 500 ms × (1 + n²) with jitter, at
-// most 5 s; a transport error, a 409 or a 5xx retried, a Stripe error object never, a 429
-// only as a lock_timeout; Stripe-Should-Retry obeyed; Retry-After never read; one
-// Idempotency-Key per call, minted in memory; an 80 s timeout per attempt).
+// Package stripeclient refunds orders with stripe-go v82 at its default retry settings.
+// What its source does (stripe.go, shouldRetry and sleepTime; error.go, canRetry): up to
+// 2 retries, 500 ms × (1 + n²) with jitter, at most 5 s; a transport error and any error
+// answer whose body is no Stripe error object (a gateway's 503) are retried, a Stripe
+// error object never, whatever its status, but a 429 lock_timeout; Stripe-Should-Retry is
+// read only for an answer that is no error, so it decides no retry of an error status;
+// Retry-After is never read; one Idempotency-Key per call, minted in memory and re-sent
+// on the call's retries; an 80 s timeout per attempt.
 package stripeclient
 
 import (
@@ -14,18 +17,8 @@ import (
 	"github.com/idemproof/idemproof/examples/sdk-clients/orders"
 )
 
-// Config is one run.
-type Config struct {
-	orders.Config
-	// BaseURL is the API (client-check's proxy).
-	BaseURL string
-	// CallerKey sends a key the caller chose, derived from the order ("refund-" + its
-	// id), instead of the one stripe-go mints per call: it survives a restart.
-	CallerKey bool
-}
-
 // Run refunds the orders.
-func Run(ctx context.Context, cfg Config) error {
+func Run(ctx context.Context, cfg orders.Client) error {
 	backend := stripe.GetBackendWithConfig(stripe.APIBackend, &stripe.BackendConfig{
 		URL:           stripe.String(cfg.BaseURL),
 		LeveledLogger: &stripe.LeveledLogger{Level: stripe.LevelNull},
@@ -37,10 +30,9 @@ func Run(ctx context.Context, cfg Config) error {
 			Amount:        stripe.Int64(4900),
 			Metadata:      map[string]string{"order_id": order},
 		}
-		key := ""
-		if cfg.CallerKey {
-			key = "refund-" + order
-			params.IdempotencyKey = stripe.String(key)
+		key := cfg.CallerKeyOf(order)
+		if key != "" {
+			params.IdempotencyKey = stripe.String(key) // else stripe-go mints one per call
 		}
 		_, err := sc.V1Refunds.Create(ctx, params)
 		return outcome.Of(err).WithKey(key)

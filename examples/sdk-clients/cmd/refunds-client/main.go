@@ -41,13 +41,14 @@ func main() {
 
 // Run refunds the orders with the SDK named.
 func Run(ctx context.Context, sdk, base string, callerKey bool, cfg orders.Config) error {
+	c := orders.Client{Config: cfg, BaseURL: base, CallerKey: callerKey}
 	switch sdk {
 	case "stripe":
-		return stripeclient.Run(ctx, stripeclient.Config{Config: cfg, BaseURL: base, CallerKey: callerKey})
+		return stripeclient.Run(ctx, c)
 	case "openai":
-		return openaiclient.Run(ctx, openaiclient.Config{Config: cfg, BaseURL: base, CallerKey: callerKey})
+		return openaiclient.Run(ctx, c)
 	case "retryablehttp":
-		return retryclient.Run(ctx, retryclient.Config{Config: cfg, BaseURL: base, CallerKey: callerKey})
+		return retryclient.Run(ctx, c)
 	}
 	return fmt.Errorf("--sdk %q: want stripe, openai or retryablehttp", sdk)
 }
