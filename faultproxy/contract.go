@@ -52,7 +52,7 @@ type Range struct {
 // arrives); "after-*" faults act after the upstream answered (it committed; only the
 // response suffers); "duplicate" delivers the request to the upstream twice.
 const (
-	FaultBeforeStatus  = "before-status"  // respond Status (default 503), optional Body, RetryAfter and Headers
+	FaultBeforeStatus  = "before-status"  // respond Status (default 503), optional Body and RetryAfter
 	FaultBeforeReset   = "before-reset"   // reset the client connection (RST)
 	FaultBeforeDelay   = "before-delay"   // wait Duration, then forward normally
 	FaultAfterStatus   = "after-status"   // replace the upstream response with Status (503, 502, 504)
@@ -78,9 +78,10 @@ type FaultSpec struct {
 	// request without one), as a JSON-RPC server's error inside a 200 does.
 	JSONRPCID  bool `json:"jsonrpc_id,omitempty" yaml:"jsonrpc_id,omitempty"`
 	RetryAfter int  `json:"retry_after,omitempty" yaml:"retry_after,omitempty"` // seconds
-	// Headers are the status faults' other response headers: a refusal an API tells by a
-	// header (Idempotency-Outcome: conflict), stood in for as the API sends it. Framing
-	// headers are refused, and Content-Type and Retry-After have parameters of their own.
+	// Headers are response headers a status fault's answer carries besides Content-Type
+	// and Retry-After: the retry signals an API sends (x-should-retry, Stripe-Should-Retry,
+	// Retry-After-Ms, a Retry-After as an HTTP date). Framing and hop-by-hop headers are
+	// the proxy's and refused.
 	Headers  map[string]string `json:"headers,omitempty" yaml:"headers,omitempty"`
 	Bytes    int               `json:"bytes,omitempty" yaml:"bytes,omitempty"`
 	Duration time.Duration     `json:"-" yaml:"-"`

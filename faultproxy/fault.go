@@ -130,12 +130,16 @@ type statusResponse struct {
 	body        []byte
 	contentType string
 	retryAfter  int
-	jsonRPCID   bool // the body's id is set to the request's (FaultSpec.JSONRPCID)
-	headers     map[string]string
+	headers     http.Header // FaultSpec.Headers, canonical names
+	jsonRPCID   bool        // the body's id is set to the request's (FaultSpec.JSONRPCID)
 }
 
 func newStatusResponse(spec FaultSpec) (statusResponse, error) {
-	if err := onlyParams(spec, "status", "body", "content_type", "retry_after", "jsonrpc_id", "headers"); err != nil {
+	if err := onlyParams(spec, "status", "body", "content_type", "retry_after", "headers", "jsonrpc_id"); err != nil {
+		return statusResponse{}, err
+	}
+	headers, err := headersParam(spec)
+	if err != nil {
 		return statusResponse{}, err
 	}
 	ctype := spec.ContentType
@@ -157,47 +161,71 @@ func newStatusResponse(spec FaultSpec) (statusResponse, error) {
 	if spec.JSONRPCID && !gjson.Parse(spec.Body).IsObject() {
 		return statusResponse{}, &FieldError{Field: "fault.jsonrpc_id", Msg: `needs a body that is a JSON-RPC response object, such as {"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"request in flight"}}`}
 	}
-	if err := checkFaultHeaders(spec.Headers); err != nil {
-		return statusResponse{}, err
-	}
 	body := spec.Body
 	if body == "" {
 		body = fmt.Sprintf("faultproxy: injected %d %s\n", status, http.StatusText(status))
 	}
-	return statusResponse{status: status, body: []byte(body), contentType: ctype, retryAfter: spec.RetryAfter, jsonRPCID: spec.JSONRPCID, headers: spec.Headers}, nil
+	return statusResponse{status: status, body: []byte(body), contentType: ctype, retryAfter: spec.RetryAfter, headers: headers, jsonRPCID: spec.JSONRPCID}, nil
 }
 
-// checkFaultHeaders refuses a status fault's header that would break the answer's
-// framing, that another parameter sets, or that is not one header line.
-func checkFaultHeaders(headers map[string]string) error {
-	names := make([]string, 0, len(headers))
-	for name := range headers {
-		names = append(names, name)
+// maxFaultHeaderBytes bounds the names and values of one fault's headers.
+const maxFaultHeaderBytes = 8 << 10
+
+// proxyOwnedHeaders frame the answer or belong to one hop: the proxy writes them itself.
+var proxyOwnedHeaders = map[string]bool{
+	"Content-Length": true, "Transfer-Encoding": true, "Connection": true, "Keep-Alive": true,
+	"Proxy-Connection": true, "Te": true, "Trailer": true, "Upgrade": true,
+}
+
+// headersParam checks a status fault's headers and returns them with canonical names.
+func headersParam(spec FaultSpec) (http.Header, error) {
+	if len(spec.Headers) == 0 {
+		return nil, nil
 	}
-	sort.Strings(names)
-	for _, name := range names {
+	h, size := make(http.Header, len(spec.Headers)), 0
+	for name, value := range spec.Headers {
+		canonical := http.CanonicalHeaderKey(name)
 		field := "fault.headers." + name
-		switch c := http.CanonicalHeaderKey(name); {
-		case name == "" || strings.ContainsAny(name, " :\t\r\n"):
-			return &FieldError{Field: field, Msg: fmt.Sprintf("must be a header name such as Idempotency-Outcome, got %q", name)}
-		case c == "Content-Type":
-			return &FieldError{Field: field, Msg: "set content_type instead"}
-		case c == "Retry-After":
-			return &FieldError{Field: field, Msg: "set retry_after instead"}
-		case c == "Content-Length" || c == "Transfer-Encoding" || c == "Connection" || c == "Content-Encoding":
-			return &FieldError{Field: field, Msg: "the proxy frames the answer itself; a status fault cannot set it"}
-		case strings.ContainsAny(headers[name], "\r\n"):
-			return &FieldError{Field: field, Msg: "a value must be one line"}
+		switch {
+		case !isToken(name):
+			return nil, &FieldError{Field: "fault.headers", Msg: fmt.Sprintf("%q is not a header name", name)}
+		case proxyOwnedHeaders[canonical]:
+			return nil, &FieldError{Field: field, Msg: "the proxy sets it (framing and hop-by-hop headers are the proxy's)"}
+		case canonical == "Content-Type":
+			return nil, &FieldError{Field: field, Msg: "use fault.content_type"}
+		case canonical == "Retry-After" && spec.RetryAfter != 0:
+			return nil, &FieldError{Field: field, Msg: "given twice: fault.retry_after sends it too; keep one"}
+		case len(h[canonical]) > 0:
+			return nil, &FieldError{Field: field, Msg: "given twice (header names are case-insensitive)"}
+		case !validHeaderValue(value):
+			return nil, &FieldError{Field: field, Msg: fmt.Sprintf("a header value may hold no control characters (CR, LF, NUL), got %q", value)}
+		}
+		size += len(name) + len(value)
+		h[canonical] = []string{value}
+	}
+	if size > maxFaultHeaderBytes {
+		return nil, &FieldError{Field: "fault.headers", Msg: fmt.Sprintf("at most %d bytes of names and values, got %d", maxFaultHeaderBytes, size)}
+	}
+	return h, nil
+}
+
+// validHeaderValue reports whether v may be sent as a field value (RFC 9110 §5.5: no
+// control characters but horizontal tab).
+func validHeaderValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < 0x20 && c != '\t') || c == 0x7f {
+			return false
 		}
 	}
-	return nil
+	return true
 }
 
 func (s statusResponse) send(ex *Exchange) {
-	h := http.Header{"Content-Type": {s.contentType}}
-	for name, value := range s.headers {
-		h.Set(name, value)
+	h := s.headers.Clone()
+	if h == nil {
+		h = http.Header{}
 	}
+	h.Set("Content-Type", s.contentType)
 	if s.retryAfter > 0 {
 		h.Set("Retry-After", fmt.Sprint(s.retryAfter))
 	}
