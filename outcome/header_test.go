@@ -59,12 +59,7 @@ func TestCompileNamesTheBadHeaderPart(t *testing.T) {
 		{Name: "X-Ok", Matches: ptr("(")},
 		{Name: "X-None"},
 	}})
-	var fields []string
-	for _, e := range errs {
-		var se *outcome.SpecError
-		require.ErrorAs(t, e, &se)
-		fields = append(fields, se.Field)
-	}
+	fields := specFields(t, errs)
 	require.ElementsMatch(t, []string{"header[0].name", "header[1].name", "header[1]", "header[2].matches", "header[3]"}, fields)
 	_, errs = outcome.Compile(outcome.RuleSpec{Header: []outcome.HeaderSpec{{Name: "X", Exists: ptr(true)}}})
 	require.Empty(t, errs, "a header predicate alone is a rule")
@@ -83,4 +78,16 @@ func TestRulesTellOneStatusApartByAHeader(t *testing.T) {
 	require.Equal(t, outcome.InFlight, r.Classify(withHeader(409, "Idempotency-Outcome", "in_progress")))
 	require.Equal(t, outcome.Mismatch, r.Classify(withHeader(409, "Idempotency-Outcome", "conflict")))
 	require.Equal(t, outcome.ClientError, r.Classify(outcome.Answer{Status: 409}))
+}
+
+// specFields are the fields Compile's errors name, each a *SpecError.
+func specFields(t *testing.T, errs []error) []string {
+	t.Helper()
+	var fields []string
+	for _, e := range errs {
+		var se *outcome.SpecError
+		require.ErrorAs(t, e, &se)
+		fields = append(fields, se.Field)
+	}
+	return fields
 }
