@@ -277,6 +277,36 @@ func (o *Outcomes) headerSpec(n *yaml.Node, path string) (outcome.HeaderSpec, bo
 	return hs, ok
 }
 
+// checkSharedStatusRules refuses, where expect.in_flight and expect.mismatch are one
+// status, an in_flight or mismatch rule that tests that status alone: it takes every
+// answer of the status for its class, so the other class is never seen, and the rules
+// do not tell the two apart after all.
+func checkSharedStatusRules(p *Profile) []fieldError {
+	if p.Outcomes == nil {
+		return nil
+	}
+	shared := p.Expect.InFlight
+	other := map[outcome.Class]outcome.Class{outcome.InFlight: outcome.Mismatch, outcome.Mismatch: outcome.InFlight}
+	var errs []fieldError
+	for _, cr := range p.Outcomes.Classes {
+		o, ok := other[cr.Class]
+		if !ok {
+			continue
+		}
+		for i, r := range cr.Rules {
+			if len(r.JSON) > 0 || r.Text != nil || len(r.Header) > 0 || (len(r.Status) > 0 && !slices.Contains(r.Status, shared)) {
+				continue
+			}
+			path := "outcomes." + string(cr.Class)
+			if len(cr.Rules) > 1 {
+				path += "[" + strconv.Itoa(i) + "]"
+			}
+			errs = append(errs, fieldError{Path: path, Msg: fmt.Sprintf("tests status %d alone, which expect.in_flight and expect.mismatch share: it takes every %d as %s, and none is ever %s; add a json, text or header predicate that tells the two apart", shared, shared, cr.Class, o)})
+		}
+	}
+	return errs
+}
+
 // oneOrList is a value written as one item or a list of them, with each item's path.
 func oneOrList(v *yaml.Node, path string) ([]*yaml.Node, []string) {
 	if v.Kind != yaml.SequenceNode {
