@@ -219,3 +219,24 @@ type NotRun struct {
 	ScenarioID string `json:"scenario"`
 	Target     string `json:"target"`
 }
+
+// TargetNames is the report's targets in its order (Targets), completed with any target
+// only the results name, so a hand-made or partial report still accounts for every
+// result.
+func (r *Report) TargetNames() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range r.Targets {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	for _, res := range r.Results {
+		if !seen[res.Target] {
+			seen[res.Target] = true
+			out = append(out, res.Target)
+		}
+	}
+	return out
+}
