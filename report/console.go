@@ -51,8 +51,15 @@ func oneLine(s string) string {
 // (FAIL; UNKNOWN and NON-STRICT too under strict), its evidence categories, examples,
 // the attempts its checker blamed with what they should have got (and how their body
 // differs from the committed one), the aligned timeline and the seed with the command that repeats it. An incomplete run says
-// so first, and lists what never ran.
+// so first, and lists what never ran. A run with N/A results ends with what to declare
+// next (DeclareNext): each declaration the profile lacks, ranked by how many of the N/A
+// scenarios it would judge.
 func WriteSummary(w io.Writer, rep *verdict.Report) {
+	writeSummary(w, rep)
+	writeDeclareNext(w, rep)
+}
+
+func writeSummary(w io.Writer, rep *verdict.Report) {
 	if banner := IncompleteBanner(rep); banner != "" {
 		fmt.Fprintf(w, "%s\n", banner)
 		if len(rep.NotRun) > 0 {

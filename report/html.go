@@ -42,7 +42,23 @@ type htmlPage struct {
 	// Incomplete is the banner of a run stopped early (IncompleteBanner), NotRun the
 	// scenarios it never started; both "" for a complete run.
 	Incomplete, NotRun string
+	// Declare is what to declare next, per target with N/A results (DeclareNext).
+	Declare []htmlDeclarePlan
 }
+
+type htmlDeclarePlan struct {
+	Heading string
+	Steps   []htmlDeclareStep
+}
+
+// htmlDeclareStep is one row: a declaration (or, for the facts of the target, none)
+// and the N/A results it would judge, linked to their details.
+type htmlDeclareStep struct {
+	Field, What, Levels string
+	Scenarios           []htmlLink
+}
+
+type htmlLink struct{ Anchor, Text string }
 
 type htmlFailure struct {
 	Anchor, ScenarioID, Target, Message, Label string
@@ -157,6 +173,7 @@ func buildPage(rep *verdict.Report) htmlPage {
 		})
 	}
 	p.Baseline, p.Skipped = rep.Baseline, rep.Skipped
+	p.Declare = htmlDeclare(rep)
 	counts := CountByTarget(rep)
 	for _, t := range ts {
 		row := htmlCountRow{Target: t, Total: counts[t].Total()}
@@ -217,6 +234,31 @@ func buildPage(rep *verdict.Report) htmlPage {
 		p.Groups[i].Scenarios = append(p.Groups[i].Scenarios, sc)
 	}
 	return p
+}
+
+// htmlDeclare is the page's "what to declare next" tables.
+func htmlDeclare(rep *verdict.Report) []htmlDeclarePlan {
+	var out []htmlDeclarePlan
+	links := func(rs []verdict.Result) []htmlLink {
+		l := make([]htmlLink, len(rs))
+		for i, r := range rs {
+			l[i] = htmlLink{Anchor: anchor("r", r.ScenarioID+"@"+r.Target), Text: r.ScenarioID}
+		}
+		return l
+	}
+	for _, plan := range DeclareNext(rep) {
+		h := declareNextHeading(rep, plan)
+		hp := htmlDeclarePlan{Heading: strings.ToUpper(h[:1]) + h[1:]}
+		for _, s := range plan.Steps {
+			hp.Steps = append(hp.Steps, htmlDeclareStep{Field: s.Field(), What: s.What(), Levels: levelsText(s.Scenarios), Scenarios: links(s.Scenarios)})
+		}
+		if len(plan.Facts) > 0 {
+			hp.Steps = append(hp.Steps, htmlDeclareStep{What: "no declaration: a fact of the target (" + factsText(plan.Facts) + ")",
+				Levels: levelsText(plan.Facts), Scenarios: links(plan.Facts)})
+		}
+		out = append(out, hp)
+	}
+	return out
 }
 
 // htmlBlames renders the blamed attempts of a result for the HTML page. An attempt is

@@ -22,7 +22,8 @@ const MaxMarkdownResults = 40
 // one-line evidence, its first blamed attempt and the command that repeats it, the UNKNOWN results (never a pass),
 // the baseline's known failures and the skipped scenarios, the notes (results labelled verdict.SummaryLabel), and with several targets the
 // scenarios × targets matrix of the scenarios whose verdicts differ between targets or
-// are not PASS. Text from targets is escaped so a response body cannot break the page.
+// are not PASS, and, where results are N/A, what to declare next (DeclareNext). Text from
+// targets is escaped so a response body cannot break the page.
 func WriteMarkdown(w io.Writer, rep *verdict.Report) error {
 	var b strings.Builder
 	ts := targets(rep)
@@ -145,6 +146,7 @@ func WriteMarkdown(w io.Writer, rep *verdict.Report) error {
 	if len(ts) > 1 {
 		writeMarkdownMatrix(&b, rep, ts)
 	}
+	writeMarkdownDeclareNext(&b, rep)
 	_, err := io.WriteString(w, b.String())
 	if err != nil {
 		return fmt.Errorf("write markdown report: %w", err)
@@ -231,4 +233,27 @@ func mdText(s string) string {
 // no pipe (which would split a table cell even inside a code span).
 func mdCode(s string) string {
 	return strings.NewReplacer("`", "'", "|", "¦", "\n", " ", "\r", " ").Replace(printable(s))
+}
+
+// writeMarkdownDeclareNext writes each target's plan as a table: the declaration, how
+// many N/A scenarios it would judge, which.
+func writeMarkdownDeclareNext(b *strings.Builder, rep *verdict.Report) {
+	for _, plan := range DeclareNext(rep) {
+		h := declareNextHeading(rep, plan)
+		fmt.Fprintf(b, "\n### %s%s\n\n", strings.ToUpper(h[:1]), mdText(h[1:]))
+		b.WriteString("Each row judges its scenarios once the rows above it are declared too.\n\n")
+		b.WriteString("| declare | judges | scenarios |\n|---|--:|---|\n")
+		code := func(id string) string { return "`" + mdCode(id) + "`" }
+		for _, s := range plan.Steps {
+			what := ""
+			if w := s.What(); w != "" {
+				what = ": " + mdText(w)
+			}
+			fmt.Fprintf(b, "| `%s`%s | %d | %s (%s) |\n", mdCode(s.Field()), what, len(s.Scenarios),
+				idsText(s.Scenarios, 8, code), levelsText(s.Scenarios))
+		}
+		if len(plan.Facts) > 0 {
+			fmt.Fprintf(b, "| no declaration: a fact of the target (%s) | %d | %s |\n", mdText(factsText(plan.Facts)), len(plan.Facts), idsText(plan.Facts, 8, code))
+		}
+	}
 }

@@ -140,18 +140,23 @@ const SummaryLabel = "summary"
 
 // Result is one scenario against one target.
 type Result struct {
-	ScenarioID  string        `json:"scenario"`
-	Description string        `json:"description"`
-	Requirement string        `json:"requirement"`
-	Source      string        `json:"source"`
-	Level       Level         `json:"level"`
-	Labels      []string      `json:"labels"`
-	Target      string        `json:"target"` // profile name
-	Verdict     Verdict       `json:"verdict"`
-	Message     string        `json:"message"` // one line: what was observed
-	Evidence    Evidence      `json:"evidence"`
-	Duration    time.Duration `json:"-"`
-	DurationMS  float64       `json:"duration_ms"`
+	ScenarioID  string   `json:"scenario"`
+	Description string   `json:"description"`
+	Requirement string   `json:"requirement"`
+	Source      string   `json:"source"`
+	Level       Level    `json:"level"`
+	Labels      []string `json:"labels"`
+	Target      string   `json:"target"` // profile name
+	Verdict     Verdict  `json:"verdict"`
+	Message     string   `json:"message"` // one line: what was observed
+	Evidence    Evidence `json:"evidence"`
+	// Undeclared names, for an N/A result, the profile fields to declare for the
+	// scenario to be judged, all of them (profile.Profile.Undeclared); empty when what
+	// it lacks is no declaration but a fact of the target (its transport, the key shapes
+	// it accepts). The reports rank them: what to declare next.
+	Undeclared []string      `json:"undeclared,omitempty"`
+	Duration   time.Duration `json:"-"`
+	DurationMS float64       `json:"duration_ms"`
 	// KnownFailure marks a failing result the run's baseline already had failing (with
 	// BaselineVerdict, its verdict there): listed in every report, not failing the run.
 	KnownFailure    bool    `json:"known_failure,omitempty"`
