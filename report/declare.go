@@ -210,6 +210,14 @@ func idsText(rs []verdict.Result, show int, quote func(string) string) string {
 	return strings.Join(ids, ", ")
 }
 
+// capitalized is s with its first letter in upper case, for a heading.
+func capitalized(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
 // declareNextHeading is the plan's heading: "what to declare next (26 N/A)", with the
 // target's name when the report has several.
 func declareNextHeading(rep *verdict.Report, plan DeclarePlan) string {
@@ -252,7 +260,7 @@ func writeDeclareNext(w io.Writer, rep *verdict.Report) {
 func factsText(rs []verdict.Result) string {
 	var why []string
 	for _, r := range rs {
-		m := strings.TrimPrefix(oneLine(r.Message), "needs ")
+		m := strings.TrimPrefix(flat(r.Message), "needs ")
 		if !slices.Contains(why, m) {
 			why = append(why, m)
 		}

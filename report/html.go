@@ -44,6 +44,24 @@ type htmlPage struct {
 	Incomplete, NotRun string
 	// Declare is what to declare next, per target with N/A results (DeclareNext).
 	Declare []htmlDeclarePlan
+	// CausesHeading and Causes are the causes several results share (Causes).
+	CausesHeading string
+	Causes        []htmlCause
+}
+
+type htmlCause struct {
+	Count, Target, Summary string
+	Levels                 []htmlCauseLevel
+}
+
+type htmlCauseLevel struct {
+	Level   string
+	Results []htmlCauseResult
+}
+
+type htmlCauseResult struct {
+	Anchor, ScenarioID string
+	Verdict            verdict.Verdict
 }
 
 type htmlDeclarePlan struct {
@@ -125,6 +143,7 @@ type htmlBlame struct {
 type htmlCategory struct {
 	Name string
 	N    int
+	What string // what the count counts (verdict.CategoryCounts)
 }
 
 // WriteHTML writes one self-contained HTML page: the counts per target, the scenarios ×
@@ -163,17 +182,32 @@ func buildPage(rep *verdict.Report) htmlPage {
 	for _, r := range failingResults(rep) {
 		p.Failures = append(p.Failures, htmlFailure{
 			Anchor: anchor("r", r.ScenarioID+"@"+r.Target), ScenarioID: r.ScenarioID, Target: r.Target,
-			Message: oneLine(r.Message), Verdict: r.Verdict,
+			Message: roomy(r.Message), Verdict: r.Verdict,
 		})
 	}
 	for _, r := range KnownFailures(rep) {
 		p.Known = append(p.Known, htmlFailure{
 			Anchor: anchor("r", r.ScenarioID+"@"+r.Target), ScenarioID: r.ScenarioID, Target: r.Target,
-			Message: oneLine(r.Message), Verdict: r.Verdict, Label: knownLabel(r),
+			Message: roomy(r.Message), Verdict: r.Verdict, Label: knownLabel(r),
 		})
 	}
 	p.Baseline, p.Skipped = rep.Baseline, rep.Skipped
 	p.Declare = htmlDeclare(rep)
+	if causes := Causes(rep); len(causes) > 0 {
+		h := causesHeading(rep, causes)
+		p.CausesHeading = capitalized(h)
+		for _, c := range causes {
+			hc := htmlCause{Count: c.Count(), Target: c.Target, Summary: c.Summary}
+			for _, g := range levelGroups(c.Results) {
+				lvl := htmlCauseLevel{Level: levelName(g)}
+				for _, r := range g {
+					lvl.Results = append(lvl.Results, htmlCauseResult{Anchor: anchor("r", r.ScenarioID+"@"+r.Target), ScenarioID: r.ScenarioID, Verdict: r.Verdict})
+				}
+				hc.Levels = append(hc.Levels, lvl)
+			}
+			p.Causes = append(p.Causes, hc)
+		}
+	}
 	counts := CountByTarget(rep)
 	for _, t := range ts {
 		row := htmlCountRow{Target: t, Total: counts[t].Total()}
@@ -207,11 +241,11 @@ func buildPage(rep *verdict.Report) htmlPage {
 			if ok {
 				cell.Anchor = anchor("r", id+"@"+t)
 				cell.Verdict = r.Verdict
-				cell.Message = oneLine(r.Message)
+				cell.Message = roomy(r.Message)
 				cell.Duration = roundDuration(duration(r)).String()
 				cell.Open = Failing(r.Verdict, rep.Strict) || r.Verdict == verdict.Unknown
 				for _, name := range sortedKeys(r.Evidence.Categories) {
-					cell.Categories = append(cell.Categories, htmlCategory{Name: name, N: r.Evidence.Categories[name]})
+					cell.Categories = append(cell.Categories, htmlCategory{Name: name, N: r.Evidence.Categories[name], What: verdict.CategoryCounts(name)})
 				}
 				for _, ex := range r.Evidence.Examples {
 					cell.Examples = append(cell.Examples, printable(ex))
@@ -248,7 +282,7 @@ func htmlDeclare(rep *verdict.Report) []htmlDeclarePlan {
 	}
 	for _, plan := range DeclareNext(rep) {
 		h := declareNextHeading(rep, plan)
-		hp := htmlDeclarePlan{Heading: strings.ToUpper(h[:1]) + h[1:]}
+		hp := htmlDeclarePlan{Heading: capitalized(h)}
 		for _, s := range plan.Steps {
 			hp.Steps = append(hp.Steps, htmlDeclareStep{Field: s.Field(), What: s.What(), Levels: levelsText(s.Scenarios), Scenarios: links(s.Scenarios)})
 		}

@@ -18,7 +18,8 @@ const MarkdownFile = "report.md"
 const MaxMarkdownResults = 40
 
 // WriteMarkdown writes a summary small enough for a pull request comment or
-// $GITHUB_STEP_SUMMARY: the INCOMPLETE banner of an interrupted run first, the verdict counts per target, every failing result with its
+// $GITHUB_STEP_SUMMARY: the INCOMPLETE banner of an interrupted run first, the verdict
+// counts per target, the causes several results share (Causes), every failing result with its
 // one-line evidence, its first blamed attempt and the command that repeats it, the UNKNOWN results (never a pass),
 // the baseline's known failures and the skipped scenarios, the notes (results labelled verdict.SummaryLabel), and with several targets the
 // scenarios × targets matrix of the scenarios whose verdicts differ between targets or
@@ -87,6 +88,8 @@ func WriteMarkdown(w io.Writer, rep *verdict.Report) error {
 		fmt.Fprintf(&b, " %d | %d |\n", known[t], counts[t].Total())
 	}
 
+	writeMarkdownCauses(&b, rep)
+
 	shown := 0
 	section := func(title string, list []verdict.Result) {
 		if len(list) == 0 {
@@ -99,8 +102,8 @@ func WriteMarkdown(w io.Writer, rep *verdict.Report) error {
 				return
 			}
 			shown++
-			fmt.Fprintf(&b, "- **%s** `%s` @ %s: %s", r.Verdict, mdCode(r.ScenarioID), mdText(r.Target), mdText(oneLine(r.Message)))
-			if c := categoriesText(r.Evidence.Categories); c != "" {
+			fmt.Fprintf(&b, "- **%s** `%s` @ %s: %s", r.Verdict, mdCode(r.ScenarioID), mdText(r.Target), mdText(r.Message))
+			if c := categoryNames(r.Evidence.Categories); c != "" {
 				fmt.Fprintf(&b, " (%s)", mdText(c))
 			}
 			if r.KnownFailure {
@@ -130,7 +133,7 @@ func WriteMarkdown(w io.Writer, rep *verdict.Report) error {
 	if len(notes) > 0 {
 		b.WriteString("\n### Notes\n\n")
 		for _, r := range notes {
-			fmt.Fprintf(&b, "- `%s`: %s\n", mdCode(r.ScenarioID), mdText(oneLine(r.Message)))
+			fmt.Fprintf(&b, "- `%s`: %s\n", mdCode(r.ScenarioID), mdText(r.Message))
 		}
 	}
 	if len(rep.Skipped) > 0 {
@@ -214,10 +217,15 @@ func knownLabel(r verdict.Result) string {
 	return "known failure"
 }
 
+// mdTextRunes bounds one text of the Markdown summary (a message, an example), cut
+// between words: room for every message a checker writes, while 40 results stay far
+// below a pull request comment's limit.
+const mdTextRunes = 300
+
 // mdText escapes the characters Markdown or the HTML GitHub allows in it would
 // interpret, and keeps the text on one line.
 func mdText(s string) string {
-	s = oneLine(s)
+	s = shorten(flat(s), mdTextRunes)
 	var b strings.Builder
 	for _, r := range s {
 		switch r {
@@ -240,7 +248,7 @@ func mdCode(s string) string {
 func writeMarkdownDeclareNext(b *strings.Builder, rep *verdict.Report) {
 	for _, plan := range DeclareNext(rep) {
 		h := declareNextHeading(rep, plan)
-		fmt.Fprintf(b, "\n### %s%s\n\n", strings.ToUpper(h[:1]), mdText(h[1:]))
+		fmt.Fprintf(b, "\n### %s\n\n", mdText(capitalized(h)))
 		b.WriteString("Each row judges its scenarios once the rows above it are declared too.\n\n")
 		b.WriteString("| declare | judges | scenarios |\n|---|--:|---|\n")
 		code := func(id string) string { return "`" + mdCode(id) + "`" }
@@ -254,6 +262,23 @@ func writeMarkdownDeclareNext(b *strings.Builder, rep *verdict.Report) {
 		}
 		if len(plan.Facts) > 0 {
 			fmt.Fprintf(b, "| no declaration: a fact of the target (%s) | %d | %s |\n", mdText(factsText(plan.Facts)), len(plan.Facts), idsText(plan.Facts, 8, code))
+		}
+	}
+}
+
+// writeMarkdownCauses writes the causes several results share, each with its count and
+// its scenarios per level.
+func writeMarkdownCauses(b *strings.Builder, rep *verdict.Report) {
+	causes := Causes(rep)
+	if len(causes) == 0 {
+		return
+	}
+	h := causesHeading(rep, causes)
+	fmt.Fprintf(b, "\n### %s\n\n", mdText(capitalized(h)))
+	for _, c := range causes {
+		fmt.Fprintf(b, "- **%s** @ %s: %s\n", c.Count(), mdText(c.Target), mdText(c.Summary))
+		for _, l := range causeLevels(c, func(r verdict.Result) string { return string(r.Verdict) + " `" + mdCode(r.ScenarioID) + "`" }) {
+			fmt.Fprintf(b, "  - %s: %s\n", l[0], l[1])
 		}
 	}
 }

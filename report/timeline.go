@@ -271,7 +271,15 @@ func shorten(s string, n int) string {
 	if len(r) <= n {
 		return s
 	}
-	return string(r[:n-1]) + "…"
+	// Between words where a space falls in the last third of what fits: a message cut
+	// mid-word reads as another word.
+	cut := n - 1
+	if space := strings.LastIndex(string(r[:n-1]), " "); space >= 0 {
+		if at := len([]rune(string(r[:n-1])[:space])); at > n*2/3 {
+			return strings.TrimRight(string(r[:at]), " ,;:") + " …"
+		}
+	}
+	return string(r[:cut]) + "…"
 }
 
 // printable replaces control characters (a scenario sends keys with them on purpose)

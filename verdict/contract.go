@@ -41,6 +41,21 @@ const (
 	CatRecovered  = "recovered"  // a lost response recovered by a retry (good)
 )
 
+// categoryCounts says what each category's count counts, for a reader of "leaked=1".
+var categoryCounts = map[string]string{
+	CatDuplicated: "side effects beyond the one a key allows",
+	CatLost:       "successes the client saw with no side effect behind them",
+	CatFabricated: "successes delivered while nothing had executed",
+	CatLeaked:     "answers carrying the stored response of another request (payload, principal, endpoint or entity)",
+	CatStuck:      "keys wedged: refused as in flight with nothing running",
+	CatDiverged:   "replays that differ from the committed response",
+	CatRecovered:  "lost responses a retry recovered",
+}
+
+// CategoryCounts says what an evidence category's count counts ("" for a category it
+// does not know).
+func CategoryCounts(category string) string { return categoryCounts[category] }
+
 // OpType is a history event type: invoke, then ok / fail / info (unknown to the client).
 type OpType string
 

@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -138,11 +137,7 @@ func failureMessage(rep *verdict.Report, r verdict.Result, repeat string) string
 	fmt.Fprintf(&b, "%s %s @ %s: %s\n", r.Verdict, r.ScenarioID, r.Target, r.Message)
 	fmt.Fprintf(&b, "  requirement: %s [%s; %s]\n", r.Requirement, r.Level, r.Source)
 	if len(r.Evidence.Categories) > 0 {
-		var cats []string
-		for _, k := range sortedKeys(r.Evidence.Categories) {
-			cats = append(cats, fmt.Sprintf("%s=%d", k, r.Evidence.Categories[k]))
-		}
-		fmt.Fprintf(&b, "  evidence: %s\n", strings.Join(cats, " "))
+		fmt.Fprintf(&b, "  evidence: %s\n", report.CategoriesText(r.Evidence.Categories))
 	}
 	for _, ex := range r.Evidence.Examples {
 		fmt.Fprintf(&b, "  - %s\n", ex)
@@ -168,13 +163,4 @@ func HandlerTarget(h http.Handler, p *profile.Profile) (*profile.Profile, func()
 		cp.Name = "handler"
 	}
 	return &cp, srv.Close
-}
-
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
