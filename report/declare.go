@@ -46,9 +46,9 @@ func (s DeclareStep) What() string {
 	return d.What
 }
 
-// DeclareNext is the plan of every target with N/A results, in report order. It works
-// from the results alone (Result.Undeclared), so it is the same for a report read back
-// from JSON.
+// DeclareNext is the plan of every target with N/A results that a declaration would
+// judge, in report order. It works from the results alone (Result.Undeclared), so it is
+// the same for a report read back from JSON.
 func DeclareNext(rep *verdict.Report) []DeclarePlan {
 	var plans []DeclarePlan
 	for _, t := range targets(rep) {
@@ -65,7 +65,9 @@ func DeclareNext(rep *verdict.Report) []DeclarePlan {
 				open = append(open, r)
 			}
 		}
-		if plan.NA == 0 {
+		if len(open) == 0 {
+			// Nothing a declaration would judge (or a report whose tool did not record
+			// what its N/A results lack): no list to give.
 			continue
 		}
 		plan.Steps = declareSteps(open)

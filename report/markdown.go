@@ -67,17 +67,27 @@ func WriteMarkdown(w io.Writer, rep *verdict.Report) error {
 	b.WriteString("\n\n")
 
 	counts := CountByTarget(rep)
+	knownFailures := KnownFailures(rep)
+	// The known column exists where a baseline was applied: without one it would only
+	// say 0 and make a reader wonder what "known" is.
+	withKnown := rep.Baseline != "" || len(knownFailures) > 0
 	b.WriteString("| target |")
 	for _, v := range verdictOrder {
 		fmt.Fprintf(&b, " %s |", v)
 	}
-	b.WriteString(" known | total |\n|---|")
+	if withKnown {
+		b.WriteString(" known |")
+	}
+	b.WriteString(" total |\n|---|")
 	for range verdictOrder {
 		b.WriteString("--:|")
 	}
-	b.WriteString("--:|--:|\n")
+	if withKnown {
+		b.WriteString("--:|")
+	}
+	b.WriteString("--:|\n")
 	known := map[string]int{}
-	for _, r := range KnownFailures(rep) {
+	for _, r := range knownFailures {
 		known[r.Target]++
 	}
 	for _, t := range ts {
@@ -85,7 +95,10 @@ func WriteMarkdown(w io.Writer, rep *verdict.Report) error {
 		for _, v := range verdictOrder {
 			fmt.Fprintf(&b, " %d |", counts[t][v])
 		}
-		fmt.Fprintf(&b, " %d | %d |\n", known[t], counts[t].Total())
+		if withKnown {
+			fmt.Fprintf(&b, " %d |", known[t])
+		}
+		fmt.Fprintf(&b, " %d |\n", counts[t].Total())
 	}
 
 	writeMarkdownCauses(&b, rep)
