@@ -89,6 +89,11 @@ type Op struct {
 	// RequestSHA256 is the hex SHA-256 of the request body as sent, when it is unique to
 	// the attempt (a JSON-RPC request with its own id): the proxy journal's body_sha256.
 	RequestSHA256 string `json:"request_sha256,omitempty"`
+	// PayloadSHA256 is the hex SHA-256 of the request as the scenario built it, before
+	// the transport added what is unique to the attempt (a JSON-RPC id): two attempts
+	// that send the same tool call share it, whatever their ids. Empty where the body
+	// sent is the payload (plain HTTP: the journal's body_sha256 says it).
+	PayloadSHA256 string `json:"payload_sha256,omitempty"`
 	// ReusedConn: the attempt went over a connection an earlier attempt had used
 	// (keep-alive), as the client saw it; recorded by the keep-alive key sets.
 	ReusedConn bool `json:"reused_conn,omitempty"`
