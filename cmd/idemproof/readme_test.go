@@ -88,10 +88,10 @@ func parseReadmeCommand(line int, s string) readmeCommand {
 // that is neither run nor listed here fails the test: a new command in the README is
 // either runnable as written or says here why not.
 var readmeNotRun = map[string]string{
-	"ci/test": "the repository's test command: it runs this test",
+	"ci/test":                    "the repository's test command: it runs this test",
 	"go install ./cmd/idemproof": "installs the binary under test; the test runs the one it built (checkBinary), on the PATH as idemproof",
 	"export FIBER_LIFETIME=1m":   "the fiber example's block: examples/fiber-refunds (TestReadmeClientCheckBlockAgainstThisServer) runs it against its server",
-	"(cd examples/fiber-refunds && go run . --listen 127.0.0.1:8090) &":                                                     "see export FIBER_LIFETIME=1m",
+	"(cd examples/fiber-refunds && go run . --listen 127.0.0.1:8090) &":                                           "see export FIBER_LIFETIME=1m",
 	"idemproof client-check --profile examples/fiber-refunds/profile.yaml -- examples/clients/good.sh":            "see export FIBER_LIFETIME=1m",
 	"idemproof client-check --profile examples/fiber-refunds/profile.yaml -- examples/clients/key-per-attempt.sh": "see export FIBER_LIFETIME=1m",
 }
