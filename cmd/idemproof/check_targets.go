@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/idemproof/idemproof/internal/embedded"
+	"github.com/idemproof/idemproof/internal/suggest"
 	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/reference"
 )
@@ -94,8 +95,8 @@ func loadProfile(arg string) (*profile.Profile, error) {
 	}
 	p, err := profile.Builtin(arg)
 	if err != nil {
-		if best := closest(arg, append(profile.BuiltinNames(), embeddedName)); best != "" {
-			return nil, fmt.Errorf("built-in profile %q does not exist; did you mean %q? (built-in: %s; or a file path)", arg, best, strings.Join(profile.BuiltinNames(), ", "))
+		if hint := suggest.DidYouMean(arg, append(profile.BuiltinNames(), embeddedName)); hint != "" {
+			return nil, fmt.Errorf("built-in profile %q does not exist%s (built-in: %s; or a file path)", arg, hint, strings.Join(profile.BuiltinNames(), ", "))
 		}
 		return nil, err
 	}
@@ -113,11 +114,7 @@ func checkFlaws(flaws []string) error {
 		if slices.Contains(names, f) {
 			continue
 		}
-		hint := ""
-		if best := closest(f, names); best != "" {
-			hint = fmt.Sprintf("; did you mean %q?", best)
-		}
-		return fmt.Errorf("--flaw %s: no such flaw%s (idemproof scenarios --flaws lists them)", f, hint)
+		return fmt.Errorf("--flaw %s: no such flaw%s (idemproof scenarios --flaws lists them)", f, suggest.DidYouMean(f, names))
 	}
 	return nil
 }
