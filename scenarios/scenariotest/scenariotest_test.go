@@ -151,7 +151,7 @@ func TestRunTRunsTheSelectionAsOneRun(t *testing.T) {
 	counter := &preflightCounter{h: srv}
 	prof, stop := scenariotest.HandlerTarget(counter, p)
 	defer stop()
-	scenariotest.RunT(t, prof, scenarios.Only("replay/sequential", "replay/after-503", "key/missing", "race/in-flight-409"))
+	scenariotest.RunT(t, prof, scenarios.Only("replay/sequential", "replay/after-503", "key/missing", "replay/new-session")) // N/A included
 	require.EqualValues(t, 1, counter.n.Load(), "one preflight for the whole selection")
 }
 
