@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemproof/idemproof/internal/doctest"
 	"github.com/idemproof/idemproof/reference"
 	"github.com/idemproof/idemproof/reference/memstore"
 	"github.com/idemproof/idemproof/reference/servertest"
@@ -230,24 +231,12 @@ func TestFlawCatalogueMatchesTheScenarioDoc(t *testing.T) {
 }
 
 // The README's flaw table is generated from Flaws() and must not drift (a flaw left out
-// is a flaw a reader never hears of). Regenerate with
-// IDEMPROOF_UPDATE_DOCS=1 go test ./reference -run TestReadmeFlawTable.
+// is a flaw a reader never hears of).
 func TestReadmeFlawTable(t *testing.T) {
-	const path, begin, end = "../README.md", "<!-- flaws:begin -->\n", "<!-- flaws:end -->"
-	doc, err := os.ReadFile(path)
-	require.NoError(t, err)
 	var table strings.Builder
 	table.WriteString("| flaw | models | caught by |\n|---|---|---|\n")
 	for _, f := range reference.Flaws() {
 		table.WriteString("| `" + f.Name + "` | " + strings.ReplaceAll(f.Description, "|", `\|`) + " | `" + f.CaughtBy + "` |\n")
 	}
-	s := string(doc)
-	i, j := strings.Index(s, begin), strings.Index(s, end)
-	require.True(t, i >= 0 && j > i, "README.md lost its flaws markers")
-	want := s[:i+len(begin)] + table.String() + s[j:]
-	if os.Getenv("IDEMPROOF_UPDATE_DOCS") == "1" {
-		require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
-		return
-	}
-	require.Equal(t, want, s, "README.md's flaw table is stale: IDEMPROOF_UPDATE_DOCS=1 go test ./reference -run TestReadmeFlawTable")
+	doctest.RequireSection(t, "../README.md", "flaws", table.String(), "go test ./reference -run TestReadmeFlawTable")
 }

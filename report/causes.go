@@ -12,6 +12,7 @@ import (
 
 	"github.com/idemproof/idemproof/internal/bodytext"
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/report/baseline"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -154,23 +155,10 @@ func byLevelThenVerdict(a, b verdict.Result) int {
 	if d := levelRank(a.Level) - levelRank(b.Level); d != 0 {
 		return d
 	}
-	if d := verdictRank(b.Verdict) - verdictRank(a.Verdict); d != 0 {
-		return d
+	if d := baseline.Rank(b.Verdict) - baseline.Rank(a.Verdict); d != 0 {
+		return d // FAIL first
 	}
 	return strings.Compare(a.ScenarioID, b.ScenarioID)
-}
-
-// verdictRank orders the verdicts a cause explains: FAIL worst.
-func verdictRank(v verdict.Verdict) int {
-	switch v {
-	case verdict.Fail:
-		return 3
-	case verdict.Unknown:
-		return 2
-	case verdict.NonStrict:
-		return 1
-	}
-	return 0
 }
 
 // targetAnswer is one answer the target itself gave (not the proxy), with the key it
