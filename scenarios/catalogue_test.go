@@ -21,7 +21,7 @@ func TestCatalogueMatchesContractIDs(t *testing.T) {
 	for _, m := range row.FindAllStringSubmatch(string(doc), -1) {
 		want[m[1]] = m[2]
 	}
-	require.Len(t, want, 69)
+	require.Len(t, want, 73)
 
 	got := map[string]string{}
 	for _, s := range scenarios.Catalogue() {
