@@ -244,6 +244,11 @@ func (e *execution) runSteps(ctx context.Context, base int) error {
 		if err := e.sendCopies(ctx, st, e.attempt, nil); err != nil {
 			return err
 		}
+		if st.Store == StoreBack {
+			if err := e.retryWhileRecovering(ctx, st); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

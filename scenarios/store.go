@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/storefault"
 	"github.com/idemproof/idemproof/verdict"
@@ -66,12 +67,16 @@ func switchesStore(sc Scenario) bool {
 }
 
 // storeWaits is how long a scenario's store faults hold on purpose: a hang lasts past
-// the API's own store timeout.
+// the API's own store timeout, and the step after the heal may be retried while the API
+// recovers.
 func (t *target) storeWaits(sc Scenario) time.Duration {
 	var d time.Duration
 	for _, st := range sc.Steps {
-		if st.Store == StoreHang {
+		switch st.Store {
+		case StoreHang:
 			d += t.hangFor()
+		case StoreBack:
+			d += storeRecoveryBudget
 		}
 	}
 	return d
@@ -143,4 +148,41 @@ func (s *storeSwitch) heal(ctx context.Context) error {
 		return nil
 	}
 	return s.set(ctx, StoreBack, "")
+}
+
+// Recovery after a store outage: an API whose pooled store connections were cut hands
+// out dead ones for a while after the store is back, each answered with a retryable
+// refusal. The step after the heal is retried as a client would, at most
+// storeRecoveryTries times within storeRecoveryBudget.
+const (
+	storeRecoveryTries  = 8
+	storeRecoveryBudget = 10 * time.Second
+	storeRecoveryPause  = 50 * time.Millisecond
+)
+
+// retryWhileRecovering resends the step sent right after the store came back while its
+// answer is a 5xx, a throttle or no answer (an in-flight refusal is the settle step's to
+// wait out), with a doubling pause.
+func (e *execution) retryWhileRecovering(ctx context.Context, st Step) error {
+	deadline := time.Now().Add(storeRecoveryBudget)
+	pause := storeRecoveryPause
+	for try := 1; try < storeRecoveryTries && time.Now().Before(deadline); try++ {
+		last := e.rec.last()
+		if !refusedRetryably(last) || last.Class == outcome.InFlight {
+			return nil
+		}
+		timer := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		case <-timer.C:
+		}
+		pause = min(2*pause, time.Second)
+		e.attempt++
+		if err := e.sendCopies(ctx, st, e.attempt, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
