@@ -78,7 +78,7 @@ type Point struct {
 
 	mu      sync.Mutex // serialises Set and Close
 	fault   Fault
-	toxics  []string      // names of the Toxiproxy toxics the current fault added
+	toxics  []string // names of the Toxiproxy toxics the current fault added
 	latency time.Duration
 	closed  bool
 }
