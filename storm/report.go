@@ -33,12 +33,12 @@ type Report struct {
 	Mix           Mix       `json:"mix"`
 	Schedule      string    `json:"schedule,omitempty"` // every operation's, on a replay
 	// Ops is how many operations the report's shards planned; Done how many ran.
-	Ops        int     `json:"ops"`
-	Done       int     `json:"done"`
-	ElapsedMS  float64 `json:"elapsed_ms"`
-	Throughput float64 `json:"throughput"` // operations per second
-	P50MS      float64 `json:"p50_ms"`     // an operation's latency, first attempt to last answer
-	P99MS      float64 `json:"p99_ms"`
+	Ops        int       `json:"ops"`
+	Done       int       `json:"done"`
+	ElapsedMS  float64   `json:"elapsed_ms"`
+	Throughput float64   `json:"throughput"` // operations per second
+	P50MS      float64   `json:"p50_ms"`     // an operation's latency, first attempt to last answer
+	P99MS      float64   `json:"p99_ms"`
 	Latency    histogram `json:"latency_histogram"`
 	Attempts   int       `json:"attempts"` // every copy's attempts, as its client made them
 	Faulted    int       `json:"faulted"`  // attempts the proxy faulted after the upstream (or delivered twice)
