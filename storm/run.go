@@ -39,6 +39,10 @@ const (
 // it, never the body itself, so its memory grows with the operations, not their bytes.
 const maxBody = 4 << 20
 
+// journalBody bounds the committed body the proxy keeps per record (a larger one is not
+// compared with its replays: the first success a client saw stands in for it).
+const journalBody = 1 << 20
+
 // Config says what storm to run against which target.
 type Config struct {
 	Profile *profile.Profile
@@ -211,8 +215,8 @@ func newStorm(ctx context.Context, cfg Config) (*storm, error) {
 		Upstream: p.BaseURL, KeyHeader: p.KeyHeader, Seed: cfg.Seed, TLSClientConfig: tc,
 		// Each operation reads its key's records as it ends: a small journal suffices,
 		// and bounds the storm's memory whatever the target answers.
-		JournalCapacity: 4 * cfg.Clients * (maxCopies + 2) * cfg.Attempts, JournalBytes: 64 << 20,
-		JournalBodyLimit: maxBody,
+		JournalCapacity: 4 * cfg.Clients * (maxCopies + 2) * cfg.Attempts, JournalBytes: 8 << 20,
+		JournalBodyLimit: journalBody,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("storm: start proxy: %w", err)
