@@ -79,6 +79,9 @@ type Config struct {
 	// Listed bounds the operations each category lists (default 20); the counts are
 	// always whole.
 	Listed int
+	// Command is the command line that names this target, which a shrunk finding's
+	// repeat command extends (default "idemproof storm --profile <the profile's source>").
+	Command string
 }
 
 // Progress is how far a storm is.

@@ -95,9 +95,13 @@ func shrink(ctx context.Context, cfg Config, category string, from Schedule) (Sh
 
 // command is the command line that repeats a schedule against the same profile.
 func command(cfg Config, s Schedule) string {
-	src := cfg.Profile.Source
-	if src == "" {
-		src = cfg.Profile.Name
+	prefix := cfg.Command
+	if prefix == "" {
+		src := cfg.Profile.Source
+		if src == "" {
+			src = cfg.Profile.Name
+		}
+		prefix = "idemproof storm --profile " + src
 	}
-	return fmt.Sprintf("idemproof storm --profile %s --schedule %s --ops %d --clients %d", src, s, shrinkTries, shrinkTries)
+	return fmt.Sprintf("%s --schedule %s --ops %d --clients %d", prefix, s, shrinkTries, shrinkTries)
 }

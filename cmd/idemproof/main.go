@@ -2,6 +2,7 @@
 // retry, and whether a client's retry loop is.
 //
 //	idemproof check         run the scenario catalogue against a target (default: embedded reference)
+//	idemproof storm         run a seeded fault storm against a target and judge every operation
 //	idemproof proxy         run the fault-injecting HTTP proxy
 //	idemproof serve         run the reference keyed refund server
 //	idemproof scenarios     list the scenario catalogue
@@ -35,6 +36,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"check", "run the scenario catalogue against a target and report verdicts", runCheck},
+		{"storm", "run a seeded fault storm against a target and judge every operation", runStorm},
 		{"proxy", "run the fault-injecting HTTP proxy in front of an upstream", runProxy},
 		{"serve", "run the reference keyed refund server", runServe},
 		{"scenarios", "list the scenario catalogue (table or JSON)", runScenarios},
