@@ -17,6 +17,7 @@ import (
 	"github.com/idemproof/idemproof/reference"
 	"github.com/idemproof/idemproof/report"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/storm"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -36,6 +37,22 @@ var _ = Describe("the flaw catalogue", func() {
 			expectCaught(ctx, flaw, embedded.Config{Flaws: []string{flaw.Name}})
 		}, SpecTimeout(catalogueTimeout))
 	}
+
+	It("catches check-then-set with the storm at its default size, shrunk to a schedule of at most 3 requests", Label("flaw:check-then-set", "storm"), func(ctx SpecContext) {
+		tgt, err := embedded.Start(ctx, embedded.Config{Flaws: []string{"check-then-set"}})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(tgt.Close)
+		By(fmt.Sprintf("running a storm of %d operations against %s", storm.DefaultOps, tgt.Profile.Name))
+		rep, err := storm.Run(ctx, storm.Config{Profile: tgt.Profile, Seed: GinkgoRandomSeed()})
+		Expect(err).NotTo(HaveOccurred())
+		var text strings.Builder
+		rep.WriteText(&text)
+		fmt.Fprintln(GinkgoWriter, text.String())
+		Expect(rep.Done).To(Equal(storm.DefaultOps))
+		Expect(rep.Counts[storm.CatDuplicated]).To(BeNumerically(">", 0), "concurrent first attempts of one key are common enough at the default size: %s", text.String())
+		Expect(rep.Shrunk).NotTo(BeEmpty(), text.String())
+		Expect(rep.Shrunk[0].Requests).To(BeNumerically("<=", 3), text.String())
+	}, SpecTimeout(catalogueTimeout))
 
 	It("finds nothing wrong with the correct reference on the memory store", Label("store:memory"), func(ctx SpecContext) {
 		rep := runEmbedded(ctx, embedded.Config{}, nil)
