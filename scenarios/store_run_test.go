@@ -220,34 +220,28 @@ func storeTarget(t *testing.T, api *storeAPI, bypass bool) *profile.Profile {
 	}
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
-	p, err := profile.Parse("store-fake.yaml", []byte(`name: store-fake
-base_url: `+srv.URL+`
-key_header: Idempotency-Key
-operation:
-  method: POST
-  path: /refunds
-  body: '{"order_id": "{{.Entity}}", "amount": 100}'
-side_effects: {method: GET, path: "/refunds?order_id={{.Entity}}", count: count}
-expect: {in_flight: 409, mismatch: 422, missing_key: "400"}
-client_timeout: 2s
-store: {listen: "127.0.0.1:0", upstream: "`+kv+`", timeout: 300ms}
-`))
-	require.Error(t, err, "a free port the API cannot know is refused without a running point")
-	p, err = profile.Parse("store-fake.yaml", []byte(`name: store-fake
-base_url: `+srv.URL+`
-key_header: Idempotency-Key
-operation:
-  method: POST
-  path: /refunds
-  body: '{"order_id": "{{.Entity}}", "amount": 100}'
-side_effects: {method: GET, path: "/refunds?order_id={{.Entity}}", count: count}
-expect: {in_flight: 409, mismatch: 422, missing_key: "400"}
-client_timeout: 2s
-store: {listen: "`+pt.Addr()+`", upstream: "`+kv+`", timeout: 300ms}
-`))
+	_, err = profile.Parse("store-fake.yaml", storeFakeProfile(srv.URL, "127.0.0.1:0", kv))
+	require.ErrorContains(t, err, "store.listen", "a free port the API cannot know is refused without a running point")
+	p, err := profile.Parse("store-fake.yaml", storeFakeProfile(srv.URL, pt.Addr(), kv))
 	require.NoError(t, err)
 	p.Store.Point = pt
 	return p
+}
+
+// storeFakeProfile describes a storeAPI at base whose key store is reached at listen.
+func storeFakeProfile(base, listen, store string) []byte {
+	return []byte(`name: store-fake
+base_url: ` + base + `
+key_header: Idempotency-Key
+operation:
+  method: POST
+  path: /refunds
+  body: '{"order_id": "{{.Entity}}", "amount": 100}'
+side_effects: {method: GET, path: "/refunds?order_id={{.Entity}}", count: count}
+expect: {in_flight: 409, mismatch: 422, missing_key: "400"}
+client_timeout: 2s
+store: {listen: "` + listen + `", upstream: "` + store + `", timeout: 300ms}
+`)
 }
 
 func runStore(t *testing.T, p *profile.Profile, only ...string) map[string]verdict.Result {
