@@ -64,6 +64,6 @@ func TestMarkdownTableHasARowPerScenario(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, scenarios.WriteMarkdownTable(&b, scenarios.Catalogue()))
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	require.Len(t, lines, 2+69)
+	require.Len(t, lines, 2+73)
 	require.Contains(t, b.String(), "| `race/burst-1000` | SAFETY |")
 }

@@ -12,8 +12,8 @@
 // (the target commits, the answer is lost: 503, 502, reset, close, truncated body), a
 // duplicate delivery, 2 to 4 concurrent first attempts of its key (each carrying
 // slow_operation when the profile declares it, so they meet in flight), a store outage
-// (down, reset, hang) its first attempt meets when the profile declares store:, or
-// nothing. Each copy is sent by the correct client of package retryhttp: the same key and
+// (down, reset, hang) its first retry meets — the first attempt committed and its answer
+// lost — when the profile declares store:, or nothing. Each copy is sent by the correct client of package retryhttp: the same key and
 // body on every attempt, 409, 429, 5xx and transport errors retried with capped backoff
 // (Retry-After honoured up to the cap); a body that breaks off is sent again too.
 //

@@ -402,10 +402,14 @@ func (s *storm) runOp(ctx context.Context, i int) (o opResult) {
 	return o
 }
 
-// fault is the proxy fault of the schedule's first attempt, if any.
+// fault is the proxy fault of the schedule's first attempt, if any: an outage's first
+// answer is lost too, so that its retry meets the store out.
 func (s Schedule) fault() (faultproxy.FaultSpec, bool) {
-	if s.Duplicate {
+	switch {
+	case s.Duplicate:
 		return faultproxy.FaultSpec{Type: faultproxy.FaultDuplicate, Mode: "sequential"}, true
+	case s.Outage != "":
+		return afterFaults["after-503"], true
 	}
 	spec, ok := afterFaults[s.Fault]
 	return spec, ok
@@ -427,7 +431,8 @@ func (s *storm) mintKey(i int) string {
 
 // send runs one copy with the correct retry policy (retryhttp): the same key and body on
 // every attempt, 409, 429, 5xx and transport errors retried with capped backoff. With
-// outage, the copy's first attempt meets that store fault, healed before its retry.
+// outage, the copy's first retry meets that store fault (applied in the pause before it),
+// healed in the pause after it, or when the copy ends.
 func (s *storm) send(ctx context.Context, outage bool, fault string, op retryhttp.Operation, attempts *atomic.Int64) answer {
 	c := &retryhttp.Client{
 		HTTPClient:  s.attempt,
@@ -440,17 +445,24 @@ func (s *storm) send(ctx context.Context, outage bool, fault string, op retryhtt
 		},
 	}
 	if outage {
-		release := s.storeOutage(fault)
-		sleep := c.Sleep
-		once := sync.Once{}
+		var release func()
+		pauses := 0
 		c.Sleep = func(ctx context.Context, d time.Duration) error {
-			once.Do(release)
-			if sleep == nil {
-				return retryhttp.SleepContext(ctx, d)
+			err := retryhttp.SleepContext(ctx, d)
+			switch pauses++; pauses {
+			case 1:
+				release = s.storeOutage(fault)
+			case 2:
+				release()
+				release = nil
 			}
-			return sleep(ctx, d)
+			return err
 		}
-		defer once.Do(release)
+		defer func() {
+			if release != nil {
+				release()
+			}
+		}()
 	}
 	// A body that does not arrive whole (a truncated answer) is a transport error to a
 	// correct client too: it sends the operation again with the same key.

@@ -26,8 +26,10 @@ type Schedule struct {
 	// flight: each looks its key up while another's work is still held (only with
 	// Copies > 1 and slow_operation declared).
 	Hold bool
-	// Outage is a store fault (profile store:) the first attempt meets: "down", "reset"
-	// or "hang"; the store is healed once that attempt is answered.
+	// Outage is a store fault (profile store:) the first retry meets: "down", "reset" or
+	// "hang". The first attempt commits and its answer is lost (a 503 from the proxy), so
+	// the client retries, and that retry meets the store out; the store is healed before
+	// the next attempt. A target that runs the retry unkeyed (fail-open) executes twice.
 	Outage string
 }
 

@@ -5,9 +5,11 @@
 // instead, which is what the contract needs. It is its own Go module (go-redis), like
 // examples/fiber-refunds, and the worked example of docs/profiles.md ("Store outages").
 //
-//   - a key is taken with SET NX (value "pending", expiring after the retention) before the
-//     work; a repeat while it is pending gets 409 with Retry-After; a completed key's
-//     stored status and body are replayed, marked Idempotent-Replayed;
+//   - a key is taken with SET NX (value "pending", expiring after a 2 s lock timeout, so a
+//     key whose request never completed — its SET's answer lost — is not wedged) before the
+//     work; a repeat while it is pending gets 409 with Retry-After; the completed response
+//     is stored for the retention (retried for up to 10 s when Redis fails right then); a
+//     completed key's status and body are replayed, marked Idempotent-Replayed;
 //   - the refunds themselves (the ledger, GET /v1/refunds?order_id=) live in the process,
 //     apart from Redis, as an application's own database does;
 //   - every Redis call has a 500 ms timeout and no retries of go-redis's own.
@@ -37,6 +39,14 @@ import (
 
 // storeTimeout bounds one Redis call.
 const storeTimeout = 500 * time.Millisecond
+
+// lockTimeout is how long a pending key holds: past it a request that never completed
+// (the work here is instant) no longer blocks its key's retry.
+const lockTimeout = 2 * time.Second
+
+// completeFor bounds how long the middleware keeps trying to store a completed response
+// (or to release a failed one) while Redis fails: within the lock timeout's reach.
+const completeFor = 10 * time.Second
 
 type server struct {
 	rdb        *redis.Client
@@ -78,7 +88,7 @@ func (s *server) idempotent(next http.Handler) http.Handler {
 		}
 		rkey := "idem:" + key
 		ctx := r.Context()
-		taken, err := s.rdb.SetNX(ctx, rkey, "pending", s.retention).Result()
+		taken, err := s.rdb.SetNX(ctx, rkey, "pending", lockTimeout).Result()
 		if err != nil {
 			if s.failClosed {
 				w.Header().Set("Retry-After", "1")
@@ -97,15 +107,28 @@ func (s *server) idempotent(next http.Handler) http.Handler {
 		rec := &recorder{header: http.Header{}}
 		next.ServeHTTP(rec, r)
 		if rec.status >= 500 {
-			s.rdb.Del(context.WithoutCancel(ctx), rkey) // not stored: the retry executes
+			s.retrying(func(ctx context.Context) error { return s.rdb.Del(ctx, rkey).Err() }) // not stored: the retry executes
 		} else {
 			value, _ := json.Marshal(stored{Status: rec.status, Body: rec.body})
-			if err := s.rdb.Set(context.WithoutCancel(ctx), rkey, value, s.retention).Err(); err != nil {
+			if err := s.retrying(func(ctx context.Context) error { return s.rdb.Set(ctx, rkey, value, s.retention).Err() }); err != nil {
 				log.Printf("redis-refunds: store the response of %s: %v", key, err)
 			}
 		}
 		rec.flush(w)
 	})
+}
+
+// retrying runs a Redis write until it succeeds or completeFor has passed, 50 ms apart:
+// the work is done, and its record must not be lost to a moment of Redis failing.
+func (s *server) retrying(write func(context.Context) error) error {
+	deadline := time.Now().Add(completeFor)
+	for {
+		err := write(context.Background())
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func (s *server) answerExisting(w http.ResponseWriter, r *http.Request, rkey string) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/storm"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -91,4 +92,39 @@ func TestAMiddlewareThatFailsOpenOnRedisIsCaught(t *testing.T) {
 		fmt.Printf("fail closed: %s %s: %s\n", r.Verdict, id, r.Message)
 		require.Equal(t, verdict.Pass, r.Verdict, "%s: %s", id, r.Message)
 	}
+}
+
+// TestTheStormsStoreOutagesCatchItToo: the storm's store outages (down, reset, hang,
+// one at a time, each around one operation's first attempt) find the fail-open
+// middleware's duplicates, and nothing against the same API failing closed.
+func TestTheStormsStoreOutagesCatchItToo(t *testing.T) {
+	redisAddr := startRedis(t)
+	run := func(failClosed bool, schedule string, ops int) *storm.Report {
+		listen := freeAddr(t)
+		srv := httptest.NewServer(newServer(listen, time.Hour, failClosed).routes())
+		t.Cleanup(srv.Close)
+		t.Setenv("REDIS_REFUNDS_URL", srv.URL)
+		t.Setenv("REDIS_REFUNDS_STORE", listen)
+		t.Setenv("REDIS_ADDR", redisAddr)
+		prof, err := profile.Load("profile.yaml")
+		require.NoError(t, err)
+		cfg := storm.Config{Profile: prof, Ops: ops, Seed: 2, NoShrink: true}
+		if schedule != "" {
+			s, err := storm.ParseSchedule(schedule)
+			require.NoError(t, err)
+			cfg.Schedule = &s
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		rep, err := storm.Run(ctx, cfg)
+		require.NoError(t, err)
+		return rep
+	}
+	for _, outage := range []string{"outage=down", "outage=reset"} {
+		rep := run(false, outage, 4)
+		require.Positive(t, rep.Counts[storm.CatDuplicated], "%s against the fail-open middleware: %v", outage, rep.Counts)
+	}
+	rep := run(true, "", 300)
+	require.True(t, rep.Safe(), "%v %v", rep.Counts, rep.Findings)
+	require.Zero(t, rep.Counts[storm.CatFailed], "%+v", rep.Findings[storm.CatFailed])
 }
