@@ -201,16 +201,16 @@ func (t *Target) openPostgres(ctx context.Context, dsn string) ([]reference.Opti
 	if u.Port() == "" {
 		upstream = net.JoinHostPort(u.Hostname(), "5432")
 	}
-	pt, err := storefault.Start(storefault.Config{Listen: "127.0.0.1:0", Upstream: upstream})
-	if err != nil {
-		return nil, fmt.Errorf("open postgres store: %w", err)
-	}
-	t.closers = append(t.closers, pt.Close)
 	app, err := pgstore.Open(ctx, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres store: %w", err)
 	}
 	t.closers = append(t.closers, app.Close)
+	pt, err := storefault.Start(storefault.Config{Listen: "127.0.0.1:0", Upstream: upstream})
+	if err != nil {
+		return nil, fmt.Errorf("open postgres store: %w", err)
+	}
+	t.closers = append(t.closers, pt.Close)
 	through := *u
 	through.Host = pt.Addr()
 	keys, err := pgstore.Open(ctx, through.String())
