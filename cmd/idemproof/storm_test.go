@@ -65,10 +65,12 @@ side_effects: {method: GET, path: "/refunds?order_id={{.Entity}}", count: count}
 expect: {in_flight: 409, mismatch: 422, missing_key: "400"}
 store: {listen: "`+closed()+`", upstream: "`+closed()+`"}
 `), 0o644))
-	_, errOut, code := runCLI(t, "storm", "--profile", prof)
-	require.Equal(t, 2, code)
-	require.Contains(t, errOut, "does not accept connections (")
-	require.Contains(t, errOut, "fix store.upstream")
+	for _, cmd := range []string{"storm", "check"} {
+		_, errOut, code := runCLI(t, cmd, "--profile", prof)
+		require.Equal(t, 2, code, cmd)
+		require.Contains(t, errOut, "does not accept connections (", cmd)
+		require.Contains(t, errOut, "fix store.upstream", cmd)
+	}
 
 	// A reference whose keys are in memory never uses the store point its profile names.
 	ref, err := reference.New()
@@ -95,11 +97,13 @@ side_effects: {method: GET, path: "/v1/refunds?order_id={{.Entity}}", count: cou
 expect: {in_flight: 409, mismatch: 422, missing_key: "400"}
 store: {listen: "`+closed()+`", upstream: "`+store.Addr().String()+`"}
 `), 0o644))
-	_, errOut, code = runCLI(t, "storm", "--profile", prof, "--ops", "5")
-	require.Equal(t, 2, code)
-	require.Contains(t, errOut, "the API never used store.listen")
+	for cmd, extra := range map[string]string{"storm": "--ops=5", "check": "--only=store/*"} {
+		_, errOut, code := runCLI(t, cmd, "--profile", prof, extra)
+		require.Equal(t, 2, code, cmd)
+		require.Contains(t, errOut, "the API never used store.listen", cmd)
+	}
 
-	_, errOut, code = runCLI(t, "storm", "--ops", "5", "--schedule", "copies=0")
+	_, errOut, code := runCLI(t, "storm", "--ops", "5", "--schedule", "copies=0")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "--schedule: schedule \"copies=0\"")
 	_, errOut, code = runCLI(t, "storm", "--shard", "3/2")
