@@ -90,8 +90,9 @@ func ParseSchedule(spec string) (Schedule, error) {
 	}
 	for _, part := range strings.Split(spec, "+") {
 		name, value, _ := strings.Cut(part, "=")
+		_, isFault := afterFaults[name]
 		switch {
-		case afterFaults[name] != (faultproxy.FaultSpec{}) && value == "":
+		case isFault && value == "":
 			s.Fault = name
 		case name == "duplicate" && value == "":
 			s.Duplicate = true
