@@ -103,6 +103,11 @@ func Run(ctx context.Context, cfg RunConfig) (*verdict.Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
+	closeStores, err := StartStorePoints(cfg.Profiles)
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	defer closeStores()
 	if !cfg.NoPreflight {
 		for _, p := range cfg.Profiles {
 			if err := Preflight(ctx, p); err != nil {
@@ -253,9 +258,17 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 		res.Verdict, res.Message, res.Undeclared = verdict.NA, "needs "+m, t.p.Undeclared(sc.Needs)
 		return res, false
 	}
+	// A store fault hits every request the target serves: such a scenario runs alone.
+	if switchesStore(sc) {
+		t.alone.Lock()
+		defer t.alone.Unlock()
+	} else {
+		t.alone.RLock()
+		defer t.alone.RUnlock()
+	}
 	// The timeout bounds the work; the waits the profile declares come on top, so a
 	// target with a 20 s retention is not cut off by a 20 s timeout.
-	sctx, cancel := context.WithTimeout(ctx, cfg.ScenarioTimeout+t.declaredWaits(sc))
+	sctx, cancel := context.WithTimeout(ctx, cfg.ScenarioTimeout+t.declaredWaits(sc)+t.storeWaits(sc))
 	defer cancel()
 	keys := mintKeys(nonce, n, t.p.MaxKeyLen(), t.p.UUIDKeys())
 	entity, err := t.createEntity(sctx, fmt.Sprintf("ip-%s-%03d", nonce, n))

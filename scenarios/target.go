@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/idemproof/idemproof/downstream"
@@ -36,6 +37,9 @@ type target struct {
 	sink downstream.Recorder
 	// tls verifies an https:// target (the profile's tls.ca_file); nil: the system's roots.
 	tls *tls.Config
+	// alone is held shared by every scenario, exclusively by one that switches the
+	// target's store faults (switchesStore).
+	alone sync.RWMutex
 }
 
 // openTarget starts an in-process fault proxy in front of the profile's base URL, or
