@@ -37,6 +37,11 @@
 //     numbers) and to the measured pace (a scenario of many requests gets the time they
 //     take; counts are kept). What was changed is in the Record (verdict.Plan) and ends
 //     the result's message;
+//   - a profile with store: gets a store fault point at store.listen (StartStorePoints;
+//     one a caller started, Store.Point, is used as it is) for the whole run, its
+//     preflight included, which must see the API's store traffic go through it; a
+//     scenario that switches store faults (the store/* group) runs alone on its target,
+//     and the store is healed before its settle step whatever happened;
 //   - a run stopped early (ctx cancelled) returns promptly with what finished, the rest
 //     listed as not run and verdict.Report.Complete false; Findings counts it as a
 //     finding.

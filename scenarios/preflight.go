@@ -80,7 +80,7 @@ func runPreflight(ctx context.Context, p *profile.Profile) (*preflight, error) {
 	ctx, cancel := context.WithTimeout(ctx, preflightTimeout(p))
 	defer cancel()
 	pf := newPreflight(p, tc)
-	err = pf.run(ctx)
+	err = pf.runThroughStore(ctx)
 	if err != nil && ctx.Err() != nil && context.Cause(ctx) != context.DeadlineExceeded {
 		// Stopped from outside (an interrupt): not a fault of the profile.
 		return nil, fmt.Errorf("preflight target %s: %w", p.Name, context.Cause(ctx))

@@ -109,6 +109,11 @@ func Run(ctx context.Context, cfg RunConfig) (*verdict.Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
+	closeStores, err := StartStorePoints(cfg.Profiles)
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	defer closeStores()
 	if !cfg.NoPreflight {
 		cfg.Preflights = make([]PreflightResult, len(cfg.Profiles))
 		for i, p := range cfg.Profiles {
@@ -262,7 +267,7 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 		res.DurationMS = millis(res.Duration)
 	}()
 	if m := t.p.MissingAll(sc.Needs); m != "" {
-		res.Verdict, res.Message = verdict.NA, "needs "+m
+		res.Verdict, res.Message, res.Undeclared = verdict.NA, "needs "+m, t.p.Undeclared(sc.Needs)
 		return res, false
 	}
 	// Fitted to the target's declared windows and pace (plan.go): on a copy of the
@@ -272,13 +277,21 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 		res.Verdict, res.Message = verdict.NA, "needs "+pl.na
 		return res, false
 	}
+	// A store fault hits every request the target serves: such a scenario runs alone.
+	if switchesStore(sc) {
+		t.alone.Lock()
+		defer t.alone.Unlock()
+	} else {
+		t.alone.RLock()
+		defer t.alone.RUnlock()
+	}
 	planned := *t
 	planned.plan = &pl
 	t = &planned
 	// The timeout bounds the work; the waits the profile declares come on top, so a
 	// target with a 20 s retention is not cut off by a 20 s timeout, and so does the time
 	// its requests take at the target's pace.
-	sctx, cancel := context.WithTimeout(ctx, cfg.ScenarioTimeout+t.declaredWaits(sc)+pl.extraLimit)
+	sctx, cancel := context.WithTimeout(ctx, cfg.ScenarioTimeout+t.declaredWaits(sc)+t.storeWaits(sc)+pl.extraLimit)
 	defer cancel()
 	keys := mintKeys(nonce, n, t.p.MaxKeyLen(), t.p.UUIDKeys())
 	entity, err := t.createEntity(sctx, fmt.Sprintf("ip-%s-%03d", nonce, n))
