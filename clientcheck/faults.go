@@ -349,20 +349,17 @@ func (s *Schedule) rulesFor(p *profile.Profile, t timing) ([]faultproxy.Rule, er
 			want = outcome.ServerError
 		}
 		if want != "" {
-			ctype := r.Fault.ContentType
-			if ctype == "" {
-				ctype = "application/json" // what the proxy sends a JSON body as
+			got := classifier.Classify(faultAnswer(r.Fault))
+			why := ""
+			if got != want && want != outcome.ServerError {
+				var ok bool
+				if r.Fault, ok, why = withRuleHeaders(p, want, r.Fault, classifier, faultAnswer); ok {
+					got = want
+				}
 			}
-			a := outcome.Answer{Status: r.Fault.Status, Header: http.Header{"Content-Type": {ctype}}, Body: []byte(r.Fault.Body)}
-			if r.Fault.RetryAfter > 0 {
-				a.Header.Set("Retry-After", strconv.Itoa(r.Fault.RetryAfter))
-			}
-			for name, v := range r.Fault.Headers {
-				a.Header.Set(name, v)
-			}
-			if got := classifier.Classify(a); got != want {
-				return nil, fmt.Errorf("fault %q: the profile %s classifies the answer it would send (status %d) as %s, not %s, so it could never be seen as one; drop it, or use @FILE rules with the answer this API gives",
-					k, p.Name, a.Status, got, want)
+			if got != want {
+				return nil, fmt.Errorf("fault %q: the profile %s classifies the answer it would send (status %d) as %s, not %s, so it could never be seen as one%s; drop it, or use @FILE rules with the answer this API gives",
+					k, p.Name, r.Fault.Status, got, want, why)
 			}
 		}
 		rules = append(rules, r)
@@ -371,6 +368,22 @@ func (s *Schedule) rulesFor(p *profile.Profile, t timing) ([]faultproxy.Rule, er
 		}
 	}
 	return rules, nil
+}
+
+// faultAnswer is the answer a status fault sends, as the profile's classifier sees it.
+func faultAnswer(f faultproxy.FaultSpec) outcome.Answer {
+	ctype := f.ContentType
+	if ctype == "" {
+		ctype = "application/json" // what the proxy sends a JSON body as
+	}
+	a := outcome.Answer{Status: f.Status, Header: http.Header{"Content-Type": {ctype}}, Body: []byte(f.Body)}
+	for name, value := range f.Headers {
+		a.Header.Set(name, value)
+	}
+	if f.RetryAfter > 0 {
+		a.Header.Set("Retry-After", strconv.Itoa(f.RetryAfter))
+	}
+	return a
 }
 
 // statusFault is a status kind's answer: the status with its Retry-After (seconds, 0:

@@ -102,7 +102,10 @@ func (p *Profile) fieldErrors() []fieldError {
 	}
 	if !p.Expect.InFlightWait && p.Expect.InFlight != 0 && p.Expect.InFlight == p.Expect.Mismatch &&
 		!p.Outcomes.Covers(outcome.InFlight) && !p.Outcomes.Covers(outcome.Mismatch) {
-		add("expect.mismatch", "is %d, as expect.in_flight is: an answer of that status cannot be told to be one or the other; add outcomes: rules that tell them apart by the body, e.g. in_flight: {status: %d, json: {path: error.code, equals: key_in_use}} (see \"Outcome rules\")", p.Expect.Mismatch, p.Expect.InFlight)
+		add("expect.mismatch", "is %d, as expect.in_flight is: an answer of that status cannot be told to be one or the other; add outcomes: rules that tell them apart by the body or a header, e.g. in_flight: {status: %d, json: {path: error.code, equals: key_in_use}} or mismatch: {status: %d, header: {name: Idempotency-Outcome, equals: conflict}} (see \"Outcome rules\")", p.Expect.Mismatch, p.Expect.InFlight, p.Expect.Mismatch)
+	}
+	if !p.Expect.InFlightWait && p.Expect.InFlight != 0 && p.Expect.InFlight == p.Expect.Mismatch {
+		errs = append(errs, checkSharedStatusRules(p)...)
 	}
 	errs = append(errs, checkFingerprintIgnores(p)...)
 	errs = append(errs, checkEntitySetup(p)...)

@@ -60,3 +60,16 @@ func pickHeaders(h http.Header, keep []string) map[string]string {
 	}
 	return out
 }
+
+// opAnswer is the answer an op records, for classing it again: its status, body and the
+// headers the runner kept (keepHeaders: those the outcome rules read among them).
+func opAnswer(op verdict.Op) outcome.Answer {
+	a := outcome.Answer{Status: op.Status, Body: op.Body}
+	if len(op.Headers) > 0 {
+		a.Header = http.Header{}
+		for k, v := range op.Headers {
+			a.Header.Set(k, v)
+		}
+	}
+	return a
+}

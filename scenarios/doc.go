@@ -28,7 +28,15 @@
 //     N/A;
 //   - before any scenario, Run checks each target with Preflight (one operation, the
 //     ledger read before and after): a target that is not what its profile says is an
-//     error naming the field to fix, not a catalogue of UNKNOWNs;
+//     error naming the field to fix, not a catalogue of UNKNOWNs; the preflight also
+//     measures how fast the target answers (Pace);
+//   - before each scenario, its timing and sizes are fitted to the target (plan.go): to
+//     the windows the profile declares (a scenario whose own timing would carry its
+//     deciding request past the retention, or meet a lock the lock_timeout made stale,
+//     runs with a shorter timing that still proves its point, or is N/A naming the
+//     numbers) and to the measured pace (a scenario of many requests gets the time they
+//     take; counts are kept). What was changed is in the Record (verdict.Plan) and ends
+//     the result's message;
 //   - a profile with store: gets a store fault point at store.listen (StartStorePoints;
 //     one a caller started, Store.Point, is used as it is) for the whole run, its
 //     preflight included, which must see the API's store traffic go through it; a

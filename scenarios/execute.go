@@ -394,5 +394,8 @@ func (t *target) keepHeaders() []string {
 	if t.p.Expect.ReplayHeader != "" {
 		keep = append(keep, t.p.Expect.ReplayHeader)
 	}
-	return append(keep, t.p.Expect.ReplayHeaders...)
+	keep = append(keep, t.p.Expect.ReplayHeaders...)
+	// The headers the outcome rules read: an answer told by one shows it in the
+	// evidence, and a checker can class it again from the record (opAnswer).
+	return append(keep, t.p.OutcomeHeaders()...)
 }

@@ -24,15 +24,19 @@ import (
 // (both wrong).
 type disconnecting struct {
 	onLeave string // "carry-on", "abandon", "forget-key", "wedge"
-	mu      sync.Mutex
-	keys    map[string]*gaveUpEntry
-	ledger  map[string]int
-	seq     int
+	// retention: a key is forgotten this long after its first request (0: never), as a
+	// store that counts a key's life from its first record does.
+	retention time.Duration
+	mu        sync.Mutex
+	keys      map[string]*gaveUpEntry
+	ledger    map[string]int
+	seq       int
 }
 
 type gaveUpEntry struct {
-	done bool
-	body []byte
+	done    bool
+	body    []byte
+	created time.Time
 }
 
 func (d *disconnecting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -49,6 +53,9 @@ func (d *disconnecting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	order, _ := body["order_id"].(string)
 	key := r.Header.Get("Idempotency-Key")
 	d.mu.Lock()
+	if e, ok := d.keys[key]; ok && d.retention > 0 && time.Since(e.created) > d.retention {
+		delete(d.keys, key)
+	}
 	if e, ok := d.keys[key]; ok {
 		d.mu.Unlock()
 		if !e.done {
@@ -62,7 +69,7 @@ func (d *disconnecting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(e.body)
 		return
 	}
-	e := &gaveUpEntry{}
+	e := &gaveUpEntry{created: time.Now()}
 	d.keys[key] = e
 	d.mu.Unlock()
 	hold, _ := time.ParseDuration(r.Header.Get("X-Test-Delay"))

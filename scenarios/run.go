@@ -52,6 +52,12 @@ type RunConfig struct {
 	// itself, and for tests of how the runner judges a target that breaks during a run
 	// (a misdescribed target is otherwise an error before any scenario starts).
 	NoPreflight bool
+	// Preflights are the PreflightTarget results of Profiles, in their order, from a
+	// caller that ran the preflight itself (NoPreflight): the pace each target answered
+	// at fits the scenarios' limits and sizes to it (plan.go). Missing entries are
+	// targets whose pace is unknown: their scenarios run as written. Without
+	// NoPreflight, Run fills them from its own preflight.
+	Preflights []PreflightResult
 }
 
 func (c RunConfig) withDefaults() RunConfig {
@@ -109,10 +115,13 @@ func Run(ctx context.Context, cfg RunConfig) (*verdict.Report, error) {
 	}
 	defer closeStores()
 	if !cfg.NoPreflight {
-		for _, p := range cfg.Profiles {
-			if err := Preflight(ctx, p); err != nil {
+		cfg.Preflights = make([]PreflightResult, len(cfg.Profiles))
+		for i, p := range cfg.Profiles {
+			res, err := PreflightTarget(ctx, p)
+			if err != nil {
 				return nil, fmt.Errorf("run: %w", err)
 			}
+			cfg.Preflights[i] = res
 		}
 	}
 	started := time.Now()
@@ -139,6 +148,9 @@ func Run(ctx context.Context, cfg RunConfig) (*verdict.Report, error) {
 				continue
 			}
 			return nil, fmt.Errorf("run: %w", err)
+		}
+		if ti < len(cfg.Preflights) {
+			t.pace = cfg.Preflights[ti].Pace
 		}
 		tcfg := cfg
 		tcfg.Concurrency = concurrencyFor(p, cfg)
@@ -258,6 +270,13 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 		res.Verdict, res.Message, res.Undeclared = verdict.NA, "needs "+m, t.p.Undeclared(sc.Needs)
 		return res, false
 	}
+	// Fitted to the target's declared windows and pace (plan.go): on a copy of the
+	// target, which the scenario's steps, hooks and waits read.
+	pl := planFor(sc, t.p, t.pace, cfg)
+	if pl.na != "" {
+		res.Verdict, res.Message = verdict.NA, "needs "+pl.na
+		return res, false
+	}
 	// A store fault hits every request the target serves: such a scenario runs alone.
 	if switchesStore(sc) {
 		t.alone.Lock()
@@ -266,9 +285,13 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 		t.alone.RLock()
 		defer t.alone.RUnlock()
 	}
+	planned := *t
+	planned.plan = &pl
+	t = &planned
 	// The timeout bounds the work; the waits the profile declares come on top, so a
-	// target with a 20 s retention is not cut off by a 20 s timeout.
-	sctx, cancel := context.WithTimeout(ctx, cfg.ScenarioTimeout+t.declaredWaits(sc)+t.storeWaits(sc))
+	// target with a 20 s retention is not cut off by a 20 s timeout, and so does the time
+	// its requests take at the target's pace.
+	sctx, cancel := context.WithTimeout(ctx, cfg.ScenarioTimeout+t.declaredWaits(sc)+t.storeWaits(sc)+pl.extraLimit)
 	defer cancel()
 	keys := mintKeys(nonce, n, t.p.MaxKeyLen(), t.p.UUIDKeys())
 	entity, err := t.createEntity(sctx, fmt.Sprintf("ip-%s-%03d", nonce, n))
@@ -290,8 +313,10 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 		res.Verdict, res.Message = verdict.Unknown, "could not run: "+err.Error()
 		return res, false
 	}
+	rec.Plan = pl.record()
 	res.Verdict, res.Message, res.Evidence = judge(sc, *rec, t.p)
 	res.Verdict, res.Message = withPremise(sc, *rec, t.p, res.Verdict, res.Message, res.Evidence)
+	res.Message += planSuffix(rec.Plan)
 	res.Evidence.Record = rec
 	if cfg.Strict && res.Verdict == verdict.NonStrict {
 		res.Verdict, res.Message = verdict.Fail, "strict: "+res.Message

@@ -128,6 +128,34 @@ type Record struct {
 	// Store is every switch of the store fault point (profile store:) the scenario made,
 	// in order, with the point's counters at each (store/* scenarios only).
 	Store []StoreEvent `json:"store,omitempty"`
+	// Plan is how the runner fitted the scenario to its target before it ran (the
+	// windows the profile declares, the latency the preflight measured), when that
+	// changed anything; nil when the scenario ran as written.
+	Plan *Plan `json:"plan,omitempty"`
+}
+
+// Plan is what the runner changed in a scenario's timing and sizes so that it fits its
+// target: a scenario whose own timing runs past a declared window, or whose many requests
+// a slow target cannot answer within the scenario's time limit, would otherwise prove
+// nothing (UNKNOWN) where it can be judged. A plan never makes a scenario prove less
+// without saying so in Notes.
+type Plan struct {
+	// GiveUpAfterMS is the client timeout, in milliseconds, of the attempt a scenario
+	// gives up on (recovery/client-gave-up), where it is shorter than the profile's
+	// client_timeout so that the retry after the held work still falls inside the
+	// declared retention; 0: client_timeout.
+	GiveUpAfterMS float64 `json:"give_up_after_ms,omitempty"`
+	// Notes say what was changed and why, with the numbers; the result's message ends
+	// with them.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// GiveUpAfter is GiveUpAfterMS as a duration (0 on a nil plan).
+func (p *Plan) GiveUpAfter() time.Duration {
+	if p == nil {
+		return 0
+	}
+	return time.Duration(p.GiveUpAfterMS * float64(time.Millisecond))
 }
 
 // StoreEvent is one switch of the store fault point, with the point's counters (since it

@@ -133,7 +133,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := o.extras.checkBaseline(names, selected); err != nil {
 		return err
 	}
-	if err := preflightAll(ctx, targets.profiles, stderr); err != nil {
+	preflights, err := preflightAll(ctx, targets.profiles, selected, scenarios.RunConfig{ScenarioTimeout: o.timeout}, stderr)
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "idemproof check: %d scenarios × %d target(s) [%s], seed %d, strict=%t\n",
@@ -163,6 +164,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			Notice:          func(msg string) { fmt.Fprintln(stdout, msg) },
 			Tool:            "idemproof " + version(),
 			NoPreflight:     true, // done above, before the header
+			Preflights:      preflights,
 		})
 		if err != nil {
 			return fmt.Errorf("run: %w", err)

@@ -30,25 +30,32 @@ func checkReportDir(dir string) error {
 	return os.Remove(name)
 }
 
-// preflightAll checks every target before any scenario runs (scenarios.Preflight): a
-// target that is not what its profile says is a profile error, exit 2. An interrupt
-// during the preflight is an incomplete run, exit 3.
-func preflightAll(ctx context.Context, profiles []*profile.Profile, stderr io.Writer) error {
+// preflightAll checks every target before any scenario runs (scenarios.PreflightTarget):
+// a target that is not what its profile says is a profile error, exit 2. An interrupt
+// during the preflight is an incomplete run, exit 3. Its notes go to stderr, with how
+// the selected scenarios will be fitted to each target's declared windows and measured
+// pace (scenarios.PlanNotes); the results are the run's RunConfig.Preflights.
+func preflightAll(ctx context.Context, profiles []*profile.Profile, selected []scenarios.Scenario, cfg scenarios.RunConfig, stderr io.Writer) ([]scenarios.PreflightResult, error) {
+	var out []scenarios.PreflightResult
 	for _, p := range profiles {
-		notes, err := scenarios.PreflightNotes(ctx, p)
-		for _, n := range notes {
+		res, err := scenarios.PreflightTarget(ctx, p)
+		for _, n := range res.Notes {
 			fmt.Fprintf(stderr, "idemproof check: preflight target %s: note: %s\n", p.Name, n)
 		}
 		if err == nil {
+			for _, n := range scenarios.PlanNotes(p, res.Pace, selected, cfg) {
+				fmt.Fprintf(stderr, "idemproof check: preflight target %s: fitted: %s\n", p.Name, n)
+			}
+			out = append(out, res)
 			continue
 		}
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "idemproof check: interrupted during the preflight (%v): no scenario ran\n", context.Cause(ctx))
-			return errExitIncomplete
+			return nil, errExitIncomplete
 		}
-		return err
+		return nil, err
 	}
-	return nil
+	return out, nil
 }
 
 // exitStatus is the verdict a CI can gate on: errExitFailure (1) on a FAIL, or a
