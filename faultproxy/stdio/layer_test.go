@@ -130,7 +130,7 @@ func TestFaultsOnThePipe(t *testing.T) {
 			r.Fault.Body = `{"jsonrpc":"2.0","id":0,"error":{"code":-32603,"message":"lost"}}`
 		}), `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"lost"}}`, faultproxy.ClientDelivered, 2},
 		{"duplicate", rule("r", faultproxy.FaultDuplicate, nil), `"n":1`, faultproxy.ClientDelivered, 3},
-		{"after-hold then drop", rule("r", faultproxy.FaultAfterHold, func(r *faultproxy.Rule) { r.Fault.Duration, r.Fault.Then = 50 * time.Millisecond, "drop" }), "", faultproxy.ClientDropped, 2},
+		{"after-hold then drop", rule("r", faultproxy.FaultAfterHold, func(r *faultproxy.Rule) { r.Fault.Duration, r.Fault.Then = 50*time.Millisecond, "drop" }), "", faultproxy.ClientDropped, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

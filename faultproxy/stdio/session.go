@@ -33,11 +33,11 @@ type session struct {
 	closeClient func()
 
 	mu      sync.Mutex
-	pending map[string]*exchange    // requests the server has, by id (compact JSON)
-	copies  map[string]chan []byte  // duplicates' copies the server has, by the layer's id
-	gone    bool                    // the server's output ended: nothing more is forwarded
-	wg      sync.WaitGroup          // exchanges running
-	exit    string                  // how the server ended, once gone
+	pending map[string]*exchange   // requests the server has, by id (compact JSON)
+	copies  map[string]chan []byte // duplicates' copies the server has, by the layer's id
+	gone    bool                   // the server's output ended: nothing more is forwarded
+	wg      sync.WaitGroup         // exchanges running
+	exit    string                 // how the server ended, once gone
 	copyIDs atomic.Int64
 
 	dead     chan struct{} // closed once the server's output ended and exit is set
@@ -276,16 +276,16 @@ func (s *session) readClient(r io.Reader) {
 
 // exchange is one request in flight: its line, its record, and the server's answer.
 type exchange struct {
-	s       *session
-	line    []byte
-	msg     jsonl.Message
-	attrs   map[string]string
-	ticket  faultproxy.Ticket
-	rec     *faultproxy.Record
-	answer  chan []byte
-	sentAt  time.Time
-	got     []byte // the line the client got, for Classify
-	told    bool   // Config.Delivered was called
+	s      *session
+	line   []byte
+	msg    jsonl.Message
+	attrs  map[string]string
+	ticket faultproxy.Ticket
+	rec    *faultproxy.Record
+	answer chan []byte
+	sentAt time.Time
+	got    []byte // the line the client got, for Classify
+	told   bool   // Config.Delivered was called
 }
 
 func (x *exchange) note(s string) {
