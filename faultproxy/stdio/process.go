@@ -117,11 +117,18 @@ func Start(c Command, stderr io.Writer) (*Process, error) {
 		_, _ = io.Copy(p.tail, errR)
 		errR.Close()
 	}()
-	go func() {
-		p.waitErr = exe.Wait()
-		close(p.done)
-	}()
+	go p.wait()
 	return p, nil
+}
+
+// wait reaps the server. When it exits, whatever is left of its process group is killed
+// first — its session is over, and a child holding its stdout open would hide that — while
+// the exited server, not yet reaped, still holds the group's id.
+func (p *Process) wait() {
+	awaitExit(p.exe.Process.Pid)
+	killGroup(p.exe)
+	p.waitErr = p.exe.Wait()
+	close(p.done)
 }
 
 func closeAll(files ...*os.File) {
@@ -183,9 +190,19 @@ func (p *Process) Kill() {
 	p.stopMu.Lock()
 	p.killed = true
 	p.stopMu.Unlock()
-	killGroup(p.exe)
+	p.killUnlessDone()
 	<-p.done
 	p.closePipes()
+}
+
+// killUnlessDone kills the group while the server is not reaped (once it is, wait has
+// killed the group, and its id may belong to another process).
+func (p *Process) killUnlessDone() {
+	select {
+	case <-p.done:
+	default:
+		killGroup(p.exe)
+	}
 }
 
 // Killed reports whether Kill (or Stop's last resort) ended the server.
@@ -213,7 +230,7 @@ func (p *Process) Stop(grace time.Duration) {
 			p.stopMu.Unlock()
 		}
 	}
-	killGroup(p.exe) // the leader exited, or is to be killed; nothing of its group stays
+	p.killUnlessDone() // the server is to be killed; wait kills the rest of its group
 	<-p.done
 	p.closePipes()
 }
@@ -221,7 +238,7 @@ func (p *Process) Stop(grace time.Duration) {
 // reap ends whatever is left of the server's process group, waits for the server and
 // closes the pipes: a server whose output ended is done for, even if it lingers.
 func (p *Process) reap() {
-	killGroup(p.exe)
+	p.killUnlessDone()
 	<-p.done
 	p.closePipes()
 }
