@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -172,9 +173,13 @@ func interruption(ctx context.Context) string {
 // their waits overlap with the quick ones. Once ctx is done no scenario starts: those
 // are returned as notRun, and cut reports whether a running one was interrupted.
 func runTarget(ctx context.Context, t *target, list []Scenario, cfg RunConfig, nonce string, progress *sync.Mutex) (results []verdict.Result, notRun []verdict.NotRun, cut bool) {
-	order := make([]int, len(list))
-	for i := range order {
-		order[i] = i
+	var order, alone []int
+	for i := range list {
+		if runsAlone(list[i]) {
+			alone = append(alone, i)
+		} else {
+			order = append(order, i)
+		}
 	}
 	sort.SliceStable(order, func(a, b int) bool { return isSlow(list[order[a]]) && !isSlow(list[order[b]]) })
 	all := make([]verdict.Result, len(list))
@@ -184,30 +189,33 @@ func runTarget(ctx context.Context, t *target, list []Scenario, cfg RunConfig, n
 	var interrupted atomic.Bool
 	work := make(chan int)
 	var wg sync.WaitGroup
+	do := func(i int) {
+		if ctx.Err() != nil {
+			return
+		}
+		var cutShort bool
+		all[i], cutShort = runOne(ctx, t, list[i], cfg, nonce, i)
+		ran[i] = true
+		endMu.Lock()
+		lastEnd = time.Now()
+		endMu.Unlock()
+		if cutShort {
+			interrupted.Store(true)
+		}
+		if cfg.Progress != nil {
+			live := all[i]
+			live.Provisional = awaitsLateLedger(t.p, live)
+			progress.Lock()
+			cfg.Progress(live)
+			progress.Unlock()
+		}
+	}
 	for w := 0; w < cfg.Concurrency; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				if ctx.Err() != nil {
-					continue
-				}
-				var cutShort bool
-				all[i], cutShort = runOne(ctx, t, list[i], cfg, nonce, i)
-				ran[i] = true
-				endMu.Lock()
-				lastEnd = time.Now()
-				endMu.Unlock()
-				if cutShort {
-					interrupted.Store(true)
-				}
-				if cfg.Progress != nil {
-					live := all[i]
-					live.Provisional = awaitsLateLedger(t.p, live)
-					progress.Lock()
-					cfg.Progress(live)
-					progress.Unlock()
-				}
+				do(i)
 			}
 		}()
 	}
@@ -221,6 +229,11 @@ feed:
 	}
 	close(work)
 	wg.Wait()
+	// A scenario that kills the server runs when no other one is on it: the kill would
+	// take their attempts down with it.
+	for _, i := range alone {
+		do(i)
+	}
 	if !interrupted.Load() && ctx.Err() == nil {
 		judgeLate(ctx, t, list, all, ran, lastEnd, cfg.Notice)
 	}
@@ -235,6 +248,10 @@ feed:
 }
 
 func isSlow(s Scenario) bool { return hasLabels(s, []string{"speed:slow"}) }
+
+// runsAlone reports whether a scenario must have the target to itself: it restarts the
+// server the other scenarios' attempts go to.
+func runsAlone(s Scenario) bool { return slices.Contains(s.Needs, profile.CapServerRestart) }
 
 // runOne runs one scenario against one target and judges it. A scenario still running
 // when ctx is done is UNKNOWN, interrupted: whatever its history holds was cut short, so
@@ -251,6 +268,10 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 	}()
 	if m := t.p.MissingAll(sc.Needs); m != "" {
 		res.Verdict, res.Message = verdict.NA, "needs "+m
+		return res, false
+	}
+	if m := t.inexpressibleFault(sc); m != "" {
+		res.Verdict, res.Message = verdict.NA, m
 		return res, false
 	}
 	// The timeout bounds the work; the waits the profile declares come on top, so a

@@ -117,6 +117,10 @@ type Step struct {
 	// Twice sends every copy of a KeySet step a second time right after its answer, with
 	// the same key (on the same connection when KeepAlive), recorded as step Name+"-again".
 	Twice bool `json:"twice,omitempty"`
+	// CountBefore reads the operation's ledger just before the step
+	// (Record.LedgerBefore[Name]): what the target holds at that moment, e.g. once a
+	// killed server was started again.
+	CountBefore bool `json:"count_before,omitempty"`
 }
 
 // Payload selects the request body.

@@ -36,6 +36,9 @@ type target struct {
 	sink downstream.Recorder
 	// tls verifies an https:// target (the profile's tls.ca_file); nil: the system's roots.
 	tls *tls.Config
+	// checkFault says whether the fault layer can apply a fault (nil: every fault of the
+	// HTTP proxy): a stdio server's pipes cannot carry a status.
+	checkFault func(faultproxy.FaultSpec) error
 }
 
 // openTarget starts an in-process fault proxy in front of the profile's base URL, or
@@ -47,6 +50,9 @@ func openTarget(ctx context.Context, p *profile.Profile, seed int64) (*target, e
 	}
 	t := &target{p: p, client: transport.NewAttemptClient(tc), probe: transport.NewProbeClient(10*time.Second, tc), classifier: p.Classifier(), tls: tc}
 	t.tr = p.NewTransport(t.classifier, t.probe, tc)
+	if p.IsStdio() {
+		return t, t.openStdio(seed)
+	}
 	if p.Proxy != nil {
 		// The remote proxy must read the key where the profile puts it (its own
 		// --key-header / --key-field); the runner cannot reconfigure it.

@@ -75,5 +75,9 @@ func (c *Conn) Done() <-chan struct{} { return c.s.dead }
 // Exit says how the server ended, with its stderr's tail; "" while it runs.
 func (c *Conn) Exit() string { return c.s.exitNote() }
 
-// Process is the server process of this connection.
-func (c *Conn) Process() *Process { return c.s.proc }
+// Process is the server process of this connection; nil for a server the layer runs
+// in-process (Config.Serve).
+func (c *Conn) Process() *Process {
+	p, _ := c.s.proc.(*Process)
+	return p
+}

@@ -20,8 +20,11 @@ const (
 
 // Config configures a Layer. Zero values mean the documented default.
 type Config struct {
-	// Command starts the server, once per client connection. Required.
+	// Command starts the server, once per client connection. Required unless Serve is set.
 	Command Command
+	// Serve, when set, runs the server in-process instead (a fixture, a test): once per
+	// connection, its state shared by them all and surviving a kill.
+	Serve ServeFunc
 	// KeyField is where a request carries its idempotency key: a dotted path into the
 	// JSON-RPC request (params._meta.idempotency_key), as faultproxy.Config.KeyField;
 	// "" reads no key.
@@ -81,7 +84,7 @@ type Layer struct {
 
 // New checks cfg and applies defaults; no server starts before a client connects.
 func New(cfg Config) (*Layer, error) {
-	if len(cfg.Command.Args) == 0 {
+	if len(cfg.Command.Args) == 0 && cfg.Serve == nil {
 		return nil, errors.New("new stdio layer: no server command")
 	}
 	if cfg.StopGrace <= 0 {
@@ -154,11 +157,17 @@ func (l *Layer) open(client io.Writer, closeClient func()) (*session, error) {
 		return nil, errors.New("stdio layer closed")
 	}
 	l.mu.Unlock()
-	proc, err := Start(l.cfg.Command, l.cfg.Stderr)
-	if err != nil {
-		return nil, err
+	var srv server
+	if l.cfg.Serve != nil {
+		srv = launch(l.cfg.Serve)
+	} else {
+		proc, err := Start(l.cfg.Command, l.cfg.Stderr)
+		if err != nil {
+			return nil, err
+		}
+		srv = proc
 	}
-	s := newSession(l, proc, client, closeClient)
+	s := newSession(l, srv, client, closeClient)
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()

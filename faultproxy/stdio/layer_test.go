@@ -3,10 +3,12 @@ package stdio_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -235,4 +237,34 @@ func TestCheckFaultSaysWhatAPipeCannotExpress(t *testing.T) {
 	_, err = stdio.New(stdio.Config{Command: stdio.Command{Args: []string{"true"}}, Rules: []faultproxy.Rule{{Name: "x", Fault: faultproxy.FaultSpec{Type: faultproxy.FaultAfterStatus}}}})
 	require.ErrorContains(t, err, "rule \"x\"")
 	require.True(t, strings.Contains(strings.Join(stdio.FaultTypes(), ","), "after-drop"))
+}
+
+// An in-process server: each connection runs it anew over its own pipes, its state is
+// shared, and a kill ends the connection, not the state.
+func TestInProcessServerSurvivesAKill(t *testing.T) {
+	t.Parallel()
+	var seen atomic.Int64
+	serve := func(ctx context.Context, in io.Reader, out io.Writer) error {
+		sc := bufio.NewScanner(in)
+		for sc.Scan() {
+			n := seen.Add(1)
+			id := gjson.GetBytes(sc.Bytes(), "id").Raw
+			if _, err := fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"n":%d}}`+"\n", id, n); err != nil {
+				return err
+			}
+		}
+		return ctx.Err()
+	}
+	l, err := stdio.New(stdio.Config{Serve: serve, KeyField: "params._meta.key", Rules: []faultproxy.Rule{rule("kill", faultproxy.FaultAfterKill, nil)}})
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	c, r := connect(t, l)
+	require.Nil(t, c.Process())
+	require.NoError(t, c.Send(request(1, "tools/call", `{"_meta":{"key":"K1"}}`), nil))
+	_, err = r.ReadString('\n')
+	require.ErrorIs(t, err, io.EOF)
+	require.Contains(t, c.Exit(), "killed")
+	c2, r2 := connect(t, l)
+	require.NoError(t, c2.Send(request(1, "tools/call", `{"_meta":{"key":"K1"}}`), nil))
+	require.Equal(t, int64(2), gjson.Get(lines(t, r2, 1)[0], "result.n").Int(), "the state outlived the kill")
 }

@@ -27,7 +27,7 @@ const recordMethod = "stdio"
 // session is one client's connection and the server process started for it.
 type session struct {
 	l           *Layer
-	proc        *Process
+	proc        server
 	toServer    *jsonl.Writer
 	toClient    *jsonl.Writer
 	closeClient func()
@@ -45,7 +45,7 @@ type session struct {
 	stopOnce sync.Once
 }
 
-func newSession(l *Layer, proc *Process, client io.Writer, closeClient func()) *session {
+func newSession(l *Layer, proc server, client io.Writer, closeClient func()) *session {
 	s := &session{
 		l: l, proc: proc, toServer: jsonl.NewWriter(proc.Stdin()), toClient: jsonl.NewWriter(client), closeClient: closeClient,
 		pending: map[string]*exchange{}, copies: map[string]chan []byte{},
