@@ -229,13 +229,14 @@ feed:
 	}
 	close(work)
 	wg.Wait()
-	// A scenario that kills the server runs when no other one is on it: the kill would
-	// take their attempts down with it.
-	for _, i := range alone {
-		do(i)
-	}
 	if !interrupted.Load() && ctx.Err() == nil {
 		judgeLate(ctx, t, list, all, ran, lastEnd, cfg.Notice)
+	}
+	// A scenario that restarts the server runs once every other one is done, the late
+	// ledger reads included: the kill would take their attempts down with it, and a
+	// server that forgets across a restart would forget their effects too.
+	for _, i := range alone {
+		do(i)
 	}
 	for i, sc := range list {
 		if ran[i] {

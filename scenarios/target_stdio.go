@@ -54,7 +54,11 @@ func (t *target) inexpressibleFault(sc Scenario) string {
 		return ""
 	}
 	for _, fo := range sc.Faults {
-		err := t.checkFault(fo.Fault)
+		spec := fo.Fault
+		if fo.DurationOf != "" {
+			spec.Duration = t.resolve(fo.DurationOf)
+		}
+		err := t.checkFault(spec)
 		if err == nil {
 			continue
 		}

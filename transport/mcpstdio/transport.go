@@ -1,6 +1,7 @@
 package mcpstdio
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -136,7 +137,10 @@ func (s sender) Send(ctx context.Context, req *transport.Request, timeout time.D
 	}
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	line, sent, err := c.SendRaw(actx, req.Body, attrs)
+	// A message is one line: a respelling's line breaks become spaces, whitespace still
+	// (JSON strings hold none unescaped).
+	body := bytes.ReplaceAll(req.Body, []byte{'\n'}, []byte{' '})
+	line, sent, err := c.SendRaw(actx, body, attrs)
 	a := transport.Answer{RPCMethod: "tools/call"}
 	if sent != nil {
 		sum := sha256.Sum256(sent)
