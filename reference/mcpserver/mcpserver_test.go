@@ -41,7 +41,9 @@ func call(t *testing.T, c *mcpstdio.Client, tool, args string, meta map[string]a
 	return string(line)
 }
 
-func response(line string) string { return gjson.Get(line, "result").Raw + gjson.Get(line, "error").Raw }
+func response(line string) string {
+	return gjson.Get(line, "result").Raw + gjson.Get(line, "error").Raw
+}
 
 func TestRefundToolIsTheReferenceContract(t *testing.T) {
 	t.Parallel()
