@@ -26,7 +26,7 @@ func (pf *preflight) stdioSession(ctx context.Context) error {
 	if _, err := tr.Session(ctx); err != nil {
 		var se *mcpstdio.StartError
 		if errors.As(err, &se) {
-			return pf.fail("mcp.command", "%v", err)
+			return pf.fail("mcp.command", "%v\n  (the server is the profile's mcp.command, run with mcp.env in mcp.dir)", err)
 		}
 		return pf.fail("mcp.command", "start the stdio server %s: %v", tr.Command, err)
 	}

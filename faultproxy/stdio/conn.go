@@ -69,6 +69,10 @@ func (c *Conn) Close() error {
 	return nil
 }
 
+// Kill ends the server at once (SIGKILL to its process group), as after-kill does; the
+// connection ends with it.
+func (c *Conn) Kill() { c.s.kill() }
+
 // Done is closed once the server has exited (by itself, killed, or stopped).
 func (c *Conn) Done() <-chan struct{} { return c.s.dead }
 

@@ -54,6 +54,19 @@ type passThrough struct{}
 func (passThrough) forwardsAtOnce() bool { return true }
 
 func (passThrough) apply(x *exchange) {
+	if x.inline {
+		select {
+		case <-x.delivered:
+		case <-x.s.dead:
+			select {
+			case <-x.delivered:
+			default:
+				x.note(x.s.exitNote() + " before it answered")
+				x.rec.ClientResult = faultproxy.ClientClosed
+			}
+		}
+		return
+	}
 	if answer, ok := x.await(); ok {
 		x.deliver(answer)
 	}

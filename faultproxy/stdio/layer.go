@@ -150,6 +150,21 @@ func (l *Layer) Serve(ln net.Listener) error {
 	}
 }
 
+// Run serves one client on in and out — a shim's own stdin and stdout, as an agent host
+// starts it in its server's stead — until the client ends (in reaches its end: the
+// server is stopped) or the server does (it exited, or a fault killed it). It returns how
+// the server ended, and whether the client ended first. The goroutine reading in may
+// outlive it, blocked on a read.
+func (l *Layer) Run(in io.Reader, out io.Writer) (exit string, clientEnded bool, err error) {
+	s, err := l.open(out, func() {})
+	if err != nil {
+		return "", false, err
+	}
+	go s.readClient(in)
+	<-s.finished
+	return s.exitNote(), s.clientEnded.Load(), nil
+}
+
 func (l *Layer) open(client io.Writer, closeClient func()) (*session, error) {
 	l.mu.Lock()
 	if l.closed {

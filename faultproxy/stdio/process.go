@@ -188,7 +188,11 @@ func (p *Process) Stderr() string {
 // reaped: the crash of a server, as a fault.
 func (p *Process) Kill() {
 	p.stopMu.Lock()
-	p.killed = true
+	select {
+	case <-p.done: // it had ended by itself: its exit says how
+	default:
+		p.killed = true
+	}
 	p.stopMu.Unlock()
 	p.killUnlessDone()
 	<-p.done

@@ -40,6 +40,8 @@ type session struct {
 	exit    string                 // how the server ended, once gone
 	copyIDs atomic.Int64
 
+	clientEnded atomic.Bool // the client's input ended before the server did
+
 	dead     chan struct{} // closed once the server's output ended and exit is set
 	finished chan struct{} // closed once the session is over: server reaped, client closed
 	stopOnce sync.Once
@@ -88,6 +90,13 @@ func (s *session) fromServer(line []byte) {
 		delete(s.copies, string(m.ID))
 		s.mu.Unlock()
 		switch {
+		case ok && x.inline:
+			// Without a fault the answer goes on here, in the server's order, as it would
+			// without the layer.
+			x.gotAnswer(line)
+			x.deliver(line)
+			close(x.delivered)
+			return
 		case ok:
 			x.answer <- line
 			return
@@ -162,7 +171,9 @@ func (s *session) request(line []byte, m jsonl.Message, attrs map[string]string,
 		rec: &faultproxy.Record{Time: time.Now(), Method: recordMethod, Key: key, HasKey: hasKey, Headers: attrs,
 			RPCID: string(m.ID), RPCMethod: m.Method, BodySHA256: sum(line)}}
 	var f fault = passThrough{}
+	x.inline, x.delivered = true, make(chan struct{})
 	if t.Rule != nil {
+		x.inline = false
 		built, err := build(t.Rule.Fault)
 		if err != nil { // checked when the rule was added: cannot happen
 			x.note("fault not applied: " + err.Error())
@@ -271,6 +282,9 @@ func (s *session) readClient(r io.Reader) {
 		}
 		s.fromClient(line, nil, false)
 	}
+	if !s.isGone() {
+		s.clientEnded.Store(true)
+	}
 	s.stop()
 }
 
@@ -283,9 +297,13 @@ type exchange struct {
 	ticket faultproxy.Ticket
 	rec    *faultproxy.Record
 	answer chan []byte
-	sentAt time.Time
-	got    []byte // the line the client got, for Classify
-	told   bool   // Config.Delivered was called
+	// inline: no fault; the server's reader delivers the answer itself (keeping the
+	// server's order) and closes delivered.
+	inline    bool
+	delivered chan struct{}
+	sentAt    time.Time
+	got       []byte // the line the client got, for Classify
+	told      bool   // Config.Delivered was called
 }
 
 func (x *exchange) note(s string) {

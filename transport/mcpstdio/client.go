@@ -186,6 +186,10 @@ func Connect(ctx context.Context, conn Conn, opts Options) (*Client, error) {
 	c.onJunk = nil
 	c.mu.Unlock()
 	if err != nil {
+		// A server that failed its start gets no grace to stop in: it is killed.
+		if k, ok := conn.(interface{ Kill() }); ok {
+			k.Kill()
+		}
 		conn.Close()
 		<-c.done
 		return nil, c.startError(ctx, err)
@@ -510,6 +514,8 @@ func (pc *processConn) Close() error {
 	pc.p.Stop(pc.grace)
 	return nil
 }
+
+func (pc *processConn) Kill() { pc.p.Kill() }
 
 func (pc *processConn) Done() <-chan struct{} { return pc.p.Done() }
 
