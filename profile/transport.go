@@ -112,7 +112,9 @@ const DefaultMCPPath = "/mcp"
 
 // IsMCP reports whether attempts are MCP tools/call requests, over Streamable HTTP or
 // stdio.
-func (p *Profile) IsMCP() bool { return p.Transport == TransportMCP || p.Transport == TransportMCPStdio }
+func (p *Profile) IsMCP() bool {
+	return p.Transport == TransportMCP || p.Transport == TransportMCPStdio
+}
 
 func (p *Profile) applyMCPDefaults() {
 	if p.Operation.Path == "" {

@@ -93,8 +93,8 @@ type Record struct {
 	// the steps that ask for it (a retry after the server was started again: did its
 	// ledger survive?).
 	LedgerBefore map[string]int `json:"ledger_before,omitempty"`
-	Seed       int64          `json:"seed"`
-	Entity     string         `json:"entity"`
+	Seed         int64          `json:"seed"`
+	Entity       string         `json:"entity"`
 	// SideEntities are the entities a key set's requests acted on, a few keys each
 	// (keysPerSideEntity): their ledgers are read too and added to the operation's count,
 	// so no ledger read counts more effects than a paginated list's first page shows.
