@@ -35,16 +35,18 @@ const DefaultFaultSpec = "hold=3s,reset,503"
 //	422          before-status: the profile's mismatch answer ("key used with another payload")
 //	503|502|504  after-status with that status
 //	restart      after-reset, and the code under test is killed and started again (see Restart)
+//	kill         over stdio only: after-kill, the server killed right after it answered (the
+//	             client sees its server exit, starts it again and must retry under the key)
 //	none         no faults
 //
 // P (default 1) is the probability that an operation dealt reset or close gets it; the
 // first operation dealt a kind always does, so every kind is seen. Or "@FILE": a JSON
 // array of faultproxy rules, used as given (nothing is dealt).
-var faultItems = []string{"hold", "reset", "close", "409", "422", "503", "502", "504", "restart", "none"}
+var faultItems = []string{"hold", "reset", "close", "409", "422", "503", "502", "504", "restart", "kill", "none"}
 
 // FaultKind is one item of a fault spec.
 type FaultKind struct {
-	Name string // hold, reset, close, 409, 422, 503, 502, 504, restart
+	Name string // hold, reset, close, 409, 422, 503, 502, 504, restart, kill
 	// Param is the item's parameter as written ("" = the default).
 	Param string
 	// Probability that a later operation dealt this kind gets it (the first always does).
@@ -172,7 +174,7 @@ func faultItem(name, param string, hasParam bool) (FaultKind, error) {
 			// 0 sends no Retry-After (the proxy's 0 is "none").
 			kind.RetryAfter = secs
 		}
-	case "422", "503", "502", "504", "restart", "none":
+	case "422", "503", "502", "504", "restart", "kill", "none":
 		return kind, noParam()
 	default:
 		return kind, fmt.Errorf("unknown fault; use %s, or @FILE with JSON rules", strings.Join(faultItems, ", "))
@@ -201,7 +203,7 @@ func refusal(status int, declared, problem string) faultproxy.FaultSpec {
 // false for any other profile or rule.
 func jsonRPCRefusal(p *profile.Profile, class outcome.Class, retryAfter int) (faultproxy.FaultSpec, bool) {
 	call, err := profile.Render(p.Operation.Body, "x")
-	if err != nil || gjson.Get(call, "jsonrpc").String() != "2.0" || p.Outcomes == nil {
+	if err != nil || (!p.IsMCP() && gjson.Get(call, "jsonrpc").String() != "2.0") || p.Outcomes == nil {
 		return faultproxy.FaultSpec{}, false
 	}
 	// A declared status is how this API refuses (the body then comes with it, refusal),
@@ -285,6 +287,11 @@ func (s *Schedule) rulesFor(p *profile.Profile) ([]faultproxy.Rule, error) {
 			r.Count = 1
 		case "reset", "restart":
 			r.Fault = faultproxy.FaultSpec{Type: faultproxy.FaultAfterReset}
+		case "kill":
+			if !p.IsStdio() {
+				return nil, fmt.Errorf("fault %q: kills a stdio server right after it answered; the profile %s is not one (transport mcp-stdio): use reset, close, hold or 503 over HTTP", k, p.Name)
+			}
+			r.Fault = faultproxy.FaultSpec{Type: faultproxy.FaultAfterKill}
 		case "close":
 			r.Fault = faultproxy.FaultSpec{Type: faultproxy.FaultAfterClose}
 		case "409":
@@ -312,6 +319,9 @@ func (s *Schedule) rulesFor(p *profile.Profile) ([]faultproxy.Rule, error) {
 			r.Fault = refusal(p.Expect.Mismatch, p.Expect.MismatchBody, mismatchBody)
 			want = outcome.Mismatch
 		default: // 503, 502, 504
+			if p.IsStdio() {
+				return nil, fmt.Errorf("fault %q: a stdio server's answer is a line, with no status to replace: over stdio use reset or close (the answer line lost), hold or kill", k)
+			}
 			status, _ := strconv.Atoi(k.Name)
 			r.Fault = faultproxy.FaultSpec{Type: faultproxy.FaultAfterStatus, Status: status}
 			want = outcome.ServerError
@@ -354,6 +364,10 @@ const keylessSuffix = "-keyless"
 // in each kind's keyless twin, its first attempt without one). A path template matches
 // any value where {{.Entity}} stands.
 func operationMatch(p *profile.Profile) faultproxy.Match {
+	if p.IsStdio() {
+		// Over stdio a rule's path is the JSON-RPC method; a line has no HTTP method.
+		return faultproxy.Match{Path: "tools/call", Attempts: &faultproxy.Range{From: 1, To: 1}}
+	}
 	return faultproxy.Match{Method: p.Operation.Method, Path: operationPathGlob(p), Attempts: &faultproxy.Range{From: 1, To: 1}}
 }
 
