@@ -59,8 +59,8 @@ type front struct {
 	keyField  string // the profile's key_field as a gjson path (faultproxy.KeyPath)
 	// tool, for an MCP operation, is its tool: only tools/call requests of it are
 	// attempts of the operation.
-	tool string
-	dealer    *dealer
+	tool   string
+	dealer *dealer
 	// baseline reads an entity's ledger before its first attempt goes on (nil: none), so
 	// effects left by an earlier run against the same target are not counted.
 	baseline *baselines

@@ -215,4 +215,3 @@ func mcpEntity(p *profile.Profile, e profile.EntityRef) profile.EntityRef {
 	}
 	return e
 }
-
