@@ -134,6 +134,12 @@ func (p *Profile) fieldErrors() []fieldError {
 	if p.ClientTimeout <= 0 {
 		add("client_timeout", "must be positive, e.g. 2s")
 	}
+	if p.ClientPatience < 0 {
+		add("client_patience", "must be positive, e.g. 60s (or left out: 60s)")
+	}
+	if p.RetryAfterCap < 0 {
+		add("retry_after_cap", "must be positive, e.g. 60s (or left out: a client may cap a hint at 60s, and wait longer)")
+	}
 	if p.Slow != nil {
 		errs = append(errs, checkSlowHook(p.Slow)...)
 	}

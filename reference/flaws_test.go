@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemproof/idemproof/internal/doctest"
 	"github.com/idemproof/idemproof/reference"
 	"github.com/idemproof/idemproof/reference/memstore"
 	"github.com/idemproof/idemproof/reference/servertest"
@@ -227,4 +228,15 @@ func TestFlawCatalogueMatchesTheScenarioDoc(t *testing.T) {
 	for name := range documented {
 		require.Contains(t, reference.FlawNames(), name, "documented flaw missing from the catalogue")
 	}
+}
+
+// The README's flaw table is generated from Flaws() and must not drift (a flaw left out
+// is a flaw a reader never hears of).
+func TestReadmeFlawTable(t *testing.T) {
+	var table strings.Builder
+	table.WriteString("| flaw | models | caught by |\n|---|---|---|\n")
+	for _, f := range reference.Flaws() {
+		table.WriteString("| `" + f.Name + "` | " + strings.ReplaceAll(f.Description, "|", `\|`) + " | `" + f.CaughtBy + "` |\n")
+	}
+	doctest.RequireSection(t, "../README.md", "flaws", table.String(), "go test ./reference -run TestReadmeFlawTable")
 }

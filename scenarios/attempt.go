@@ -33,7 +33,7 @@ func send(ctx context.Context, c *http.Client, req *http.Request, timeout time.D
 // answerOp is the completion event of an answer.
 func answerOp(a transport.Answer, keep []string) verdict.Op {
 	op := verdict.Op{Status: a.Status, Body: a.Body, Headers: pickHeaders(a.Header, keep), Error: a.Err, Class: a.Class,
-		RPCID: a.RPCID, RPCMethod: a.RPCMethod, RequestSHA256: a.RequestSHA256}
+		RPCID: a.RPCID, RPCMethod: a.RPCMethod, RequestSHA256: a.RequestSHA256, PayloadSHA256: a.PayloadSHA256}
 	switch {
 	case !a.Class.Determinate(), a.Class == outcome.ServerError:
 		op.Type = verdict.OpInfo

@@ -268,7 +268,7 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 		res.DurationMS = millis(res.Duration)
 	}()
 	if m := t.p.MissingAll(sc.Needs); m != "" {
-		res.Verdict, res.Message = verdict.NA, "needs "+m
+		res.Verdict, res.Message, res.Undeclared = verdict.NA, "needs "+m, t.p.Undeclared(sc.Needs)
 		return res, false
 	}
 	if m := t.inexpressibleFault(sc); m != "" {

@@ -41,6 +41,21 @@ const (
 	CatRecovered  = "recovered"  // a lost response recovered by a retry (good)
 )
 
+// categoryCounts says what each category's count counts, for a reader of "leaked=1".
+var categoryCounts = map[string]string{
+	CatDuplicated: "side effects beyond the one a key allows",
+	CatLost:       "successes the client saw with no side effect behind them",
+	CatFabricated: "successes delivered while nothing had executed",
+	CatLeaked:     "answers carrying the stored response of another request (payload, principal, endpoint or entity)",
+	CatStuck:      "keys wedged: refused as in flight with nothing running",
+	CatDiverged:   "replays that differ from the committed response",
+	CatRecovered:  "lost responses a retry recovered",
+}
+
+// CategoryCounts says what an evidence category's count counts ("" for a category it
+// does not know).
+func CategoryCounts(category string) string { return categoryCounts[category] }
+
 // OpType is a history event type: invoke, then ok / fail / info (unknown to the client).
 type OpType string
 
@@ -74,6 +89,11 @@ type Op struct {
 	// RequestSHA256 is the hex SHA-256 of the request body as sent, when it is unique to
 	// the attempt (a JSON-RPC request with its own id): the proxy journal's body_sha256.
 	RequestSHA256 string `json:"request_sha256,omitempty"`
+	// PayloadSHA256 is the hex SHA-256 of the request as the scenario built it, before
+	// the transport added what is unique to the attempt (a JSON-RPC id): two attempts
+	// that send the same tool call share it, whatever their ids. Empty where the body
+	// sent is the payload (plain HTTP: the journal's body_sha256 says it).
+	PayloadSHA256 string `json:"payload_sha256,omitempty"`
 	// ReusedConn: the attempt went over a connection an earlier attempt had used
 	// (keep-alive), as the client saw it; recorded by the keep-alive key sets.
 	ReusedConn bool `json:"reused_conn,omitempty"`
@@ -144,18 +164,23 @@ const SummaryLabel = "summary"
 
 // Result is one scenario against one target.
 type Result struct {
-	ScenarioID  string        `json:"scenario"`
-	Description string        `json:"description"`
-	Requirement string        `json:"requirement"`
-	Source      string        `json:"source"`
-	Level       Level         `json:"level"`
-	Labels      []string      `json:"labels"`
-	Target      string        `json:"target"` // profile name
-	Verdict     Verdict       `json:"verdict"`
-	Message     string        `json:"message"` // one line: what was observed
-	Evidence    Evidence      `json:"evidence"`
-	Duration    time.Duration `json:"-"`
-	DurationMS  float64       `json:"duration_ms"`
+	ScenarioID  string   `json:"scenario"`
+	Description string   `json:"description"`
+	Requirement string   `json:"requirement"`
+	Source      string   `json:"source"`
+	Level       Level    `json:"level"`
+	Labels      []string `json:"labels"`
+	Target      string   `json:"target"` // profile name
+	Verdict     Verdict  `json:"verdict"`
+	Message     string   `json:"message"` // one line: what was observed
+	Evidence    Evidence `json:"evidence"`
+	// Undeclared names, for an N/A result, the profile fields to declare for the
+	// scenario to be judged, all of them (profile.Profile.Undeclared); empty when what
+	// it lacks is no declaration but a fact of the target (its transport, the key shapes
+	// it accepts). The reports rank them: what to declare next.
+	Undeclared []string      `json:"undeclared,omitempty"`
+	Duration   time.Duration `json:"-"`
+	DurationMS float64       `json:"duration_ms"`
 	// KnownFailure marks a failing result the run's baseline already had failing (with
 	// BaselineVerdict, its verdict there): listed in every report, not failing the run.
 	KnownFailure    bool    `json:"known_failure,omitempty"`
@@ -222,4 +247,25 @@ func (r *Report) Incomplete() bool {
 type NotRun struct {
 	ScenarioID string `json:"scenario"`
 	Target     string `json:"target"`
+}
+
+// TargetNames is the report's targets in its order (Targets), completed with any target
+// only the results name, so a hand-made or partial report still accounts for every
+// result.
+func (r *Report) TargetNames() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range r.Targets {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	for _, res := range r.Results {
+		if !seen[res.Target] {
+			seen[res.Target] = true
+			out = append(out, res.Target)
+		}
+	}
+	return out
 }

@@ -130,6 +130,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for i, p := range targets.profiles {
 		names[i] = p.Name
 	}
+	if err := o.extras.checkBaseline(names, selected); err != nil {
+		return err
+	}
 	if err := preflightAll(ctx, targets.profiles, stderr); err != nil {
 		return err
 	}

@@ -63,8 +63,15 @@ func checkBinary(t *testing.T) string {
 // the exit status.
 func runCLI(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
+	return runCLIInput(t, "", args...)
+}
+
+// runCLIInput is runCLI with stdin given ("" is an empty one).
+func runCLIInput(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
 	bin := checkBinary(t)
 	cmd := exec.Command(bin, args...)
+	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Start())
@@ -153,12 +160,12 @@ func TestCheckUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"check", "--profile", missing}, "nope.yaml"},
 		{[]string{"check", "--profile", bad}, "bad.yaml"},
 		{[]string{"check", "--profile", "no-such-builtin"}, `built-in profile "no-such-builtin" does not exist`},
-		{[]string{"check", "--flaw", "no-such-flaw"}, `unknown flaw "no-such-flaw"`},
+		{[]string{"check", "--flaw", "no-such-flaw"}, `--flaw no-such-flaw: no such flaw`},
 		{[]string{"check", "--profile", bad, "--flaw", "pin-5xx"}, "--flaw and --store configure the embedded reference server"},
 		{[]string{"check", "--store", "mysql://db"}, `--store "mysql://db": want "memory" or a postgres://`},
 		{[]string{"check", "--concurrency", "-1"}, "--concurrency -1"},
 		{[]string{"check", "stray"}, `unexpected argument "stray"`},
-		{[]string{"check", "--no-such-flag"}, "flag provided but not defined: -no-such-flag"},
+		{[]string{"check", "--no-such-flag"}, "unknown flag -no-such-flag"},
 		{[]string{"check", "--profile", down}, "target down: base_url " + closedURL + " is not reachable"},
 		{[]string{"check", "--store", closedDSN}, "is PostgreSQL running and the DSN right?"},
 		{[]string{"serve", "--listen", "127.0.0.1:0", "--store", closedDSN}, "is PostgreSQL running and the DSN right?"},

@@ -7,24 +7,26 @@ import (
 	"io"
 	"strings"
 
+	"github.com/idemproof/idemproof/internal/suggest"
 	"github.com/idemproof/idemproof/report"
 	"github.com/idemproof/idemproof/scenarios/shard"
 	"github.com/idemproof/idemproof/verdict"
 )
 
-// runReport is `idemproof report SUBCOMMAND`; merge is its only one.
+// runReport is `idemproof report SUBCOMMAND`; merge is its only one, so `report -h` is
+// its help: the flags and the exit status.
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		fmt.Fprintln(stderr, "usage: idemproof report merge [flags] A/report.json B/report.json …")
 		fmt.Fprintln(stderr)
-		fmt.Fprintln(stderr, "Merges the report.json of several shards or runs into one report set.")
-		if len(args) == 0 {
-			return errUsageReported
-		}
-		return nil
+		fmt.Fprintln(stderr, "Merges the report.json of several shards or runs into one report set. Run 'idemproof report -h' for its flags.")
+		return errUsageReported
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		return runReportMerge(ctx, []string{"-h"}, stdout, stderr)
 	}
 	if args[0] != "merge" {
-		return fmt.Errorf("unknown subcommand %q: want merge%s", args[0], suggestion(args[0], []string{"merge"}))
+		return fmt.Errorf("unknown subcommand %q: want merge%s", args[0], suggest.DidYouMean(args[0], []string{"merge"}))
 	}
 	return runReportMerge(ctx, args[1:], stdout, stderr)
 }

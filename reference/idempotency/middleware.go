@@ -410,6 +410,12 @@ func (m *middleware) release(ctx context.Context, scope Scope, fence int64) {
 }
 
 func (m *middleware) storeFailed(w http.ResponseWriter, what string, err error) {
+	if errors.Is(err, ErrStoreFull) {
+		m.cfg.Logger.Warn("idempotency: store full", "op", what, "err", err)
+		WriteProblem(w, http.StatusInsufficientStorage, "store-full", "Idempotency store full",
+			"the server's store holds all it may keep (the memory store's byte budget, --memory-limit); nothing was executed and the key was not recorded: restart the server with a larger budget or on PostgreSQL")
+		return
+	}
 	m.cfg.Logger.Error("idempotency: store failed", "op", what, "err", err)
 	w.Header().Set("Retry-After", "1")
 	WriteProblem(w, http.StatusServiceUnavailable, "store-unavailable", "Idempotency store unavailable",
