@@ -18,26 +18,13 @@ import (
 	"github.com/idemproof/idemproof/transport/mcpstdio"
 )
 
-// The test binary is the shim an agent starts over stdio: with IDEMPROOF_TEST_SHIM set it
-// relays, as `idemproof proxy --stdio --attach ADDR` does.
+// The test binary is also the shim an agent starts over stdio (stdio.SelfShim).
 func TestMain(m *testing.M) {
-	if os.Getenv("IDEMPROOF_TEST_SHIM") != "" {
-		args := os.Args[1:]
-		if len(args) != 2 || args[0] != "--attach" {
-			fmt.Fprintln(os.Stderr, "shim: want --attach ADDR, got", args)
-			os.Exit(2)
-		}
-		if err := stdio.Relay(context.Background(), args[1], os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "shim:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	stdio.RunShimIfAsked()
 	os.Exit(m.Run())
 }
 
-// shim is the test binary as the relay.
-func shim() []string { return []string{"env", "IDEMPROOF_TEST_SHIM=1", os.Args[0]} }
+func shim() []string { return stdio.SelfShim() }
 
 // agentBug is what an agent harness does wrong, if anything.
 type agentBug string

@@ -38,13 +38,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/idemproof/idemproof/clientcheck/outcome"
+	"github.com/idemproof/idemproof/clientcheck/pending"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -297,46 +298,19 @@ func describe(res *mcp.CallToolResult, err error) string {
 	return "result"
 }
 
-// pending is the key of a tool call: the one kept in the state folder when an earlier
-// run of the agent was stopped mid-call, else a new one, kept there before it is sent.
-func (a *agent) pending(orderID string) (string, error) {
-	if a.cfg.StateDir == "" {
-		return newKey(), nil
-	}
-	path := filepath.Join(a.cfg.StateDir, "pending-"+orderID+".key")
-	if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
-		return string(b), nil
-	}
-	key := newKey()
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(key), 0o600); err != nil {
-		return "", err
-	}
-	return key, os.Rename(tmp, path)
-}
+// state is the agent's pending tool calls across its restarts (clientcheck/pending).
+func (a *agent) state() pending.Dir { return pending.Open(a.cfg.StateDir) }
 
-// settled keeps a tool call's final outcome in place of its pending key.
+func (a *agent) pending(orderID string) (string, error) { return a.state().Key(orderID, newKey) }
+
 func (a *agent) settled(o Outcome) {
-	if a.cfg.StateDir == "" {
-		return
-	}
-	if b, err := json.Marshal(o); err == nil {
-		os.WriteFile(filepath.Join(a.cfg.StateDir, "done-"+o.Operation+".json"), b, 0o600) //nolint:errcheck // a lost record redoes the call under its kept key: a replay
-	}
-	os.Remove(filepath.Join(a.cfg.StateDir, "pending-"+o.Operation+".key"))
+	// A record that could not be kept redoes the call under its kept key: a replay.
+	_ = a.state().Settle(outcome.Line{Operation: o.Operation, Outcome: o.Outcome, Key: o.Key, Note: o.Note})
 }
 
-// done is the outcome an earlier run settled a tool call with.
 func (a *agent) done(orderID string) (Outcome, bool) {
-	if a.cfg.StateDir == "" {
-		return Outcome{}, false
-	}
-	b, err := os.ReadFile(filepath.Join(a.cfg.StateDir, "done-"+orderID+".json"))
-	var o Outcome
-	if err != nil || json.Unmarshal(b, &o) != nil {
-		return Outcome{}, false
-	}
-	return o, true
+	l, ok := a.state().Settled(orderID)
+	return Outcome{Operation: l.Operation, Outcome: l.Outcome, Key: l.Key, Note: l.Note}, ok
 }
 
 // newKey is a random key: 128 bits, hex.

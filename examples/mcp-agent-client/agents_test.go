@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -13,17 +12,10 @@ import (
 	"github.com/idemproof/idemproof/faultproxy/stdio"
 )
 
-// The test binary is also the shim an agent starts over stdio: with IDEMPROOF_TEST_SHIM
-// set it relays to client-check's fault layer, as `idemproof proxy --stdio --attach
-// ADDR` does, so the test needs no idemproof program on the PATH.
+// The test binary is also the shim an agent starts over stdio (stdio.SelfShim), so the
+// test needs no idemproof program on the PATH.
 func TestMain(m *testing.M) {
-	if os.Getenv("IDEMPROOF_TEST_SHIM") != "" && len(os.Args) == 3 && os.Args[1] == "--attach" {
-		if err := stdio.Relay(context.Background(), os.Args[2], os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "shim:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	stdio.RunShimIfAsked()
 	os.Exit(m.Run())
 }
 
@@ -49,7 +41,7 @@ func agentUnderTest(set func(*Config)) clientcheck.ClientFunc {
 // caught with the finding that names its bug.
 func TestAgentsUnderClientCheck(t *testing.T) {
 	t.Parallel()
-	shim := []string{"env", "IDEMPROOF_TEST_SHIM=1", os.Args[0]}
+	shim := stdio.SelfShim()
 	for _, over := range []string{"stdio", "http"} {
 		for _, tc := range []struct {
 			name    string
@@ -82,7 +74,7 @@ func TestAgentsUnderClientCheck(t *testing.T) {
 // correct loop resumes the call under the key it kept in its state folder.
 func TestTheKeySurvivesARestartOfTheAgent(t *testing.T) {
 	t.Parallel()
-	shim := []string{"env", "IDEMPROOF_TEST_SHIM=1", os.Args[0]}
+	shim := stdio.SelfShim()
 	cfg := clientcheck.Config{MCP: "stdio", ShimCommand: shim, Seed: 1, Timeout: 2 * time.Minute, Restart: true}
 	res, err := clientcheck.Run(context.Background(), cfg, agentUnderTest(nil))
 	require.NoError(t, err)

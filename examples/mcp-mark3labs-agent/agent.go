@@ -28,18 +28,18 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/idemproof/idemproof/clientcheck/outcome"
+	"github.com/idemproof/idemproof/clientcheck/pending"
 )
 
 // MetaKey is the _meta field the key travels in.
@@ -60,16 +60,8 @@ type Config struct {
 	KeyPerAttempt, NewKeyOnReconnect, OtherArguments, FailedOnLoss bool // the bugs
 }
 
-// Outcome is the agent's view of one tool call, as client-check's outcome file wants it.
-type Outcome struct {
-	Operation string `json:"operation"`
-	Outcome   string `json:"outcome"` // ok, failed, unknown
-	Key       string `json:"key"`
-	Note      string `json:"note,omitempty"`
-}
-
 // Run performs the tool calls one after the other.
-func Run(ctx context.Context, cfg Config) ([]Outcome, error) {
+func Run(ctx context.Context, cfg Config) ([]outcome.Line, error) {
 	if cfg.Endpoint == "" && len(cfg.Command) == 0 {
 		return nil, errors.New("no MCP server: set IDEMPROOF_MCP_COMMAND or IDEMPROOF_MCP_ENDPOINT (run me under idemproof client-check), or -endpoint")
 	}
@@ -78,7 +70,7 @@ func Run(ctx context.Context, cfg Config) ([]Outcome, error) {
 	}
 	a := &agent{cfg: cfg}
 	defer a.disconnect()
-	var out []Outcome
+	var out []outcome.Line
 	for i := 1; i <= cfg.Refunds && ctx.Err() == nil; i++ {
 		o := a.refund(ctx, fmt.Sprintf("%s%d", cfg.OrderPrefix, i))
 		if cfg.Log != nil {
@@ -94,13 +86,13 @@ type agent struct {
 	session *client.Client // nil: connect before the next attempt
 }
 
-func (a *agent) refund(ctx context.Context, orderID string) Outcome {
+func (a *agent) refund(ctx context.Context, orderID string) outcome.Line {
 	if o, ok := a.done(orderID); ok {
 		return o // settled by an earlier run: a harness resumes, it does not redo
 	}
 	key, err := a.pending(orderID)
 	if err != nil {
-		return Outcome{Operation: orderID, Outcome: "unknown", Note: "state: " + err.Error()}
+		return outcome.Line{Operation: orderID, Outcome: "unknown", Note: "state: " + err.Error()}
 	}
 	note := ""
 	for attempt := 1; attempt <= a.cfg.Attempts; attempt++ {
@@ -116,15 +108,15 @@ func (a *agent) refund(ctx context.Context, orderID string) Outcome {
 		}
 		err := a.call(ctx, orderID, key, amount)
 		if ctx.Err() != nil {
-			return Outcome{Operation: orderID, Outcome: "unknown", Key: key, Note: "interrupted"}
+			return outcome.Line{Operation: orderID, Outcome: "unknown", Key: key, Note: "interrupted"}
 		}
 		note = fmt.Sprintf("attempt %d: %v", attempt, orNil(err))
-		wait, final, outcome := judge(err)
+		wait, final, result := judge(err)
 		if !final && a.cfg.FailedOnLoss {
-			final, outcome = true, "failed"
+			final, result = true, "failed"
 		}
 		if final {
-			o := Outcome{Operation: orderID, Outcome: outcome, Key: key, Note: note}
+			o := outcome.Line{Operation: orderID, Outcome: result, Key: key, Note: note}
 			a.settled(o)
 			return o
 		}
@@ -133,7 +125,7 @@ func (a *agent) refund(ctx context.Context, orderID string) Outcome {
 		case <-ctx.Done():
 		}
 	}
-	return Outcome{Operation: orderID, Outcome: "unknown", Key: key, Note: note + "; attempts exhausted"}
+	return outcome.Line{Operation: orderID, Outcome: "unknown", Key: key, Note: note + "; attempts exhausted"}
 }
 
 // call is one attempt: a session (a new one after a broken attempt: over stdio, the
@@ -225,39 +217,17 @@ func orNil(err error) string {
 	return err.Error()
 }
 
-func (a *agent) pending(orderID string) (string, error) {
-	if a.cfg.StateDir == "" {
-		return newKey(), nil
-	}
-	path := filepath.Join(a.cfg.StateDir, "pending-"+orderID+".key")
-	if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
-		return string(b), nil
-	}
-	key := newKey()
-	if err := os.WriteFile(path+".tmp", []byte(key), 0o600); err != nil {
-		return "", err
-	}
-	return key, os.Rename(path+".tmp", path)
+// state is the agent's pending tool calls across its restarts (clientcheck/pending).
+func (a *agent) state() pending.Dir { return pending.Open(a.cfg.StateDir) }
+
+func (a *agent) pending(orderID string) (string, error) { return a.state().Key(orderID, newKey) }
+
+func (a *agent) settled(o outcome.Line) {
+	// A record that could not be kept redoes the call under its kept key: a replay.
+	_ = a.state().Settle(o)
 }
 
-func (a *agent) settled(o Outcome) {
-	if a.cfg.StateDir == "" {
-		return
-	}
-	if b, err := json.Marshal(o); err == nil {
-		os.WriteFile(filepath.Join(a.cfg.StateDir, "done-"+o.Operation+".json"), b, 0o600) //nolint:errcheck // a lost record redoes the call under its kept key: a replay
-	}
-	os.Remove(filepath.Join(a.cfg.StateDir, "pending-"+o.Operation+".key"))
-}
-
-func (a *agent) done(orderID string) (Outcome, bool) {
-	if a.cfg.StateDir == "" {
-		return Outcome{}, false
-	}
-	var o Outcome
-	b, err := os.ReadFile(filepath.Join(a.cfg.StateDir, "done-"+orderID+".json"))
-	return o, err == nil && json.Unmarshal(b, &o) == nil
-}
+func (a *agent) done(orderID string) (outcome.Line, bool) { return a.state().Settled(orderID) }
 
 func newKey() string {
 	var b [16]byte

@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/idemproof/idemproof/clientcheck/outcome"
 )
 
 func main() {
@@ -33,7 +35,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	outcomes, err := Run(ctx, cfg)
-	if werr := writeOutcomes(os.Getenv("IDEMPROOF_OUTCOME_FILE"), outcomes); werr != nil && err == nil {
+	if werr := writeOutcomes(os.Getenv(outcome.EnvFile), outcomes); werr != nil && err == nil {
 		err = werr
 	}
 	if err != nil {
@@ -42,21 +44,16 @@ func main() {
 	}
 }
 
-// writeOutcomes appends one JSON line per tool call to client-check's outcome file.
-func writeOutcomes(path string, outcomes []Outcome) error {
+// writeOutcomes appends one line per tool call to client-check's outcome file ("": none).
+func writeOutcomes(path string, outcomes []outcome.Line) error {
 	if path == "" {
 		return nil
 	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return fmt.Errorf("outcome file: %w", err)
-	}
-	enc := json.NewEncoder(f)
+	w := outcome.NewWriter(path)
 	for _, o := range outcomes {
-		if err := enc.Encode(o); err != nil {
-			f.Close()
-			return fmt.Errorf("outcome file: %w", err)
+		if err := w.Write(o); err != nil {
+			return err
 		}
 	}
-	return f.Close()
+	return nil
 }

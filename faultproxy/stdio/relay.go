@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync/atomic"
 )
 
@@ -43,4 +44,32 @@ func Relay(ctx context.Context, addr string, in io.Reader, out io.Writer) error 
 		return fmt.Errorf("relay: %w: %w", ErrServerGone, err)
 	}
 	return fmt.Errorf("relay: %w (the fault layer ended the connection)", ErrServerGone)
+}
+
+// ShimEnv, set to 1 in a program's environment, makes RunShimIfAsked relay: a test
+// binary can then be client-check's shim itself, with no idemproof program installed.
+const ShimEnv = "IDEMPROOF_STDIO_SHIM"
+
+// SelfShim is the command that starts this very program as the shim (through env, which
+// sets ShimEnv); the caller adds "--attach", ADDR, as client-check does. The program must
+// call RunShimIfAsked first thing (a test binary: in TestMain).
+func SelfShim() []string { return []string{"env", ShimEnv + "=1", os.Args[0]} }
+
+// RunShimIfAsked relays this process's stdin and stdout to the layer named by its
+// "--attach ADDR" arguments and exits, when ShimEnv asks it to (SelfShim); otherwise it
+// returns at once. Exit status: 0 when stdin ended first, 1 when the server did, 2 on bad
+// arguments.
+func RunShimIfAsked() {
+	if os.Getenv(ShimEnv) != "1" {
+		return
+	}
+	if len(os.Args) != 3 || os.Args[1] != "--attach" {
+		fmt.Fprintln(os.Stderr, "shim: want --attach ADDR, got", os.Args[1:])
+		os.Exit(2)
+	}
+	if err := Relay(context.Background(), os.Args[2], os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "shim:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
 }
