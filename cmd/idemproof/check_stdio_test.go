@@ -9,11 +9,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/idemproof/idemproof/internal/proctest"
 )
 
 // A stdio server that crashes at start, prints something that is not JSON-RPC to its
@@ -52,34 +55,9 @@ expect: {missing_key: optional}
 			require.Contains(t, stderr, "mcp.command")
 			require.Contains(t, stderr, tc.want)
 			require.Contains(t, stderr, "fatal: ", "the server's stderr is shown")
-			require.Empty(t, processesWith(t, "IDEMPROOF_TEST_MARKER="+marker), "no process of the server is left")
+			require.Empty(t, proctest.LiveWithEnv(t, "IDEMPROOF_TEST_MARKER="+marker), "no process of the server is left")
 		})
 	}
-}
-
-// processesWith lists the live (not zombie) processes whose environment holds s.
-func processesWith(t *testing.T, s string) []string {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Skip("no /proc to count processes in")
-	}
-	var live []string
-	for _, e := range entries {
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil || !strings.Contains(string(env), s) {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		st := string(stat)
-		if f := strings.Fields(st[strings.LastIndexByte(st, ')')+1:]); len(f) > 0 && f[0] != "Z" {
-			live = append(live, st)
-		}
-	}
-	return live
 }
 
 // The shim fronts a stdio server in its stead: what its rules say happens on the pipes,
@@ -103,24 +81,38 @@ func TestProxyStdioShim(t *testing.T) {
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for _, line := range []string{
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-		call(2), call(3),
-	} {
+	send := func(line string) {
 		_, err := io.WriteString(stdin, line+"\n")
 		require.NoError(t, err)
 	}
 	r := bufio.NewReader(out)
-	var ids []string
-	for range 2 {
+	answer := func() (id, line string) {
 		line, err := r.ReadString('\n')
 		require.NoError(t, err)
 		var m struct{ ID json.RawMessage }
 		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
-		ids = append(ids, string(m.ID))
+		return string(m.ID), line
 	}
-	require.Equal(t, []string{"1", "3"}, ids, "the first tool call's answer was dropped; the retry's came")
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	id, _ := answer()
+	require.Equal(t, "1", id)
+	send(call(2))
+	// The first call's answer is dropped; its refund shows in the ledger, then the retry
+	// goes, as an agent's would after its timeout.
+	for n := 100; ; n++ {
+		require.Less(t, n, 1100, "the first call's refund never showed in the ledger")
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"list_refunds","arguments":{"order_id":"o1"}}}`, n))
+		id, line := answer()
+		require.Equal(t, strconv.Itoa(n), id, "only the ledger's answers come: the first call's was dropped")
+		if strings.Contains(line, `\"count\":1`) || strings.Contains(line, `"count":1`) {
+			break
+		}
+	}
+	send(call(3))
+	id, line := answer()
+	require.Equal(t, "3", id, line)
+	require.Contains(t, line, `"result"`, "the retry replays the committed refund")
 	require.NoError(t, stdin.Close(), "the host stops its server")
 	require.NoError(t, cmd.Wait(), stderr.String())
 	require.Contains(t, stderr.String(), "behind the fault layer, admin http://127.0.0.1:")

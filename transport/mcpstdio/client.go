@@ -186,8 +186,9 @@ func Connect(ctx context.Context, conn Conn, opts Options) (*Client, error) {
 	c.onJunk = nil
 	c.mu.Unlock()
 	if err != nil {
-		// A server that failed its start gets no grace to stop in: it is killed.
-		if k, ok := conn.(interface{ Kill() }); ok {
+		// A server that failed its start and still runs gets no grace to stop in: it is
+		// killed. One that ended by itself is only reaped, so its exit status says how.
+		if k, ok := conn.(interface{ Kill() }); ok && !errors.Is(err, ErrServerExited) {
 			k.Kill()
 		}
 		conn.Close()

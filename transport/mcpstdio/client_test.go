@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/faultproxy/stdio"
+	"github.com/idemproof/idemproof/internal/proctest"
 	"github.com/idemproof/idemproof/transport/mcpstdio"
 )
 
@@ -71,7 +72,7 @@ func TestStartFailuresSayWhyAndLeaveNoProcess(t *testing.T) {
 			require.Contains(t, err.Error(), tc.want)
 			require.Contains(t, err.Error(), tc.stderr)
 			require.Contains(t, err.Error(), "sh -c")
-			require.Empty(t, liveWithMarker(t, marker), "no process of the server is left")
+			require.Empty(t, proctest.LiveWithEnv(t, marker), "no process of the server is left")
 		})
 	}
 	_, err := mcpstdio.Start(context.Background(), stdio.Command{Args: []string{"idemproof-no-such-server"}}, mcpstdio.Options{})

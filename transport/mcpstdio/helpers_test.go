@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -64,41 +62,3 @@ func refundServer() {
 }
 
 func serverEnv(kind string) []string { return []string{"IDEMPROOF_MCPSTDIO_TEST_SERVER=" + kind} }
-
-// liveWithMarker lists the live (not zombie) processes whose environment holds marker:
-// whatever the test started, wherever its process group went.
-func liveWithMarker(t *testing.T, marker string) []string {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Skip("no /proc to count processes in")
-	}
-	var live []string
-	for _, e := range entries {
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil || !strings.Contains(string(env), marker) {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) > 0 && f[0] == "Z" {
-			continue
-		}
-		live = append(live, e.Name())
-	}
-	return live
-}
-
-func eventually(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
