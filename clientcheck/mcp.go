@@ -36,7 +36,7 @@ import (
 // server process of its own behind the one fault layer (one journal, one attempt count
 // per key). The kill kind kills the server right after it answered: the shim exits as
 // the server did, and the agent must start it again and retry under the same key. So
-// the server's state must outlive its process (mcp.durable_keys), as the fixture's,
+// the server's state must outlive its process (expect.durable_keys), as the fixture's,
 // which runs in this process, does.
 
 // Fault kinds of a stdio server, and the default schedule over stdio.
@@ -62,7 +62,7 @@ func openMCPFixture(cfg Config) (*profile.Profile, stdio.ServeFunc, func(), erro
 			srv.Close()
 			return nil, nil, nil, err
 		}
-		p.MCP.DurableKeys = true // its state lives in this process: a kill ends its session only
+		p.Expect.DurableKeys = true // its state lives in this process: a kill ends its session only
 		return p, srv.ServeStdio, func() { srv.Close() }, nil
 	case "http":
 		hs, err := serve(srv.Handler())

@@ -447,7 +447,7 @@ func openTarget(cfg Config) (p *profile.Profile, fixture stdio.ServeFunc, closeT
 			return nil, nil, nil, fmt.Errorf("profile %s: the MCP fixture (Config.MCP, --mcp) is the target when there is no profile; give one or the other", cfg.Profile.Name)
 		}
 		if cfg.Profile.IsStdio() && !cfg.Profile.DurableKeys() {
-			return nil, nil, nil, fmt.Errorf("profile %s: client-check reads a stdio server's ledger in a server process of its own, beside the one the client started, and the server may be killed and started again: its state must outlive a process. Declare mcp.durable_keys: true for a server that keeps its keys and effects in a file or a database (or run the client against the MCP fixture: --mcp stdio)", cfg.Profile.Name)
+			return nil, nil, nil, fmt.Errorf("profile %s: client-check reads a stdio server's ledger in a server process of its own, beside the one the client started, and the server may be killed and started again: its state must outlive a process. Declare expect.durable_keys: true for a server that keeps its keys and effects in a file or a database (or run the client against the MCP fixture: --mcp stdio)", cfg.Profile.Name)
 		}
 		if cfg.Profile.BaseURL == "" && !cfg.Profile.IsStdio() {
 			return nil, nil, nil, fmt.Errorf("profile %s: base_url is required: client-check puts its own proxy in front of the target", cfg.Profile.Name)

@@ -35,6 +35,7 @@ var declarations = map[Capability]Declaration{
 	CapDirectRoute:      {"base_url", "the target's own address, beside proxy.url"},
 	CapEntityRequest:    {"{{.Entity}} in operation.path or operation.body", "requests that name their entity"},
 	CapRetryHint:        {"retry_after on the in_flight outcome rule", "where the in-flight refusal says when to retry"},
+	CapStore:            {"store", "the target's key store connection, behind a store fault point"},
 
 	CapKeyHeader:         {What: "the key travels in the body (key_field), not a header"},
 	CapJSONBody:          {What: "the body is not a JSON object"},

@@ -66,6 +66,9 @@ type Profile struct {
 	// Downstream is the vendor the target calls, observed by a recording sink (the
 	// boundary scenarios need it); see downstream.go.
 	Downstream *Downstream `yaml:"downstream,omitempty" json:"downstream,omitempty"`
+	// Store is the target's key store connection, behind a store fault point (the
+	// store/* scenarios and the storm's store outages need it); see store.go.
+	Store *Store `yaml:"store,omitempty" json:"store,omitempty"`
 	// Source is how a command line names this profile: its file path, or the built-in
 	// profile's name. Load and Builtin set it; a document never does.
 	Source string `yaml:"-" json:"-"`
@@ -165,6 +168,10 @@ type Expect struct {
 	// sends. "": a problem+json body (RFC 9457).
 	InFlightBody string `yaml:"in_flight_body,omitempty" json:"in_flight_body,omitempty"`
 	MismatchBody string `yaml:"mismatch_body,omitempty" json:"mismatch_body,omitempty"`
+	// DurableKeys: the key store keeps its keys across an outage or a restart of the
+	// server (a store that loses them then is a FAIL of store/back-replays and, for a stdio
+	// server the harness kills and starts again, of replay/after-restart; not INFO).
+	DurableKeys bool `yaml:"durable_keys,omitempty" json:"durable_keys,omitempty"`
 	// HonoursKey false declares an API that ignores idempotency keys (client-check):
 	// every request executes, so a correctly keyed retry duplicates and the duplicates
 	// are the API's; the client is judged on what it can do (no blind re-send after a

@@ -180,7 +180,7 @@ func TestParseProfileReportsBadScalarsWithEverythingElse(t *testing.T) {
 	_, err := profile.Parse("x.yaml", []byte(doc))
 	require.EqualError(t, err, `profile x.yaml: line 13: expect.mismatch: must be an integer (an HTTP status), got "often"
 profile x.yaml: line 15: lock_timeout: must be a duration such as "2s" or "400ms", got "1 second"
-profile x.yaml: line 16: colour: unknown field (known: base_url, business_error, client_patience, client_timeout, crash, downstream, entity, entity_setup, expect, fail_operation, key_field, key_header, keyed_methods, lock_timeout, mcp, name, operation, other_operation, outcomes, principals, proxy, retention, retry_after_cap, side_effects, slow_operation, tls, transport, validation_error)`)
+profile x.yaml: line 16: colour: unknown field (known: base_url, business_error, client_patience, client_timeout, crash, downstream, entity, entity_setup, expect, fail_operation, key_field, key_header, keyed_methods, lock_timeout, mcp, name, operation, other_operation, outcomes, principals, proxy, retention, retry_after_cap, side_effects, slow_operation, store, tls, transport, validation_error)`)
 }
 
 func TestLockTimeoutThatOutlivesTheRetentionIsNA(t *testing.T) {

@@ -24,7 +24,7 @@ import (
 //	  env: {REFUNDS_LOG: debug}     # added to idemproof's own environment
 //	  dir: .                         # relative to the profile's folder (the default)
 //	  start_timeout: 10s             # the start and the initialize answer
-//	  durable_keys: true             # keys survive a restart of the server
+//	expect: {durable_keys: true}     # keys survive a restart of the server
 //	operation: {tool: refund, body: '{"order_id": "{{.Entity}}", "amount": 4900}'}
 //	side_effects: {tool: list_refunds, arguments: '{"order_id": "{{.Entity}}"}', count: result.structuredContent.count}
 //
@@ -66,8 +66,9 @@ func (p *Profile) StartTimeout() time.Duration {
 	return p.MCP.StartTimeout.Std()
 }
 
-// DurableKeys reports mcp.durable_keys: the server's keys survive its restart.
-func (p *Profile) DurableKeys() bool { return p.MCP != nil && p.MCP.DurableKeys }
+// DurableKeys reports expect.durable_keys: the server's keys survive an outage of its
+// store, and a restart of the server.
+func (p *Profile) DurableKeys() bool { return p.Expect.DurableKeys }
 
 // NewStdioTransport is the transport to the profile's stdio server: it starts the
 // server itself; the runner gives it a fault layer to dial instead (Dial).
@@ -106,7 +107,7 @@ func resolveStdioDir(root *yaml.Node, dir string) {
 func (p *Profile) onlyOverStdio() []fieldError {
 	var errs []fieldError
 	if o := p.MCP; o != nil {
-		for field, set := range map[string]bool{"mcp.command": len(o.Command) > 0, "mcp.env": len(o.Env) > 0, "mcp.dir": o.Dir != "", "mcp.start_timeout": o.StartTimeout != 0, "mcp.durable_keys": o.DurableKeys} {
+		for field, set := range map[string]bool{"mcp.command": len(o.Command) > 0, "mcp.env": len(o.Env) > 0, "mcp.dir": o.Dir != "", "mcp.start_timeout": o.StartTimeout != 0} {
 			if set {
 				errs = append(errs, fieldError{Path: field, Msg: "only with transport: mcp-stdio (a server idemproof starts)"})
 			}

@@ -17,7 +17,6 @@ key_field: params._meta.idempotency_key
 mcp:
   command: [./refunds-server, -keys, keys.json]
   env: {REFUNDS_LOG: debug, A: "1"}
-  durable_keys: true
 operation:
   tool: refund
   body: '{"order_id": "{{.Entity}}", "amount": 4900}'
@@ -28,7 +27,7 @@ side_effects:
 outcomes:
   in_flight: {json: {path: error.code, equals: -32010}}
   mismatch: {json: {path: error.code, equals: -32011}}
-expect: {missing_key: optional}
+expect: {missing_key: optional, durable_keys: true}
 `
 
 func TestStdioProfile(t *testing.T) {
@@ -66,7 +65,7 @@ base_url: http://127.0.0.1:8080
 principals: [{Authorization: "Bearer A"}, {Authorization: "Bearer B"}]
 slow_operation: {header: X-Test-Delay, value: 400ms}
 `, 1)
-	doc = strings.Replace(doc, "  durable_keys: true\n", "  durable_keys: true\n  session: attempt\n", 1)
+	doc = strings.Replace(doc, "  env: {REFUNDS_LOG: debug, A: \"1\"}\n", "  env: {REFUNDS_LOG: debug, A: \"1\"}\n  session: attempt\n", 1)
 	doc = strings.Replace(doc, "  tool: refund\n", "  tool: refund\n  path: /mcp\n", 1)
 	_, err := profile.Parse("p.yaml", []byte(doc))
 	require.Error(t, err)
@@ -81,5 +80,4 @@ slow_operation: {header: X-Test-Delay, value: 400ms}
 	overHTTP := strings.Replace(stdioDoc, "transport: mcp-stdio", "transport: mcp\nbase_url: http://127.0.0.1:1", 1)
 	_, err = profile.Parse("p.yaml", []byte(overHTTP))
 	require.ErrorContains(t, err, "mcp.command: only with transport: mcp-stdio")
-	require.ErrorContains(t, err, "mcp.durable_keys: only with transport: mcp-stdio")
 }

@@ -23,17 +23,13 @@ type MCPOptions struct {
 	// ProtocolVersion asked for in initialize (default 2025-11-25).
 	ProtocolVersion string `yaml:"protocol_version,omitempty" json:"protocol_version,omitempty"`
 
-	// Transport mcp-stdio only (stdio.go): how to start the server, and what it promises
-	// across a restart.
+	// Transport mcp-stdio only (stdio.go): how to start the server.
 	Command []string          `yaml:"command,omitempty" json:"command,omitempty"`
 	Env     map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
 	Dir     string            `yaml:"dir,omitempty" json:"dir,omitempty"`
 	// StartTimeout bounds the server's start and its initialize answer (default 10s).
+	// Whether its keys survive a restart is expect.durable_keys.
 	StartTimeout Duration `yaml:"start_timeout,omitempty" json:"start_timeout,omitempty"`
-	// DurableKeys declares that the server's keys survive its restart (kept in a file or
-	// a database): replay/after-restart is then a FAIL when a retry after a kill executes
-	// again, and INFO when it is not declared.
-	DurableKeys bool `yaml:"durable_keys,omitempty" json:"durable_keys,omitempty"`
 }
 
 // Transports a profile can name.

@@ -69,6 +69,7 @@ func (p *Profile) fieldErrors() []fieldError {
 	errs = append(errs, checkProbe("side_effects", p.SideEffects)...)
 	errs = append(errs, checkEntity(p.Entity, p.Operation)...)
 	errs = append(errs, checkDownstream(p.Downstream)...)
+	errs = append(errs, checkStore(p.Store)...)
 	errs = append(errs, checkTLS(p.TLS)...)
 	if p.Other != nil {
 		errs = append(errs, checkOperation("other_operation", p.Other.Operation, p.KeyField != "" || p.IsMCP())...)

@@ -154,6 +154,7 @@ func timeline(rec *verdict.Record, blames []verdict.Blame, scenarioID string) st
 		fmt.Fprintf(&b, "  payloads: %s\n", strings.Join(legend, "  "))
 	}
 	writeVendorTimeline(&b, rec)
+	writeStoreTimeline(&b, rec)
 	fmt.Fprintf(&b, "  ledger: %s\n", ledgerText(rec))
 	return b.String()
 }

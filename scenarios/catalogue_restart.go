@@ -16,14 +16,14 @@ const srcStdio = "MCP 2025-11-25, Transports: stdio"
 // afterRestart is the crash after commit of a stdio server: the process is killed the
 // moment it has written the committed result (the answer lost with it), the next
 // request starts it again, and the retry with the same key must find the key it kept —
-// if its keys are declared to survive a restart (mcp.durable_keys). An in-memory key
+// if its keys are declared to survive a restart (expect.durable_keys). An in-memory key
 // store forgets, and the retry executes again: a FAIL when durability is declared, the
 // observed behaviour (INFO) when it is not.
 func afterRestart() Scenario {
 	return Scenario{
 		ID:          "replay/after-restart",
 		Description: "the server process is killed right after it committed (its answer lost with it) and started again; the retry gets the committed result",
-		Requirement: "with mcp.durable_keys, a key survives a restart of the server: the retry after the crash replays, one side effect; without the declaration, what the retry did is reported",
+		Requirement: "with expect.durable_keys, a key survives a restart of the server: the retry after the crash replays, one side effect; without the declaration, what the retry did is reported",
 		Source:      and(srcStdio, srcSeed),
 		Level:       verdict.LevelPolicy,
 		Labels:      []string{"group:replay", "fault:after-upstream", "level:policy", "transport:stdio"},
@@ -72,9 +72,9 @@ func keysSurviveRestart(r verdict.Record, p *profile.Profile) (verdict.Verdict, 
 		f.blameAgainst(retry, "the result committed before the kill", &verdict.Op{Status: kill.UpstreamStatus, Body: committed})
 		msg := "the key did not survive the restart of the server: " + fmt.Sprintf(format, args...)
 		if !declared {
-			return f.result(verdict.Info, "%s; the profile does not declare mcp.durable_keys, so this is the server's policy, reported: an agent that retries after its server crashed gets the effect twice", msg)
+			return f.result(verdict.Info, "%s; the profile does not declare expect.durable_keys, so this is the server's policy, reported: an agent that retries after its server crashed gets the effect twice", msg)
 		}
-		return f.result(verdict.Fail, "%s, while the profile declares mcp.durable_keys", msg)
+		return f.result(verdict.Fail, "%s, while the profile declares expect.durable_keys", msg)
 	}
 	switch {
 	case after > mid:

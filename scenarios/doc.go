@@ -29,6 +29,11 @@
 //   - before any scenario, Run checks each target with Preflight (one operation, the
 //     ledger read before and after): a target that is not what its profile says is an
 //     error naming the field to fix, not a catalogue of UNKNOWNs;
+//   - a profile with store: gets a store fault point at store.listen (StartStorePoints;
+//     one a caller started, Store.Point, is used as it is) for the whole run, its
+//     preflight included, which must see the API's store traffic go through it; a
+//     scenario that switches store faults (the store/* group) runs alone on its target,
+//     and the store is healed before its settle step whatever happened;
 //   - a run stopped early (ctx cancelled) returns promptly with what finished, the rest
 //     listed as not run and verdict.Report.Complete false; Findings counts it as a
 //     finding.

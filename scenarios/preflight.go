@@ -76,7 +76,7 @@ func PreflightNotes(ctx context.Context, p *profile.Profile) ([]string, error) {
 	defer pf.closeStdio()
 	err = pf.stdioSession(ctx)
 	if err == nil {
-		err = pf.run(ctx)
+		err = pf.runThroughStore(ctx)
 	}
 	if err != nil && ctx.Err() != nil && context.Cause(ctx) != context.DeadlineExceeded {
 		// Stopped from outside (an interrupt): not a fault of the profile.

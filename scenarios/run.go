@@ -104,6 +104,11 @@ func Run(ctx context.Context, cfg RunConfig) (*verdict.Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
+	closeStores, err := StartStorePoints(cfg.Profiles)
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	defer closeStores()
 	if !cfg.NoPreflight {
 		for _, p := range cfg.Profiles {
 			if err := Preflight(ctx, p); err != nil {
@@ -173,10 +178,10 @@ func interruption(ctx context.Context) string {
 // their waits overlap with the quick ones. Once ctx is done no scenario starts: those
 // are returned as notRun, and cut reports whether a running one was interrupted.
 func runTarget(ctx context.Context, t *target, list []Scenario, cfg RunConfig, nonce string, progress *sync.Mutex) (results []verdict.Result, notRun []verdict.NotRun, cut bool) {
-	var order, alone []int
+	var order, restarting []int
 	for i := range list {
-		if runsAlone(list[i]) {
-			alone = append(alone, i)
+		if restartsServer(list[i]) {
+			restarting = append(restarting, i)
 		} else {
 			order = append(order, i)
 		}
@@ -235,7 +240,7 @@ feed:
 	// A scenario that restarts the server runs once every other one is done, the late
 	// ledger reads included: the kill would take their attempts down with it, and a
 	// server that forgets across a restart would forget their effects too.
-	for _, i := range alone {
+	for _, i := range restarting {
 		do(i)
 	}
 	for i, sc := range list {
@@ -250,9 +255,9 @@ feed:
 
 func isSlow(s Scenario) bool { return hasLabels(s, []string{"speed:slow"}) }
 
-// runsAlone reports whether a scenario must have the target to itself: it restarts the
-// server the other scenarios' attempts go to.
-func runsAlone(s Scenario) bool { return slices.Contains(s.Needs, profile.CapServerRestart) }
+// restartsServer reports whether a scenario restarts the server the other scenarios'
+// attempts go to: it runs last, alone.
+func restartsServer(s Scenario) bool { return slices.Contains(s.Needs, profile.CapServerRestart) }
 
 // runOne runs one scenario against one target and judges it. A scenario still running
 // when ctx is done is UNKNOWN, interrupted: whatever its history holds was cut short, so
@@ -275,9 +280,17 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 		res.Verdict, res.Message = verdict.NA, m
 		return res, false
 	}
+	// A store fault hits every request the target serves: such a scenario runs alone.
+	if switchesStore(sc) {
+		t.alone.Lock()
+		defer t.alone.Unlock()
+	} else {
+		t.alone.RLock()
+		defer t.alone.RUnlock()
+	}
 	// The timeout bounds the work; the waits the profile declares come on top, so a
 	// target with a 20 s retention is not cut off by a 20 s timeout.
-	sctx, cancel := context.WithTimeout(ctx, cfg.ScenarioTimeout+t.declaredWaits(sc))
+	sctx, cancel := context.WithTimeout(ctx, cfg.ScenarioTimeout+t.declaredWaits(sc)+t.storeWaits(sc))
 	defer cancel()
 	keys := mintKeys(nonce, n, t.p.MaxKeyLen(), t.p.UUIDKeys())
 	entity, err := t.createEntity(sctx, fmt.Sprintf("ip-%s-%03d", nonce, n))

@@ -121,6 +121,10 @@ type Step struct {
 	// (Record.LedgerBefore[Name]): what the target holds at that moment, e.g. once a
 	// killed server was started again.
 	CountBefore bool `json:"count_before,omitempty"`
+	// Store switches the target's key store (profile store:) before the step is sent:
+	// a fault of the store fault point, or StoreBack to heal it. A scenario that switches
+	// one runs alone on its target, and its store is healed when its steps are done.
+	Store StoreFault `json:"store,omitempty"`
 }
 
 // Payload selects the request body.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/idemproof/idemproof/downstream"
@@ -39,6 +40,9 @@ type target struct {
 	// checkFault says whether the fault layer can apply a fault (nil: every fault of the
 	// HTTP proxy): a stdio server's pipes cannot carry a status.
 	checkFault func(faultproxy.FaultSpec) error
+	// alone is held shared by every scenario, exclusively by one that switches the
+	// target's store faults (switchesStore).
+	alone sync.RWMutex
 }
 
 // openTarget starts an in-process fault proxy in front of the profile's base URL, or

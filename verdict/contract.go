@@ -6,6 +6,7 @@ import (
 	"github.com/idemproof/idemproof/downstream"
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/storefault"
 )
 
 // Level is the strength of the requirement a scenario checks.
@@ -128,7 +129,23 @@ type Record struct {
 	// DownstreamErr is set when the sink's calls could not be read: the boundary
 	// checkers then answer UNKNOWN.
 	DownstreamErr string `json:"downstream_error,omitempty"`
+	// Store is every switch of the store fault point (profile store:) the scenario made,
+	// in order, with the point's counters at each (store/* scenarios only).
+	Store []StoreEvent `json:"store,omitempty"`
 }
+
+// StoreEvent is one switch of the store fault point, with the point's counters (since it
+// started) at that moment: what changed between two events is what the API did to its
+// store in between.
+type StoreEvent struct {
+	At    time.Time `json:"at"`
+	Fault string    `json:"fault"`          // "down", "reset", "latency", "hang", or StoreUp
+	Step  string    `json:"step,omitempty"` // the step it was switched before ("" at the scenario's end)
+	storefault.Stats
+}
+
+// StoreUp is the StoreEvent.Fault of a point healed: the store is back.
+const StoreUp = "up"
 
 // Evidence is what a report shows for a verdict.
 type Evidence struct {

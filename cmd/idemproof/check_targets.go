@@ -11,6 +11,7 @@ import (
 	"github.com/idemproof/idemproof/internal/suggest"
 	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/reference"
+	"github.com/idemproof/idemproof/scenarios"
 )
 
 // embeddedName is the --profile value that selects the embedded reference server; it is
@@ -78,6 +79,14 @@ func resolveTargets(ctx context.Context, profiles, flaws []string, store string)
 		seen[p.Name] = arg
 		set.profiles = append(set.profiles, p)
 	}
+	// The store fault points (profile store:) run from here to the end of the command,
+	// so the preflight and every repeat go through the same point.
+	closeStores, err := scenarios.StartStorePoints(set.profiles)
+	if err != nil {
+		set.Close()
+		return nil, err
+	}
+	set.closers = append([]func() error{closeStores}, set.closers...)
 	return set, nil
 }
 

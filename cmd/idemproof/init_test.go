@@ -88,8 +88,8 @@ func TestInitThenCheckSaysWhatToDeclareNext(t *testing.T) {
 	reports := filepath.Join(dir, "out")
 	stdout, errOut, code := runCLI(t, "check", "--profile", prof, "--seed", "5", "--report-dir", reports)
 	require.Equal(t, 0, code, "%s\n%s", stdout, errOut)
-	require.Regexp(t, `(?m)^\s+idemproof-reference-refunds-createrefund\s+\d+\s+\d+\s+27\s`, stdout, "27 N/A")
-	_, list, found := strings.Cut(stdout, "what to declare next (27 N/A); each line judges its scenarios once the lines above are declared too:\n")
+	require.Regexp(t, `(?m)^\s+idemproof-reference-refunds-createrefund\s+\d+\s+\d+\s+31\s`, stdout, "31 N/A")
+	_, list, found := strings.Cut(stdout, "what to declare next (31 N/A); each line judges its scenarios once the lines above are declared too:\n")
 	require.True(t, found, stdout)
 	list, _, _ = strings.Cut(list, "\n\n")
 	var rows []string
@@ -99,7 +99,7 @@ func TestInitThenCheckSaysWhatToDeclareNext(t *testing.T) {
 		rows = append(rows, f[0]+" "+f[1])
 	}
 	require.Equal(t, []string{
-		"+8 slow_operation", "+4 downstream", "+2 crash.after_commit", "+2 principals", "+2 fail_operation",
+		"+8 slow_operation", "+4 downstream", "+4 store", "+2 crash.after_commit", "+2 principals", "+2 fail_operation",
 		"+2 retention", "+1 lock_timeout", "+1 crash.after_key", "+1 expect.replay_headers", "+1 keyed_methods",
 		"+1 business_error", "+2 no",
 	}, rows, stdout)
@@ -109,11 +109,11 @@ func TestInitThenCheckSaysWhatToDeclareNext(t *testing.T) {
 
 	md, err := os.ReadFile(filepath.Join(reports, report.MarkdownFile))
 	require.NoError(t, err)
-	require.Contains(t, string(md), "### What to declare next (27 N/A)\n")
+	require.Contains(t, string(md), "### What to declare next (31 N/A)\n")
 	require.Contains(t, string(md), "| `slow_operation`: a way to hold the work in flight | 8 | `race/concurrent-pair`, ")
 	require.Contains(t, string(md), "| `business_error`: a request the API refuses after its checks | 1 | `storage/business-4xx` (1 POLICY) |")
 	page, err := os.ReadFile(filepath.Join(reports, report.HTMLFile))
 	require.NoError(t, err)
-	require.Contains(t, string(page), "<h2>What to declare next (27 N/A)</h2>")
+	require.Contains(t, string(page), "<h2>What to declare next (31 N/A)</h2>")
 	require.Contains(t, string(page), `<tr><td><code>slow_operation</code>: a way to hold the work in flight</td><td class="n">8</td><td><a href="#r-race-concurrent-pair-idemproof-reference-refunds-createrefund">race/concurrent-pair</a>`)
 }

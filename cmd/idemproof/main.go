@@ -2,6 +2,7 @@
 // retry, and whether a client's retry loop is.
 //
 //	idemproof check         run the scenario catalogue against a target (default: embedded reference)
+//	idemproof storm         run a seeded fault storm against a target and judge every operation
 //	idemproof scan          which tools of an MCP server (or operations of an OpenAPI document) are safe to retry
 //	idemproof proxy         run the fault-injecting HTTP proxy
 //	idemproof serve         run the reference keyed refund server
@@ -38,6 +39,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"check", "run the scenario catalogue against a target and report verdicts", runCheck},
+		{"storm", "run a seeded fault storm against a target and judge every operation", runStorm},
 		{"scan", "probe every tool of an MCP server or operation of an OpenAPI document: safe to retry?", runScan},
 		{"proxy", "run the fault-injecting HTTP proxy in front of an upstream", runProxy},
 		{"serve", "run the reference keyed refund server", runServe},

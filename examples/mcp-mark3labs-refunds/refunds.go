@@ -17,7 +17,7 @@
 //
 // Its state is in memory: over stdio (-stdio), a server process that dies takes every
 // key with it, and the restarted one refunds a retry again — whatever the team's
-// stdio-profile.yaml promises (mcp.durable_keys).
+// stdio-profile.yaml promises (expect.durable_keys).
 //
 // Ledgers: the `list_refunds` tool (structuredContent.count) and GET /v1/refunds?order_id=.
 // Test hooks on the tools/call HTTP request: X-Test-Delay (extra work time, e.g. 400ms),
