@@ -107,9 +107,10 @@ var _ = Describe("the whole catalogue on containers", Ordered, ContinueOnFailure
 			Expect(ok).To(BeTrue(), "the run reported no result for %s", sc.ID)
 			if r.Verdict == verdict.NA {
 				// The reference speaks plain HTTP, and its container's key store is no
-				// profile's to cut: only what needs another transport, or a store fault
-				// point (store/*, run on PostgreSQL by suites/flaws), is N/A.
-				Expect(r.Message).To(Or(ContainSubstring("needs MCP sessions"), ContainSubstring("needs store not declared")), "%s is N/A", sc.ID)
+				// profile's to cut: only what needs another transport (MCP's sessions, a
+				// stdio server idemproof restarts), or a store fault point (store/*, run on
+				// PostgreSQL by suites/flaws), is N/A.
+				Expect(r.Message).To(Or(ContainSubstring("needs MCP sessions"), ContainSubstring("transport mcp-stdio"), ContainSubstring("needs store not declared")), "%s is N/A", sc.ID)
 				return
 			}
 			Expect(r.Verdict).To(BeElementOf(verdict.Pass, verdict.Info),
