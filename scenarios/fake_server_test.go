@@ -41,6 +41,10 @@ type fakeRefunds struct {
 	uuidOnly bool
 	// uuid500: with uuidOnly, the refusal is a 500 (a key parser that fails), not a 400.
 	uuid500 bool
+	// validates: a negative amount is refused with 400 by the work, before any effect;
+	// the refusal is stored under the key with the invalid body's fingerprint, as every
+	// answer of the work is.
+	validates bool
 
 	mu     sync.Mutex
 	seen   []seenRequest // every POST as received, for tests of what the runner sends
@@ -166,6 +170,10 @@ func (f *fakeRefunds) execute(w http.ResponseWriter, r *http.Request, body map[s
 		time.Sleep(d) // the slow hook: hold the work in flight, as the profile declares
 	}
 	time.Sleep(f.hold)
+	if amount, _ := body["amount"].(float64); f.validates && amount < 0 {
+		writeJSON(w, 400, map[string]any{"error": "amount must be positive"}) // refused before any effect
+		return
+	}
 	if amount, _ := body["amount"].(float64); amount > 1000000 {
 		writeJSON(w, 402, map[string]any{"error": "refund limit exceeded"}) // executed, refused, no effect
 		return
