@@ -22,12 +22,12 @@ func keyShapeScenarios() []Scenario {
 		{
 			ID:          "key/distinct-keys-same-body",
 			Description: "two different keys with the same payload are two operations",
-			Requirement: "different keys are different operations: two keys with one payload execute twice (two side effects, two responses)",
+			Requirement: "different keys are different operations: two keys with one payload execute twice (two side effects, two responses), and the first key repeated afterwards (the control) replays its own response",
 			Source:      and(srcDraftUniqueness, srcSeed),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:key", "fault:none", "level:safety"},
-			Steps:       []Step{{Name: "first"}, {Name: "second", Key: KeyOther}},
-			Check:       distinctKeysSameBody,
+			Steps:       []Step{{Name: "first"}, {Name: "second", Key: KeyOther}, {Name: ControlStep}},
+			Check:       honouredAfter(controlPair{"first", "second", ControlStep, "the second key"}, distinctKeysSameBody),
 		},
 		{
 			ID:          "key/valid-never-5xx",
@@ -103,7 +103,7 @@ func distinctKeysSameBody(r verdict.Record, p *profile.Profile) (verdict.Verdict
 	switch {
 	case n > 2:
 		f.count(verdict.CatDuplicated, n-2)
-		return f.result(verdict.Fail, "%d side effects from two keys, want 2", n)
+		return f.result(verdict.Fail, "%d side effects from two keys (and the first again as the control repeat, which must replay), want 2", n)
 	case succ > n:
 		f.count(verdict.CatLost, succ-n)
 		if a.Class == outcome.Success && b.Class == outcome.Success && sameResponse(p, a, b) {

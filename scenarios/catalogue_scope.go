@@ -12,18 +12,18 @@ func scopeScenarios() []Scenario {
 		{
 			ID:          "scope/other-principal",
 			Description: "the same key from another principal executes independently",
-			Requirement: "keys are scoped per principal: another principal's request executes and never receives the first one's stored response",
+			Requirement: "keys are scoped per principal: another principal's request executes and never receives the first one's stored response; the first principal's repeat afterwards (the control) still replays its own",
 			Source:      and(srcDraftUniqueness, srcBrandur),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:scope", "fault:none", "level:safety"},
 			Needs:       []profile.Capability{profile.CapPrincipals},
-			Steps:       []Step{{Name: "original"}, {Name: "other", Principal: 1}},
-			Check:       independent(""),
+			Steps:       []Step{{Name: "original"}, {Name: "other", Principal: 1}, {Name: ControlStep}},
+			Check:       honouredAfter(controlPair{"original", "other", ControlStep, "the other principal's request"}, independent("")),
 		},
 		{
 			ID:          "scope/other-principal-in-flight",
 			Description: "the same key from another principal while the original still runs executes independently",
-			Requirement: "keys are scoped per principal while in flight too: another principal's request is neither refused as in flight nor made to wait for and given the first one's response",
+			Requirement: "keys are scoped per principal while in flight too: another principal's request is neither refused as in flight nor made to wait for and given the first one's response; the first principal's repeat afterwards (the control) still replays its own",
 			Source:      and(srcDraftUniqueness, srcBrandur),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:scope", "fault:before-upstream", "level:safety"},
@@ -36,29 +36,30 @@ func scopeScenarios() []Scenario {
 				{Name: "other", Principal: 1},
 				{Name: "after", Wait: WaitBackground},
 			},
-			Check: otherPrincipalInFlight,
+			// "after", the original's repeat once it ended, is the control.
+			Check: honouredAfter(controlPair{"original", "other", "after", "the other principal's request"}, otherPrincipalInFlight),
 		},
 		{
 			ID:          "scope/other-entity",
 			Description: "the same key for another entity is refused, or executes for that entity; never the first entity's response",
-			Requirement: "a key reused for another entity (another order in the body or the path) never gets the first entity's stored response while the other entity's operation does not happen: it is refused as another payload, or, where the entity is in the path (another endpoint), executes for it",
+			Requirement: "a key reused for another entity (another order in the body or the path) never gets the first entity's stored response while the other entity's operation does not happen: it is refused as another payload, or, where the entity is in the path (another endpoint), executes for it; the first entity's repeat afterwards (the control) still replays its own",
 			Source:      and(srcDraftUniqueness, srcDraftErrors),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:scope", "fault:none", "level:safety"},
 			Needs:       []profile.Capability{profile.CapEntityRequest},
-			Steps:       []Step{{Name: "original"}, {Name: "other", OtherEntity: true}},
-			Check:       otherEntity,
+			Steps:       []Step{{Name: "original"}, {Name: "other", OtherEntity: true}, {Name: ControlStep}},
+			Check:       honouredAfter(controlPair{"original", "other", ControlStep, "the request for the other entity"}, otherEntity),
 		},
 		{
 			ID:          "scope/other-endpoint",
 			Description: "the same key on another operation executes independently",
-			Requirement: "keys are scoped per endpoint: the other operation executes and never receives the first one's stored response",
+			Requirement: "keys are scoped per endpoint: the other operation executes and never receives the first one's stored response; the first operation's repeat afterwards (the control) still replays its own",
 			Source:      and(srcDraftUniqueness, srcSeed),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:scope", "fault:none", "level:safety"},
 			Needs:       []profile.Capability{profile.CapOther},
-			Steps:       []Step{{Name: "original"}, {Name: "other", Payload: PayloadOther}},
-			Check:       independent(verdict.LedgerOther),
+			Steps:       []Step{{Name: "original"}, {Name: "other", Payload: PayloadOther}, {Name: ControlStep}},
+			Check:       honouredAfter(controlPair{"original", "other", ControlStep, "the other operation's request"}, independent(verdict.LedgerOther)),
 		},
 	}
 }
@@ -132,7 +133,7 @@ func otherPrincipalExecuted(r verdict.Record, p *profile.Profile, f *finding, or
 		return f.result(verdict.Pass, "executed independently: %d with its own body, and the ledger counts both requests (2 side effects)", other.Status)
 	case n > 2:
 		f.count(verdict.CatDuplicated, n-2)
-		return f.result(verdict.Fail, "%d side effects for two requests, one per principal: want at most 2", n)
+		return f.result(verdict.Fail, "%d side effects for two requests, one per principal (and the first one's control repeat): want at most 2", n)
 	case n == 0:
 		f.count(verdict.CatLost, 1)
 		f.blame(orig, "a success with its side effect")

@@ -24,3 +24,42 @@ func TestReplayChecksNeverPassWithoutAReplay(t *testing.T) {
 		require.Equal(t, 1, r.Evidence.Categories[verdict.CatDuplicated], id)
 	}
 }
+
+// An engine whose keys are not scoped by principal, and whose key store lost the first
+// principal's record: the other principal's request executes on its own, but only
+// because the record it should have met was gone. A control repeat of the first key
+// after the second shows it: the first principal gets the other one's response.
+func TestScopeNeedsTheFirstKeyHonouredAfterTheSecond(t *testing.T) {
+	t.Parallel()
+	p := fakeProfile(t, startFake(t, &fakeRefunds{globalScope: true, loseFirst: true}))
+	p.Principals = []map[string]string{{"Authorization": "Bearer alice"}, {"Authorization": "Bearer bob"}}
+	p.Expect.UniqueField = "id"
+	r := runOn(t, p, "scope/other-principal")["scope/other-principal"]
+	require.Equal(t, verdict.Fail, r.Verdict, r.Message)
+	require.Contains(t, r.Message, "control")
+	require.Equal(t, 1, r.Evidence.Categories[verdict.CatLeaked], r.Message)
+}
+
+// The same lost record under two distinct keys: the second key executes, and the
+// control repeat of the first key executes again, a second effect for one key.
+func TestDistinctKeysNeedTheFirstKeyHonouredAfterTheSecond(t *testing.T) {
+	t.Parallel()
+	p := fakeProfile(t, startFake(t, &fakeRefunds{loseFirst: true}))
+	r := runOn(t, p, "key/distinct-keys-same-body")["key/distinct-keys-same-body"]
+	require.Equal(t, verdict.Fail, r.Verdict, r.Message)
+	require.Equal(t, 1, r.Evidence.Categories[verdict.CatDuplicated], r.Message)
+	require.Contains(t, r.Message, "control")
+}
+
+// A correct target: the control repeat replays the first key's own response, and the
+// PASS says so.
+func TestScopeControlReplaysOnACorrectTarget(t *testing.T) {
+	t.Parallel()
+	p := fakeProfile(t, startFake(t, &fakeRefunds{}))
+	p.Principals = []map[string]string{{"Authorization": "Bearer alice"}, {"Authorization": "Bearer bob"}}
+	got := runOn(t, p, "scope/other-principal", "key/distinct-keys-same-body")
+	for id, r := range got {
+		require.Equal(t, verdict.Pass, r.Verdict, "%s: %s", id, r.Message)
+		require.Contains(t, r.Message, "the control repeat of the first key replayed", id)
+	}
+}

@@ -45,10 +45,17 @@ type fakeRefunds struct {
 	// the refusal is stored under the key with the invalid body's fingerprint, as every
 	// answer of the work is.
 	validates bool
+	// globalScope: keys are not scoped by principal (Authorization), only by path.
+	globalScope bool
+	// loseFirst: the record a key's first request leaves is lost once it is answered (a
+	// key store that files it under another key, as one that aliases keys across reused
+	// connections does); later records of the key are kept.
+	loseFirst bool
 
 	mu     sync.Mutex
 	seen   []seenRequest // every POST as received, for tests of what the runner sends
 	keys   map[string]*fakeEntry
+	lost   map[string]bool // keys whose first record loseFirst dropped
 	ledger map[string]int
 	seq    int
 }
@@ -66,7 +73,7 @@ type fakeEntry struct {
 
 func startFake(t testing.TB, f *fakeRefunds) string {
 	t.Helper()
-	f.keys, f.ledger = map[string]*fakeEntry{}, map[string]int{}
+	f.keys, f.ledger, f.lost = map[string]*fakeEntry{}, map[string]int{}, map[string]bool{}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	srv := httptest.NewUnstartedServer(f)
@@ -117,6 +124,9 @@ func (f *fakeRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	scope := r.Header.Get("Authorization") + " " + r.URL.Path + " " + key
+	if f.globalScope {
+		scope = r.URL.Path + " " + key
+	}
 	fp := sha256.Sum256(raw)
 	f.mu.Lock()
 	e, seen := f.keys[scope]
@@ -159,6 +169,10 @@ func (f *fakeRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	e.done, e.status, e.body = true, rec.Code, rec.Body.Bytes()
 	close(e.settled)
+	if f.loseFirst && !f.lost[key] {
+		f.lost[key] = true
+		delete(f.keys, scope)
+	}
 	f.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(rec.Code)
