@@ -230,6 +230,9 @@ func emptyQuoted(r verdict.Record, p *profile.Profile) (verdict.Verdict, string,
 	}
 	var f finding
 	answers := append(stepAnswers(r, "empty-quoted"), stepAnswers(r, "empty-quoted"+againSuffix)...)
+	if v, msg, ev, decided := judgeFixedKey(r, p, answers, `the key ""`); decided {
+		return v, msg, ev
+	}
 	n := r.Ledger[verdict.LedgerOperation]
 	refused, succ, seen := 0, 0, 0
 	var other []string

@@ -63,3 +63,32 @@ func TestScopeControlReplaysOnACorrectTarget(t *testing.T) {
 		require.Contains(t, r.Message, "the control repeat of the first key replayed", id)
 	}
 }
+
+// key/empty-quoted sends the literal key "" in every run: a target that takes it for an
+// opaque key keeps the first run's record, and a later run's request meets it. With a
+// fingerprint, the later run's body (another entity) is refused as a mismatch; without
+// one, it gets the earlier run's response. Neither belongs to the later run: it is said,
+// never passed or failed on.
+func TestAFixedKeyMeetingAnEarlierRunIsNeitherPassNorFail(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		fake *fakeRefunds
+		says string
+	}{
+		{"fingerprinted", &fakeRefunds{}, "cannot be told apart"},
+		{"no fingerprint", &fakeRefunds{noFingerprint: true}, "met a record it did not leave"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := fakeProfile(t, startFake(t, tc.fake))
+			first := runOn(t, p, "key/empty-quoted")["key/empty-quoted"]
+			require.Equal(t, verdict.Info, first.Verdict, "the first run: \"\" used as a key: %s", first.Message)
+			later := runOn(t, p, "key/empty-quoted")["key/empty-quoted"]
+			require.NotContains(t, []verdict.Verdict{verdict.Pass, verdict.Fail, verdict.NonStrict}, later.Verdict, later.Message)
+			require.Equal(t, verdict.Info, later.Verdict, later.Message)
+			require.Contains(t, later.Message, tc.says)
+			require.Contains(t, later.Message, "the same in every run")
+		})
+	}
+}
