@@ -22,7 +22,7 @@ func recoveryScenarios() []Scenario {
 			Needs:       []profile.Capability{profile.CapCrashAfterKey, profile.CapLockTimeout},
 			Steps:       []Step{{Name: "original", Hook: HookCrashAfterKey}, {Name: "retry", Wait: WaitPastLock}},
 			Settle:      &Settle{},
-			Check:       exactlyOnce("retry"),
+			Check:       crashed("original", "crash.after_key", exactlyOnce("retry")),
 		},
 		{
 			ID:          "recovery/client-gave-up",
@@ -48,7 +48,7 @@ func recoveryScenarios() []Scenario {
 			Needs:       []profile.Capability{profile.CapCrashAfterCommit},
 			Steps:       []Step{{Name: "original", Hook: HookCrashAfterCommit}, {Name: "retry"}},
 			Settle:      &Settle{},
-			Check:       exactlyOnce("retry"),
+			Check:       crashed("original", "crash.after_commit", exactlyOnce("retry")),
 		},
 		{
 			ID:          "recovery/slow-past-lock",
