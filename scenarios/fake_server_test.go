@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -53,6 +54,10 @@ type fakeRefunds struct {
 	loseFirst bool
 	// noFingerprint: the payload is never compared; a key's record answers any body.
 	noFingerprint bool
+	// pathHooks: the test hooks are paths of their own, as some middlewares' test apps
+	// have them: POST /slow?ms=N holds the work N ms, POST /status/N fails it with N. Keys
+	// are scoped by path (as by principal), so a key there is another operation's.
+	pathHooks bool
 
 	mu     sync.Mutex
 	seen   []seenRequest // every POST as received, for tests of what the runner sends
@@ -184,6 +189,15 @@ func (f *fakeRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (f *fakeRefunds) execute(w http.ResponseWriter, r *http.Request, body map[string]any) {
 	if d, err := time.ParseDuration(r.Header.Get("X-Test-Delay")); err == nil {
 		time.Sleep(d) // the slow hook: hold the work in flight, as the profile declares
+	}
+	if f.pathHooks && r.URL.Path == "/slow" {
+		ms, _ := strconv.Atoi(r.URL.Query().Get("ms"))
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+	}
+	if status, ok := strings.CutPrefix(r.URL.Path, "/status/"); f.pathHooks && ok {
+		n, _ := strconv.Atoi(status)
+		writeJSON(w, n, map[string]any{"error": "failed on purpose"})
+		return
 	}
 	time.Sleep(f.hold)
 	if amount, _ := body["amount"].(float64); f.validates && amount < 0 {

@@ -48,10 +48,18 @@ type RunConfig struct {
 	Notice func(string)
 	// Tool names the tool in the report (default "idemproof").
 	Tool string
-	// NoPreflight skips the Preflight of each target: for a caller that ran Preflight
-	// itself, and for tests of how the runner judges a target that breaks during a run
-	// (a misdescribed target is otherwise an error before any scenario starts).
+	// NoPreflight skips the Preflight of each target and the proof of its test hooks
+	// (ProveHooks): for a caller that ran them itself (and passes the proofs in
+	// HookProofs), and for tests of how the runner judges a target that breaks during a
+	// run (a misdescribed target is otherwise an error before any scenario starts).
 	NoPreflight bool
+	// UnprovenHooks says what a declared test hook that did not act in the proof does:
+	// stop the run (UnprovenHooksStop, the default: Run returns the *PreflightError) or
+	// make the scenarios that use it N/A (UnprovenHooksNA).
+	UnprovenHooks UnprovenHooks
+	// HookProofs are the proofs of a caller that ran ProveHooks itself, by target name;
+	// with NoPreflight, a target without one runs on its declarations as written.
+	HookProofs map[string]*HookProof
 }
 
 func (c RunConfig) withDefaults() RunConfig {
@@ -103,11 +111,20 @@ func Run(ctx context.Context, cfg RunConfig) (*verdict.Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
+	proofs := cfg.HookProofs
 	if !cfg.NoPreflight {
 		for _, p := range cfg.Profiles {
 			if err := Preflight(ctx, p); err != nil {
 				return nil, fmt.Errorf("run: %w", err)
 			}
+		}
+		proofs = map[string]*HookProof{}
+		for _, p := range cfg.Profiles {
+			proof, err := ProveHooks(ctx, p, list, cfg.UnprovenHooks)
+			if err != nil {
+				return nil, fmt.Errorf("run: %w", err)
+			}
+			proofs[p.Name] = proof
 		}
 	}
 	started := time.Now()
@@ -135,6 +152,7 @@ func Run(ctx context.Context, cfg RunConfig) (*verdict.Report, error) {
 			}
 			return nil, fmt.Errorf("run: %w", err)
 		}
+		t.hooks = proofs[p.Name]
 		tcfg := cfg
 		tcfg.Concurrency = concurrencyFor(p, cfg)
 		results, notRun, cut := runTarget(ctx, t, list, tcfg, fmt.Sprintf("%s-%d", nonce, ti), &progress)
@@ -251,6 +269,10 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 	}()
 	if m := t.p.MissingAll(sc.Needs); m != "" {
 		res.Verdict, res.Message = verdict.NA, "needs "+m
+		return res, false
+	}
+	if v, msg, premise := t.hookPremise(sc); premise {
+		res.Verdict, res.Message = v, msg
 		return res, false
 	}
 	// The timeout bounds the work; the waits the profile declares come on top, so a

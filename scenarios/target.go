@@ -36,6 +36,9 @@ type target struct {
 	sink downstream.Recorder
 	// tls verifies an https:// target (the profile's tls.ca_file); nil: the system's roots.
 	tls *tls.Config
+	// hooks is what the preflight's proof saw of the profile's test hooks (hookproof.go);
+	// nil: no proof was made, and the declarations are taken as written.
+	hooks *HookProof
 }
 
 // openTarget starts an in-process fault proxy in front of the profile's base URL, or

@@ -30,12 +30,21 @@ func checkReportDir(dir string) error {
 	return os.Remove(name)
 }
 
-// preflightAll checks every target before any scenario runs (scenarios.Preflight): a
-// target that is not what its profile says is a profile error, exit 2. An interrupt
-// during the preflight is an incomplete run, exit 3.
-func preflightAll(ctx context.Context, profiles []*profile.Profile, stderr io.Writer) error {
+// preflightAll checks every target before any scenario runs (scenarios.Preflight), and
+// proves the test hooks the selected scenarios use (scenarios.ProveHooks): a target that
+// is not what its profile says, or a hook that does not act (unless unproven is
+// UnprovenHooksNA), is a profile error, exit 2. An interrupt during the preflight is an
+// incomplete run, exit 3. It returns the hook proofs by target name, for the runs.
+func preflightAll(ctx context.Context, profiles []*profile.Profile, selected []scenarios.Scenario, unproven scenarios.UnprovenHooks, stderr io.Writer) (map[string]*scenarios.HookProof, error) {
+	proofs := map[string]*scenarios.HookProof{}
 	for _, p := range profiles {
 		notes, err := scenarios.PreflightNotes(ctx, p)
+		if err == nil {
+			var proof *scenarios.HookProof
+			proof, err = scenarios.ProveHooks(ctx, p, selected, unproven)
+			proofs[p.Name] = proof
+			notes = append(notes, proof.Notes()...)
+		}
 		for _, n := range notes {
 			fmt.Fprintf(stderr, "idemproof check: preflight target %s: note: %s\n", p.Name, n)
 		}
@@ -44,11 +53,11 @@ func preflightAll(ctx context.Context, profiles []*profile.Profile, stderr io.Wr
 		}
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "idemproof check: interrupted during the preflight (%v): no scenario ran\n", context.Cause(ctx))
-			return errExitIncomplete
+			return nil, errExitIncomplete
 		}
-		return err
+		return nil, err
 	}
-	return nil
+	return proofs, nil
 }
 
 // exitStatus is the verdict a CI can gate on: errExitFailure (1) on a FAIL, or a
