@@ -34,7 +34,7 @@ type checkOptions struct {
 	// unprovenHooks is --unproven-hooks: what a declared test hook that does not act in
 	// the preflight does (stop the run, or make its scenarios N/A).
 	unprovenHooks string
-	extras checkExtras // check_extras.go: report files, baseline, skip, shard
+	extras        checkExtras // check_extras.go: report files, baseline, skip, shard
 }
 
 // maxRepeat bounds --repeat: every run of the catalogue takes seconds to minutes.
