@@ -33,8 +33,17 @@ func recoveryScenarios() []Scenario {
 			Labels:      []string{"group:recovery", "fault:none", "level:safety", "speed:slow"},
 			Needs:       []profile.Capability{profile.CapSlow},
 			// The original's attempt keeps client_timeout while the work is held past it,
-			// so the client leaves and the proxy cuts the target's connection mid-work.
-			Steps:  []Step{{Name: "original", Hook: HookSlowPastTimeout}, {Name: "retry", Wait: WaitPastHold}},
+			// so the client leaves and the proxy cuts the target's connection mid-work. A
+			// control key of its own, on an entity of its own, is held as long from the same
+			// moment with a client that stays, and repeated after the retry: where the
+			// retry may have come after the declared retention, whether the control still
+			// replays tells an expired record from a key lost with its client.
+			Steps: []Step{
+				{Name: "original", Hook: HookSlowPastTimeout, Background: true},
+				{Name: gaveUpControl, Key: KeyOther, OtherEntity: true, Hook: HookSlowPastTimeoutWaited},
+				{Name: "retry", Wait: WaitPastHold},
+				{Name: gaveUpControlRepeat, Key: KeyOther, OtherEntity: true},
+			},
 			Settle: &Settle{},
 			Check:  gaveUpThenOnce,
 		},
@@ -142,12 +151,13 @@ func answeredBefore(r verdict.Record, p *profile.Profile, a, original verdict.Op
 	return end.Sub(a.Time) > max(100*time.Millisecond, slowHold(p)/4)
 }
 
-// gaveUpThenOnce judges the retry after the client gave up, but only when it did: an
+// gaveUpJudged judges the retry after the client gave up, but only when it did: an
 // original that got its answer inside client_timeout (a hook that did not hold) left the
 // target nothing to see. An answer cut at client_timeout counts as given up too: an MCP
 // tool that streams progress sends its 200 and events at once and its result only when
 // the work is done. So does a 5xx: someone gave up on the work before the client did.
-func gaveUpThenOnce(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
+// The record is the scenario's own key's (gave_up_control.go takes the control out).
+func gaveUpJudged(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	a, ok := stepAnswer(r, "original")
 	if ok && a.Class == outcome.ServerError {
 		// A gateway in front of the target gave up first (nginx's 504 at its read

@@ -24,15 +24,19 @@ import (
 // (both wrong).
 type disconnecting struct {
 	onLeave string // "carry-on", "abandon", "forget-key", "wedge"
-	mu      sync.Mutex
+	// expireAfter: a key's record is gone this long after its first request arrived
+	// (0: never), as a store with a time to live set at the insert forgets it.
+	expireAfter time.Duration
+	mu          sync.Mutex
 	keys    map[string]*gaveUpEntry
 	ledger  map[string]int
 	seq     int
 }
 
 type gaveUpEntry struct {
-	done bool
-	body []byte
+	done    bool
+	body    []byte
+	created time.Time
 }
 
 func (d *disconnecting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -49,6 +53,9 @@ func (d *disconnecting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	order, _ := body["order_id"].(string)
 	key := r.Header.Get("Idempotency-Key")
 	d.mu.Lock()
+	if e, ok := d.keys[key]; ok && d.expireAfter > 0 && time.Since(e.created) > d.expireAfter {
+		delete(d.keys, key)
+	}
 	if e, ok := d.keys[key]; ok {
 		d.mu.Unlock()
 		if !e.done {
@@ -62,7 +69,7 @@ func (d *disconnecting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(e.body)
 		return
 	}
-	e := &gaveUpEntry{}
+	e := &gaveUpEntry{created: time.Now()}
 	d.keys[key] = e
 	d.mu.Unlock()
 	hold, _ := time.ParseDuration(r.Header.Get("X-Test-Delay"))
@@ -217,4 +224,38 @@ func TestClientGaveUpStuckIsBoundedByTheHoldApplied(t *testing.T) {
 	v, msg, _ = checker(t, "recovery/client-gave-up")(wedged("10s"), p)
 	require.Equal(t, verdict.Unknown, v, msg)
 	require.Contains(t, msg, "the hold applied to it was 10s: the target may still have been working, so no stuck key is proven")
+}
+
+// A middleware that keeps the work of a client that left but forgets its key (a lease
+// lost with the client) executes the retry again. With a declared retention shorter than
+// the scenario's hold, the retry may have come after the retention, where a new execution
+// is allowed; a key sent at the same moment, held as long, whose client stayed, tells:
+// its repeat, sent after the retry, still replays, so no record had expired, and the
+// second execution is the lost key's. A target whose records do expire by then
+// replays nothing for the control either: that stays UNKNOWN.
+func TestClientGaveUpDecidesPastTheRetentionWithAControlKey(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		onLeave     string
+		expireAfter time.Duration
+		want        verdict.Verdict
+		msg         string
+	}{
+		{"lease lost with the client", "forget-key", 0, verdict.Fail, "a key sent with it whose client stayed still replayed"},
+		{"records expire from the insert", "carry-on", time.Second, verdict.Unknown, "the key sent with it whose client stayed was not replayed either"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(&disconnecting{onLeave: tc.onLeave, expireAfter: tc.expireAfter, keys: map[string]*gaveUpEntry{}, ledger: map[string]int{}})
+			t.Cleanup(srv.Close)
+			p := fakeProfile(t, srv.URL)
+			p.ClientTimeout = profile.Duration(time.Second) // the work is held 1.5 s
+			p.Retention = profile.Duration(time.Second)     // shorter than the hold
+			p.Expect.UniqueField = "id"
+			r := runOn(t, p, "recovery/client-gave-up")["recovery/client-gave-up"]
+			require.Equal(t, tc.want, r.Verdict, r.Message)
+			require.Contains(t, r.Message, tc.msg)
+			require.Equal(t, 2, r.Evidence.Record.Ledger[verdict.LedgerOperation], "the scenario's own key executed twice")
+		})
+	}
 }

@@ -122,7 +122,7 @@ func (hp *HookProof) Notes() []string {
 // hookFields are the profile fields a step's hook uses.
 func hookFields(h Hook) []string {
 	switch h {
-	case HookSlow, HookSlowPastLock, HookSlowPastTimeout:
+	case HookSlow, HookSlowPastLock, HookSlowPastTimeout, HookSlowPastTimeoutWaited:
 		return []string{hookFieldSlow}
 	case HookFail:
 		return []string{hookFieldFail}

@@ -258,6 +258,8 @@ func (t *target) attemptTimeout(h Hook, held bool) time.Duration {
 		d += t.slow()
 	case HookSlowPastLock:
 		d += 2 * t.p.LockTimeout.Std()
+	case HookSlowPastTimeoutWaited:
+		d += t.giveUpHold()
 	}
 	// HookSlowPastTimeout adds nothing: the client is meant to give up.
 	return d

@@ -165,6 +165,9 @@ const (
 	HookSlow            Hook = "slow"              // slow_operation as declared
 	HookSlowPastLock    Hook = "slow-past-lock"    // slow_operation held for 2x lock_timeout
 	HookSlowPastTimeout Hook = "slow-past-timeout" // slow_operation held past client_timeout, which the attempt keeps: the client gives up
+	// HookSlowPastTimeoutWaited is HookSlowPastTimeout's hold with a client that waits it
+	// out: the control that tells what the target does when its client stays.
+	HookSlowPastTimeoutWaited Hook = "slow-past-timeout-waited"
 	HookFail            Hook = "fail"              // fail_operation
 	// HookSlowFail is slow_operation and fail_operation on one request: the work is
 	// held, then fails (CapSlowFail: both declared, and one request can carry both).

@@ -79,7 +79,7 @@ func (t *target) declaredWaits(sc Scenario) time.Duration {
 			d += t.slow()
 		case HookSlowPastLock:
 			d += 2 * p.LockTimeout.Std()
-		case HookSlowPastTimeout:
+		case HookSlowPastTimeout, HookSlowPastTimeoutWaited:
 			d += t.giveUpHold()
 		}
 	}
