@@ -28,9 +28,9 @@ type disconnecting struct {
 	// (0: never), as a store with a time to live set at the insert forgets it.
 	expireAfter time.Duration
 	mu          sync.Mutex
-	keys    map[string]*gaveUpEntry
-	ledger  map[string]int
-	seq     int
+	keys        map[string]*gaveUpEntry
+	ledger      map[string]int
+	seq         int
 }
 
 type gaveUpEntry struct {

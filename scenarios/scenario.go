@@ -168,7 +168,7 @@ const (
 	// HookSlowPastTimeoutWaited is HookSlowPastTimeout's hold with a client that waits it
 	// out: the control that tells what the target does when its client stays.
 	HookSlowPastTimeoutWaited Hook = "slow-past-timeout-waited"
-	HookFail            Hook = "fail"              // fail_operation
+	HookFail                  Hook = "fail" // fail_operation
 	// HookSlowFail is slow_operation and fail_operation on one request: the work is
 	// held, then fails (CapSlowFail: both declared, and one request can carry both).
 	HookSlowFail         Hook = "slow-fail"
