@@ -27,7 +27,7 @@ func recoveryScenarios() []Scenario {
 		{
 			ID:          "recovery/client-gave-up",
 			Description: "the client gives up while the target still works; the retry after the work would have ended gets its one result",
-			Requirement: "a client that leaves mid-work (its timeout) neither wedges the key nor lets the work run twice: the retry replays the committed result or, if the work was abandoned and its key released, executes it once",
+			Requirement: "a client that leaves mid-work (its timeout) neither wedges the key nor lets the work run twice: the retry replays the committed result or, if the work was abandoned and its key released, executes it once; where the retry may have come after the declared retention, a control key held as long from the same moment, whose client stays, tells an expired record (the control is not replayed either) from a key lost with its client (the control still replays)",
 			Source:      and(srcBrandur, srcSeed),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:recovery", "fault:none", "level:safety", "speed:slow"},

@@ -70,3 +70,43 @@ func honouredAfter(pair controlPair, judge Checker) Checker {
 		return f.result(verdict.Unknown, "the control repeat of the first key got %s, not its response replayed: that the first key was still honoured after %s cannot be told; it saw: %s", describe(c), pair.what, msg)
 	}
 }
+
+// FollowUpStep names the repeat an expiry scenario sends right after its own repeat.
+const FollowUpStep = "follow-up"
+
+// A repeat that executed again may have reached the target after the declared
+// retention (a loaded machine delayed it), where a new execution is allowed: two effects
+// then prove nothing by themselves. A follow-up sent right after it tells "expired" from
+// "executed while the key was held": a record does not come back once expired, so a
+// follow-up answered with the original's response (not the repeat's own) shows the
+// original's record still standing after the repeat executed.
+
+// followedUp wraps an expiry checker that judges steps "original" and "repeat": the
+// follow-up step is judged apart (its answer is evidence, not a repeat to compare), and
+// where the verdict is UNKNOWN only because the retention may have allowed the second
+// effect, a follow-up that got the original's response makes it the FAIL it is.
+func followedUp(judge Checker) Checker {
+	return func(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
+		own := withoutSteps(r, FollowUpStep)
+		v, msg, ev := judge(own, p)
+		n := own.Ledger[verdict.LedgerOperation]
+		if own.LedgerErr != "" || v != verdict.Unknown || n < 2 || n > allowedEffects(own, p) {
+			return v, msg, ev
+		}
+		first, _ := stepAnswer(r, "original")
+		repeat, _ := stepAnswer(r, "repeat")
+		follow, ok := stepAnswer(r, FollowUpStep)
+		distinct := !sameResponse(p, first, repeat) && !sameUnique(p, first, repeat)
+		if !ok || !isSuccess(first) || !isSuccess(repeat) || !isSuccess(follow) || !distinct ||
+			!(sameResponse(p, follow, first) || sameUnique(p, first, follow)) {
+			return v, msg, ev
+		}
+		f := finding{ev: ev}
+		f.count(verdict.CatDuplicated, n-1)
+		f.example("original: %d %s", first.Status, clip(first.Body))
+		f.example("repeat:   %d %s (executed again)", repeat.Status, clip(repeat.Body))
+		f.example("follow-up: %d %s", follow.Status, clip(follow.Body))
+		f.blameAgainst(repeat, "the original's "+itoa(first.Status)+" replayed", &first)
+		return f.result(verdict.Fail, "the repeat executed again (%d side effects for one key), and the follow-up sent right after it got the original's response, not the repeat's: the original's record still stood after the repeat executed (a record does not come back once expired), so the repeat executed while the key was held, whatever the retention allowed", n)
+	}
+}
