@@ -73,6 +73,11 @@ type HookCheck struct {
 	Hook string `json:"hook"`
 	// Acted: the hook did what it declares.
 	Acted bool `json:"acted"`
+	// Untold: the hooked request was refused or failed, and so was the operation sent
+	// plain: the operation itself fails for the proof's request (a key shape the target
+	// refuses), so whether the hook acts cannot be told here. Nothing stops or is N/A for
+	// it; the scenarios' own journal checks judge it.
+	Untold bool `json:"untold,omitempty"`
 	// Seen is what the proof saw, in words.
 	Seen string `json:"seen"`
 	// OtherOperation, when set, says why the hook's path or query form is another
@@ -109,7 +114,10 @@ func (hp *HookProof) Notes() []string {
 	}
 	var out []string
 	for _, c := range hp.Checks {
-		if !c.Acted {
+		switch {
+		case c.Untold:
+			out = append(out, fmt.Sprintf("%s could not be proven: %s", c.Hook, c.Seen))
+		case !c.Acted:
 			out = append(out, fmt.Sprintf("%s did not act: %s; its scenarios are N/A (--unproven-hooks na)", c.Hook, c.Seen))
 		}
 		if c.OtherOperation != "" {
@@ -203,7 +211,7 @@ func ProveHooks(ctx context.Context, p *profile.Profile, list []Scenario, unprov
 		return proof, nil
 	}
 	for _, c := range proof.Checks {
-		if !c.Acted {
+		if !c.Acted && !c.Untold {
 			return proof, &PreflightError{Target: p.Name, Field: c.Hook, Msg: fmt.Sprintf("%s did not act: %s: the scenarios that reason from it would prove nothing; fix %s (does the target implement it, for this request?), or run with --unproven-hooks na to leave its scenarios N/A", c.Hook, c.Seen, c.Hook)}
 		}
 	}
@@ -273,6 +281,18 @@ func (hp *hookProver) prove(ctx context.Context, field string) (HookCheck, error
 	}
 	c := HookCheck{Hook: field}
 	c.Acted, c.Seen = hp.acted(field, op, j, journaled, took)
+	if !c.Acted && op.Class.Determinate() && !isSuccess(op) {
+		// Refused or failed: by the hook's form, or by the operation itself? The same
+		// request sent plain, with a key of its own, tells.
+		plain, _, _, _, err := hp.send(ctx, hp.key(), HookNone)
+		if err != nil {
+			return c, err
+		}
+		if !isSuccess(plain) {
+			c.Untold = true
+			c.Seen += fmt.Sprintf("; the operation sent plain, with a key of its own, was answered %s too: the operation itself fails for the proof's request, so whether the hook acts cannot be told here (the scenarios' own checks judge it)", describe(plain))
+		}
+	}
 	if !c.Acted || !changesIdentity(hp.t.p, field) {
 		return c, nil
 	}
@@ -434,7 +454,7 @@ func (t *target) hookPremise(sc Scenario) (verdict.Verdict, string, bool) {
 	for _, field := range scenarioHooks(sc) {
 		c := t.hooks.check(field)
 		switch {
-		case c == nil:
+		case c == nil || c.Untold:
 		case !c.Acted:
 			return verdict.NA, fmt.Sprintf("needs %s to act, and it did not in the preflight: %s", field, c.Seen), true
 		case c.OtherOperation != "":

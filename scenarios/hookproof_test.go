@@ -132,3 +132,22 @@ func TestPathFormHooksThatAreAnotherOperationMakeTheirScenariosUnknown(t *testin
 		require.Contains(t, r.Message, "declare the hook in the header form", r.ScenarioID)
 	}
 }
+
+// A target that fails every request with the proof's key shape (a 500 for any key that
+// is not a UUID) fails the hooked request and the plain one alike: whether the hook acts
+// cannot be told there, and that is no reason to stop the run (key/valid-never-5xx
+// judges the 500s).
+func TestAHookTheOperationItselfFailsIsUntoldNotUnproven(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p := crashProfile(t, startFake(t, &fakeRefunds{uuidOnly: true, uuid500: true}))
+	proof, err := scenarios.ProveHooks(ctx, p, scenarios.Catalogue(), scenarios.UnprovenHooksStop)
+	require.NoError(t, err)
+	require.Len(t, proof.Checks, 3, "slow_operation, crash.after_key, crash.after_commit")
+	for _, c := range proof.Checks {
+		require.True(t, c.Untold, "%s: %s", c.Hook, c.Seen)
+		require.Contains(t, c.Seen, "the operation sent plain, with a key of its own, was answered 500", c.Hook)
+	}
+	require.Len(t, proof.Notes(), 3)
+}
