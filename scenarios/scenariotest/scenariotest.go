@@ -36,8 +36,10 @@ import (
 // RunT runs the scenarios the options select (all by default) against p, each in its own
 // subtest of t named by scenario ID, one after the other. With
 // scenarios.WithConcurrency(n) for n > 1 the subtests run in parallel (t.Parallel), as
-// many at once as `go test -parallel` allows. A profile that does not validate or a run
-// that cannot start fails t itself.
+// many at once as `go test -parallel` allows. A profile that does not validate, a target
+// that fails the preflight, a test hook that does not act (scenarios.ProveHooks, made
+// once for every selected scenario before the subtests) or a run that cannot start fails
+// t itself.
 func RunT(t *testing.T, p *profile.Profile, opts ...scenarios.CheckOption) {
 	t.Helper()
 	cfg := scenarios.RunConfig{Profiles: []*profile.Profile{p}, Tool: "idemproof " + buildinfo.Module().String()}
@@ -54,6 +56,18 @@ func RunT(t *testing.T, p *profile.Profile, opts ...scenarios.CheckOption) {
 	if err != nil {
 		t.Fatalf("scenariotest.RunT: %v", err)
 	}
+	// The preflight and the hook proof once for the whole selection, not once per subtest.
+	if err := scenarios.Preflight(t.Context(), p); err != nil {
+		t.Fatalf("scenariotest.RunT: %v", err)
+	}
+	proof, err := scenarios.ProveHooks(t.Context(), p, list, cfg.UnprovenHooks)
+	if err != nil {
+		t.Fatalf("scenariotest.RunT: %v", err)
+	}
+	for _, n := range proof.Notes() {
+		t.Logf("preflight: %s", n)
+	}
+	cfg.NoPreflight, cfg.HookProofs = true, map[string]*scenarios.HookProof{p.Name: proof}
 	parallel := cfg.Concurrency > 1
 	for _, sc := range list {
 		t.Run(sc.ID, func(t *testing.T) {
