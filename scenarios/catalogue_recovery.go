@@ -34,15 +34,15 @@ func recoveryScenarios() []Scenario {
 			Needs:       []profile.Capability{profile.CapSlow},
 			// The original's attempt keeps client_timeout while the work is held past it,
 			// so the client leaves and the proxy cuts the target's connection mid-work. A
-			// control key of its own, on an entity of its own, is held as long from the same
-			// moment with a client that stays, and repeated after the retry: where the
+			// control key of its own, on an entity of its own, is held as long from a moment
+			// before, with a client that stays, and repeated after the retry: where the
 			// retry may have come after the declared retention, whether the control still
 			// replays tells an expired record from a key lost with its client.
 			Steps: []Step{
-				{Name: "original", Hook: HookSlowPastTimeout, Background: true},
-				{Name: gaveUpControl, Key: KeyOther, OtherEntity: true, Hook: HookSlowPastTimeoutWaited},
+				{Name: gaveUpControl, Key: KeyOther, OtherEntity: true, Hook: HookSlowPastTimeoutWaited, Background: true},
+				{Name: "original", Hook: HookSlowPastTimeout},
 				{Name: "retry", Wait: WaitPastHold},
-				{Name: gaveUpControlRepeat, Key: KeyOther, OtherEntity: true},
+				{Name: gaveUpControlRepeat, Key: KeyOther, OtherEntity: true, Wait: WaitBackground},
 			},
 			Settle: &Settle{},
 			Check:  gaveUpThenOnce,

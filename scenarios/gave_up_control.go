@@ -19,10 +19,10 @@ const (
 // A retry that executed again after its client gave up may have reached the target past
 // the declared retention, where a new execution is allowed: with a retention shorter
 // than the scenario's hold, two effects prove nothing by themselves. The control key
-// tells the two apart. It was sent a moment after the original, held as long, its client
-// stayed, and its repeat went out after the retry's answer, later after the control than
-// the retry came after the original: a record of this target that old still answers if
-// the control replays. Both keys met the same target at the same moment with the same
+// tells the two apart. It was sent a moment before the original, held as long, its
+// client stayed, and its repeat went out after the retry's answer: its record was older
+// when its repeat came than the key's was when the retry came, and still answers if the
+// control replays. Both keys met the same target at about the same moment with the same
 // hold, the client's leaving their one difference, so the scenario's own record had not
 // expired either when the retry came, and the second execution is the key's, lost with
 // the client that left. A control that executed anew says this target's records may be
