@@ -14,10 +14,10 @@ import (
 // bodies and paths need no escaping.
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
-// expandEnv replaces ${NAME} / ${NAME:-default}; an unset (or empty, without a default)
+// ExpandEnv replaces ${NAME} / ${NAME:-default}; an unset (or empty, without a default)
 // variable is an error naming it, because a silently empty token makes every request fail
 // with a confusing 401.
-func expandEnv(s string) (string, error) {
+func ExpandEnv(s string) (string, error) {
 	var missing []string
 	out := envRef.ReplaceAllStringFunc(s, func(m string) string {
 		g := envRef.FindStringSubmatch(m)
@@ -42,7 +42,7 @@ func expandTree(name string, n *yaml.Node, path string) error {
 	var errs []error
 	switch n.Kind {
 	case yaml.ScalarNode:
-		v, err := expandEnv(n.Value)
+		v, err := ExpandEnv(n.Value)
 		if err != nil {
 			return fmt.Errorf("profile %s: line %d: %s: %w", name, n.Line, path, err)
 		}

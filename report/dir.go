@@ -54,15 +54,15 @@ func WriteFile(path string, write func(io.Writer, *verdict.Report) error, rep *v
 	if err := write(&buf, rep); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(path, buf.Bytes()); err != nil {
+	if err := WriteFileAtomic(path, buf.Bytes()); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }
 
-// writeFileAtomic writes data to a temporary file beside path, syncs it and renames it
+// WriteFileAtomic writes data to a temporary file beside path, syncs it and renames it
 // over path; on any error the temporary file is removed.
-func writeFileAtomic(path string, data []byte) error {
+func WriteFileAtomic(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err

@@ -16,13 +16,22 @@ import (
 //go:embed report.html.tmpl
 var htmlTemplate string
 
+//go:embed style.css
+var styleSheet string
+
+// StyleSheet is the reports' CSS: check's report.html, and the page of any other command
+// that reports in the same style (idemproof scan's), so the two read alike. Its classes
+// include the verdict colours (VerdictClass), .matrix, .counts, .badge, article, details.
+func StyleSheet() template.CSS { return template.CSS(styleSheet) }
+
 var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"verdictClass": verdictClass,
+	"verdictClass": VerdictClass,
 }).Parse(htmlTemplate))
 
 // htmlPage is the view the template renders: everything precomputed, no logic in the
 // template beyond loops.
 type htmlPage struct {
+	Style    template.CSS
 	Title    string
 	Tool     string
 	Started  string
@@ -125,6 +134,7 @@ func WriteHTML(w io.Writer, rep *verdict.Report) error {
 func buildPage(rep *verdict.Report) htmlPage {
 	ts := targets(rep)
 	p := htmlPage{
+		Style:    StyleSheet(),
 		Title:    "idemproof report",
 		Tool:     rep.Tool,
 		Seed:     SeedText(rep),
@@ -294,7 +304,8 @@ func anchor(prefix, s string) string {
 	return b.String()
 }
 
-// verdictClass is the CSS class of a verdict: "v-pass", "v-non-strict", "v-n-a".
-func verdictClass(v verdict.Verdict) string {
+// VerdictClass is the StyleSheet class that colours a verdict: "v-pass", "v-non-strict",
+// "v-n-a".
+func VerdictClass(v verdict.Verdict) string {
 	return "v-" + strings.TrimPrefix(anchor("", string(v)), "-")
 }

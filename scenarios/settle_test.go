@@ -52,7 +52,11 @@ func TestSettleStepRunsAfterEveryAttempt(t *testing.T) {
 // A key that stays at 409 after one contended burst is caught by the bursts and the
 // in-flight scenario, as stuck.
 func TestWedgedKeyIsCaughtAsStuck(t *testing.T) {
-	p := fakeProfile(t, startFake(t, &fakeRefunds{wedge: true, hold: 50 * time.Millisecond}))
+	// The burst wedges the key only if a copy meets the original in flight: its work is
+	// held a second, long enough for 50 copies sent at once to meet it on a loaded
+	// machine (with 50 ms, copies that arrived after the work ended were served the
+	// replay, and the burst was rightly INFO).
+	p := fakeProfile(t, startFake(t, &fakeRefunds{wedge: true, hold: time.Second}))
 	rep := runFake(t, p, "race/burst-50", "race/concurrent-pair", "race/in-flight-409")
 	require.Len(t, rep.Results, 3)
 	for _, r := range rep.Results {

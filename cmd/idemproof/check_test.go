@@ -63,8 +63,15 @@ func checkBinary(t *testing.T) string {
 // the exit status.
 func runCLI(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
+	return runCLIInput(t, "", args...)
+}
+
+// runCLIInput is runCLI with stdin given ("" is an empty one).
+func runCLIInput(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
 	bin := checkBinary(t)
 	cmd := exec.Command(bin, args...)
+	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Start())

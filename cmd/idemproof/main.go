@@ -2,6 +2,7 @@
 // retry, and whether a client's retry loop is.
 //
 //	idemproof check         run the scenario catalogue against a target (default: embedded reference)
+//	idemproof scan          which tools of an MCP server (or operations of an OpenAPI document) are safe to retry
 //	idemproof proxy         run the fault-injecting HTTP proxy
 //	idemproof serve         run the reference keyed refund server
 //	idemproof scenarios     list the scenario catalogue
@@ -21,6 +22,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/idemproof/idemproof/internal/suggest"
 )
 
 // command is one subcommand. It returns errExitFailure (or a wrapped error) to make the
@@ -35,6 +38,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"check", "run the scenario catalogue against a target and report verdicts", runCheck},
+		{"scan", "probe every tool of an MCP server or operation of an OpenAPI document: safe to retry?", runScan},
 		{"proxy", "run the fault-injecting HTTP proxy in front of an upstream", runProxy},
 		{"serve", "run the reference keyed refund server", runServe},
 		{"scenarios", "list the scenario catalogue (table or JSON)", runScenarios},
@@ -156,7 +160,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, c := range commands() {
 		names = append(names, c.name)
 	}
-	fmt.Fprintf(stderr, "idemproof: unknown command %q%s\n\n", args[0], suggestion(args[0], names))
+	fmt.Fprintf(stderr, "idemproof: unknown command %q%s\n\n", args[0], suggest.DidYouMean(args[0], names))
 	usage(stderr)
 	return 2
 }

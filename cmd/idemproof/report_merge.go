@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/idemproof/idemproof/internal/suggest"
 	"github.com/idemproof/idemproof/report"
 	"github.com/idemproof/idemproof/scenarios/shard"
 	"github.com/idemproof/idemproof/verdict"
@@ -24,7 +25,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return nil
 	}
 	if args[0] != "merge" {
-		return fmt.Errorf("unknown subcommand %q: want merge%s", args[0], suggestion(args[0], []string{"merge"}))
+		return fmt.Errorf("unknown subcommand %q: want merge%s", args[0], suggest.DidYouMean(args[0], []string{"merge"}))
 	}
 	return runReportMerge(ctx, args[1:], stdout, stderr)
 }

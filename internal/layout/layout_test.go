@@ -71,11 +71,13 @@ func TestImportsRunOneWay(t *testing.T) {
 				t.Errorf("%s imports %s: reference/ imports nothing of ours outside itself", name, imp)
 			case within(name, "scenarios") && within(imp, "reference"):
 				t.Errorf("%s imports %s: the catalogue never imports the reference server", name, imp)
+			case within(name, "scan") && (within(imp, "scenarios") || within(imp, "reference") || within(imp, "examples")):
+				t.Errorf("%s imports %s: the scan learns a target from what it says of itself, never from the catalogue or a server's code", name, imp)
 			case within(imp, "cmd") || within(imp, "suites"):
 				t.Errorf("%s imports %s: the CLI and the suites are the top, nothing imports them", name, imp)
 			}
 			for _, low := range []string{"profile", "verdict", "transport", "outcome", "downstream", "internal/bodytext", "internal/jsonvalue"} {
-				for _, high := range []string{"scenarios", "report", "clientcheck"} {
+				for _, high := range []string{"scenarios", "report", "clientcheck", "scan"} {
 					if within(name, low) && within(imp, high) {
 						t.Errorf("%s imports %s: %s/ sits below %s/", name, imp, low, high)
 					}

@@ -1,5 +1,6 @@
 // Package profileinit writes a starter target profile: from one operation of an OpenAPI
-// document (3.0 or 3.1, read with kin-openapi), or a commented template. The profile it
+// document (3.0 or 3.1, read with kin-openapi), from one tool of an MCP server as
+// idemproof scan saw it (FromMCPTool), or a commented template. The profile it
 // writes always loads (profile.Parse), but most of what it knows is a guess —
 // which property carries the fresh entity, which GET is the ledger, the statuses the API
 // chose — and every guess is marked with a "# guess:" comment for a person to confirm.
@@ -34,8 +35,15 @@ type Options struct {
 	// Operation is the operationId to profile; empty picks the one operation that
 	// declares an idempotency key, or fails listing the candidates.
 	Operation string
+	// Method and Path choose the operation instead, for one without an operationId.
+	Method, Path string
 	// Source names the document in the profile's header comment.
 	Source string
+	// BaseURL, when set, is where the API answers, instead of the document's first server.
+	BaseURL string
+	// UniqueField, when set, is a member of the operation's answer seen to differ between
+	// two executions (idemproof scan detects it): written as expect.unique_field.
+	UniqueField string
 }
 
 // Template is the commented starter profile written without an OpenAPI document.
@@ -73,11 +81,27 @@ expect:                                      # draft-07 answers; Stripe-style AP
 // FromOpenAPI loads an OpenAPI document (JSON or YAML, 3.0 or 3.1; external references
 // are not followed) and writes the profile for one of its operations.
 func FromOpenAPI(data []byte, opts Options) ([]byte, error) {
-	loader := openapi3.NewLoader()
-	doc, err := loader.LoadFromData(data)
+	doc, err := openapi3.NewLoader().LoadFromData(data)
 	if err != nil {
 		return nil, fmt.Errorf("load OpenAPI document: %w", err)
 	}
+	return fromDocument(doc, opts)
+}
+
+// FromOpenAPIFile is FromOpenAPI for a document in a file, following its $refs to other
+// local files (never to URLs).
+func FromOpenAPIFile(path string, opts Options) ([]byte, error) {
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = true
+	loader.ReadFromURIFunc = openapi3.ReadFromFile
+	doc, err := loader.LoadFromFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load OpenAPI document: %w", err)
+	}
+	return fromDocument(doc, opts)
+}
+
+func fromDocument(doc *openapi3.T, opts Options) ([]byte, error) {
 	if err := doc.Validate(context.Background(), openapi3.DisableExamplesValidation()); err != nil {
 		// A published document that does not validate is still worth a starter profile;
 		// the user sees why some guesses may be off.
@@ -119,8 +143,16 @@ func operations(doc *openapi3.T) []found {
 	return out
 }
 
-func choose(doc *openapi3.T, want string) (found, error) {
+func choose(doc *openapi3.T, want string, method, path string) (found, error) {
 	all := operations(doc)
+	if method != "" {
+		for _, f := range all {
+			if f.method == strings.ToUpper(method) && f.path == path {
+				return f, nil
+			}
+		}
+		return found{}, fmt.Errorf("no operation is %s %s; the document has: %s", strings.ToUpper(method), path, candidates(all, false))
+	}
 	if want != "" {
 		for _, f := range all {
 			if f.op.OperationID == want {
@@ -233,7 +265,7 @@ type writer struct{ b strings.Builder }
 func (w *writer) line(format string, args ...any) { fmt.Fprintf(&w.b, format+"\n", args...) }
 
 func generate(doc *openapi3.T, opts Options, warning string) ([]byte, error) {
-	f, err := choose(doc, opts.Operation)
+	f, err := choose(doc, opts.Operation, opts.Method, opts.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +285,11 @@ func generate(doc *openapi3.T, opts Options, warning string) ([]byte, error) {
 		w.line("# Note: %s", warning)
 	}
 	w.line("name: %s", yamlString(profileName(title, f.op.OperationID)))
-	w.line("base_url: %s   # guess: the document's first server; set API_URL to point elsewhere", yamlString("${API_URL:-"+baseURL(doc)+"}"))
+	if opts.BaseURL != "" {
+		w.line("base_url: %s   # where idemproof scan reached it; set API_URL to point elsewhere", yamlString("${API_URL:-"+strings.TrimSuffix(opts.BaseURL, "/")+"}"))
+	} else {
+		w.line("base_url: %s   # guess: the document's first server; set API_URL to point elsewhere", yamlString("${API_URL:-"+baseURL(doc)+"}"))
+	}
 
 	// The body and the entity first: the path, the key field and the ledger depend on them.
 	body, bodyNote := requestBody(f)
@@ -343,6 +379,9 @@ func generate(doc *openapi3.T, opts Options, warning string) ([]byte, error) {
 		w.line("  max_key_length: %d   # the key's maxLength in the document: the long-key scenarios send keys this long", n)
 	default:
 		w.line("  # the document gives the key a maxLength of %d; expect.max_key_length takes 43 to 4096, so the long-key scenarios test 255", n)
+	}
+	if opts.UniqueField != "" {
+		w.line("  unique_field: %s   # detected by idemproof scan: it differed between two executions", yamlString(opts.UniqueField))
 	}
 	if rh := replayHeader(f); rh != "" {
 		w.line("  replay_header: %s   # a response header of the document", yamlString(rh))

@@ -647,7 +647,7 @@ func (t *Transport) Count(ctx context.Context, l transport.Ledger) (int, error) 
 	client := sdk.NewClient(&sdk.Implementation{Name: "idemproof-ledger", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{
 		Endpoint:             l.URL,
-		HTTPClient:           &http.Client{Transport: headerRoundTripper{base: base, header: l.Header}},
+		HTTPClient:           &http.Client{Transport: HeaderRoundTripper{Base: base, Header: l.Header}},
 		MaxRetries:           -1,
 		DisableStandaloneSSE: true,
 	}, &sdk.ClientSessionOptions{ProtocolVersion: t.version()})
@@ -683,17 +683,18 @@ func (t *Transport) Count(ctx context.Context, l transport.Ledger) (int, error) 
 	return transport.Count(doc, l.Count)
 }
 
-// headerRoundTripper adds the ledger's headers (the principal's credentials) to the SDK
-// client's requests.
-type headerRoundTripper struct {
-	base   http.RoundTripper
-	header http.Header
+// HeaderRoundTripper adds Header (a principal's credentials) to every request the SDK's
+// client makes through Base: the ledger's calls, and a scan's tools/list.
+type HeaderRoundTripper struct {
+	Base   http.RoundTripper
+	Header http.Header
 }
 
-func (h headerRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+// RoundTrip implements http.RoundTripper.
+func (h HeaderRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
-	for k, v := range h.header {
+	for k, v := range h.Header {
 		req.Header[k] = v
 	}
-	return h.base.RoundTrip(req)
+	return h.Base.RoundTrip(req)
 }

@@ -3,7 +3,8 @@
 // Ginkgo specs each suite saved through internal/specreport (a suite's bootstrap Go test
 // is replaced by its specs). A package that failed without a failing test (a build
 // error, a panic, a timeout) counts as one failure so it cannot vanish. Exit status 1
-// when anything failed.
+// when anything failed. Before that line it prints the ten slowest packages and the time
+// of each phase of ci/test (-phases), so that a run's growth is seen when it happens.
 //
 //	go test -json ./... | go run ./ci/internal/testcount -specs DIR
 package main
@@ -18,6 +19,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 type event struct {
@@ -25,6 +27,7 @@ type event struct {
 	Package string
 	Test    string
 	Output  string
+	Elapsed float64 // seconds, on a test's or a package's pass / fail / skip
 }
 
 type specCounts struct {
@@ -46,7 +49,10 @@ func main() {
 	module := flag.String("module", "", "module path (read from go.mod when empty)")
 	root := flag.String("root", ".", "module root folder")
 	failedBefore := flag.Int("failed-before", 0, "failures of earlier steps (gofmt, vet, images) to add to the count")
+	phasesFile := flag.String("phases", "", `ci/test's phase timings ("name seconds" a line), printed with the slowest packages`)
 	flag.Parse()
+	started := time.Now()
+	var times []pkgTime
 	if *module == "" {
 		*module = readModule(filepath.Join(*root, "go.mod"))
 	}
@@ -78,8 +84,11 @@ func main() {
 				if ev.Action == "fail" {
 					p.failedTest = true
 				}
-			} else if ev.Action == "fail" {
-				p.failed = true
+			} else {
+				times = append(times, pkgTime{ev.Package, time.Duration(ev.Elapsed * float64(time.Second))})
+				if ev.Action == "fail" {
+					p.failed = true
+				}
 			}
 		}
 	}
@@ -132,6 +141,7 @@ func main() {
 			fmt.Println("  " + f)
 		}
 	}
+	writeTiming(os.Stdout, *module, times, readPhases(*phasesFile), time.Since(started))
 	fmt.Printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped)
 	if failed > 0 {
 		os.Exit(1)
