@@ -9,6 +9,7 @@ import (
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/profile"
+	"github.com/idemproof/idemproof/transport"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -199,7 +200,10 @@ func ProveHooks(ctx context.Context, p *profile.Profile, list []Scenario, unprov
 		return nil, fmt.Errorf("prove hooks: %w", err)
 	}
 	defer t.close()
-	hp := &hookProver{t: t, nonce: newUUID()[:8]}
+	// One sender for the whole proof, as a scenario has one (MCP: one session per
+	// principal): a key sent plain and then hooked meets one session.
+	hp := &hookProver{t: t, nonce: newUUID()[:8], snd: t.tr.Open()}
+	defer hp.snd.Close()
 	for _, f := range fields {
 		c, err := hp.prove(ctx, f)
 		if err != nil {
@@ -221,6 +225,7 @@ func ProveHooks(ctx context.Context, p *profile.Profile, list []Scenario, unprov
 // hookProver sends the proof's requests for one target.
 type hookProver struct {
 	t      *target
+	snd    transport.Sender
 	nonce  string
 	entity string // the entity of the proof in progress: fresh for each hook
 	n      int    // keys and entities minted so far
@@ -253,10 +258,8 @@ func (hp *hookProver) send(ctx context.Context, keys scenarioKeys, h Hook) (verd
 	if err != nil {
 		return verdict.Op{}, faultproxy.Record{}, false, 0, &PreflightError{Target: t.p.Name, Field: "operation", Msg: fmt.Sprintf("prove the hooks: build the request: %v", err)}
 	}
-	snd := t.tr.Open()
-	defer snd.Close()
 	sent := time.Now()
-	op, err := t.sendAttempt(ctx, snd, spec.request(t.p), t.attemptTimeout(h, false))
+	op, err := t.sendAttempt(ctx, hp.snd, spec.request(t.p), t.attemptTimeout(h, false))
 	took := time.Since(sent)
 	if err != nil {
 		return op, faultproxy.Record{}, false, took, &PreflightError{Target: t.p.Name, Field: "base_url", Msg: fmt.Sprintf("prove the hooks: could not send the operation: %v", err)}
