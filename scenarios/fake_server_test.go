@@ -54,6 +54,9 @@ type fakeRefunds struct {
 	loseFirst bool
 	// noFingerprint: the payload is never compared; a key's record answers any body.
 	noFingerprint bool
+	// aliasByLength: keys of one length share one record (a store that keeps a key as a
+	// view of a reused buffer finds the previous key of that length).
+	aliasByLength bool
 	// pathHooks: the test hooks are paths of their own, as some middlewares' test apps
 	// have them: POST /slow?ms=N holds the work N ms, POST /status/N fails it with N. Keys
 	// are scoped by path (as by principal), so a key there is another operation's.
@@ -133,6 +136,9 @@ func (f *fakeRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	scope := r.Header.Get("Authorization") + " " + r.URL.Path + " " + key
 	if f.globalScope {
 		scope = r.URL.Path + " " + key
+	}
+	if f.aliasByLength {
+		scope = r.Header.Get("Authorization") + " " + r.URL.Path + " " + strconv.Itoa(len(key))
 	}
 	fp := sha256.Sum256(raw)
 	f.mu.Lock()

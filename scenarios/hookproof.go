@@ -229,6 +229,9 @@ type hookProver struct {
 	nonce  string
 	entity string // the entity of the proof in progress: fresh for each hook
 	n      int    // keys and entities minted so far
+	// answered are the successes the proof's requests got so far: a fresh key answered
+	// with one of them was answered from another key's record.
+	answered []verdict.Op
 }
 
 // key mints the next fresh key, shaped as the scenarios' keys are.
@@ -261,6 +264,9 @@ func (hp *hookProver) send(ctx context.Context, keys scenarioKeys, h Hook) (verd
 	sent := time.Now()
 	op, err := t.sendAttempt(ctx, hp.snd, spec.request(t.p), t.attemptTimeout(h, false))
 	took := time.Since(sent)
+	if isSuccess(op) {
+		hp.answered = append(hp.answered, op)
+	}
 	if err != nil {
 		return op, faultproxy.Record{}, false, took, &PreflightError{Target: t.p.Name, Field: "base_url", Msg: fmt.Sprintf("prove the hooks: could not send the operation: %v", err)}
 	}
@@ -284,6 +290,13 @@ func (hp *hookProver) prove(ctx context.Context, field string) (HookCheck, error
 	}
 	c := HookCheck{Hook: field}
 	c.Acted, c.Seen = hp.acted(field, op, j, journaled, took)
+	if why := hp.notTheHooks(op); !c.Acted && why != "" {
+		// A fresh key answered as a used one: the target's key handling answered (keys
+		// aliased on a reused connection, a store that mixes keys up), not the hook.
+		c.Untold = true
+		c.Seen += "; " + why + ": the target's key handling answered, not the hook, so whether it acts cannot be told here (the scenarios judge the key handling, and the hook in their own journals)"
+		return c, nil
+	}
 	if !c.Acted && op.Class.Determinate() && !isSuccess(op) {
 		// Refused or failed: by the hook's form, or by the operation itself? The same
 		// request sent plain, with a key of its own, tells.
@@ -304,6 +317,27 @@ func (hp *hookProver) prove(ctx context.Context, field string) (HookCheck, error
 	}
 	c.OtherOperation, err = hp.identity(ctx, field, h)
 	return c, err
+}
+
+// notTheHooks says why the answer to a fresh key cannot be the hook's doing, or "": it
+// was refused as a repeat (in flight, or another payload under a used key), or it is a
+// replay (marked so, or another of the proof's requests' response).
+func (hp *hookProver) notTheHooks(op verdict.Op) string {
+	p := hp.t.p
+	switch {
+	case keyRefusal(op.Class):
+		return "a fresh key was refused as if it had been used (" + describe(op) + ")"
+	case !isSuccess(op):
+		return ""
+	case replayMarked(op, p):
+		return "a fresh key was answered as a replay (" + p.Expect.ReplayHeader + ")"
+	}
+	for _, earlier := range hp.answered[:len(hp.answered)-1] {
+		if sameResponse(p, op, earlier) || sameUnique(p, earlier, op) {
+			return "a fresh key was answered with another key's response (" + itoa(op.Status) + " " + clip(op.Body) + ")"
+		}
+	}
+	return ""
 }
 
 // acted judges one hooked request against what its hook declares.

@@ -151,3 +151,22 @@ func TestAHookTheOperationItselfFailsIsUntoldNotUnproven(t *testing.T) {
 	}
 	require.Len(t, proof.Notes(), 3)
 }
+
+// A key store that mixes keys up (keys of one length share a record, as keys aliased on
+// a reused connection do) answers the proof's later fresh keys from an earlier one's
+// record: that is the key handling answering, not a hook that does not act, and the run
+// goes on (the scenarios judge the key handling).
+func TestAFreshKeyAnsweredAsAUsedOneIsNoHookFailure(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p := crashProfile(t, startFake(t, &fakeRefunds{aliasByLength: true}))
+	proof, err := scenarios.ProveHooks(ctx, p, scenarios.Catalogue(), scenarios.UnprovenHooksStop)
+	require.NoError(t, err)
+	require.Len(t, proof.Checks, 3)
+	require.True(t, proof.Checks[0].Acted, "the first key met no other: %s", proof.Checks[0].Seen)
+	for _, c := range proof.Checks[1:] {
+		require.True(t, c.Untold, "%s: %s", c.Hook, c.Seen)
+		require.Contains(t, c.Seen, "the target's key handling answered, not the hook", c.Hook)
+	}
+}
