@@ -100,10 +100,10 @@ func distinctKeysSameBody(r verdict.Record, p *profile.Profile) (verdict.Verdict
 			return f.result(verdict.Unknown, "the %s key got %s (%s), not a success: nothing to judge", op.Step, describe(op), op.Class)
 		}
 	}
-	switch {
-	case n > 2:
-		f.count(verdict.CatDuplicated, n-2)
-		return f.result(verdict.Fail, "%d side effects from two keys (and the first again as the control repeat, which must replay), want 2", n)
+	switch most := 1 + allowedEffects(r, p); {
+	case n > most:
+		f.count(verdict.CatDuplicated, n-most)
+		return f.result(verdict.Fail, "%d side effects from two keys (and the first again as the control repeat, which must replay), want at most %d", n, most)
 	case succ > n:
 		f.count(verdict.CatLost, succ-n)
 		if a.Class == outcome.Success && b.Class == outcome.Success && sameResponse(p, a, b) {

@@ -73,7 +73,7 @@ func independent(ledger string) Checker {
 		other, _ := stepAnswer(r, "other")
 		if !isSuccess(orig) {
 			if ledger == "" && gatewayStatus(orig.Status) && isSuccess(other) && !replayMarked(other, p) {
-				return gatewayOriginal(r, &f, orig, other)
+				return gatewayOriginal(r, p, &f, orig, other)
 			}
 			return f.result(verdict.Unknown, "the original did not succeed (%s)", describe(orig))
 		}
@@ -128,12 +128,12 @@ func otherPrincipalExecuted(r verdict.Record, p *profile.Profile, f *finding, or
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
-	switch n := r.Ledger[verdict.LedgerOperation]; {
+	switch n, most := r.Ledger[verdict.LedgerOperation], 1+allowedEffects(r, p); {
 	case n == 2:
 		return f.result(verdict.Pass, "executed independently: %d with its own body, and the ledger counts both requests (2 side effects)", other.Status)
-	case n > 2:
-		f.count(verdict.CatDuplicated, n-2)
-		return f.result(verdict.Fail, "%d side effects for two requests, one per principal (and the first one's control repeat): want at most 2", n)
+	case n > most:
+		f.count(verdict.CatDuplicated, n-most)
+		return f.result(verdict.Fail, "%d side effects for two requests, one per principal (and the first one's control repeat, which must replay): want at most %d", n, most)
 	case n == 0:
 		f.count(verdict.CatLost, 1)
 		f.blame(orig, "a success with its side effect")
@@ -146,16 +146,16 @@ func otherPrincipalExecuted(r verdict.Record, p *profile.Profile, f *finding, or
 // target answered the original (502, 503, 504: a read timeout shorter than the work, a
 // load shedder), so there are no bytes of the original's to tell a leak by. The ledger
 // still tells: two side effects for the two requests are two executions, one each.
-func gatewayOriginal(r verdict.Record, f *finding, orig, other verdict.Op) (verdict.Verdict, string, verdict.Evidence) {
+func gatewayOriginal(r verdict.Record, p *profile.Profile, f *finding, orig, other verdict.Op) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
-	switch n := r.Ledger[verdict.LedgerOperation]; {
+	switch n, most := r.Ledger[verdict.LedgerOperation], 1+allowedEffects(r, p); {
 	case n == 2:
 		return f.result(verdict.Pass, "executed independently: %d, and the ledger counts both requests (2 side effects); the original's answer was a gateway's %d", other.Status, orig.Status)
-	case n > 2:
-		f.count(verdict.CatDuplicated, n-2)
-		return f.result(verdict.Fail, "%d side effects for two requests, one per principal: want at most 2", n)
+	case n > most:
+		f.count(verdict.CatDuplicated, n-most)
+		return f.result(verdict.Fail, "%d side effects for two requests, one per principal (and the first one's control repeat, which must replay): want at most %d", n, most)
 	default:
 		return f.result(verdict.Unknown, "the original's answer was a gateway's %d, so its bytes cannot be compared with the other principal's %d, and the ledger shows %d side effect(s), not one per request", orig.Status, other.Status, n)
 	}

@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"fmt"
+
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
@@ -81,16 +83,21 @@ const FollowUpStep = "follow-up"
 // follow-up answered with the original's response (not the repeat's own) shows the
 // original's record still standing after the repeat executed.
 
-// followedUp wraps an expiry checker that judges steps "original" and "repeat": the
-// follow-up step is judged apart (its answer is evidence, not a repeat to compare), and
-// where the verdict is UNKNOWN only because the retention may have allowed the second
-// effect, a follow-up that got the original's response makes it the FAIL it is.
+// followedUp wraps an expiry checker that judges steps "original" and "repeat" (the
+// follow-up's attempt stays in the record: one that came late may have executed anew,
+// and the effects allowed count its window), and where the verdict is UNKNOWN only
+// because the retention may have allowed the second effect, a follow-up that got the
+// original's response makes it the FAIL it is.
 func followedUp(judge Checker) Checker {
 	return func(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
-		own := withoutSteps(r, FollowUpStep)
-		v, msg, ev := judge(own, p)
-		n := own.Ledger[verdict.LedgerOperation]
-		if own.LedgerErr != "" || v != verdict.Unknown || n < 2 || n > allowedEffects(own, p) {
+		v, msg, ev := judge(r, p)
+		n := r.Ledger[verdict.LedgerOperation]
+		if v == verdict.Pass && n > 1 {
+			// The repeat replayed; the follow-up, late on a loaded machine, executed anew
+			// where the retention allows it.
+			return v, fmt.Sprintf("%s; %d side effects in all: the follow-up %s", msg, n, mayBeLate("came late and", p)), ev
+		}
+		if r.LedgerErr != "" || v != verdict.Unknown || n < 2 || n > allowedEffects(r, p) {
 			return v, msg, ev
 		}
 		first, _ := stepAnswer(r, "original")
@@ -102,6 +109,8 @@ func followedUp(judge Checker) Checker {
 			return v, msg, ev
 		}
 		f := finding{ev: ev}
+		// The follow-up replayed (it got the original's response): the effects are the
+		// original's and the repeat's.
 		f.count(verdict.CatDuplicated, n-1)
 		f.example("original: %d %s", first.Status, clip(first.Body))
 		f.example("repeat:   %d %s (executed again)", repeat.Status, clip(repeat.Body))

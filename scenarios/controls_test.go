@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -91,4 +92,32 @@ func TestAFixedKeyMeetingAnEarlierRunIsNeitherPassNorFail(t *testing.T) {
 			require.Contains(t, later.Message, "the same in every run")
 		})
 	}
+}
+
+// A control repeat that a loaded machine delayed past the declared retention (1 s in
+// refProfile) may execute anew on a correct target: one more effect is then allowed,
+// never a duplicate, and nothing is proven (UNKNOWN).
+func TestALateControlIsNeverADuplicate(t *testing.T) {
+	p := refProfile(t)
+	scope := newHistory().at(0, "original", verdict.OpOK, 201, `{"id":"re_1"}`, nil).
+		at(5, "other", verdict.OpOK, 201, `{"id":"re_2"}`, nil).
+		span(10, 1500, scenarios.ControlStep, verdict.OpOK, 201, `{"id":"re_3"}`, nil).record(3)
+	v, msg, _ := judgeWith(t, "scope/other-principal", scope, p)
+	require.Equal(t, verdict.Unknown, v, msg)
+
+	pair := newHistory().at(0, "first", verdict.OpOK, 201, `{"id":"re_1"}`, nil).
+		at(5, "second", verdict.OpOK, 201, `{"id":"re_2"}`, nil).
+		span(10, 1500, scenarios.ControlStep, verdict.OpOK, 201, `{"id":"re_3"}`, nil).record(3)
+	for _, id := range []string{"key/distinct-keys-same-body", "key/case-distinct"} {
+		v, msg, _ := judgeWith(t, id, pair, p)
+		require.NotEqual(t, verdict.Fail, v, "%s: %s", id, msg)
+		require.NotEqual(t, verdict.Pass, v, "%s: %s", id, msg)
+	}
+
+	// Inside the window, the same third effect is the first key's record lost.
+	inside := newHistory().at(0, "first", verdict.OpOK, 201, `{"id":"re_1"}`, nil).
+		at(5, "second", verdict.OpOK, 201, `{"id":"re_2"}`, nil).
+		at(10, scenarios.ControlStep, verdict.OpOK, 201, `{"id":"re_3"}`, nil).record(3)
+	v, msg, _ = judgeWith(t, "key/distinct-keys-same-body", inside, p)
+	require.Equal(t, verdict.Fail, v, msg)
 }
