@@ -27,22 +27,24 @@ func recoveryScenarios() []Scenario {
 		{
 			ID:          "recovery/client-gave-up",
 			Description: "the client gives up while the target still works; the retry after the work would have ended gets its one result",
-			Requirement: "a client that leaves mid-work (its timeout) neither wedges the key nor lets the work run twice: the retry replays the committed result or, if the work was abandoned and its key released, executes it once; where the retry may have come after the declared retention, a control key held as long from the same moment, whose client stays, tells an expired record (the control is not replayed either) from a key lost with its client (the control still replays)",
+			Requirement: "a client that leaves mid-work (its timeout) neither wedges the key nor lets the work run twice: the retry replays the committed result or, if the work was abandoned and its key released, executes it once; where the retry may have come after the declared retention, a control key held as long beforehand, whose client stays, tells an expired record (the control is not replayed either) from a key lost with its client (the control still replays)",
 			Source:      and(srcBrandur, srcSeed),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:recovery", "fault:none", "level:safety", "speed:slow"},
 			Needs:       []profile.Capability{profile.CapSlow},
 			// The original's attempt keeps client_timeout while the work is held past it,
-			// so the client leaves and the proxy cuts the target's connection mid-work. A
-			// control key of its own, on an entity of its own, is held as long from a moment
-			// before, with a client that stays, and repeated after the retry: where the
-			// retry may have come after the declared retention, whether the control still
-			// replays tells an expired record from a key lost with its client.
+			// so the client leaves and the proxy cuts the target's connection mid-work. First
+			// a control key of its own, on an entity of its own, is held as long with a
+			// client that stays, and repeated a little later than the retry will be: where
+			// the retry may have come after the declared retention, whether the control
+			// replayed tells an expired record from a key lost with its client. (Before the
+			// original, not beside it: a target that serves one request at a time would
+			// hold the original behind it.)
 			Steps: []Step{
-				{Name: gaveUpControl, Key: KeyOther, OtherEntity: true, Hook: HookSlowPastTimeoutWaited, Background: true},
+				{Name: gaveUpControl, Key: KeyOther, OtherEntity: true, Hook: HookSlowPastTimeoutWaited},
+				{Name: gaveUpControlRepeat, Key: KeyOther, OtherEntity: true, Wait: WaitPastHoldAgain},
 				{Name: "original", Hook: HookSlowPastTimeout},
 				{Name: "retry", Wait: WaitPastHold},
-				{Name: gaveUpControlRepeat, Key: KeyOther, OtherEntity: true, Wait: WaitBackground},
 			},
 			Settle: &Settle{},
 			Check:  gaveUpThenOnce,

@@ -19,10 +19,10 @@ const (
 // A retry that executed again after its client gave up may have reached the target past
 // the declared retention, where a new execution is allowed: with a retention shorter
 // than the scenario's hold, two effects prove nothing by themselves. The control key
-// tells the two apart. It was sent a moment before the original, held as long, its
-// client stayed, and its repeat went out after the retry's answer: its record was older
-// when its repeat came than the key's was when the retry came, and still answers if the
-// control replays. Both keys met the same target at about the same moment with the same
+// tells the two apart. It was sent first, held as long, its client stayed, and it was
+// repeated later after its own send than the retry came after the original's: its
+// record was older when its repeat came than the key's was when the retry came, and
+// still answered if the control replayed. Both keys met the same target with the same
 // hold, the client's leaving their one difference, so the scenario's own record had not
 // expired either when the retry came, and the second execution is the key's, lost with
 // the client that left. A control that executed anew says this target's records may be
@@ -110,25 +110,26 @@ func (c gaveUpControlSeen) decide(own verdict.Record, p *profile.Profile, judge 
 	f := finding{ev: ev}
 	start, _ := firstInvoke(own)
 	retryAt, _ := stepInvokedAt(own, "retry")
-	at := func(t time.Time) string { return "+" + roundDuration(t.Sub(start)).String() }
+	after := func(d time.Duration) string { return roundDuration(d).String() }
 	// The control's record must have been at least as old when its repeat came as the
 	// key's was when the retry came.
-	older := c.sentAt.Sub(c.startedAt) >= retryAt.Sub(start)
+	retryAfter, controlAfter := retryAt.Sub(start), c.sentAt.Sub(c.startedAt)
+	older := controlAfter >= retryAfter
 	switch {
 	case !c.ran:
 		return v, msg, ev
 	case c.replayed && older:
 		f.count(verdict.CatDuplicated, n-1)
-		f.example("retry sent at %s executed again; the control key's repeat sent at %s replayed its response", at(retryAt), at(c.sentAt))
+		f.example("the retry, sent %s after the original, executed again; the control key's repeat, sent %s after its own first request, replayed its response", after(retryAfter), after(controlAfter))
 		if retry, ok := stepAnswer(own, "retry"); ok {
 			f.blame(retry, "the committed response of the work its client left, no second execution")
 		}
-		return f.result(verdict.Fail, "the client gave up after %s while the work was held, and its key executed again: %d side effects for one key. The retry (sent at %s) may have come after the declared %s retention, but a key sent with it whose client stayed still replayed at %s: no record had expired, so the key was lost with the client that left (a lock or lease released when the client went, the work kept)",
-			p.ClientTimeout, n, at(retryAt), p.Retention, at(c.sentAt))
+		return f.result(verdict.Fail, "the client gave up after %s while the work was held, and its key executed again: %d side effects for one key. The retry (sent %s after the original) may have come after the declared %s retention, but a key held as long whose client stayed still replayed %s after its first request: no record had expired, so the key was lost with the client that left (a lock or lease released when the client went, the work kept)",
+			p.ClientTimeout, n, after(retryAfter), p.Retention, after(controlAfter))
 	case c.executed:
-		return f.result(verdict.Unknown, "%s; the key sent with it whose client stayed was not replayed either at %s (it executed again): this target's records may be gone by then, so the retention may have allowed it", msg, at(c.sentAt))
+		return f.result(verdict.Unknown, "%s; a key held as long whose client stayed was not replayed either %s after its first request (it executed again): this target's records may be gone by then, so the retention may have allowed it", msg, after(controlAfter))
 	}
-	return f.result(verdict.Unknown, "%s; the control key sent with it (its client stayed) got %s, then %s: whether records outlive the scenario cannot be told", msg, describe(c.first), describe(c.repeat))
+	return f.result(verdict.Unknown, "%s; the control key held as long, whose client stayed, got %s, then %s: whether records outlive the scenario cannot be told", msg, describe(c.first), describe(c.repeat))
 }
 
 // withoutSteps is the record without the named steps' attempts and their keys' journal

@@ -121,6 +121,7 @@ func TestClientGaveUpJudgesWhatTheTargetDidWhenItsClientLeft(t *testing.T) {
 		{"wedge", "wedge", time.Second, verdict.Fail, "the key is stuck"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			srv := httptest.NewServer(&disconnecting{onLeave: tc.onLeave, keys: map[string]*gaveUpEntry{}, ledger: map[string]int{}})
 			t.Cleanup(srv.Close)
 			p := fakeProfile(t, srv.URL) // client_timeout 2s; the hook's value is the hold
@@ -229,10 +230,10 @@ func TestClientGaveUpStuckIsBoundedByTheHoldApplied(t *testing.T) {
 // A middleware that keeps the work of a client that left but forgets its key (a lease
 // lost with the client) executes the retry again. With a declared retention shorter than
 // the scenario's hold, the retry may have come after the retention, where a new execution
-// is allowed; a key sent at the same moment, held as long, whose client stayed, tells:
-// its repeat, sent after the retry, still replays, so no record had expired, and the
-// second execution is the lost key's. A target whose records do expire by then
-// replays nothing for the control either: that stays UNKNOWN.
+// is allowed; a key held as long, whose client stayed, tells: its repeat, sent a little
+// later after it than the retry after the original, still replays, so no record had
+// expired, and the second execution is the lost key's. A target whose records do expire
+// by then replays nothing for the control either: that stays UNKNOWN.
 func TestClientGaveUpDecidesPastTheRetentionWithAControlKey(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
@@ -241,8 +242,8 @@ func TestClientGaveUpDecidesPastTheRetentionWithAControlKey(t *testing.T) {
 		want        verdict.Verdict
 		msg         string
 	}{
-		{"lease lost with the client", "forget-key", 0, verdict.Fail, "a key sent with it whose client stayed still replayed"},
-		{"records expire from the insert", "carry-on", time.Second, verdict.Unknown, "the key sent with it whose client stayed was not replayed either"},
+		{"lease lost with the client", "forget-key", 0, verdict.Fail, "a key held as long whose client stayed still replayed"},
+		{"records expire from the insert", "carry-on", time.Second, verdict.Unknown, "a key held as long whose client stayed was not replayed either"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -187,4 +187,7 @@ const (
 	WaitPastWindow   Wait = "past-retention"    // retention plus a margin since the first answer
 	WaitPastLock     Wait = "past-lock-timeout" // lock_timeout plus a margin since the step before
 	WaitPastHold     Wait = "past-hold"         // the slow-past-timeout hold plus a margin since the step before began
+	// WaitPastHoldAgain is WaitPastHold with its margin twice: a control repeated this
+	// way is always later after its original than a WaitPastHold retry after its own.
+	WaitPastHoldAgain Wait = "past-hold-again"
 )

@@ -30,10 +30,14 @@ func (e *execution) wait(ctx context.Context, w Wait) error {
 	case WaitPastWindow:
 		r := p.Retention.Std()
 		until = first.Add(r + max(r/2, 300*time.Millisecond))
-	case WaitPastHold:
+	case WaitPastHold, WaitPastHoldAgain:
 		// From the previous step's start: the target began holding no earlier.
 		h := e.t.giveUpHold()
-		until = last.Add(h + max(h/4, 300*time.Millisecond))
+		margin := max(h/4, 300*time.Millisecond)
+		if w == WaitPastHoldAgain {
+			margin *= 2
+		}
+		until = last.Add(h + margin)
 	case WaitPastLock:
 		// From the later of the previous step's start and the latest answer: a request
 		// that answered (a crash after the key insert) took its lock before it did, and
@@ -71,8 +75,8 @@ func (t *target) declaredWaits(sc Scenario) time.Duration {
 			d += p.Retention.Std()*3/2 + 300*time.Millisecond
 		case WaitPastLock:
 			d += profile.PastLock(p.LockTimeout.Std())
-		case WaitPastHold:
-			d += t.giveUpHold() * 5 / 4
+		case WaitPastHold, WaitPastHoldAgain:
+			d += t.giveUpHold() * 3 / 2
 		}
 		switch st.Hook {
 		case HookSlow, HookSlowFail:
