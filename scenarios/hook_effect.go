@@ -33,10 +33,11 @@ func crashed(step, hook string, judge Checker) Checker {
 // answeredNormally reports whether the step's request got a complete answer of the
 // target's, and how, in words: from its journal record (the first that reached the
 // target, the step being the scenario's first) when the proxy saw it, else from the
-// client's answer.
+// client's answer. A 502, 503 or 504 is a gateway's in front of a target that dropped
+// the request: no answer of the target's.
 func answeredNormally(r verdict.Record, step string) (bool, string) {
 	if j, ok := originalRecord(r); ok {
-		if j.UpstreamStatus != 0 && j.ClientResult == faultproxy.ClientDelivered {
+		if deliveredByTarget(j) {
 			return true, "answered " + itoa(j.UpstreamStatus) + " by the target and delivered (the proxy's journal)"
 		}
 		return false, ""
@@ -46,4 +47,11 @@ func answeredNormally(r verdict.Record, step string) (bool, string) {
 		return true, "answered " + describe(a)
 	}
 	return false, ""
+}
+
+// deliveredByTarget reports whether a journal record's request got the target's own
+// complete answer: an upstream status delivered whole, and not a gateway's 502, 503 or
+// 504 (a gateway in front answers those for a target that dropped the connection).
+func deliveredByTarget(j faultproxy.Record) bool {
+	return j.UpstreamStatus != 0 && !gatewayStatus(j.UpstreamStatus) && j.ClientResult == faultproxy.ClientDelivered
 }

@@ -294,7 +294,7 @@ func (hp *hookProver) prove(ctx context.Context, field string) (HookCheck, error
 		// A fresh key answered as a used one: the target's key handling answered (keys
 		// aliased on a reused connection, a store that mixes keys up), not the hook.
 		c.Untold = true
-		c.Seen += "; " + why + ": the target's key handling answered, not the hook, so whether it acts cannot be told here (the scenarios judge the key handling, and the hook in their own journals)"
+		c.Seen += "; " + why + ", not the hook, so whether it acts cannot be told here (the scenarios' own journals judge the hook)"
 		return c, nil
 	}
 	if !c.Acted && op.Class.Determinate() && !isSuccess(op) {
@@ -319,22 +319,25 @@ func (hp *hookProver) prove(ctx context.Context, field string) (HookCheck, error
 	return c, err
 }
 
-// notTheHooks says why the answer to a fresh key cannot be the hook's doing, or "": it
-// was refused as a repeat (in flight, or another payload under a used key), or it is a
-// replay (marked so, or another of the proof's requests' response).
+// notTheHooks says why the answer to a fresh key cannot be the hook's doing, or "": a
+// rate limit refused it, it was refused as a repeat (in flight, or another payload under
+// a used key), or it is a replay (marked so, or another of the proof's requests'
+// response).
 func (hp *hookProver) notTheHooks(op verdict.Op) string {
 	p := hp.t.p
 	switch {
+	case op.Class == outcome.Throttled:
+		return "the request was refused by a rate limit (" + describe(op) + "): the rate limit answered"
 	case keyRefusal(op.Class):
-		return "a fresh key was refused as if it had been used (" + describe(op) + ")"
+		return "a fresh key was refused as if it had been used (" + describe(op) + "): the target's key handling answered"
 	case !isSuccess(op):
 		return ""
 	case replayMarked(op, p):
-		return "a fresh key was answered as a replay (" + p.Expect.ReplayHeader + ")"
+		return "a fresh key was answered as a replay (" + p.Expect.ReplayHeader + "): the target's key handling answered"
 	}
 	for _, earlier := range hp.answered[:len(hp.answered)-1] {
 		if sameResponse(p, op, earlier) || sameUnique(p, earlier, op) {
-			return "a fresh key was answered with another key's response (" + itoa(op.Status) + " " + clip(op.Body) + ")"
+			return "a fresh key was answered with another key's response (" + itoa(op.Status) + " " + clip(op.Body) + "): the target's key handling answered"
 		}
 	}
 	return ""
@@ -373,7 +376,7 @@ func (hp *hookProver) acted(field string, op verdict.Op, j faultproxy.Record, jo
 	}
 	// A crash: no complete answer of the target's reached the client.
 	if journaled {
-		if j.UpstreamStatus != 0 && j.ClientResult == faultproxy.ClientDelivered {
+		if deliveredByTarget(j) {
 			return false, fmt.Sprintf("the hooked request was answered %d by the target and delivered (the proxy's journal): nothing crashed", j.UpstreamStatus)
 		}
 		return true, "abandoned the request: " + journalEnd(j)

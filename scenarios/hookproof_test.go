@@ -2,6 +2,8 @@ package scenarios_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -168,5 +170,29 @@ func TestAFreshKeyAnsweredAsAUsedOneIsNoHookFailure(t *testing.T) {
 	for _, c := range proof.Checks[1:] {
 		require.True(t, c.Untold, "%s: %s", c.Hook, c.Seen)
 		require.Contains(t, c.Seen, "the target's key handling answered, not the hook", c.Hook)
+		require.Contains(t, c.Seen, "cannot be told here", c.Hook)
+	}
+}
+
+// A crash behind a gateway: the target drops the connection and the gateway in front
+// answers 502. That is no answer of the target's: the crash acted.
+func TestACrashAGatewayAnswersFor(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	fake := &fakeRefunds{}
+	startFake(t, fake)
+	gateway := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Test-Crash") != "" {
+			http.Error(w, "<html>502 Bad Gateway</html>", http.StatusBadGateway)
+			return
+		}
+		fake.ServeHTTP(w, r)
+	}))
+	t.Cleanup(gateway.Close)
+	proof, err := scenarios.ProveHooks(ctx, crashProfile(t, gateway.URL), scenarios.Catalogue(), scenarios.UnprovenHooksStop)
+	require.NoError(t, err)
+	for _, c := range proof.Checks {
+		require.True(t, c.Acted, "%s: %s", c.Hook, c.Seen)
 	}
 }
