@@ -29,8 +29,11 @@ type Attempt struct {
 	Delivered  string        `json:"delivered"`
 	Class      outcome.Class `json:"class"`
 	RetryAfter time.Duration `json:"-"`
-	// RetryFrom says what asked for RetryAfter: "Retry-After", or a body path.
+	// RetryFrom says what asked for RetryAfter: "Retry-After", "Retry-After-Ms",
+	// "Retry-After (HTTP date)", or a body path.
 	RetryFrom string `json:"-"`
+	// NoRetry is the answer's request not to retry ("x-should-retry: false"), "" none.
+	NoRetry string `json:"no_retry,omitempty"`
 }
 
 // AttemptsOf is the per-attempt view of one operation, in arrival order.
@@ -47,6 +50,7 @@ func (a *analysis) attemptView(records []faultproxy.Record) []Attempt {
 			Fault: r.Fault, Upstream: upstreamText(r), Delivered: deliveredText(r), Class: a.classOf(r),
 		}
 		at.RetryAfter, at.RetryFrom, _ = a.retryAfterOf(r)
+		at.NoRetry = a.noRetryOf(r)
 		out = append(out, at)
 	}
 	return out
@@ -146,6 +150,9 @@ func WriteAttempts(w io.Writer, attempts []Attempt, indent string) {
 		class := string(at.Class)
 		if at.RetryAfter > 0 {
 			class += fmt.Sprintf(" (%s %s)", at.RetryFrom, at.RetryAfter)
+		}
+		if at.NoRetry != "" {
+			class += " (" + at.NoRetry + ")"
 		}
 		fmt.Fprintf(tw, "%s%d\t+%s\t%s\t%s\t%s\t%s\t%s\t%s\n", indent, i+1, roundDuration(at.Time.Sub(start)), roundDuration(at.Duration),
 			key, orDash(at.Fault), at.Upstream, at.Delivered, class)

@@ -95,6 +95,10 @@ func checks() []checkDef {
 	return []checkDef{
 		{IDCommandSucceeded, "the code under test finished without error", "the client's own run succeeds", "client-check", verdict.LevelMust, checkCommand, nil},
 		{IDOneEffect, "every logical operation has exactly one side effect", "one key per logical operation: at most one effect, and none lost", "idemproof safety invariants (README, Verdicts)", verdict.LevelSafety, checkOneEffect, nil},
+		{IDRetryAfterRetention, "no retry reached the API after its declared retention", "size the window past the worst retry horizon: a retry after the key expired executes again", "seed rule \"size the window past the worst retry horizon\"; draft-ietf-httpapi-idempotency-key-header-07 §2.4", verdict.LevelMust, checkRetryAfterRetention,
+			func(o *analysis) bool { return o.Retention > 0 && !o.KeyIgnored }},
+		{IDBlindResend, "at an API that ignores keys, no operation was re-sent after a lost answer", "a lost answer is an unknown outcome: where the key protects nothing, a re-send may execute twice", "Jepsen info operations; expect.honours_key: false", verdict.LevelSafety, checkBlindResend,
+			func(o *analysis) bool { return o.KeyIgnored }},
 		{IDSameKeyOnRetry, "every retry of an operation re-sent the same key", "the key is minted before the first attempt and re-sent unchanged", "draft-ietf-httpapi-idempotency-key-header-07 §2", verdict.LevelMust, checkSameKey, nil},
 		{IDSamePayload, "every retry under a key re-sent the same payload", "the request is re-sent unchanged with its key: another payload under it is a mismatch the target refuses, and the client never learns the first one's outcome", "draft-ietf-httpapi-idempotency-key-header-07 §2, §2.7", verdict.LevelMust, checkSamePayload, nil},
 		{IDKeyPerAttempt, "the same payload was never re-sent under a fresh key", "a retry must not mint a new key (key minted per attempt)", "draft-ietf-httpapi-idempotency-key-header-07 §2", verdict.LevelSafety, checkKeyPerAttempt, nil},
@@ -102,6 +106,8 @@ func checks() []checkDef {
 		{IDNoKey, "no attempt of the keyed operation went out without a key", "every keyed operation carries the key header", "draft-ietf-httpapi-idempotency-key-header-07 §2", verdict.LevelMust, checkNoKey, nil},
 		{ID422Retried, "a mismatch answer (the profile's mismatch class, e.g. 422) was not retried unchanged", "the key was reused with another payload: a client bug, not retryable as is", "draft-ietf-httpapi-idempotency-key-header-07 §2.7", verdict.LevelMust, check422, nil},
 		{ID409Hammered, "an in-flight answer (the profile's in_flight class, e.g. 409) was retried after Retry-After (or a backoff), not hammered", "an in-flight refusal (409) is retried later, honouring Retry-After", "draft-ietf-httpapi-idempotency-key-header-07 §2.7; RFC 9110 §10.2.3", verdict.LevelMust, check409, nil},
+		{IDRetryAfterHonoured, "every other answer that asked for a wait (Retry-After, Retry-After-Ms, a body hint) was retried after it, or after the cap", "a retry hint says how long the client ought to wait, whatever the status; a client may cap it (retry_after_cap)", "RFC 9110 §10.2.3", verdict.LevelShould, checkRetryAfterHonoured, nil},
+		{IDAttemptTimeout, "no held answer was waited out past client_patience", "an attempt has a timeout: a lost answer must not hang the operation", "client-check (client_patience)", verdict.LevelShould, checkAttemptTimeout, nil},
 		{IDLostResolved, "an operation whose response was lost, or that was refused in flight, was retried to a known outcome, or reported unknown", "a lost response is an unknown outcome, never a silent give-up", "Jepsen info operations", verdict.LevelMust, checkLostResolved, nil},
 		{IDUnknownAsFailed, "an operation that committed was never reported failed", "an unknown outcome is not a failure: the refund may exist", "idemproof safety invariants (README, Verdicts)", verdict.LevelSafety, checkUnknownAsFailed, nil},
 		{IDOutcomeFile, "the client's outcome file parsed", "one JSON object per line: operation, outcome ok|failed|unknown", "docs/client-check.md", verdict.LevelMust, checkOutcomeFile, nil},
@@ -124,65 +130,9 @@ func checkCommand(o *analysis) conclusion {
 	return pass("the code under test finished without error")
 }
 
-func checkOneEffect(o *analysis) conclusion {
-	if len(o.Attempts) == 0 {
-		return unknown("the client made no request to the keyed operation: check that it uses $IDEMPROOF_BASE_URL")
-	}
-	if o.LedgerErr != "" {
-		return unknown("ledger unreadable: %s", o.LedgerErr)
-	}
-	_, attempts := o.byOperation()
-	f := failing{}
-	once, none, earlier, counted, unnamed := 0, 0, 0, 0, 0
-	for _, op := range o.allOperations() {
-		if strings.HasPrefix(op, "body:") {
-			unnamed++ // no entity: no ledger to count
-			continue
-		}
-		counted++
-		n := o.Ledger[op]
-		oc, reported := o.outcomeOf(op)
-		switch {
-		case n > 1:
-			f.addOp(verdict.CatDuplicated, fmt.Sprintf("%s has %d side effects", op, n), o, op, attempts[op])
-		case n == 0 && o.LedgerBefore[op] > 0:
-			// Its key was used by an earlier run against the same target, which took
-			// effect then: this run's answers were the replays a kept key should get.
-			earlier++
-		case n == 0 && reported && oc.Outcome == OutcomeOK:
-			f.addOp(verdict.CatLost, fmt.Sprintf("%s reported ok but has no side effect", op), o, op, attempts[op])
-		case n == 0:
-			none++
-		default:
-			once++
-		}
-	}
-	if f.count > 0 {
-		return f.fail("%d operation(s) without exactly one side effect (%d duplicated, %d lost)",
-			f.count, f.categories[verdict.CatDuplicated], f.categories[verdict.CatLost])
-	}
-	if counted == 0 {
-		return unknown("no attempt named an operation the profile's entity (%s) finds, so no side effect could be counted (%d operation(s) told apart by their bodies only): point entity at the field or header that names the operation", o.EntityRef, unnamed)
-	}
-	msg := fmt.Sprintf("%d operation(s), each took effect exactly once", once)
-	if none > 0 || earlier > 0 {
-		msg = fmt.Sprintf("%d operation(s) took effect once", once)
-	}
-	if earlier > 0 {
-		msg += fmt.Sprintf("; %d had taken effect before this run (the ledger counted it before their first attempt) and took none again", earlier)
-	}
-	if none > 0 {
-		msg += fmt.Sprintf("; %d never took effect and were not reported ok", none)
-	}
-	if unnamed > 0 {
-		msg += fmt.Sprintf("; %d operation(s) named no entity and were not counted", unnamed)
-	}
-	return pass("%s", msg)
-}
-
 func checkSameKey(o *analysis) conclusion {
 	ops, attempts := o.byOperation()
-	f, retried, unkeyed := failing{}, 0, 0
+	f, retried, unkeyed, restarted := failing{}, 0, 0, 0
 	for _, op := range ops {
 		if len(attempts[op]) < 2 {
 			continue
@@ -199,26 +149,32 @@ func checkSameKey(o *analysis) conclusion {
 			}
 		}
 		switch {
+		case len(keys) > 1 && o.oneKeyPerLife(attempts[op]):
+			restarted++ // changed only across restarts: client/key-survives-restart
 		case len(keys) > 1:
 			f.addOp("keys-changed", fmt.Sprintf("%s went out under %d keys", op, len(keys)), o, op, attempts[op])
 		case len(keys) == 0:
-			// No key to keep: nothing lets the target tell the retry from a new operation.
+			// No key to keep: the missing key is the cause, client/no-key's finding.
 			unkeyed++
-			f.addOp("keys-changed", fmt.Sprintf("%s was retried without a key (%d attempts)", op, keyless), o, op, attempts[op])
+			retried--
 		case keyless > 0:
 			f.addOp("keys-changed", fmt.Sprintf("%s went out under a key and %d time(s) without one", op, keyless), o, op, attempts[op])
 		}
 	}
-	if retried == 0 {
-		return na("no operation was retried")
+	elsewhere := ""
+	if unkeyed > 0 {
+		elsewhere = fmt.Sprintf("; %d retried without any key: client/no-key", unkeyed)
 	}
-	if f.count > 0 && unkeyed > 0 {
-		return f.fail("%d of %d retried operation(s) did not keep one key across their attempts (%d retried without any key)", f.count, retried, unkeyed)
+	if restarted > 0 {
+		elsewhere += fmt.Sprintf("; %d changed their key only across a restart of the client: client/key-survives-restart", restarted)
+	}
+	if retried == 0 {
+		return na("no operation with a key was retried%s", elsewhere)
 	}
 	if f.count > 0 {
-		return f.fail("%d of %d retried operation(s) changed the key between attempts", f.count, retried)
+		return f.fail("%d of %d retried operation(s) changed the key between attempts%s", f.count, retried, elsewhere)
 	}
-	return pass("%d retried operation(s) kept one key", retried)
+	return pass("%d retried operation(s) kept one key%s", retried, elsewhere)
 }
 
 // payloadOf is an attempt's payload: the body without the key where the proxy read the
@@ -294,16 +250,19 @@ func checkKeyPerAttempt(o *analysis) conclusion {
 	for _, p := range fresh {
 		op := o.operationOf(bySeq[p.Seqs[0]])
 		if o.oneKeyPerLife(attempts[op]) {
-			acrossRestarts++
-			f.addOp("key-minted-per-attempt", fmt.Sprintf("%s: the same payload under %d keys, a new one only after each restart of the client (client/key-survives-restart)", op, len(p.Keys)), o, op, attempts[op])
+			acrossRestarts++ // a new key only after each restart: client/key-survives-restart's cause
 			continue
 		}
 		f.addOp("key-minted-per-attempt", fmt.Sprintf("%s: the same payload under %d keys", op, len(p.Keys)), o, op, attempts[op])
 	}
-	if acrossRestarts == len(fresh) {
-		return f.fail("%d payload(s) retried under a fresh key after a restart of the client: the key was kept, but not across the restart", len(fresh))
+	elsewhere := ""
+	if acrossRestarts > 0 {
+		elsewhere = fmt.Sprintf("; %d payload(s) got a fresh key only after a restart of the client: the key was kept, but not across the restart: client/key-survives-restart", acrossRestarts)
 	}
-	return f.fail("key minted per attempt: %d payload(s) retried under a fresh key", len(fresh))
+	if f.count == 0 {
+		return na("no payload was re-sent under a fresh key within one life of the client%s", elsewhere)
+	}
+	return f.fail("key minted per attempt: %d payload(s) retried under a fresh key%s", f.count, elsewhere)
 }
 
 // oneKeyPerLife reports whether a run with restarts kept one key per life of the client:
@@ -358,20 +317,57 @@ func checkKeyShared(o *analysis) conclusion {
 	return pass("%d key(s), one operation each", len(keys))
 }
 
+// checkNoKey judges the operations that never carried a key: one finding with its
+// consequences under it (retried without a key, executed more than once), since the
+// missing key is their one cause. An attempt without a key in an operation that carried
+// one elsewhere is a key dropped on retry: client/same-key-on-retry's. Where the API
+// runs a request without a key (expect.missing_key: optional) only a retry makes the
+// missing key a defect.
 func checkNoKey(o *analysis) conclusion {
 	if len(o.Attempts) == 0 {
 		return na("no attempt")
 	}
-	unkeyed := faultproxy.UnkeyedAttempts(o.Attempts)
-	if len(unkeyed) == 0 {
-		return pass("all %d attempt(s) carried a key", len(o.Attempts))
+	ops, attempts := o.byOperation()
+	f, unkeyed, retried, duplicated, sent := failing{}, 0, 0, 0, 0
+	for _, op := range ops {
+		as := attempts[op]
+		if !o.causeOf(op).keyless {
+			continue
+		}
+		unkeyed++
+		sent += len(as)
+		n, counted := o.Ledger[op]
+		consequence := "sent once"
+		if len(as) > 1 {
+			retried++
+			consequence = fmt.Sprintf("retried without a key (%d attempts)", len(as))
+		}
+		switch {
+		case counted && n > 1:
+			duplicated++
+			consequence += fmt.Sprintf(", %d side effects: the API could not tell the retry from a new operation", n)
+		case counted:
+			consequence += fmt.Sprintf(", %d side effect(s)", n)
+		}
+		if o.KeyOptional && len(as) < 2 {
+			continue // the API needs no key, and nothing was retried
+		}
+		f.addOp("no-key", fmt.Sprintf("%s: no key on any attempt; %s", op, consequence), o, op, as)
 	}
-	f := failing{}
-	for _, r := range unkeyed {
-		op := o.operationOf(r)
-		f.addOp("no-key", fmt.Sprintf("%s: attempt %d carried no key", op, o.attemptNo(op, r)), o, op, o.attempts[op])
+	switch {
+	case unkeyed == 0:
+		return pass("every operation carried a key (%d attempt(s))", len(o.Attempts))
+	case f.count == 0:
+		return pass("%d operation(s) sent without a key, none retried: the API runs a request without one (expect.missing_key: optional)", unkeyed)
 	}
-	return f.fail("%d of %d attempt(s) carried no idempotency key", len(unkeyed), len(o.Attempts))
+	msg := fmt.Sprintf("sends no key: %d of %d operation(s) went out without an idempotency key (%d attempt(s))", f.count, len(ops), sent)
+	if retried > 0 {
+		msg += fmt.Sprintf("; %d retried without one", retried)
+	}
+	if duplicated > 0 {
+		msg += fmt.Sprintf(", %d of them executed more than once", duplicated)
+	}
+	return f.fail("%s", msg)
 }
 
 func check422(o *analysis) conclusion {
@@ -469,6 +465,10 @@ func checkLostResolved(o *analysis) conclusion {
 			last = "last attempt refused in flight (the fault's refusal: what the API answers while an attempt under the key runs, which may still commit)"
 		case o.classOf(final) == outcome.InFlight:
 			last = "last attempt refused in flight (the original may still commit)"
+		case o.noRetryOf(final) != "":
+			// The API's answer asked for no retry, and the SDK obeyed: right by its
+			// contract with the API, but the operation may have committed.
+			last = fmt.Sprintf("gave up on a %s that said %s (obeying it is right, but the operation may have committed: report it unknown)", deliveredText(final), o.noRetryOf(final))
 		}
 		f.addOp("unresolved", fmt.Sprintf("%s: %s, client reported %s", op, last, reported), o, op, as)
 	}
@@ -506,7 +506,11 @@ func checkUnknownAsFailed(o *analysis) conclusion {
 		}
 		failed++
 		if n := o.Ledger[op]; n > 0 {
-			f.addOp("committed-reported-failed", fmt.Sprintf("%s reported failed, but %d side effect(s) exist", op, n), o, op, attempts[op])
+			why := ""
+			if as := attempts[op]; len(as) > 0 && o.noRetryOf(as[len(as)-1]) != "" {
+				why = fmt.Sprintf(" (its last answer, a %s, said %s: no retry, but not that nothing happened)", deliveredText(as[len(as)-1]), o.noRetryOf(as[len(as)-1]))
+			}
+			f.addOp("committed-reported-failed", fmt.Sprintf("%s reported failed, but %d side effect(s) exist%s", op, n, why), o, op, attempts[op])
 		}
 	}
 	if f.count > 0 {
@@ -567,8 +571,12 @@ func checkKeySurvivesRestart(o *analysis) conclusion {
 					changed = append(changed, shorten(orNone(k), 24))
 				}
 			}
-			f.addOp("key-changed-across-restart", fmt.Sprintf("%s: killed after an attempt under %s, retried after the restart under %s",
-				rs.Operation, shorten(rs.Key, 24), strings.Join(changed, ", ")), o, rs.Operation, all)
+			consequence := ""
+			if n, ok := o.Ledger[rs.Operation]; ok && o.LedgerErr == "" {
+				consequence = fmt.Sprintf(": %d side effect(s)", n)
+			}
+			f.addOp("key-changed-across-restart", fmt.Sprintf("%s: killed after an attempt under %s, retried after the restart under %s%s",
+				rs.Operation, shorten(rs.Key, 24), strings.Join(changed, ", "), consequence), o, rs.Operation, all)
 		}
 	}
 	if f.count > 0 {

@@ -76,7 +76,7 @@ func TestAKeyReSentWithAnotherPayloadIsAFinding(t *testing.T) {
 
 func TestGoodClientHasNoFindings(t *testing.T) {
 	results := clientcheck.Check(goodObservation())
-	require.Len(t, results, 12)
+	require.Len(t, results, 14)
 	require.Empty(t, clientcheck.Findings(results, true))
 	v := verdicts(goodObservation())
 	require.Equal(t, verdict.Pass, v[clientcheck.IDSameKeyOnRetry].Verdict)
@@ -112,30 +112,50 @@ func TestNoKey(t *testing.T) {
 	o.Attempts = append(o.Attempts, attempt(5, "", "b3", 400, time.Second))
 	v := verdicts(o)
 	require.Equal(t, verdict.Fail, v[clientcheck.IDNoKey].Verdict)
-	require.Equal(t, "1 of 5 attempt(s) carried no idempotency key", v[clientcheck.IDNoKey].Message)
+	require.Equal(t, "sends no key: 1 of 3 operation(s) went out without an idempotency key (1 attempt(s))", v[clientcheck.IDNoKey].Message)
+	require.Contains(t, v[clientcheck.IDNoKey].Evidence.Examples[0], "body:b3: no key on any attempt; sent once")
 
-	// The detail numbers the attempt as the table under it does: among its operation's.
+	// Where the API runs a request without a key (missing_key: optional), a keyless
+	// operation never retried is no defect.
+	o.KeyOptional = true
+	require.Equal(t, verdict.Pass, verdicts(o)[clientcheck.IDNoKey].Verdict)
+	o.Attempts = append(o.Attempts, attempt(6, "", "b3", 201, 2*time.Second))
+	require.Equal(t, verdict.Fail, verdicts(o)[clientcheck.IDNoKey].Verdict, "a retry without a key is one whatever the API requires")
+	o.KeyOptional = false
+
+	// A key dropped on a retry is a key not kept: client/same-key-on-retry's, not this one.
 	o.Entities["b3"] = "order-3"
 	o.Attempts = append(o.Attempts[:4], attempt(5, "k3", "b3", 503, time.Second), attempt(6, "", "b3", 201, 2*time.Second))
 	v = verdicts(o)
-	require.Contains(t, v[clientcheck.IDNoKey].Evidence.Examples[0], "order-3: attempt 2 carried no key")
+	require.Equal(t, verdict.Pass, v[clientcheck.IDNoKey].Verdict, v[clientcheck.IDNoKey].Message)
+	require.Equal(t, verdict.Fail, v[clientcheck.IDSameKeyOnRetry].Verdict)
 }
 
-// A retry without a key (an SDK that sends none, retrying a 503) kept no key: nothing
-// lets the target tell it from a new operation. Nor did one that dropped its key.
-func TestARetryWithoutAKeyKeptNoKey(t *testing.T) {
+// A client that sends no key (an SDK retrying a 503 after the commit: billed twice) gets
+// one finding, its cause, with the consequences under it, not three FAILs for one
+// defect. One that dropped its key on a retry kept no key: client/same-key-on-retry.
+func TestANoKeyClientGetsOneGroupedFinding(t *testing.T) {
 	o := goodObservation()
 	o.Attempts = []faultproxy.Record{attempt(1, "", "b1", 503, 0), attempt(2, "", "b1", 201, 100*time.Millisecond)}
 	o.Ledger = map[string]int{"order-1": 2}
 	o.Outcomes = o.Outcomes[:1]
+	results := clientcheck.Check(o)
+	findings := clientcheck.Findings(results, true)
+	require.Len(t, findings, 1, "%v", findings)
+	require.Equal(t, clientcheck.IDNoKey, findings[0].ScenarioID)
+	require.Equal(t, "sends no key: 1 of 1 operation(s) went out without an idempotency key (2 attempt(s)); 1 retried without one, 1 of them executed more than once", findings[0].Message)
+	require.Equal(t, []string{"order-1: no key on any attempt; retried without a key (2 attempts), 2 side effects: the API could not tell the retry from a new operation"}, findings[0].Evidence.Examples)
 	v := verdicts(o)
-	require.Equal(t, verdict.Fail, v[clientcheck.IDSameKeyOnRetry].Verdict, v[clientcheck.IDSameKeyOnRetry].Message)
-	require.Contains(t, v[clientcheck.IDSameKeyOnRetry].Evidence.Examples[0], "order-1 was retried without a key (2 attempts)")
+	require.Equal(t, verdict.NA, v[clientcheck.IDSameKeyOnRetry].Verdict)
+	require.Contains(t, v[clientcheck.IDSameKeyOnRetry].Message, "client/no-key")
+	require.Equal(t, verdict.NA, v[clientcheck.IDOneEffect].Verdict)
+	require.Contains(t, v[clientcheck.IDOneEffect].Message, "sent without a key took effect more than once: client/no-key")
 
 	o.Attempts[0].Key, o.Attempts[0].HasKey = "k1", true
 	v = verdicts(o)
 	require.Equal(t, verdict.Fail, v[clientcheck.IDSameKeyOnRetry].Verdict)
 	require.Contains(t, v[clientcheck.IDSameKeyOnRetry].Evidence.Examples[0], "order-1 went out under a key and 1 time(s) without one")
+	require.Equal(t, verdict.Pass, v[clientcheck.IDNoKey].Verdict)
 }
 
 func Test422RetriedUnchangedFailsAndCorrectedPasses(t *testing.T) {

@@ -21,11 +21,12 @@ func kindNames(s *clientcheck.Schedule) []string {
 func TestDefaultScheduleHoldsOneAndResetsOr503sTheOthers(t *testing.T) {
 	s, err := clientcheck.ParseSchedule("")
 	require.NoError(t, err)
-	require.Equal(t, []string{"hold=3s", "reset", "503"}, kindNames(s))
+	require.Equal(t, []string{"hold", "reset", "503"}, kindNames(s))
 	require.Equal(t, clientcheck.DefaultFaultSpec, s.String())
 	hold := s.Kinds[0]
 	require.True(t, hold.Once)
-	require.Equal(t, 3*time.Second, hold.Hold)
+	require.Zero(t, hold.Hold, "held until the client gives up: client_patience, within half the retention")
+	require.Zero(t, s.Kinds[2].RetryAfter, "a plain 503 says no Retry-After")
 	require.Equal(t, 1.0, s.Kinds[1].Probability)
 }
 
@@ -49,14 +50,19 @@ func TestFaultSpecNone(t *testing.T) {
 
 func TestFaultSpecErrorsSayWhatToFix(t *testing.T) {
 	for spec, want := range map[string]string{
-		"teapot":    "unknown fault; use hold, reset",
-		"reset=2":   "want a probability in (0,1]",
-		"hold=soon": "want a positive duration",
-		"422=1":     "takes no parameter",
-		"503,503":   "given twice",
-		"none,503":  "cannot be combined",
-		"@/no/file": "read faults file",
-		"409=-1":    "want whole seconds of Retry-After, e.g. 409=1, or 409=0 for none",
+		"teapot":            "unknown fault; use hold, reset",
+		"reset=2":           "want a probability in (0,1]",
+		"hold=soon":         "want a positive duration",
+		"422=1":             "takes no parameter",
+		"503,503":           "given twice",
+		"none,503":          "cannot be combined",
+		"@/no/file":         "read faults file",
+		"409=-1":            "want whole seconds of Retry-After, e.g. 409=1, or 409=0 for none",
+		"429=soon":          "want whole seconds of Retry-After, e.g. 429=1",
+		"503=1.5":           "want whole seconds of Retry-After, e.g. 503=1",
+		"502=1":             "takes no parameter",
+		"should-retry":      "write should-retry=false",
+		"should-retry=true": "write should-retry=false",
 	} {
 		_, err := clientcheck.ParseSchedule(spec)
 		require.ErrorContains(t, err, want, spec)
@@ -69,6 +75,19 @@ func TestThe409KindWithoutRetryAfter(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, s.Kinds[0].RetryAfter)
 	require.Equal(t, "409=0", s.String())
+}
+
+// The kinds that carry retry signals: 429 and 503 with their Retry-After, and the
+// x-should-retry family.
+func TestRetrySignalKinds(t *testing.T) {
+	s, err := clientcheck.ParseSchedule("429, 503=3, should-retry=false")
+	require.NoError(t, err)
+	require.Equal(t, []string{"429", "503=3", "should-retry=false"}, kindNames(s))
+	require.Equal(t, 1, s.Kinds[0].RetryAfter, "429 says Retry-After: 1 unless told")
+	require.Equal(t, 3, s.Kinds[1].RetryAfter)
+	s, err = clientcheck.ParseSchedule("429=0")
+	require.NoError(t, err)
+	require.Zero(t, s.Kinds[0].RetryAfter)
 }
 
 func TestFaultSpecFromFile(t *testing.T) {

@@ -141,9 +141,12 @@ func TestAClientWithoutKeysMeetsItsFaultsAndDuplicates(t *testing.T) {
 	for _, r := range res.Report.Results {
 		verdicts[r.ScenarioID] = r.Verdict
 	}
-	require.Equal(t, verdict.Fail, verdicts[clientcheck.IDOneEffect])
-	require.Equal(t, verdict.Fail, verdicts[clientcheck.IDSameKeyOnRetry])
+	// One cause, one finding: the missing key, with its consequences under it.
 	require.Equal(t, verdict.Fail, verdicts[clientcheck.IDNoKey])
+	require.Equal(t, verdict.NA, verdicts[clientcheck.IDOneEffect])
+	require.Equal(t, verdict.NA, verdicts[clientcheck.IDSameKeyOnRetry])
+	require.Len(t, res.Findings(), 1, res.Err())
+	require.ErrorContains(t, res.Err(), "sends no key: 3 of 3 operation(s)")
 	for _, line := range clientcheck.ScheduleLines(res.Observation) {
 		require.NotContains(t, line, "applied to 0", line)
 	}

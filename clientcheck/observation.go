@@ -3,6 +3,7 @@ package clientcheck
 import (
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/idemproof/idemproof/downstream"
@@ -39,6 +40,26 @@ type Observation struct {
 	// without a Delivered entry; without either, MinBackoff is the least wait expected.
 	RetryAfter map[uint64]time.Duration
 	MinBackoff time.Duration
+	// RetryAfterCap is the longest wait a client may cap a retry hint at and still honour
+	// it (0: DefaultRetryAfterCap); RetryAfterCapDeclared makes it a bound too: a client
+	// that waits longer after a longer hint hangs its operation (the profile's
+	// retry_after_cap).
+	RetryAfterCap         time.Duration
+	RetryAfterCapDeclared bool
+	// Patience is how long a client may wait for one answer (client_patience; 0:
+	// profile.DefaultClientPatience): a held answer waited out that long is
+	// client/attempt-timeout's finding.
+	Patience time.Duration
+	// Retention is the API's declared key retention (0: not declared): a second effect
+	// whose retry reached the API after it is client/retry-after-retention's, not a
+	// duplicate.
+	Retention time.Duration
+	// KeyOptional: the API executes a request without a key (expect.missing_key:
+	// optional), so an unkeyed attempt that was never retried is no finding.
+	KeyOptional bool
+	// KeyIgnored: the API ignores keys (expect.honours_key: false); its duplicates are
+	// its own, and client/blind-resend judges the client.
+	KeyIgnored bool
 	// Outcomes is the client's own view (the outcome file); OutcomesWritten is false when
 	// the client wrote no file; OutcomeErr is set when the file did not parse.
 	Outcomes        []Outcome
@@ -86,11 +107,15 @@ type Delivered struct {
 	// RetryAfter is the wait the delivered answer asked for (0 = none): its Retry-After,
 	// or, where it has none, the retry hint its class's outcome rule names in the body.
 	RetryAfter time.Duration `json:"-"`
-	// RetryHint is where RetryAfter came from in the body (the rule's path), "" for the
-	// Retry-After header.
-	RetryHint string    `json:"-"`
-	Start     time.Time `json:"start"`
-	End       time.Time `json:"end"`
+	// RetryHint is where RetryAfter came from: "Retry-After", "Retry-After-Ms",
+	// "Retry-After (HTTP date)", or the body path of the class's outcome rule; "" is
+	// Retry-After.
+	RetryHint string `json:"-"`
+	// NoRetry is the answer's request not to retry, as "x-should-retry: false" (the
+	// header as sent); "" when it made none.
+	NoRetry string    `json:"no_retry,omitempty"`
+	Start   time.Time `json:"start"`
+	End     time.Time `json:"end"`
 	// Sent is when the front last handed the answer's bytes on, stamped before the
 	// write: no later than the client can have had the whole answer (zero: not seen).
 	// The wait after an answer is counted from here, so a loaded machine's late End
@@ -125,10 +150,22 @@ func (o *Observation) retryAfterOf(r faultproxy.Record) (time.Duration, string, 
 		if d.RetryHint != "" {
 			return d.RetryAfter, d.RetryHint, d.RetryAfter > 0
 		}
-		return d.RetryAfter, "Retry-After", d.RetryAfter > 0
+		return d.RetryAfter, HintRetryAfter, d.RetryAfter > 0
 	}
 	d, ok := o.RetryAfter[r.Seq]
-	return d, "Retry-After", ok
+	return d, HintRetryAfter, ok
+}
+
+// Where a wait was asked for (Delivered.RetryHint), besides a body path.
+const (
+	HintRetryAfter     = "Retry-After"
+	HintRetryAfterMs   = "Retry-After-Ms"
+	HintRetryAfterDate = "Retry-After (HTTP date)"
+)
+
+// noRetryOf is what an attempt's answer said against a retry ("" nothing).
+func (o *Observation) noRetryOf(r faultproxy.Record) string {
+	return o.Delivered[r.Seq].NoRetry
 }
 
 // operationOf names the operation of an attempt: the entity its request named, or its
@@ -217,4 +254,15 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// span writes a duration as people say it: 24h, 1m30s, 2.5s (no trailing zero units).
+func span(d time.Duration) string {
+	s := d.String()
+	for _, zero := range []string{"0s", "0m"} {
+		if strings.HasSuffix(s, zero) && len(s) > len(zero) && (strings.ContainsAny(s[:len(s)-len(zero)], "hm")) {
+			s = strings.TrimSuffix(s, zero)
+		}
+	}
+	return s
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -16,11 +17,13 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	clientoutcome "github.com/idemproof/idemproof/clientcheck/outcome"
 	"github.com/idemproof/idemproof/downstream"
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/reference"
+	"github.com/idemproof/idemproof/reference/idempotency"
 	"github.com/idemproof/idemproof/transport"
 	"github.com/idemproof/idemproof/transport/contentcoding"
 	"github.com/idemproof/idemproof/verdict"
@@ -30,7 +33,7 @@ import (
 const (
 	EnvBaseURL         = "IDEMPROOF_BASE_URL"         // the proxy: send the operation here
 	EnvAdminURL        = "IDEMPROOF_ADMIN_URL"        // the proxy's admin API (rules, journal)
-	EnvOutcomeFile     = "IDEMPROOF_OUTCOME_FILE"     // where the client may write its outcomes
+	EnvOutcomeFile     = clientoutcome.EnvFile        // where the client may write its outcomes
 	EnvKeyHeader       = "IDEMPROOF_KEY_HEADER"       // the idempotency key header name (when the key travels in a header)
 	EnvKeyField        = "IDEMPROOF_KEY_FIELD"        // the key's JSON path in the body (when it travels there)
 	EnvOperationMethod = "IDEMPROOF_OPERATION_METHOD" // the operation's method, e.g. POST
@@ -131,6 +134,12 @@ type Config struct {
 	// MinBackoff is the least wait expected after an in-flight answer without
 	// Retry-After (default DefaultMinBackoff).
 	MinBackoff time.Duration
+	// ClientPatience, when set, replaces the profile's client_patience: how long the
+	// client may wait for one answer (the hold kind holds this long).
+	ClientPatience time.Duration
+	// RetryAfterCap, when set, replaces the profile's retry_after_cap, as declared: a
+	// client may cap a retry hint at it, and must not wait longer.
+	RetryAfterCap time.Duration
 	// OutcomeFile is where the client may write its outcomes; "" means a fresh file in a
 	// temporary folder. An existing file is removed first so stale lines never count.
 	OutcomeFile string
@@ -227,7 +236,8 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	rules, err := sched.rulesFor(p)
+	times := timingOf(cfg, p)
+	rules, err := sched.rulesFor(p, times)
 	if err != nil {
 		return nil, err
 	}
@@ -326,7 +336,20 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	}
 	o.EntityRef = entity.String()
 	o.MinBackoff, o.ClientDuration = cfg.MinBackoff, clientDuration
+	o.Patience, o.Retention = times.patience, times.retention
+	o.RetryAfterCap, o.RetryAfterCapDeclared = p.RetryAfterCap.Std(), p.RetryAfterCap > 0
+	if cfg.RetryAfterCap > 0 {
+		o.RetryAfterCap, o.RetryAfterCapDeclared = cfg.RetryAfterCap, true
+	}
+	o.KeyOptional = p.Expect.MissingKey == "optional"
+	o.KeyIgnored = !p.Expect.KeyHonoured()
 	o.Schedule = AppliedSchedule{Spec: sched.String(), Seed: cfg.Seed, Assignments: deal.assignments()}
+	for _, k := range sched.Kinds {
+		if k.Name == "hold" {
+			hold, why := times.holdFor(k)
+			o.Schedule.HoldMS, o.Schedule.HoldNote = millis(hold), why
+		}
+	}
 	o.Restarts = restarts.all()
 	for _, k := range sched.Kinds {
 		switch {
@@ -372,6 +395,19 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 		}
 	}
 	return &Result{Report: NewReport(o, cfg.Seed, started), Observation: o, Env: env}, nil
+}
+
+// timingOf is the run's timing: client_patience (Config over profile over default) and
+// the declared retention.
+func timingOf(cfg Config, p *profile.Profile) timing {
+	t := timing{patience: cfg.ClientPatience, retention: p.Retention.Std()}
+	if t.patience <= 0 {
+		t.patience = p.ClientPatience.Std()
+	}
+	if t.patience <= 0 {
+		t.patience = profile.DefaultClientPatience.Std()
+	}
+	return t
 }
 
 // sinceBaseline is each entity's side effects during this run (its count now less its
@@ -434,6 +470,9 @@ func openTarget(cfg Config) (*profile.Profile, func(), error) {
 	}
 	p.BaseURL = "http://" + srv.Addr
 	p.Entity = &profile.EntityRef{JSON: "order_id"}
+	// The embedded server keeps its keys for its default retention, not the short one
+	// the reference's profile declares for the catalogue's expiry scenarios.
+	p.Retention = profile.Duration(idempotency.DefaultRetention)
 	p.Downstream = &profile.Downstream{Listen: "127.0.0.1:0", KeyHeader: "Idempotency-Key", Entity: "order_id", Sink: sink}
 	return p, func() { srv.Close(); ref.Close(); sink.Close() }, nil
 }
@@ -551,7 +590,8 @@ func observe(ctx context.Context, proxy faultproxy.Controller, fr *front, p *pro
 			answer := outcome.Answer{Status: r.ClientStatus, Header: fa.header, Body: body}
 			d.Class = classifier.Classify(answer)
 			// An HTTP-date Retry-After is a wait from the moment the answer left.
-			d.RetryAfter = retryAfter(fa.header.Get("Retry-After"), d.answered())
+			d.RetryAfter, d.RetryHint = retryHint(fa.header, d.answered())
+			d.NoRetry = noRetry(fa.header)
 			if hint, wait, ok := outcome.RetryAfterIn(classifier, answer); d.RetryAfter == 0 && ok {
 				// A refusal inside a 200 says it in its body, where the profile's rule says.
 				d.RetryAfter, d.RetryHint = wait, hint.Path
@@ -565,18 +605,40 @@ func observe(ctx context.Context, proxy faultproxy.Controller, fr *front, p *pro
 	return o, nil
 }
 
-// retryAfter parses a Retry-After value: delay-seconds or an HTTP date (RFC 9110 §10.2.3).
-func retryAfter(v string, at time.Time) time.Duration {
-	if v == "" {
-		return 0
+// retryHint is the wait an answer's headers ask for and the header that says it:
+// Retry-After as delay-seconds or an HTTP date (RFC 9110 §10.2.3, the date counted from
+// when the answer left), or Retry-After-Ms (milliseconds, which the Stainless-generated
+// SDKs read first). Where both are sent the shorter wins: a client that reads either one
+// honours the answer.
+func retryHint(h http.Header, at time.Time) (time.Duration, string) {
+	var wait time.Duration
+	var from string
+	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
+		if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+			wait, from = time.Duration(secs)*time.Second, HintRetryAfter
+		} else if t, err := http.ParseTime(v); err == nil && t.After(at) {
+			wait, from = t.Sub(at), HintRetryAfterDate
+		}
 	}
-	if secs, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && secs >= 0 {
-		return time.Duration(secs) * time.Second
+	if ms, err := strconv.ParseFloat(strings.TrimSpace(h.Get("Retry-After-Ms")), 64); err == nil && ms > 0 && ms < float64(math.MaxInt64/int64(time.Millisecond)) {
+		if d := time.Duration(ms * float64(time.Millisecond)); from == "" || d < wait {
+			wait, from = d, HintRetryAfterMs
+		}
 	}
-	if t, err := http.ParseTime(v); err == nil && t.After(at) {
-		return t.Sub(at)
+	if wait <= 0 {
+		return 0, ""
 	}
-	return 0
+	return wait, from
+}
+
+// noRetry is an answer's request not to retry, as "x-should-retry: false" ("" none).
+func noRetry(h http.Header) string {
+	for _, name := range ShouldRetryHeaders {
+		if v := h.Get(name); strings.EqualFold(strings.TrimSpace(v), "false") {
+			return strings.ToLower(name) + ": false"
+		}
+	}
+	return ""
 }
 
 // prepareOutcomeFile returns the outcome file path, removing a stale file, or a path in

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/verdict"
@@ -29,6 +30,9 @@ type AppliedSchedule struct {
 	// profile leaves out: those kinds answer with client-check's problem+json, and a
 	// client that decides by the body may treat the API's own refusal otherwise.
 	StandIns []string `json:"stand_ins,omitempty"`
+	// HoldMS is how long the hold kind held (ms), and HoldNote why that long.
+	HoldMS   float64 `json:"hold_ms,omitempty"`
+	HoldNote string  `json:"hold_note,omitempty"`
 }
 
 // standInNote is what a finding on a refusal the proxy sent adds when that refusal was
@@ -81,11 +85,18 @@ func ScheduleLines(o Observation) []string {
 		if n > 0 {
 			fired[kind] = true
 		}
-		line := fmt.Sprintf("%s: %s, applied to %d attempt(s)", as.Operation, kind, n)
-		if waitedOut > 0 {
+		what := kind
+		if kind == "hold" && s.HoldMS > 0 {
+			what = fmt.Sprintf("hold (%s: %s)", span(time.Duration(s.HoldMS*float64(time.Millisecond))), s.HoldNote)
+		}
+		line := fmt.Sprintf("%s: %s, applied to %d attempt(s)", as.Operation, what, n)
+		switch {
+		case waitedOut > 0 && o.Patience > 0 && time.Duration(s.HoldMS*float64(time.Millisecond)) >= o.Patience:
+			line += "; the client waited out the whole hold: client/attempt-timeout"
+		case waitedOut > 0:
 			// The hold ended (and dropped the connection) before the client gave up: what
 			// the client met was a closed connection, not its own timeout.
-			line += "; the client waited out the whole hold, so its timeout path was not exercised: give it a per-attempt timeout below the hold, or a longer hold=DUR"
+			line += "; the client waited out the whole hold, so its timeout path was not exercised: give it a per-attempt timeout below the hold, or a shorter client_patience"
 		}
 		lines = append(lines, line)
 	}

@@ -122,6 +122,11 @@ func TestAHoldTheClientWaitedOutSaysSo(t *testing.T) {
 	lines := strings.Join(clientcheck.ScheduleLines(o), "\n")
 	require.Contains(t, lines, "order-1: hold, applied to 1 attempt(s); the client waited out the whole hold, so its timeout path was not exercised")
 
+	// A hold as long as client_patience, waited out, is client/attempt-timeout's finding.
+	o.Patience, o.Schedule.HoldMS, o.Schedule.HoldNote = 2*time.Second, 2000, "until the client gives up, released at client_patience"
+	lines = strings.Join(clientcheck.ScheduleLines(o), "\n")
+	require.Contains(t, lines, "order-1: hold (2s: until the client gives up, released at client_patience), applied to 1 attempt(s); the client waited out the whole hold: client/attempt-timeout")
+
 	o.Attempts[0].ClientResult = faultproxy.ClientTimedOut
 	lines = strings.Join(clientcheck.ScheduleLines(o), "\n")
 	require.NotContains(t, lines, "waited out")

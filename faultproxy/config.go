@@ -24,6 +24,9 @@ const (
 	DefaultReadHeaderTimeout = 30 * time.Second
 	DefaultBodyTimeout       = 60 * time.Second
 	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultStreamWait        = 10 * time.Second
+	// DefaultUpstreamIdleTimeout is how long an unused upstream connection stays pooled.
+	DefaultUpstreamIdleTimeout = 90 * time.Second
 
 	// MaxJournalCapacity bounds Config.JournalCapacity (records).
 	MaxJournalCapacity = 10_000_000
@@ -34,9 +37,12 @@ const (
 )
 
 // DefaultRedactedHeaders are request headers the journal records as "[redacted]":
-// credentials never enter it. Config.Redact adds more.
+// credentials never enter it — the standard ones, and the API keys and session tokens of
+// the common cloud APIs (AWS's X-Amz-Security-Token, Google's X-Goog-Api-Key, GitLab's
+// Private-Token). Config.Redact adds more.
 var DefaultRedactedHeaders = []string{
 	"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "X-Api-Key", "Api-Key", "X-Auth-Token",
+	"X-Amz-Security-Token", "X-Goog-Api-Key", "Private-Token",
 }
 
 // Config configures a Proxy. Zero values mean the documented default.
@@ -51,7 +57,10 @@ type Config struct {
 	KeyHeader string
 	// KeyField, when set, is a dotted path into a JSON request body
 	// ("params.arguments.idempotency_key"; numeric segments index arrays) that carries the
-	// key instead of the header. The request body is then buffered up to BufferLimit.
+	// key instead of the header. The request body is then buffered up to BufferLimit and
+	// read as docs/faultproxy.md says: a body nested past MaxJSONDepth, or naming a member
+	// of the path twice or in two letter cases, is refused (400); invalid JSON and a
+	// JSON-RPC batch carry no key.
 	KeyField string
 	// Seed seeds the one random source behind rule probabilities.
 	Seed int64
@@ -75,6 +84,12 @@ type Config struct {
 	BufferLimit int64
 	// JournalBodyLimit bounds the buffered upstream body kept in a Record (default 64 KiB).
 	JournalBodyLimit int
+	// StreamWait bounds how long a fault that needs the upstream's whole answer (after-*)
+	// waits on an event stream for the JSON-RPC response to its request, or for the
+	// stream's end, counted from the stream's headers (default 10s; negative: no bound).
+	// Past it the upstream call is ended and the fault applies to the events that arrived;
+	// the record's note says so.
+	StreamWait time.Duration
 	// InsecureSkipVerify accepts any upstream TLS certificate (self-signed test servers).
 	InsecureSkipVerify bool
 	// TLSClientConfig, when set, verifies an https upstream (RootCAs with a test CA);
@@ -102,6 +117,10 @@ type Config struct {
 	ReadHeaderTimeout time.Duration
 	BodyTimeout       time.Duration
 	IdleTimeout       time.Duration
+	// UpstreamIdleTimeout is how long an unused upstream connection stays pooled (default
+	// 90s; it must be positive). Idle connections are closed in the background once it
+	// passed, the least recently used first.
+	UpstreamIdleTimeout time.Duration
 
 	// ListenAddr and AdminAddr are where Start listens (default 127.0.0.1:0 each);
 	// AdminToken, when set, is the bearer token the admin API requires.
@@ -140,6 +159,10 @@ func (c Config) withDefaults() Config {
 	c.ReadHeaderTimeout = durationDefault(c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	c.BodyTimeout = durationDefault(c.BodyTimeout, DefaultBodyTimeout)
 	c.IdleTimeout = durationDefault(c.IdleTimeout, DefaultIdleTimeout)
+	c.StreamWait = durationDefault(c.StreamWait, DefaultStreamWait)
+	if c.UpstreamIdleTimeout == 0 {
+		c.UpstreamIdleTimeout = DefaultUpstreamIdleTimeout
+	}
 	if c.Faults == nil {
 		c.Faults = DefaultFaults()
 	}
@@ -218,11 +241,11 @@ func (c Config) check() error {
 			return fmt.Errorf("redact: %q must be a header name", h)
 		}
 	}
+	if c.UpstreamIdleTimeout < 0 {
+		return fmt.Errorf("upstream idle timeout must be positive, got %v", c.UpstreamIdleTimeout)
+	}
 	if strings.HasPrefix(c.KeyField, ".") || strings.HasSuffix(c.KeyField, ".") || strings.Contains(c.KeyField, "..") {
 		return fmt.Errorf("key field %q: want a dotted path such as params.arguments.idempotency_key", c.KeyField)
 	}
 	return nil
 }
-
-// idleConnTimeout is how long an unused upstream connection stays pooled.
-const idleConnTimeout = 90 * time.Second

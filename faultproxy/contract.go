@@ -76,12 +76,17 @@ type FaultSpec struct {
 	// JSONRPCID makes a status fault's body (a JSON-RPC response object) answer the
 	// request it refuses: its top-level id becomes the request's JSON-RPC id (null for a
 	// request without one), as a JSON-RPC server's error inside a 200 does.
-	JSONRPCID  bool          `json:"jsonrpc_id,omitempty" yaml:"jsonrpc_id,omitempty"`
-	RetryAfter int           `json:"retry_after,omitempty" yaml:"retry_after,omitempty"` // seconds
-	Bytes      int           `json:"bytes,omitempty" yaml:"bytes,omitempty"`
-	Duration   time.Duration `json:"-" yaml:"-"`
-	Then       string        `json:"then,omitempty" yaml:"then,omitempty"` // after-hold: "deliver" (default) or "drop"
-	Mode       string        `json:"mode,omitempty" yaml:"mode,omitempty"` // duplicate: "sequential" (default) or "concurrent"
+	JSONRPCID  bool `json:"jsonrpc_id,omitempty" yaml:"jsonrpc_id,omitempty"`
+	RetryAfter int  `json:"retry_after,omitempty" yaml:"retry_after,omitempty"` // seconds
+	// Headers are response headers a status fault's answer carries besides Content-Type
+	// and Retry-After: the retry signals an API sends (x-should-retry, Stripe-Should-Retry,
+	// Retry-After-Ms, a Retry-After as an HTTP date). Framing and hop-by-hop headers are
+	// the proxy's and refused.
+	Headers  map[string]string `json:"headers,omitempty" yaml:"headers,omitempty"`
+	Bytes    int               `json:"bytes,omitempty" yaml:"bytes,omitempty"`
+	Duration time.Duration     `json:"-" yaml:"-"`
+	Then     string            `json:"then,omitempty" yaml:"then,omitempty"` // after-hold: "deliver" (default) or "drop"
+	Mode     string            `json:"mode,omitempty" yaml:"mode,omitempty"` // duplicate: "sequential" (default) or "concurrent"
 }
 
 // Client-side results: what the client got for one attempt.

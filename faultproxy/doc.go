@@ -38,12 +38,16 @@
 //     response is streamed as is, and Record.Note says so.
 //   - An event stream (text/event-stream) passes through flushed chunk by chunk; a fault
 //     that needs the response reads it until the upstream ends it or the JSON-RPC
-//     response to the request's id has arrived (event_stream.go). JSON-RPC requests are
+//     response to the request's id has arrived, for at most Config.StreamWait, then
+//     applies to what arrived (event_stream.go). JSON-RPC requests are
 //     journaled with their id and method, and with Config.Classify every attempt with
 //     the outcome class of what its client got (jsonrpc.go).
 //   - Memory is bounded by bytes whatever clients send: the journal by Config.JournalBytes
 //     (records clipped first, the oldest evicted and counted), the attempt counters by
 //     Config.AttemptKeyBytes, buffered bodies by Config.BufferLimit, rules by MaxRules.
+//     Idle upstream connections are closed in the background once idle for
+//     Config.UpstreamIdleTimeout, so the pool shrinks back to what the upstream calls
+//     of the last timeout needed at once.
 //   - A client's request body that stalls (Config.BodyTimeout) or is malformed never
 //     reaches the upstream as a complete request: a small or chunked one fails before the
 //     upstream call (408 / 400), a streaming one aborts the upstream call.
@@ -56,6 +60,12 @@
 //     to it; a faulted attempt carries the fast path's decision along. Both paths give the
 //     same journal record, upstream request (but for field-name case and order) and
 //     client answer; fast_path_test.go holds them to it.
+//   - With Config.KeyField the key is read from a JSON body only when every reader would
+//     read the same one (key.go): a body nested past MaxJSONDepth, or whose key path names
+//     a member twice or in two letter cases, is refused (400) before the upstream sees
+//     it; a body that is not valid JSON, or a JSON-RPC batch, carries no key.
+//   - A request target holding a raw '#' is refused (400): Go's server would take it into
+//     the path, which the upstream would then get as %23.
 //   - Rules are decoded strictly (case-sensitive names, no unknown or repeated field, no
 //     trailing data), the same way from JSON and YAML; a batch is added all or none.
 //

@@ -2,10 +2,13 @@ package faultproxy
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"mime"
 	"net/http"
 	"strings"
+	"sync/atomic"
+	"time"
 )
 
 // Event streams (text/event-stream, the answer of an MCP Streamable HTTP server to a
@@ -17,7 +20,9 @@ import (
 //   - A fault that needs the complete answer (Upstream) reads until the stream ends —
 //     the upstream closes it, or the JSON-RPC response to the request's id has arrived
 //     (a server that keeps a request's stream open after its response has still answered
-//     completely) — up to Config.BufferLimit, then applies the fault to what it read.
+//     completely) — up to Config.BufferLimit and for at most Config.StreamWait (a server
+//     that only sends keep-alive pings would hold the client for as long as it pings),
+//     then applies the fault to what it read.
 //
 // The parser is hand-written because it must work on bytes as they pass through, keep
 // at most one event in memory, and live in a package that depends on no MCP library; the
@@ -36,19 +41,30 @@ func isEventStream(h http.Header) bool {
 
 const eventStreamType = "text/event-stream"
 
+// errStreamWaitOver: an event stream brought neither its JSON-RPC response nor its end
+// within Config.StreamWait.
+var errStreamWaitOver = errors.New("event stream wait over")
+
 // readUpstreamBody reads a buffered upstream answer: to its end, or for an event stream
-// until the JSON-RPC response to the request has arrived. It reads at most limit+1 bytes;
-// more than limit means "over the buffer limit".
-func (ex *Exchange) readUpstreamBody(resp *http.Response, limit int64) ([]byte, error) {
+// until the JSON-RPC response to the request has arrived, for at most Config.StreamWait
+// (then endCall ends the upstream call, and the bytes read come with errStreamWaitOver).
+// It reads at most limit+1 bytes; more than limit means "over the buffer limit".
+func (ex *Exchange) readUpstreamBody(resp *http.Response, limit int64, endCall func()) ([]byte, error) {
 	if !isEventStream(resp.Header) {
 		return io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	}
-	id, _ := ex.jsonRPC()
-	if id == nil {
-		// Not a JSON-RPC request we could read: only the end of the stream ends it.
-		return io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	var waitOver atomic.Bool
+	if wait := ex.p.cfg.StreamWait; wait > 0 {
+		t := time.AfterFunc(wait, func() { waitOver.Store(true); endCall() })
+		defer t.Stop()
 	}
-	sc := newEventScanner(id, limit)
+	// Without a JSON-RPC request the proxy could read (id nil), only the end of the
+	// stream ends it.
+	id, _ := ex.jsonRPC()
+	var sc *eventScanner
+	if id != nil {
+		sc = newEventScanner(id, limit)
+	}
 	var buf bytes.Buffer
 	bp := ex.p.bufs.Get().(*[]byte)
 	defer ex.p.bufs.Put(bp)
@@ -57,14 +73,18 @@ func (ex *Exchange) readUpstreamBody(resp *http.Response, limit int64) ([]byte, 
 		want := min(int64(len(chunk)), limit+1-int64(buf.Len()))
 		n, err := resp.Body.Read(chunk[:want])
 		buf.Write(chunk[:n])
-		sc.Write(chunk[:n])
-		if sc.response != nil {
-			return buf.Bytes(), nil
+		if sc != nil {
+			sc.Write(chunk[:n])
+			if sc.response != nil {
+				return buf.Bytes(), nil
+			}
 		}
-		if err == io.EOF {
+		switch {
+		case err == io.EOF:
 			return buf.Bytes(), nil
-		}
-		if err != nil {
+		case err != nil && waitOver.Load():
+			return buf.Bytes(), errStreamWaitOver
+		case err != nil:
 			return buf.Bytes(), err
 		}
 	}

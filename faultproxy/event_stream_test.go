@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -313,4 +314,86 @@ func TestClientClosingTheEventStreamAfterItsResponseWasAnswered(t *testing.T) {
 	require.Equal(t, faultproxy.ClientDelivered, rec.ClientResult, "note: %s", rec.Note)
 	require.Equal(t, faultproxy.OutcomeOK, rec.Outcome)
 	require.Contains(t, rec.Note, "after its JSON-RPC response")
+}
+
+// pingUpstream answers with an event stream that never carries the response: a ": ping"
+// comment every 20 ms until the proxy ends the call, which closes ended.
+func pingUpstream(t *testing.T) (*sseUpstream, chan struct{}) {
+	ended := make(chan struct{})
+	var once sync.Once
+	up := newSSEUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		defer once.Do(func() { close(ended) })
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if _, err := io.WriteString(w, ": ping\n\n"); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	return up, ended
+}
+
+// An after-* fault waits for an event stream's JSON-RPC response (or its end) at most
+// StreamWait from the stream's headers: an upstream that only pings gets the fault applied
+// to what arrived, and the journal says so, instead of holding the client for as long as
+// the pings go on (the review saw ~36 h). The upstream call is ended.
+func TestAfterFaultOnAnEndlessEventStreamIsAppliedWithinTheWait(t *testing.T) {
+	for name, c := range map[string]struct {
+		cfg  faultproxy.Config
+		body string
+		key  string
+	}{
+		"a tool call whose id the proxy reads": {faultproxy.Config{KeyField: metaKeyField}, toolCall("7", "k1"), "k1"},
+		"a body that is no JSON-RPC request":   {faultproxy.Config{}, `not json-rpc`, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			for _, fault := range []faultproxy.FaultSpec{
+				{Type: faultproxy.FaultAfterStatus, Status: 503},
+				{Type: faultproxy.FaultAfterTruncate, Bytes: 3},
+			} {
+				up, ended := pingUpstream(t)
+				cfg := c.cfg
+				cfg.Upstream, cfg.StreamWait = up.URL, 150*time.Millisecond
+				cfg.Rules = []faultproxy.Rule{{Name: "lose", Fault: fault}}
+				srv := startProxy(t, cfg)
+				// Bounds a broken proxy only: without the wait the stream never ends.
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				resp, err := postToolCall(t, ctx, srv.URL(), c.body)
+				require.NoError(t, err, fault.Type)
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				cancel()
+				recs := journalOf(t, srv.Proxy())
+				require.Len(t, recs, 1)
+				rec := recs[0]
+				require.Equal(t, fault.Type, rec.Fault)
+				require.True(t, rec.ReachedUpstream)
+				require.Equal(t, 200, rec.UpstreamStatus)
+				require.Contains(t, rec.Note, "no JSON-RPC response", fault.Type)
+				require.Contains(t, rec.Note, "150ms", fault.Type)
+				require.Contains(t, string(rec.UpstreamBody), ": ping\n\n", "what arrived is journaled")
+				switch fault.Type {
+				case faultproxy.FaultAfterStatus:
+					require.Equal(t, 503, resp.StatusCode)
+					require.Equal(t, faultproxy.ClientDelivered, rec.ClientResult)
+				case faultproxy.FaultAfterTruncate:
+					require.Equal(t, 200, resp.StatusCode)
+					require.Equal(t, ": p", string(body))
+					require.Equal(t, faultproxy.ClientTruncated, rec.ClientResult)
+				}
+				select {
+				case <-ended:
+				case <-time.After(20 * time.Second):
+					t.Fatal("the upstream call outlived the fault")
+				}
+			}
+		})
+	}
 }

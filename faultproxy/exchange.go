@@ -54,10 +54,7 @@ func (p *Proxy) newExchange(w http.ResponseWriter, r *http.Request) *Exchange {
 	removeHopHeaders(r.Header)
 	headers, clipped, headerBytes := p.recordHeaders(r.Header, p.cfg.JournalHeaderLimit)
 	rec := &Record{Time: time.Now(), Method: r.Method, Path: r.URL.RequestURI(), Headers: headers, HeadersClipped: clipped}
-	if len(rec.Path) > maxPathRecorded {
-		rec.PathClipped = len(rec.Path) - maxPathRecorded
-		rec.Path = strings.Clone(rec.Path[:maxPathRecorded])
-	}
+	rec.Path, rec.PathClipped = clipPath(rec.Path)
 	return &Exchange{
 		p: p, w: w, r: r,
 		rec:         rec,
@@ -65,6 +62,15 @@ func (p *Proxy) newExchange(w http.ResponseWriter, r *http.Request) *Exchange {
 		body:        newRequestBody(r.Body, r.ContentLength),
 		outHeader:   r.Header,
 	}
+}
+
+// clipPath keeps at most maxPathRecorded bytes of a request path for the journal, and
+// says how many it cut.
+func clipPath(path string) (string, int) {
+	if len(path) <= maxPathRecorded {
+		return path, 0
+	}
+	return strings.Clone(path[:maxPathRecorded]), len(path) - maxPathRecorded
 }
 
 // Context ends when the client goes away or the server shuts down.
@@ -118,8 +124,12 @@ func (ex *Exchange) Upstream() (*UpstreamResponse, bool) {
 	// Decided before the call: the connection is released when the body is read, before
 	// the fault acts on the response (and after-delay's client may give up meanwhile).
 	ex.retireUpstream = true
+	// The call's own context: an event stream that outlasts Config.StreamWait is ended
+	// through it (readUpstreamBody), the client's connection left alone.
+	ctx, endCall := context.WithCancel(ex.r.Context())
+	defer endCall()
 	body, n := ex.body.forwardBody()
-	res := ex.send(ex.r.Context(), ex.p.pick(), body, n)
+	res := ex.send(ctx, ex.p.pick(), body, n)
 	ex.count(res)
 	if res.err != nil {
 		ex.upstreamFailed(res)
@@ -128,7 +138,11 @@ func (ex *Exchange) Upstream() (*UpstreamResponse, bool) {
 	resp := res.resp
 	ex.rec.UpstreamStatus = resp.StatusCode
 	limit := ex.p.cfg.BufferLimit
-	data, err := ex.readUpstreamBody(resp, limit)
+	data, err := ex.readUpstreamBody(resp, limit, endCall)
+	if errors.Is(err, errStreamWaitOver) {
+		ex.Note(fmt.Sprintf("event stream: no JSON-RPC response and no end within %v (the stream wait): the fault applies to the %d bytes that arrived", ex.p.cfg.StreamWait, len(data)))
+		err = nil
+	}
 	if err != nil {
 		resp.Body.Close()
 		ex.rec.UpstreamMillis = millis(time.Since(res.start))

@@ -89,13 +89,18 @@ func (p *Proxy) serveFast(s *connServer, c *fastConn, st *fastRequest) fastResul
 		(p.cfg.KeyField != "" && req.ContentLength > p.cfg.BufferLimit) {
 		return p.handOffResult(s, c, nil)
 	}
-	p.inFlight.Add(1)
 	start := time.Now()
 	total := req.HeadLen + int(max(req.ContentLength, 0))
 	// One copy of the head: the record's method, path and fields are substrings of it.
 	a := &st.attempt
 	*a = attemptRecord{epoch: p.journal.current(), buf: buf, head: string(buf[:req.HeadLen]), body: buf[req.HeadLen:total]}
 	a.rec = &Record{Time: start, Method: a.sub(req.Method), Path: a.sub(req.Target)}
+	if p.cfg.KeyField != "" && !p.readKeyField(a) {
+		// A body whose key cannot be read unambiguously is refused; net/http's path
+		// answers it, reading it from its first byte.
+		return p.handOffResult(s, c, nil)
+	}
+	p.inFlight.Add(1)
 	if l := p.rules.list.Load(); len(l.rules) > 0 {
 		p.identify(a, req)
 		info := &attemptInfo{method: a.rec.Method, path: targetPath(a.rec.Path),
@@ -155,20 +160,28 @@ func (a *attemptRecord) sub(b []byte) string {
 	return a.head[off : off+len(b)]
 }
 
-// identify reads the attempt's key and counts the attempt.
+// readKeyField reads the key from the JSON-RPC body (an MCP tool call), as the net/http
+// path reads it, with the request's id and method; false: the request is to be refused.
+// What the record keeps is copied, never a slice of the body.
+func (p *Proxy) readKeyField(a *attemptRecord) bool {
+	rec := a.rec
+	a.rpc.parsed = true
+	check := a.rpc.checked(a.body)
+	a.rpc.id, _ = readJSONRPC(a.body, check, rec)
+	k := readBodyKey(a.body, check, p.keySegs)
+	rec.Key, rec.HasKey, rec.Note = k.key, k.ok, k.note
+	return k.refuse == ""
+}
+
+// identify reads the attempt's key (from the head; a key field was read before) and
+// counts the attempt.
 func (p *Proxy) identify(a *attemptRecord, req *h1.Request) {
 	if a.identified {
 		return
 	}
 	a.identified = true
 	rec := a.rec
-	if p.cfg.KeyField != "" {
-		// The key is a field of a JSON-RPC body (an MCP tool call), read as the net/http
-		// path reads it; gjson returns copies, not slices of the body.
-		a.rpc.parsed = true
-		a.rpc.id, _ = readJSONRPC(a.body, rec)
-		rec.Key, rec.HasKey = keyFromBody(a.body, p.keyPath)
-	} else {
+	if p.cfg.KeyField == "" {
 		for _, f := range req.Fields {
 			if !f.Hop && equalFoldASCII(f.Name, p.cfg.KeyHeader) {
 				// A copy: the attempt counters keep the key, and a substring would keep the head.
@@ -322,9 +335,19 @@ func (p *Proxy) forwardFast(s *connServer, c *fastConn, st *fastRequest, a *atte
 	bw.WriteString(" HTTP/1.1\r\nHost: ")
 	bw.WriteString(target.Host)
 	bw.WriteString("\r\n")
+	userAgent := false
 	for _, f := range req.Fields {
 		if f.Hop || equalFoldASCII(f.Name, "Host") || equalFoldASCII(f.Name, "Content-Length") {
 			continue
+		}
+		if equalFoldASCII(f.Name, "User-Agent") {
+			// As Go's client (the net/http path's) writes it: the first value only, and
+			// none when that is empty.
+			if userAgent || len(f.Value) == 0 {
+				userAgent = true
+				continue
+			}
+			userAgent = true
 		}
 		bw.Write(f.Name)
 		bw.WriteString(": ")

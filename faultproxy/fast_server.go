@@ -197,11 +197,14 @@ func (s *connServer) serveConn(c *fastConn) {
 	c.br = bufio.NewReaderSize(c.nc, fastReadBuffer)
 	var req fastRequest
 	// The first request must start within ReadHeaderTimeout, as on net/http's server;
-	// between requests the connection may idle for IdleTimeout.
-	wait := s.cfg.ReadHeaderTimeout
+	// between requests the connection may idle for IdleTimeout, and, as net/http's
+	// server does there, the next request is read only once 4 of its bytes arrived: a
+	// client that sends fewer and ends the connection gets no answer (net/http would
+	// answer 400 to the same bytes as a first request).
+	wait, need := s.cfg.ReadHeaderTimeout, 1
 	for {
 		c.armRead(wait)
-		if _, err := c.br.Peek(1); err != nil {
+		if _, err := c.br.Peek(need); err != nil {
 			return // the client closed, idled out, or the server closed the connection
 		}
 		c.busy.Store(true)
@@ -216,7 +219,7 @@ func (s *connServer) serveConn(c *fastConn) {
 			return
 		}
 		c.busy.Store(false)
-		wait = s.cfg.IdleTimeout
+		wait, need = s.cfg.IdleTimeout, 4
 	}
 }
 

@@ -78,6 +78,7 @@ func onlyParams(spec FaultSpec, allowed ...string) error {
 		"content_type": spec.ContentType != "",
 		"jsonrpc_id":   spec.JSONRPCID,
 		"retry_after":  spec.RetryAfter != 0,
+		"headers":      len(spec.Headers) > 0,
 		"bytes":        spec.Bytes != 0,
 		"duration_ms":  spec.Duration != 0,
 		"then":         spec.Then != "",
@@ -129,11 +130,16 @@ type statusResponse struct {
 	body        []byte
 	contentType string
 	retryAfter  int
-	jsonRPCID   bool // the body's id is set to the request's (FaultSpec.JSONRPCID)
+	headers     http.Header // FaultSpec.Headers, canonical names
+	jsonRPCID   bool        // the body's id is set to the request's (FaultSpec.JSONRPCID)
 }
 
 func newStatusResponse(spec FaultSpec) (statusResponse, error) {
-	if err := onlyParams(spec, "status", "body", "content_type", "retry_after", "jsonrpc_id"); err != nil {
+	if err := onlyParams(spec, "status", "body", "content_type", "retry_after", "headers", "jsonrpc_id"); err != nil {
+		return statusResponse{}, err
+	}
+	headers, err := headersParam(spec)
+	if err != nil {
 		return statusResponse{}, err
 	}
 	ctype := spec.ContentType
@@ -159,11 +165,67 @@ func newStatusResponse(spec FaultSpec) (statusResponse, error) {
 	if body == "" {
 		body = fmt.Sprintf("faultproxy: injected %d %s\n", status, http.StatusText(status))
 	}
-	return statusResponse{status: status, body: []byte(body), contentType: ctype, retryAfter: spec.RetryAfter, jsonRPCID: spec.JSONRPCID}, nil
+	return statusResponse{status: status, body: []byte(body), contentType: ctype, retryAfter: spec.RetryAfter, headers: headers, jsonRPCID: spec.JSONRPCID}, nil
+}
+
+// maxFaultHeaderBytes bounds the names and values of one fault's headers.
+const maxFaultHeaderBytes = 8 << 10
+
+// proxyOwnedHeaders frame the answer or belong to one hop: the proxy writes them itself.
+var proxyOwnedHeaders = map[string]bool{
+	"Content-Length": true, "Transfer-Encoding": true, "Connection": true, "Keep-Alive": true,
+	"Proxy-Connection": true, "Te": true, "Trailer": true, "Upgrade": true,
+}
+
+// headersParam checks a status fault's headers and returns them with canonical names.
+func headersParam(spec FaultSpec) (http.Header, error) {
+	if len(spec.Headers) == 0 {
+		return nil, nil
+	}
+	h, size := make(http.Header, len(spec.Headers)), 0
+	for name, value := range spec.Headers {
+		canonical := http.CanonicalHeaderKey(name)
+		field := "fault.headers." + name
+		switch {
+		case !isToken(name):
+			return nil, &FieldError{Field: "fault.headers", Msg: fmt.Sprintf("%q is not a header name", name)}
+		case proxyOwnedHeaders[canonical]:
+			return nil, &FieldError{Field: field, Msg: "the proxy sets it (framing and hop-by-hop headers are the proxy's)"}
+		case canonical == "Content-Type":
+			return nil, &FieldError{Field: field, Msg: "use fault.content_type"}
+		case canonical == "Retry-After" && spec.RetryAfter != 0:
+			return nil, &FieldError{Field: field, Msg: "given twice: fault.retry_after sends it too; keep one"}
+		case len(h[canonical]) > 0:
+			return nil, &FieldError{Field: field, Msg: "given twice (header names are case-insensitive)"}
+		case !validHeaderValue(value):
+			return nil, &FieldError{Field: field, Msg: fmt.Sprintf("a header value may hold no control characters (CR, LF, NUL), got %q", value)}
+		}
+		size += len(name) + len(value)
+		h[canonical] = []string{value}
+	}
+	if size > maxFaultHeaderBytes {
+		return nil, &FieldError{Field: "fault.headers", Msg: fmt.Sprintf("at most %d bytes of names and values, got %d", maxFaultHeaderBytes, size)}
+	}
+	return h, nil
+}
+
+// validHeaderValue reports whether v may be sent as a field value (RFC 9110 §5.5: no
+// control characters but horizontal tab).
+func validHeaderValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < 0x20 && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func (s statusResponse) send(ex *Exchange) {
-	h := http.Header{"Content-Type": {s.contentType}}
+	h := s.headers.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Set("Content-Type", s.contentType)
 	if s.retryAfter > 0 {
 		h.Set("Retry-After", fmt.Sprint(s.retryAfter))
 	}

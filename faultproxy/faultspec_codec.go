@@ -14,21 +14,22 @@ import (
 
 // faultSpecWire is FaultSpec as it travels: identical fields plus duration_ms.
 type faultSpecWire struct {
-	Type        string  `json:"type" yaml:"type"`
-	Status      int     `json:"status,omitempty" yaml:"status,omitempty"`
-	Body        string  `json:"body,omitempty" yaml:"body,omitempty"`
-	ContentType string  `json:"content_type,omitempty" yaml:"content_type,omitempty"`
-	JSONRPCID   bool    `json:"jsonrpc_id,omitempty" yaml:"jsonrpc_id,omitempty"`
-	RetryAfter  int     `json:"retry_after,omitempty" yaml:"retry_after,omitempty"`
-	Bytes       int     `json:"bytes,omitempty" yaml:"bytes,omitempty"`
-	DurationMS  float64 `json:"duration_ms,omitempty" yaml:"duration_ms,omitempty"`
-	Then        string  `json:"then,omitempty" yaml:"then,omitempty"`
-	Mode        string  `json:"mode,omitempty" yaml:"mode,omitempty"`
+	Type        string            `json:"type" yaml:"type"`
+	Status      int               `json:"status,omitempty" yaml:"status,omitempty"`
+	Body        string            `json:"body,omitempty" yaml:"body,omitempty"`
+	ContentType string            `json:"content_type,omitempty" yaml:"content_type,omitempty"`
+	JSONRPCID   bool              `json:"jsonrpc_id,omitempty" yaml:"jsonrpc_id,omitempty"`
+	RetryAfter  int               `json:"retry_after,omitempty" yaml:"retry_after,omitempty"`
+	Headers     map[string]string `json:"headers,omitempty" yaml:"headers,omitempty"`
+	Bytes       int               `json:"bytes,omitempty" yaml:"bytes,omitempty"`
+	DurationMS  float64           `json:"duration_ms,omitempty" yaml:"duration_ms,omitempty"`
+	Then        string            `json:"then,omitempty" yaml:"then,omitempty"`
+	Mode        string            `json:"mode,omitempty" yaml:"mode,omitempty"`
 }
 
 func (f FaultSpec) wire() faultSpecWire {
 	return faultSpecWire{
-		Type: f.Type, Status: f.Status, Body: f.Body, ContentType: f.ContentType, JSONRPCID: f.JSONRPCID, RetryAfter: f.RetryAfter, Bytes: f.Bytes,
+		Type: f.Type, Status: f.Status, Body: f.Body, ContentType: f.ContentType, JSONRPCID: f.JSONRPCID, RetryAfter: f.RetryAfter, Headers: f.Headers, Bytes: f.Bytes,
 		DurationMS: float64(f.Duration) / float64(time.Millisecond), Then: f.Then, Mode: f.Mode,
 	}
 }
@@ -41,7 +42,7 @@ func (w faultSpecWire) spec() (FaultSpec, error) {
 		return FaultSpec{}, &FieldError{Field: "fault.duration_ms", Msg: fmt.Sprintf("must be a non-negative number of milliseconds, got %v", w.DurationMS)}
 	}
 	return FaultSpec{
-		Type: w.Type, Status: w.Status, Body: w.Body, ContentType: w.ContentType, JSONRPCID: w.JSONRPCID, RetryAfter: w.RetryAfter, Bytes: w.Bytes,
+		Type: w.Type, Status: w.Status, Body: w.Body, ContentType: w.ContentType, JSONRPCID: w.JSONRPCID, RetryAfter: w.RetryAfter, Headers: w.Headers, Bytes: w.Bytes,
 		Duration: time.Duration(w.DurationMS * float64(time.Millisecond)), Then: w.Then, Mode: w.Mode,
 	}, nil
 }

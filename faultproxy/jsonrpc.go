@@ -18,8 +18,17 @@ import (
 // client was answered, kept only for Config.Classify.
 type rpcExchange struct {
 	parsed bool
-	id     []byte // compact JSON of the request id; nil: not a JSON-RPC request with an id
+	json   jsonCheck // the request body checked as JSON (key.go), once
+	id     []byte    // compact JSON of the request id; nil: not a JSON-RPC request with an id
 	answer *answerCapture
+}
+
+// checked is body's JSON check, made on the first call.
+func (r *rpcExchange) checked(body []byte) jsonCheck {
+	if r.json == jsonUnchecked {
+		r.json = checkJSON(body)
+	}
+	return r.json
 }
 
 // jsonRPC reads the request as a JSON-RPC request when its body is buffered whole, once,
@@ -34,18 +43,18 @@ func (ex *Exchange) jsonRPC() ([]byte, string) {
 	}
 	ex.rpc.parsed = true
 	var method string
-	ex.rpc.id, method = readJSONRPC(ex.body.buf, ex.rec)
+	ex.rpc.id, method = readJSONRPC(ex.body.buf, ex.rpc.checked(ex.body.buf), ex.rec)
 	return ex.rpc.id, method
 }
 
-// readJSONRPC reads body as a JSON-RPC request and journals its id and method in rec;
-// it returns the id as compact JSON (nil for none) and the method ("" when body is not
-// a JSON-RPC request).
-func readJSONRPC(body []byte, rec *Record) ([]byte, string) {
+// readJSONRPC reads body, whose JSON check is given, as a JSON-RPC request and journals
+// its id and method in rec; it returns the id as compact JSON (nil for none) and the
+// method ("" when body is not a JSON-RPC request, or not JSON the proxy reads).
+func readJSONRPC(body []byte, check jsonCheck, rec *Record) ([]byte, string) {
 	// A scan for three members that stops reading where it found them, not a decode of
 	// the whole body: the body is the client's, and its size must not decide the cost
 	// (the key field is read the same way).
-	if !gjson.ValidBytes(body) {
+	if check != jsonValid {
 		return nil, ""
 	}
 	got := gjson.GetManyBytes(body, "jsonrpc", "id", "method")

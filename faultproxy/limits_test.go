@@ -241,12 +241,14 @@ func TestJournalPages(t *testing.T) {
 	}
 }
 
-// The journal redacts credentials by default, and what --redact names.
+// The journal redacts credentials by default — the common API-key and session-token
+// headers of cloud APIs (AWS, Google, GitLab) among them — and what --redact names.
 func TestJournalRedactsCredentials(t *testing.T) {
 	srv, _ := startStrict(t, faultproxy.Config{Redact: []string{"x-session"}})
 	req, _ := http.NewRequest(http.MethodGet, srv.URL()+"/r", nil)
 	secret := map[string]string{}
-	for _, h := range append(append([]string(nil), faultproxy.DefaultRedactedHeaders...), "X-Session") {
+	sent := append([]string{"X-Amz-Security-Token", "X-Goog-Api-Key", "Private-Token", "X-Session"}, faultproxy.DefaultRedactedHeaders...)
+	for _, h := range sent {
 		if h == "Proxy-Authorization" {
 			continue // hop-by-hop: removed before the journal sees it
 		}

@@ -28,8 +28,8 @@ type Proxy struct {
 	bufs      sync.Pool
 	inFlight  atomic.Int64
 	redacted  map[string]bool
-	keyPath   string // Config.KeyField as a gjson path
-	fast      bool   // Start's connections may take the fast path (fast_exchange.go)
+	keySegs   []string // Config.KeyField's member names
+	fast      bool     // Start's connections may take the fast path (fast_exchange.go)
 	// fastServed and handedOff count attempts the fast path forwarded and connections it
 	// moved to net/http; tests read them to know which path served what.
 	fastServed, handedOff atomic.Uint64
@@ -55,7 +55,7 @@ func New(cfg Config) (*Proxy, error) {
 		rules:     newRuleSet(cfg.Seed),
 		journal:   newJournal(cfg.JournalCapacity, cfg.JournalBytes, cfg.AttemptKeyBytes),
 		redacted:  redactionSet(cfg.Redact),
-		keyPath:   KeyPath(cfg.KeyField),
+		keySegs:   SplitKeyField(cfg.KeyField),
 	}
 	if p.transport == nil {
 		tr := NewTransport(cfg.InsecureSkipVerify)
@@ -63,8 +63,9 @@ func New(cfg Config) (*Proxy, error) {
 			tr.TLSClientConfig = cfg.TLSClientConfig.Clone()
 			tr.TLSClientConfig.InsecureSkipVerify = tr.TLSClientConfig.InsecureSkipVerify || cfg.InsecureSkipVerify
 		}
+		tr.IdleConnTimeout = cfg.UpstreamIdleTimeout
 		p.transport = tr
-		p.direct = newDirectClient(ups)
+		p.direct = newDirectClient(ups, cfg.UpstreamIdleTimeout)
 	}
 	p.fast = p.fastEligible()
 	p.bufs.New = func() any { b := make([]byte, 32<<10); return &b }
@@ -119,6 +120,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ex.Respond(http.StatusMethodNotAllowed, http.Header{"Allow": {"GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"}}, []byte("faultproxy: CONNECT is not supported\n"))
 		return
 	}
+	if strings.Contains(r.RequestURI, "#") {
+		// Go's server takes a raw '#' into the path, so rules would match a path the
+		// upstream gets as %23; no HTTP client sends one (a fragment stays with it).
+		ex.rec.Path, ex.rec.PathClipped = clipPath(r.RequestURI)
+		ex.refuse("the request target holds a '#', which is no part of an HTTP request target (a URL's fragment stays with the client): send the path without it, or escape it as %23")
+		return
+	}
 	var ar *activeRule
 	if decided != nil {
 		if p.cfg.KeyField != "" && ex.body.bufferAll(p.cfg.BufferLimit) {
@@ -128,7 +136,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ex.rec.Key, ex.rec.HasKey, ex.rec.Attempt = d.Key, d.HasKey, d.Attempt
 		ar = decided.rule
 	} else {
-		key, hasKey := ex.key()
+		key, hasKey, refusal := ex.key()
+		if refusal != "" {
+			ex.refuse(refusal)
+			return
+		}
 		ex.rec.Key, ex.rec.HasKey = key, hasKey
 		if hasKey {
 			ex.rec.Attempt = p.journal.nextAttempt(epoch, key)
@@ -150,26 +162,38 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// key finds the attempt's idempotency key in the body field or the header.
-func (ex *Exchange) key() (string, bool) {
+// key finds the attempt's idempotency key in the body field or the header. refusal,
+// when set, is why the request is refused instead (a body field that cannot be read
+// unambiguously).
+func (ex *Exchange) key() (key string, ok bool, refusal string) {
 	if f := ex.p.cfg.KeyField; f != "" {
 		if !ex.body.bufferAll(ex.p.cfg.BufferLimit) {
 			if ex.body.failure() == nil {
 				ex.Note(fmt.Sprintf("request body over buffer limit (%d bytes): key field not read", ex.p.cfg.BufferLimit))
 			}
-			return "", false
+			return "", false, ""
 		}
 		ex.jsonRPC()
-		return keyFromBody(ex.body.buf, ex.p.keyPath)
+		k := readBodyKey(ex.body.buf, ex.rpc.checked(ex.body.buf), ex.p.keySegs)
+		if k.note != "" {
+			ex.Note(k.note)
+		}
+		return k.key, k.ok, k.refuse
 	}
 	vv, ok := ex.r.Header[ex.p.cfg.KeyHeader]
 	if !ok {
-		return "", false
+		return "", false, ""
 	}
 	if len(vv) == 0 {
-		return "", true
+		return "", true, ""
 	}
-	return vv[0], true
+	return vv[0], true, ""
+}
+
+// refuse answers 400 with why the proxy will not forward the request, and journals it.
+func (ex *Exchange) refuse(why string) {
+	ex.Note("refused: " + why)
+	ex.Respond(http.StatusBadRequest, http.Header{"Content-Type": {"text/plain; charset=utf-8"}}, []byte("faultproxy: "+why+"\n"))
 }
 
 // AddRule validates r and appends it; the error is a *RuleError naming the bad field

@@ -61,6 +61,7 @@ var ruleSchema = schemaField{kind: kindObject, fields: map[string]schemaField{
 		"content_type": {kind: kindString},
 		"jsonrpc_id":   {kind: kindBool},
 		"retry_after":  {kind: kindInteger},
+		"headers":      {kind: kindStringMap},
 		"bytes":        {kind: kindInteger},
 		"duration_ms":  {kind: kindNumber},
 		"then":         {kind: kindString},

@@ -38,7 +38,7 @@ func TestYAMLAndJSONRefuseTheSameTypoAlike(t *testing.T) {
 		require.Equal(t, errJ.Error(), errY.Error())
 	}
 	_, err := faultproxy.ParseRulesYAML([]byte(`[{name: a, fault: {type: after-reset}}, {name: b, fault: {type: after-status, stauts: 502}}]`))
-	require.EqualError(t, err, `rule 1 ("b"): fault.stauts: unknown field; fault takes body, bytes, content_type, duration_ms, jsonrpc_id, mode, retry_after, status, then, type (names are case-sensitive)`)
+	require.EqualError(t, err, `rule 1 ("b"): fault.stauts: unknown field; fault takes body, bytes, content_type, duration_ms, headers, jsonrpc_id, mode, retry_after, status, then, type (names are case-sensitive)`)
 }
 
 // The admin API's JSON is strict: field names case-sensitive, nothing after the value,

@@ -27,7 +27,7 @@ func NewTransport(insecureSkipVerify bool) *http.Transport {
 		}).DialContext,
 		MaxIdleConns:          0, // no global cap; the per-host cap below bounds it
 		MaxIdleConnsPerHost:   DefaultMaxIdlePerHost,
-		IdleConnTimeout:       idleConnTimeout,
+		IdleConnTimeout:       DefaultUpstreamIdleTimeout,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 		DisableCompression:    true,
@@ -89,7 +89,7 @@ func joinPath(base *url.URL, in *url.URL) *url.URL {
 	if in.RawPath != "" {
 		u.RawPath = base.Path + in.RawPath
 	}
-	u.RawQuery = in.RawQuery
+	u.RawQuery, u.ForceQuery = in.RawQuery, in.ForceQuery // "/x?" stays "/x?", as the client sent it
 	return &u
 }
 

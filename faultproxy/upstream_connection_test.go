@@ -2,6 +2,7 @@ package faultproxy_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"net"
@@ -191,4 +192,96 @@ func postOK(t *testing.T, f *fixture, key string) {
 	status, body, err := f.post(key, `{}`)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, status, "body %s", body)
+}
+
+// countingUpstream answers 200 and counts the connections it holds open.
+func countingUpstream(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	var open atomic.Int64
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Write([]byte("ok"))
+	}))
+	up.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		switch s {
+		case http.StateNew:
+			open.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			open.Add(-1)
+		}
+	}
+	up.Start()
+	t.Cleanup(up.Close)
+	return up, &open
+}
+
+// eventually polls cond until it holds, failing after a deadline far beyond what any
+// machine needs (it bounds a broken proxy, not a slow one).
+func eventually(t *testing.T, cond func() bool, msg string, args ...any) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf(msg, args...)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// After a flood of short-lived client connections the proxy's pooled upstream
+// connections are closed in the background once idle for UpstreamIdleTimeout — on the
+// fast path's own client (small bodies) and on http.Transport (streamed ones) — and a
+// steady trickle keeps only the connections it needs: the pool hands out its most
+// recently used connection first, so the ones the flood left below it age out.
+func TestIdleUpstreamConnectionsAreClosedInTheBackground(t *testing.T) {
+	up, open := countingUpstream(t)
+	const idle = 200 * time.Millisecond
+	srv, err := faultproxy.Start(context.Background(), faultproxy.Config{Upstream: up.URL, UpstreamIdleTimeout: idle})
+	require.NoError(t, err)
+	t.Cleanup(func() { srv.Close() })
+
+	oneShot := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 30 * time.Second}
+	var wg sync.WaitGroup
+	for c := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 8 {
+				body := []byte("{}")
+				if (c+i)%2 == 1 {
+					body = make([]byte, 8<<10) // streamed: through http.Transport
+				}
+				resp, err := oneShot.Post(srv.URL()+"/flood", "application/json", bytes.NewReader(body))
+				if err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	peak := open.Load()
+	t.Logf("upstream connections open after the flood: %d", peak)
+
+	// A trickle on one keep-alive client connection: one upstream connection serves it.
+	stop := make(chan struct{})
+	trickled := make(chan struct{})
+	go func() {
+		defer close(trickled)
+		client := &http.Client{Timeout: 30 * time.Second}
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(idle / 4):
+			}
+			if resp, err := client.Get(srv.URL() + "/trickle"); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}
+	}()
+	eventually(t, func() bool { return open.Load() <= 2 }, "the flood's idle upstream connections stayed open under a trickle: %d", open.Load())
+	close(stop)
+	<-trickled
+	eventually(t, func() bool { return open.Load() == 0 }, "idle upstream connections stayed open: %d", open.Load())
 }

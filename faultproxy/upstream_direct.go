@@ -30,12 +30,19 @@ import (
 // without blocking before it is reused (one non-blocking peek): one the upstream closed
 // while it sat idle, or that holds bytes nobody asked for, is discarded, as the
 // Transport's reader goroutine would have done.
+//
+// The pool is a stack: the most recently used connection is handed out first, so under a
+// steady load the same few connections carry the calls and the rest sit at the bottom.
+// A timer, armed while connections are pooled, closes those idle for Config.
+// UpstreamIdleTimeout in the background: after a burst, the pool shrinks back to what
+// the calls of the last idle timeout needed at once (a flood of 2,000 client
+// connections otherwise left up to 1,024 upstream connections open for good).
 type directClient struct {
 	pools  map[*url.URL]*connPool
 	dialer net.Dialer
 }
 
-func newDirectClient(upstreams []*url.URL) *directClient {
+func newDirectClient(upstreams []*url.URL, idleTimeout time.Duration) *directClient {
 	if !peekSupported {
 		return nil
 	}
@@ -45,7 +52,7 @@ func newDirectClient(upstreams []*url.URL) *directClient {
 	}
 	for _, u := range upstreams {
 		if u.Scheme == "http" {
-			d.pools[u] = &connPool{addr: hostPort(u), max: DefaultMaxIdlePerHost}
+			d.pools[u] = &connPool{addr: hostPort(u), max: DefaultMaxIdlePerHost, idleTimeout: idleTimeout}
 		}
 	}
 	return d
@@ -67,10 +74,12 @@ func (d *directClient) closeIdle() {
 
 // connPool holds idle connections to one upstream, most recently used first out.
 type connPool struct {
-	addr string
-	max  int
-	mu   sync.Mutex
-	idle []*upConn
+	addr        string
+	max         int
+	idleTimeout time.Duration
+	mu          sync.Mutex
+	idle        []*upConn   // oldest first: put appends, get takes from the end
+	expiry      *time.Timer // armed while idle holds connections (expire); nil when not
 }
 
 type upConn struct {
@@ -119,7 +128,7 @@ func (p *connPool) get(ctx context.Context, d *net.Dialer) (*upConn, error) {
 		p.idle[n-1] = nil
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
-		if time.Since(c.idleAt) < idleConnTimeout && c.br.Buffered() == 0 && connIdleAlive(c.nc) {
+		if time.Since(c.idleAt) < p.idleTimeout && c.br.Buffered() == 0 && connIdleAlive(c.nc) {
 			return c, nil
 		}
 		c.nc.Close()
@@ -137,6 +146,9 @@ func (p *connPool) put(c *upConn) {
 	p.mu.Lock()
 	if len(p.idle) < p.max {
 		p.idle = append(p.idle, c)
+		if p.expiry == nil {
+			p.expiry = time.AfterFunc(p.idleTimeout, p.expire)
+		}
 		p.mu.Unlock()
 		return
 	}
@@ -144,10 +156,39 @@ func (p *connPool) put(c *upConn) {
 	c.nc.Close()
 }
 
+// expire closes the connections idle for idleTimeout and arms the timer again for the
+// next one to age (at least idleTimeout/8 from now, so a pool of connections put back a
+// moment apart is swept in batches, each one closed within an eighth past its time).
+func (p *connPool) expire() {
+	now := time.Now()
+	p.mu.Lock()
+	n := 0
+	for n < len(p.idle) && now.Sub(p.idle[n].idleAt) >= p.idleTimeout {
+		n++
+	}
+	old := append([]*upConn(nil), p.idle[:n]...)
+	rest := copy(p.idle, p.idle[n:])
+	clear(p.idle[rest:])
+	p.idle = p.idle[:rest]
+	if len(p.idle) > 0 {
+		p.expiry.Reset(max(p.idle[0].idleAt.Add(p.idleTimeout).Sub(now), p.idleTimeout/8))
+	} else {
+		p.expiry = nil
+	}
+	p.mu.Unlock()
+	for _, c := range old {
+		c.nc.Close()
+	}
+}
+
 func (p *connPool) closeIdle() {
 	p.mu.Lock()
 	idle := p.idle
 	p.idle = nil
+	if p.expiry != nil {
+		p.expiry.Stop()
+		p.expiry = nil
+	}
 	p.mu.Unlock()
 	for _, c := range idle {
 		c.nc.Close()

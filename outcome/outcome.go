@@ -10,9 +10,9 @@
 //
 // Statuses is the classifier of a profile without outcome rules: the status rules.
 // Rules is the rule-based classifier of a profile's `outcomes:` (a status, predicates on
-// the JSON body at gjson paths, a regexp on the body; all of a rule's predicates must
-// hold, any rule of a class may match, classes in the profile's order of precedence),
-// with Statuses as its fallback for the classes it does not cover.
+// the JSON body at gjson paths, a regexp on the body, predicates on headers; all of a
+// rule's predicates must hold, any rule of a class may match, classes in the profile's
+// order of precedence), with Statuses as its fallback for the classes it does not cover.
 package outcome
 
 import "net/http"

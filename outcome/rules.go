@@ -14,12 +14,14 @@ import (
 )
 
 // A Rule recognises one shape of answer. Every predicate it sets must hold: the status is
-// one of Status, each JSON predicate holds on the body, and Text matches the body. A rule
-// with no predicate at all is refused by Compile (it would match everything).
+// one of Status, each JSON predicate holds on the body, Text matches the body, and each
+// header predicate holds on the headers. A rule with no predicate at all is refused by
+// Compile (it would match everything).
 type Rule struct {
 	Status []int
 	JSON   []JSONPredicate
 	Text   *regexp.Regexp
+	Header []HeaderPredicate
 	// RetryAfter, when set, is where an answer this rule recognises says when to retry
 	// (retryhint.go). It takes no part in matching.
 	RetryAfter *RetryHint
@@ -122,6 +124,11 @@ func (r Rule) Matches(a Answer) bool {
 	if r.Text != nil && !r.Text.Match(a.Body) {
 		return false
 	}
+	for _, p := range r.Header {
+		if !p.Holds(a.Header) {
+			return false
+		}
+	}
 	return true
 }
 
@@ -156,6 +163,9 @@ func (r Rule) String() string {
 	if r.Text != nil {
 		parts = append(parts, "text /"+r.Text.String()+"/")
 	}
+	for _, p := range r.Header {
+		parts = append(parts, p.String())
+	}
 	out := strings.Join(parts, " and ")
 	if r.RetryAfter != nil {
 		out += ", retry after " + r.RetryAfter.String()
@@ -169,6 +179,7 @@ type RuleSpec struct {
 	Status     []int
 	JSON       []JSONSpec
 	Text       string
+	Header     []HeaderSpec
 	RetryAfter *RetryHintSpec
 }
 
@@ -183,7 +194,7 @@ type JSONSpec struct {
 }
 
 // SpecError names the part of a rule spec that is wrong, relative to the rule:
-// "json.matches", "status[1]", "text".
+// "json.matches", "status[1]", "text", "header.name".
 type SpecError struct {
 	Field string
 	Msg   string
@@ -199,8 +210,8 @@ func Compile(s RuleSpec) (Rule, []error) {
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, &SpecError{Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
-	if len(s.Status) == 0 && len(s.JSON) == 0 && s.Text == "" {
-		bad("", "a rule needs at least one of status, json, text (an empty rule would match every answer)")
+	if len(s.Status) == 0 && len(s.JSON) == 0 && s.Text == "" && len(s.Header) == 0 {
+		bad("", "a rule needs at least one of status, json, text, header (an empty rule would match every answer)")
 	}
 	for i, st := range s.Status {
 		if st < 100 || st > 599 {
@@ -209,11 +220,7 @@ func Compile(s RuleSpec) (Rule, []error) {
 	}
 	r.Status = append(r.Status, s.Status...)
 	for i, j := range s.JSON {
-		field := "json"
-		if len(s.JSON) > 1 {
-			field = fmt.Sprintf("json[%d]", i)
-		}
-		p, jerrs := compileJSON(field, j)
+		p, jerrs := compileJSON(itemField("json", i, len(s.JSON)), j)
 		errs = append(errs, jerrs...)
 		r.JSON = append(r.JSON, p)
 	}
@@ -225,12 +232,25 @@ func Compile(s RuleSpec) (Rule, []error) {
 			r.Text = re
 		}
 	}
+	for i, h := range s.Header {
+		p, herrs := compileHeader(itemField("header", i, len(s.Header)), h)
+		errs = append(errs, herrs...)
+		r.Header = append(r.Header, p)
+	}
 	if s.RetryAfter != nil {
 		h, herrs := compileRetryHint(*s.RetryAfter)
 		errs = append(errs, herrs...)
 		r.RetryAfter = h
 	}
 	return r, errs
+}
+
+// itemField names item i of a part written n times: "json", or "json[1]" in a list.
+func itemField(part string, i, n int) string {
+	if n > 1 {
+		return fmt.Sprintf("%s[%d]", part, i)
+	}
+	return part
 }
 
 func compileJSON(field string, j JSONSpec) (JSONPredicate, []error) {

@@ -88,12 +88,7 @@ func TestCompileNamesTheBadPart(t *testing.T) {
 		JSON:   []outcome.JSONSpec{{Path: "", Matches: ptr("(")}, {Path: "a", Exists: ptr(true), Equals: 1, HasEquals: true}},
 		Text:   "[",
 	})
-	var fields []string
-	for _, e := range errs {
-		var se *outcome.SpecError
-		require.ErrorAs(t, e, &se)
-		fields = append(fields, se.Field)
-	}
+	fields := specFields(t, errs)
 	require.ElementsMatch(t, []string{"status[0]", "json[0].path", "json[0].matches", "json[1]", "text"}, fields)
 
 	_, errs = outcome.Compile(outcome.RuleSpec{JSON: []outcome.JSONSpec{{Path: "a", Equals: []any{1}, HasEquals: true}}})

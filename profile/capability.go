@@ -33,6 +33,7 @@ const (
 	CapValidation       Capability = "validation_error"  // validation_error
 	CapKeyedMethods     Capability = "keyed_methods"     // keyed_methods, with the ledger's method not among them
 	CapDownstream       Capability = "downstream"        // downstream: a vendor the target calls, observed by a sink
+	CapStore            Capability = "store"             // store: the target's key store behind a store fault point
 	CapDirectRoute      Capability = "direct_route"      // base_url: a step may reach the target around the proxy
 	CapEntityRequest    Capability = "entity_in_request" // operation.path or body names {{.Entity}}
 	CapChangeableBody   Capability = "changeable_body"   // a JSON object or form body with a member to change
@@ -94,6 +95,10 @@ func (p *Profile) Missing(c Capability) string {
 	case CapDownstream:
 		if p.Downstream == nil {
 			return "downstream not declared (the vendor the target calls)"
+		}
+	case CapStore:
+		if p.Store == nil {
+			return "store not declared (the target's key store connection: store: {listen, upstream})"
 		}
 	case CapSlow:
 		if p.Slow == nil {

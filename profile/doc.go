@@ -38,7 +38,9 @@
 //   - Missing(c): why the profile lacks a Capability a scenario needs ("" when it has
 //     it): a declaration left out (slow_operation, a second principal) or one the
 //     transport cannot express (MCP has no query string of its own). A scenario whose
-//     capability is missing is N/A, never a failure;
+//     capability is missing is N/A, never a failure. DeclarationFor names the field
+//     that supplies a capability (or the fact of the target it is), and Undeclared the
+//     fields a scenario still needs: what the reports list as what to declare next;
 //   - Classifier: what an answer means (package outcome), from the declared statuses and
 //     the outcomes: rules, which may read the body of a 200 (JSON-RPC and MCP refusals);
 //   - NewTransport: how a request goes on the wire (plain HTTP, or MCP Streamable HTTP

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -66,8 +68,9 @@ func ruleClasses() []string {
 
 // UnmarshalYAML reads `outcomes:` — class: rule, or class: [rule, …]; a rule is a
 // mapping of status (an int or a list), json ({path, equals | exists | matches}, or a
-// list of them), text (a regexp) and, for in_flight and throttled, retry_after ({path,
-// unit}: where the body says when to retry).
+// list of them), text (a regexp), header ({name, equals | exists | matches}, or a list
+// of them) and, for in_flight and throttled, retry_after ({path, unit}: where the body
+// says when to retry).
 func (o *Outcomes) UnmarshalYAML(n *yaml.Node) error {
 	o.Classes, o.problems = nil, nil
 	bad := func(path, format string, args ...any) {
@@ -90,16 +93,9 @@ func (o *Outcomes) UnmarshalYAML(n *yaml.Node) error {
 			continue
 		}
 		seen[name] = true
-		nodes := []*yaml.Node{v}
-		paths := []string{path}
-		if v.Kind == yaml.SequenceNode {
-			nodes, paths = v.Content, nil
-			for j := range v.Content {
-				paths = append(paths, path+"["+strconv.Itoa(j)+"]")
-			}
-			if len(nodes) == 0 {
-				bad(path, "an empty list of rules matches nothing")
-			}
+		nodes, paths := oneOrList(v, path)
+		if len(nodes) == 0 {
+			bad(path, "an empty list of rules matches nothing")
 		}
 		cr := outcome.ClassRules{Class: outcome.Class(name)}
 		for j, rn := range nodes {
@@ -139,7 +135,7 @@ func (o *Outcomes) ruleSpec(n *yaml.Node, path string) (outcome.RuleSpec, bool) 
 		ok = false
 	}
 	if n.Kind != yaml.MappingNode {
-		bad(path, "a rule is a mapping of status, json, text, e.g. {status: 409} or {json: {path: error.code, equals: -32010}}")
+		bad(path, "a rule is a mapping of status, json, text, header, e.g. {status: 409} or {json: {path: error.code, equals: -32010}}")
 		return spec, false
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -160,18 +156,9 @@ func (o *Outcomes) ruleSpec(n *yaml.Node, path string) (outcome.RuleSpec, bool) 
 				spec.Status = append(spec.Status, st)
 			}
 		case "json":
-			items, paths := []*yaml.Node{v}, []string{fp}
-			if v.Kind == yaml.SequenceNode {
-				items, paths = v.Content, nil
-				for j := range v.Content {
-					paths = append(paths, fp+"["+strconv.Itoa(j)+"]")
-				}
-			}
-			for j, it := range items {
-				js, jok := o.jsonSpec(it, paths[j])
-				ok = ok && jok
-				spec.JSON = append(spec.JSON, js)
-			}
+			var each bool
+			spec.JSON, each = readEach(v, fp, o.jsonSpec)
+			ok = ok && each
 		case "retry_after":
 			if v.Kind != yaml.MappingNode {
 				bad(fp, "must be {path: P, unit: ms|s}: where the refusal's body says how long to wait, e.g. {path: error.data.retry_after_ms, unit: ms}")
@@ -191,6 +178,10 @@ func (o *Outcomes) ruleSpec(n *yaml.Node, path string) (outcome.RuleSpec, bool) 
 					bad(joinPath(fp, hk), "unknown field (known: path, unit)")
 				}
 			}
+		case "header":
+			var each bool
+			spec.Header, each = readEach(v, fp, o.headerSpec)
+			ok = ok && each
 		case "text":
 			if v.Kind != yaml.ScalarNode {
 				bad(fp, "must be a regular expression on the body, e.g. \"reused\"")
@@ -201,22 +192,35 @@ func (o *Outcomes) ruleSpec(n *yaml.Node, path string) (outcome.RuleSpec, bool) 
 				bad(fp, "an empty regexp matches every body")
 			}
 		default:
-			bad(fp, "unknown field (known: json, retry_after, status, text)")
+			bad(fp, "unknown field (known: header, json, retry_after, status, text)")
 		}
 	}
 	return spec, ok
 }
 
-func (o *Outcomes) jsonSpec(n *yaml.Node, path string) (outcome.JSONSpec, bool) {
-	var js outcome.JSONSpec
+// predicate is one json or header predicate as written: what it tests (a gjson path,
+// a header name) and its one test, as YAML read them.
+type predicate struct {
+	subject string
+	equals  *yaml.Node
+	exists  *bool
+	matches *string
+}
+
+// predicate reads a mapping of subjectField (path, name), equals, exists and matches;
+// usage is how the mapping is written, for the error when n is none. Compile says what
+// a predicate lacks (its subject, exactly one test), under the rule's field name; here
+// only what a YAML reader sees.
+func (o *Outcomes) predicate(n *yaml.Node, path, subjectField, usage string) (predicate, bool) {
+	var pr predicate
 	ok := true
 	bad := func(p, format string, args ...any) {
 		o.problems = append(o.problems, fieldError{Path: p, Msg: fmt.Sprintf(format, args...)})
 		ok = false
 	}
 	if n.Kind != yaml.MappingNode {
-		bad(path, "must be {path: …, equals: …} (or exists: true|false, or matches: REGEXP)")
-		return js, false
+		bad(path, "must be %s (or exists: true|false, or matches: REGEXP)", usage)
+		return pr, false
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i].Value, n.Content[i+1]
@@ -226,32 +230,129 @@ func (o *Outcomes) jsonSpec(n *yaml.Node, path string) (outcome.JSONSpec, bool) 
 			continue
 		}
 		switch k {
-		case "path":
-			js.Path = v.Value
+		case subjectField:
+			pr.subject = v.Value
 		case "equals":
-			var val any
-			if err := v.Decode(&val); err != nil {
-				bad(fp, "%v", err)
-				continue
-			}
-			js.Equals, js.HasEquals = val, true
+			pr.equals = v
 		case "exists":
 			var b bool
 			if err := v.Decode(&b); err != nil {
 				bad(fp, "must be true or false, got %q", v.Value)
 				continue
 			}
-			js.Exists = &b
+			pr.exists = &b
 		case "matches":
 			m := v.Value
-			js.Matches = &m
+			pr.matches = &m
 		default:
-			bad(fp, "unknown field (known: equals, exists, matches, path)")
+			known := []string{"equals", "exists", "matches", subjectField}
+			slices.Sort(known)
+			bad(fp, "unknown field (known: %s)", strings.Join(known, ", "))
 		}
 	}
-	// Compile says what a predicate lacks (a path, exactly one test), under the rule's
-	// field name; here only what a YAML reader sees.
+	return pr, ok
+}
+
+func (o *Outcomes) jsonSpec(n *yaml.Node, path string) (outcome.JSONSpec, bool) {
+	pr, ok := o.predicate(n, path, "path", "{path: …, equals: …}")
+	js := outcome.JSONSpec{Path: pr.subject, Exists: pr.exists, Matches: pr.matches}
+	if pr.equals != nil {
+		var val any
+		if err := pr.equals.Decode(&val); err != nil {
+			o.problems = append(o.problems, fieldError{Path: joinPath(path, "equals"), Msg: err.Error()})
+			return js, false
+		}
+		js.Equals, js.HasEquals = val, true
+	}
 	return js, ok
+}
+
+func (o *Outcomes) headerSpec(n *yaml.Node, path string) (outcome.HeaderSpec, bool) {
+	pr, ok := o.predicate(n, path, "name", "{name: N, equals: V}")
+	hs := outcome.HeaderSpec{Name: pr.subject, Exists: pr.exists, Matches: pr.matches}
+	if pr.equals != nil {
+		value := pr.equals.Value // a header's value is text, whatever YAML would make of it
+		hs.Equals = &value
+	}
+	return hs, ok
+}
+
+// checkSharedStatusRules refuses, where expect.in_flight and expect.mismatch are one
+// status, an in_flight or mismatch rule that tests that status alone: it takes every
+// answer of the status for its class, so the other class is never seen, and the rules
+// do not tell the two apart after all.
+func checkSharedStatusRules(p *Profile) []fieldError {
+	if p.Outcomes == nil {
+		return nil
+	}
+	shared := p.Expect.InFlight
+	other := map[outcome.Class]outcome.Class{outcome.InFlight: outcome.Mismatch, outcome.Mismatch: outcome.InFlight}
+	var errs []fieldError
+	for _, cr := range p.Outcomes.Classes {
+		o, ok := other[cr.Class]
+		if !ok {
+			continue
+		}
+		for i, r := range cr.Rules {
+			if len(r.JSON) > 0 || r.Text != nil || len(r.Header) > 0 || (len(r.Status) > 0 && !slices.Contains(r.Status, shared)) {
+				continue
+			}
+			path := "outcomes." + string(cr.Class)
+			if len(cr.Rules) > 1 {
+				path += "[" + strconv.Itoa(i) + "]"
+			}
+			errs = append(errs, fieldError{Path: path, Msg: fmt.Sprintf("tests status %d alone, which expect.in_flight and expect.mismatch share: it takes every %d as %s, and none is ever %s; add a json, text or header predicate that tells the two apart", shared, shared, cr.Class, o)})
+		}
+	}
+	return errs
+}
+
+// oneOrList is a value written as one item or a list of them, with each item's path.
+func oneOrList(v *yaml.Node, path string) ([]*yaml.Node, []string) {
+	if v.Kind != yaml.SequenceNode {
+		return []*yaml.Node{v}, []string{path}
+	}
+	paths := make([]string, len(v.Content))
+	for j := range v.Content {
+		paths[j] = path + "[" + strconv.Itoa(j) + "]"
+	}
+	return v.Content, paths
+}
+
+// readEach reads a value written as one item or a list of them with read; ok is false
+// when any item was wrong.
+func readEach[T any](v *yaml.Node, path string, read func(*yaml.Node, string) (T, bool)) ([]T, bool) {
+	items, paths := oneOrList(v, path)
+	out, ok := make([]T, 0, len(items)), true
+	for j, it := range items {
+		x, itemOK := read(it, paths[j])
+		ok = ok && itemOK
+		out = append(out, x)
+	}
+	return out, ok
+}
+
+// OutcomeHeaders names the headers the profile's outcome rules read, in the order they
+// first appear: the runner keeps them in each attempt's evidence, so an answer told by
+// a header shows it, and can be classed again from the record.
+func (p *Profile) OutcomeHeaders() []string {
+	if p.Outcomes == nil {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, cr := range p.Outcomes.Classes {
+		for _, r := range cr.Rules {
+			for _, h := range r.Header {
+				name := http.CanonicalHeaderKey(h.Name)
+				if !seen[name] {
+					seen[name] = true
+					out = append(out, name)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // mergeOutcomes fixes what mergeMappings did to `outcomes:` under `extends:`: a class the
@@ -332,7 +433,24 @@ func (p *Profile) Classifier() outcome.Classifier {
 	if p.IsMCP() {
 		classes = append(classes, mcp.DefaultOutcomes(covered)...)
 	}
-	return outcome.NewRules(classes, s)
+	return outcome.NewRules(classes, statusesOutside(s, covered))
+}
+
+// statusesOutside is the status fallback without the classes the rules cover: such a
+// class is recognised by its rules alone, so its status is left to the classes that share
+// it. One status for in flight and mismatch (409 for both, told apart by a header or a
+// code in the body) with rules for only one of them makes every other answer of that
+// status the other class, not an answer the profile does not name.
+func statusesOutside(s outcome.Statuses, covered map[outcome.Class]bool) outcome.Statuses {
+	for class, status := range map[outcome.Class]*int{
+		outcome.InFlight: &s.InFlight, outcome.Mismatch: &s.Mismatch, outcome.MissingKey: &s.MissingKey,
+		outcome.BusinessError: &s.Business, outcome.ValidationError: &s.Validation,
+	} {
+		if covered[class] {
+			*status = 0
+		}
+	}
+	return s
 }
 
 // UnmatchedRules names the profile's own outcome rules that classified none of the

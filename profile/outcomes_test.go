@@ -1,6 +1,7 @@
 package profile_test
 
 import (
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -70,7 +71,7 @@ func TestOutcomesErrorsNameTheField(t *testing.T) {
 	for _, want := range []string{
 		"line 17: outcomes.sucess: unknown class (known: success, in_flight, mismatch, missing_key, invalid_key, validation_error, business_error, client_error, server_error, throttled)",
 		"line 18: outcomes.in_flight.json: set exactly one of equals, exists, matches (got 2)",
-		"line 19: outcomes.mismatch[0].statuz: unknown field (known: json, retry_after, status, text)",
+		"line 19: outcomes.mismatch[0].statuz: unknown field (known: header, json, retry_after, status, text)",
 		"line 19: outcomes.mismatch[1].json.path: required",
 		"line 19: outcomes.mismatch[1].json.matches: not a regular expression",
 		"line 19: outcomes.mismatch[2].text: an empty regexp matches every body",
@@ -209,4 +210,80 @@ func parseMinimal(t *testing.T) *profile.Profile {
 	p, err := profile.Parse("x.yaml", []byte(minimalProfile))
 	require.NoError(t, err)
 	return p
+}
+
+// headerToldDoc is an API that answers both a repeat in flight and a changed payload
+// with 409 and an empty body, told apart only by its Idempotency-Outcome header.
+const headerToldDoc = `name: header-told
+base_url: http://127.0.0.1:9000
+operation: {path: /charges, body: '{"order": "{{.Entity}}", "amount": 100}'}
+side_effects: {path: '/charges?order={{.Entity}}', count: total}
+expect: {in_flight: 409, mismatch: 409, missing_key: "400"}
+outcomes:
+  in_flight: {status: 409, header: {name: Idempotency-Outcome, equals: in_progress}}
+  mismatch: {status: 409, header: {name: idempotency-outcome, equals: conflict}}
+`
+
+func headerAnswer(status int, name, value string) outcome.Answer {
+	return outcome.Answer{Status: status, Header: http.Header{http.CanonicalHeaderKey(name): {value}}}
+}
+
+// The honest `mismatch: 409` of such an API loads when header rules tell the two
+// apart, and its answers get their classes.
+func TestOutcomeRulesReadHeaders(t *testing.T) {
+	p, err := profile.Parse("h.yaml", []byte(headerToldDoc))
+	require.NoError(t, err)
+	require.Equal(t, `status 409 and header Idempotency-Outcome == "conflict"`, p.Outcomes.Classes[1].Rules[0].String())
+	cl := p.Classifier()
+	require.Equal(t, outcome.InFlight, cl.Classify(headerAnswer(409, "Idempotency-Outcome", "in_progress")))
+	require.Equal(t, outcome.Mismatch, cl.Classify(headerAnswer(409, "Idempotency-Outcome", "conflict")))
+	require.Equal(t, outcome.ClientError, cl.Classify(outcome.Answer{Status: 409}), "a 409 neither rule recognises is one the profile does not name")
+	require.Equal(t, outcome.MissingKey, cl.Classify(outcome.Answer{Status: 400}))
+	require.Equal(t, []string{"Idempotency-Outcome"}, p.OutcomeHeaders(), "the runner keeps the headers the rules read, for the evidence")
+
+	// The other predicates, and a list of them.
+	doc := strings.Replace(headerToldDoc, "{name: idempotency-outcome, equals: conflict}",
+		"[{name: Idempotency-Outcome, matches: '^confl'}, {name: X-Request-Id, exists: true}]", 1)
+	p, err = profile.Parse("h.yaml", []byte(doc))
+	require.NoError(t, err)
+	a := headerAnswer(409, "Idempotency-Outcome", "conflict")
+	require.Equal(t, outcome.ClientError, p.Classifier().Classify(a), "every predicate of the list must hold")
+	a.Header.Set("X-Request-Id", "r1")
+	require.Equal(t, outcome.Mismatch, p.Classifier().Classify(a))
+
+	// Under a preset: the status is overridden and the rules added beside its own.
+	p, err = profile.Parse("h.yaml", []byte(`extends: ietf-draft-07
+base_url: http://127.0.0.1:9000
+operation: {path: /charges, body: '{"order": "{{.Entity}}", "amount": 100}'}
+side_effects: {path: '/charges?order={{.Entity}}', count: total}
+expect: {mismatch: 409}
+outcomes:
+  mismatch: {status: 409, header: {name: Idempotency-Outcome, equals: conflict}}
+`))
+	require.NoError(t, err)
+	require.Equal(t, 409, p.Expect.InFlight)
+	require.Equal(t, outcome.Mismatch, p.Classifier().Classify(headerAnswer(409, "Idempotency-Outcome", "conflict")))
+	require.Equal(t, outcome.InFlight, p.Classifier().Classify(headerAnswer(409, "Idempotency-Outcome", "in_progress")),
+		"a 409 the mismatch rule does not recognise is the in-flight refusal: only one of the two classes needs a rule")
+}
+
+func TestHeaderRuleErrorsNameTheFieldAndLine(t *testing.T) {
+	i := strings.Index(headerToldDoc, "outcomes:")
+	_, err := profile.Parse("h.yaml", []byte(headerToldDoc[:i]+`outcomes:
+  in_flight: {status: 409, header: {name: Idempotency-Outcome, equals: in_progress, exists: true}}
+  mismatch: {header: [{equals: conflict}, {name: "Bad Name", matches: "("}]}
+  success: {header: "Idempotency-Outcome"}
+  business_error: {header: {name: X, value: 1}}
+`))
+	require.Error(t, err)
+	for _, want := range []string{
+		"line 7: outcomes.in_flight.header: set exactly one of equals, exists, matches (got 2)",
+		"line 8: outcomes.mismatch.header[0].name: required",
+		`line 8: outcomes.mismatch.header[1].name: must be a header name such as Idempotency-Outcome, got "Bad Name"`,
+		"line 8: outcomes.mismatch.header[1].matches: not a regular expression",
+		"line 9: outcomes.success.header: must be {name: N, equals: V} (or exists: true|false, or matches: REGEXP)",
+		"line 10: outcomes.business_error.header.value: unknown field (known: equals, exists, matches, name)",
+	} {
+		require.Contains(t, err.Error(), want)
+	}
 }

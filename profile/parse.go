@@ -17,6 +17,10 @@ import (
 const (
 	DefaultKeyHeader     = "Idempotency-Key"
 	DefaultClientTimeout = Duration(2e9) // 2s
+	// DefaultClientPatience is client_patience when the profile declares none.
+	DefaultClientPatience = Duration(60e9) // 60s
+	// DefaultRetryAfterCap is retry_after_cap when the profile declares none.
+	DefaultRetryAfterCap = Duration(60e9) // 60s
 )
 
 // Load reads and validates a profile file. Errors name the file, the line and the

@@ -30,6 +30,14 @@ func builtinData(name string) ([]byte, bool) {
 	return data, err == nil
 }
 
+// IsPreset reports whether name is a built-in expectation preset: one that describes a
+// school of idempotency (its expectations, its windows) and no target — no operation to
+// send — and so is meant for `extends:` in a user profile, never run on its own.
+func IsPreset(name string) bool {
+	p, err := Builtin(name)
+	return err == nil && p.Operation.Path == "" && p.BaseURL == ""
+}
+
 // Builtin returns a built-in profile. The reference profile is complete and valid;
 // a preset is returned as declared (its Validate reports the target fields it lacks).
 func Builtin(name string) (*Profile, error) {

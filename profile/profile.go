@@ -45,6 +45,17 @@ type Profile struct {
 	// ClientTimeout bounds each attempt of the runner's client (default 2s); the hold
 	// faults hold the response longer than this.
 	ClientTimeout Duration `yaml:"client_timeout,omitempty" json:"client_timeout,omitempty"`
+	// ClientPatience (client-check) is how long a client may wait for one attempt's
+	// answer before it should give up and retry (default DefaultClientPatience): the hold
+	// fault holds an answer this long, and a client that waits it all out has no
+	// per-attempt timeout worth the name (client/attempt-timeout, SHOULD).
+	ClientPatience Duration `yaml:"client_patience,omitempty" json:"client_patience,omitempty"`
+	// RetryAfterCap (client-check) is the longest wait a client may cap a retry hint at
+	// (Retry-After, Retry-After-Ms, a body hint) and still honour it: waiting at least the
+	// hint or the cap, whichever is shorter, is honouring. 0: DefaultRetryAfterCap, and a
+	// client may wait longer; declared, waiting longer than it is a finding too (a client
+	// that honours an hour's Retry-After hangs its operation for an hour).
+	RetryAfterCap Duration `yaml:"retry_after_cap,omitempty" json:"retry_after_cap,omitempty"`
 	// Entity says where a request of the operation names its logical operation (the
 	// order, the payment), so that client-check can group a client's attempts without its
 	// cooperation. nil: client-check infers it from operation.body (see EntityRef).
@@ -55,6 +66,9 @@ type Profile struct {
 	// Downstream is the vendor the target calls, observed by a recording sink (the
 	// boundary scenarios need it); see downstream.go.
 	Downstream *Downstream `yaml:"downstream,omitempty" json:"downstream,omitempty"`
+	// Store is the target's key store connection, behind a store fault point (the
+	// store/* scenarios and the storm's store outages need it); see store.go.
+	Store *Store `yaml:"store,omitempty" json:"store,omitempty"`
 	// Source is how a command line names this profile: its file path, or the built-in
 	// profile's name. Load and Builtin set it; a document never does.
 	Source string `yaml:"-" json:"-"`
@@ -154,7 +168,19 @@ type Expect struct {
 	// sends. "": a problem+json body (RFC 9457).
 	InFlightBody string `yaml:"in_flight_body,omitempty" json:"in_flight_body,omitempty"`
 	MismatchBody string `yaml:"mismatch_body,omitempty" json:"mismatch_body,omitempty"`
+	// DurableKeys: the key store keeps its keys across an outage (a store that loses them
+	// then is a FAIL of store/back-replays, not INFO).
+	DurableKeys bool `yaml:"durable_keys,omitempty" json:"durable_keys,omitempty"`
+	// HonoursKey false declares an API that ignores idempotency keys (client-check):
+	// every request executes, so a correctly keyed retry duplicates and the duplicates
+	// are the API's; the client is judged on what it can do (no blind re-send after a
+	// lost answer, unknown reported as unknown). nil or true: the key is honoured.
+	HonoursKey *bool `yaml:"honours_key,omitempty" json:"honours_key,omitempty"`
 }
+
+// KeyHonoured reports whether the API honours idempotency keys (expect.honours_key not
+// false).
+func (e Expect) KeyHonoured() bool { return e.HonoursKey == nil || *e.HonoursKey }
 
 // TestHook is how a request switches a test hook of the target on: a request header
 // (header + value), query parameters added to the operation's path, or a path that

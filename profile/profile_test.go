@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/profile"
 )
 
@@ -180,7 +181,7 @@ func TestParseProfileReportsBadScalarsWithEverythingElse(t *testing.T) {
 	_, err := profile.Parse("x.yaml", []byte(doc))
 	require.EqualError(t, err, `profile x.yaml: line 13: expect.mismatch: must be an integer (an HTTP status), got "often"
 profile x.yaml: line 15: lock_timeout: must be a duration such as "2s" or "400ms", got "1 second"
-profile x.yaml: line 16: colour: unknown field (known: base_url, business_error, client_timeout, crash, downstream, entity, entity_setup, expect, fail_operation, key_field, key_header, keyed_methods, lock_timeout, mcp, name, operation, other_operation, outcomes, principals, proxy, retention, side_effects, slow_operation, tls, transport, validation_error)`)
+profile x.yaml: line 16: colour: unknown field (known: base_url, business_error, client_patience, client_timeout, crash, downstream, entity, entity_setup, expect, fail_operation, key_field, key_header, keyed_methods, lock_timeout, mcp, name, operation, other_operation, outcomes, principals, proxy, retention, retry_after_cap, side_effects, slow_operation, store, tls, transport, validation_error)`)
 }
 
 func TestLockTimeoutThatOutlivesTheRetentionIsNA(t *testing.T) {
@@ -266,8 +267,16 @@ expect: {in_flight: 409, mismatch: 409, missing_key: "400"}
 `
 	_, err := profile.Parse("same.yaml", []byte(doc))
 	require.ErrorContains(t, err, "expect.mismatch: is 409, as expect.in_flight is")
-	_, err = profile.Parse("same.yaml", []byte(doc+"outcomes:\n  in_flight: {status: 409, json: {path: error.code, equals: key_in_use}}\n"))
+	p, err := profile.Parse("same.yaml", []byte(doc+"outcomes:\n  in_flight: {status: 409, json: {path: error.code, equals: key_in_use}}\n"))
 	require.NoError(t, err)
+	cl := p.Classifier()
+	require.Equal(t, outcome.InFlight, cl.Classify(outcome.Answer{Status: 409, Body: []byte(`{"error":{"code":"key_in_use"}}`)}))
+	require.Equal(t, outcome.Mismatch, cl.Classify(outcome.Answer{Status: 409, Body: []byte(`{"error":{"code":"other"}}`)}),
+		"a 409 the in_flight rule does not recognise is the other class of that status, not an answer the profile does not name")
+
+	// A rule on the shared status alone tells nothing apart.
+	_, err = profile.Parse("same.yaml", []byte(doc+"outcomes:\n  mismatch: {status: 409}\n"))
+	require.ErrorContains(t, err, "line 7: outcomes.mismatch: tests status 409 alone, which expect.in_flight and expect.mismatch share: it takes every 409 as mismatch, and none is ever in_flight")
 }
 
 // A key written twice in one mapping is an error naming both lines, reported with the

@@ -69,6 +69,7 @@ func (p *Profile) fieldErrors() []fieldError {
 	errs = append(errs, checkProbe("side_effects", p.SideEffects)...)
 	errs = append(errs, checkEntity(p.Entity, p.Operation)...)
 	errs = append(errs, checkDownstream(p.Downstream)...)
+	errs = append(errs, checkStore(p.Store)...)
 	errs = append(errs, checkTLS(p.TLS)...)
 	if p.Other != nil {
 		errs = append(errs, checkOperation("other_operation", p.Other.Operation, p.KeyField != "" || p.IsMCP())...)
@@ -101,7 +102,10 @@ func (p *Profile) fieldErrors() []fieldError {
 	}
 	if !p.Expect.InFlightWait && p.Expect.InFlight != 0 && p.Expect.InFlight == p.Expect.Mismatch &&
 		!p.Outcomes.Covers(outcome.InFlight) && !p.Outcomes.Covers(outcome.Mismatch) {
-		add("expect.mismatch", "is %d, as expect.in_flight is: an answer of that status cannot be told to be one or the other; add outcomes: rules that tell them apart by the body, e.g. in_flight: {status: %d, json: {path: error.code, equals: key_in_use}} (see \"Outcome rules\")", p.Expect.Mismatch, p.Expect.InFlight)
+		add("expect.mismatch", "is %d, as expect.in_flight is: an answer of that status cannot be told to be one or the other; add outcomes: rules that tell them apart by the body or a header, e.g. in_flight: {status: %d, json: {path: error.code, equals: key_in_use}} or mismatch: {status: %d, header: {name: Idempotency-Outcome, equals: conflict}} (see \"Outcome rules\")", p.Expect.Mismatch, p.Expect.InFlight, p.Expect.Mismatch)
+	}
+	if !p.Expect.InFlightWait && p.Expect.InFlight != 0 && p.Expect.InFlight == p.Expect.Mismatch {
+		errs = append(errs, checkSharedStatusRules(p)...)
 	}
 	errs = append(errs, checkFingerprintIgnores(p)...)
 	errs = append(errs, checkEntitySetup(p)...)
@@ -133,6 +137,12 @@ func (p *Profile) fieldErrors() []fieldError {
 	}
 	if p.ClientTimeout <= 0 {
 		add("client_timeout", "must be positive, e.g. 2s")
+	}
+	if p.ClientPatience < 0 {
+		add("client_patience", "must be positive, e.g. 60s (or left out: 60s)")
+	}
+	if p.RetryAfterCap < 0 {
+		add("retry_after_cap", "must be positive, e.g. 60s (or left out: a client may cap a hint at 60s, and wait longer)")
 	}
 	if p.Slow != nil {
 		errs = append(errs, checkSlowHook(p.Slow)...)

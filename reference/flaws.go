@@ -58,6 +58,10 @@ func middlewareFlaws() []Flaw {
 			func(f *idempotency.Flaws) { f.KeyTruncate64 = true }},
 		{"fingerprint-amount-only", "the fingerprint covers the amount alone: the key reused with another reason is replayed the original's response", "fingerprint/each-member",
 			func(f *idempotency.Flaws) { f.FingerprintAmountOnly = true }},
+		{"fail-open-on-store-error", "when the key store fails, the request runs anyway, unkeyed (its effects committed by the application's own connection): a retry that arrives while the store is down executes a second time", "store/down-on-retry",
+			func(f *idempotency.Flaws) { f.FailOpenOnStoreError = true }},
+		{"store-timeout-as-miss", "a key lookup that runs past the store timeout is read as \"no such key\" and the request runs unkeyed: two copies that meet a hung store both execute", "store/hang-race",
+			func(f *idempotency.Flaws) { f.StoreTimeoutAsMiss = true }},
 		{"entity-blind", "the fingerprint leaves the order id out: the key reused for another order is replayed the first order's refund, and the second order is never refunded", "scope/other-entity",
 			func(f *idempotency.Flaws) { f.EntityBlind = true }},
 	}

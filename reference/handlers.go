@@ -160,7 +160,7 @@ func (s *Server) ledger(op operation) http.HandlerFunc {
 				"query the ledger with ?order_id=<order id>")
 			return
 		}
-		effects, err := s.store.Effects(r.Context(), op.kind, entity)
+		effects, err := s.appStore.Effects(r.Context(), op.kind, entity)
 		if err != nil {
 			w.Header().Set("Retry-After", "1")
 			idempotency.WriteProblem(w, http.StatusServiceUnavailable, "store-unavailable", "Store unavailable", "the ledger could not be read: retry")
@@ -180,7 +180,7 @@ func (s *Server) ledger(op operation) http.HandlerFunc {
 func (s *Server) fetch(op operation) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
-		e, ok, err := s.store.Effect(r.Context(), op.kind, id)
+		e, ok, err := s.appStore.Effect(r.Context(), op.kind, id)
 		if err != nil {
 			w.Header().Set("Retry-After", "1")
 			idempotency.WriteProblem(w, http.StatusServiceUnavailable, "store-unavailable", "Store unavailable",

@@ -20,6 +20,7 @@ import (
 type Server struct {
 	mux       *http.ServeMux
 	store     idempotency.Store
+	appStore  idempotency.Store // the ledger's and unkeyed work's (WithAppStore), else store
 	ownsStore bool
 	cfg       config
 	stop      chan struct{}
@@ -30,6 +31,8 @@ type Server struct {
 
 type config struct {
 	store           idempotency.Store
+	appStore        idempotency.Store // WithAppStore; nil: store
+	storeTimeout    time.Duration
 	retention       time.Duration
 	lockTimeout     time.Duration
 	now             func() time.Time
@@ -55,6 +58,33 @@ func WithStore(s idempotency.Store) Option {
 			return errors.New("WithStore: store is nil")
 		}
 		c.store = s
+		return nil
+	}
+}
+
+// WithAppStore sets the application's own connection to the database, apart from the
+// key store's (WithStore): the ledger reads and work done without a key go through it.
+// By default they use the store. With both on one database, the key store can sit behind
+// a store fault point (an outage of the keys' connection) while the ledger stays readable.
+func WithAppStore(s idempotency.Store) Option {
+	return func(c *config) error {
+		if s == nil {
+			return errors.New("WithAppStore: store is nil")
+		}
+		c.appStore = s
+		return nil
+	}
+}
+
+// WithStoreTimeout bounds how long a keyed request waits for the key store to record its
+// key (the two-phase path): past it the request is refused with 503 (default: no bound
+// beyond the store's own).
+func WithStoreTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return errors.New("WithStoreTimeout: must not be negative")
+		}
+		c.storeTimeout = d
 		return nil
 	}
 }
@@ -189,6 +219,10 @@ func New(opts ...Option) (*Server, error) {
 	if s.store == nil {
 		s.store, s.ownsStore = memstore.New(), true
 	}
+	s.appStore = cfg.appStore
+	if s.appStore == nil {
+		s.appStore = s.store
+	}
 	if s.cfg.cleanupInterval == 0 {
 		s.cfg.cleanupInterval = min(max(cfg.retention/4, 100*time.Millisecond), time.Minute)
 	}
@@ -240,6 +274,8 @@ func (s *Server) routes() error {
 			Principal:    principalOf,
 			Flaws:        s.cfg.flaws,
 			Logger:       s.cfg.logger,
+			StoreTimeout: s.cfg.storeTimeout,
+			UnkeyedStore: s.appStore,
 			// A refund and an invoice are rows in the store's database and nothing else:
 			// on PostgreSQL the whole request is one transaction.
 			OneTransaction: true,

@@ -41,18 +41,33 @@ func lineMessage(r verdict.Result) string {
 	return oneLine(r.Message)
 }
 
-// oneLine keeps a message on its line whatever the checker wrote.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(printable(strings.ReplaceAll(s, "\n", " "))), " ")
-	return shorten(s, 160)
+// oneLine keeps a message on its line whatever the checker wrote, cut (between words)
+// to fit a line that also carries the verdict, ID, target and duration.
+func oneLine(s string) string { return shorten(flat(s), 160) }
+
+// roomy is a message where there is room for it (the summary's details, the Markdown
+// and HTML reports): on one line, whole, up to a bound that only a runaway message
+// reaches.
+func roomy(s string) string { return shorten(flat(s), 2000) }
+
+// flat is s on one line, control characters escaped, runs of white space as one space.
+func flat(s string) string {
+	return strings.Join(strings.Fields(printable(strings.ReplaceAll(s, "\n", " "))), " ")
 }
 
 // WriteSummary prints the counts per verdict per target, then, for every failing result
 // (FAIL; UNKNOWN and NON-STRICT too under strict), its evidence categories, examples,
 // the attempts its checker blamed with what they should have got (and how their body
 // differs from the committed one), the aligned timeline and the seed with the command that repeats it. An incomplete run says
-// so first, and lists what never ran.
+// so first, and lists what never ran. A run with N/A results ends with what to declare
+// next (DeclareNext): each declaration the profile lacks, ranked by how many of the N/A
+// scenarios it would judge.
 func WriteSummary(w io.Writer, rep *verdict.Report) {
+	writeSummary(w, rep)
+	writeDeclareNext(w, rep)
+}
+
+func writeSummary(w io.Writer, rep *verdict.Report) {
 	if banner := IncompleteBanner(rep); banner != "" {
 		fmt.Fprintf(w, "%s\n", banner)
 		if len(rep.NotRun) > 0 {
@@ -78,6 +93,7 @@ func WriteSummary(w io.Writer, rep *verdict.Report) {
 		fmt.Fprintf(tw, "%d\t\n", counts[t].Total())
 	}
 	tw.Flush()
+	writeCauses(w, rep)
 
 	failing := failingResults(rep)
 	if !rep.Strict {
@@ -102,7 +118,7 @@ func WriteSummary(w io.Writer, rep *verdict.Report) {
 	if known := KnownFailures(rep); len(known) > 0 {
 		fmt.Fprintf(w, "\n%d known failure(s), failing in the baseline %s too, not failing this run:\n", len(known), rep.Baseline)
 		for _, r := range known {
-			fmt.Fprintf(w, "  %s %s @ %s, %s: %s\n", r.Verdict, r.ScenarioID, r.Target, knownLabel(r), oneLine(r.Message))
+			fmt.Fprintf(w, "  %s %s @ %s, %s: %s\n", r.Verdict, r.ScenarioID, r.Target, knownLabel(r), roomy(r.Message))
 		}
 	}
 	if len(rep.Skipped) > 0 {
@@ -128,13 +144,13 @@ func WriteSummary(w io.Writer, rep *verdict.Report) {
 		fmt.Fprintf(w, "\n%d failing result(s) and %d UNKNOWN (incomplete, never a pass) (%s, strict=%t):\n", len(failing)-unknown, unknown, SeedText(rep), rep.Strict)
 	}
 	for _, r := range failing {
-		fmt.Fprintf(w, "\n%s %s @ %s: %s\n", r.Verdict, r.ScenarioID, r.Target, oneLine(r.Message))
+		fmt.Fprintf(w, "\n%s %s @ %s: %s\n", r.Verdict, r.ScenarioID, r.Target, roomy(r.Message))
 		fmt.Fprintf(w, "  requirement: %s [%s; %s]\n", r.Requirement, r.Level, r.Source)
-		if c := categoriesText(r.Evidence.Categories); c != "" {
+		if c := CategoriesText(r.Evidence.Categories); c != "" {
 			fmt.Fprintf(w, "  evidence: %s\n", c)
 		}
 		for _, ex := range r.Evidence.Examples {
-			fmt.Fprintf(w, "  - %s\n", oneLine(ex))
+			fmt.Fprintf(w, "  - %s\n", roomy(ex))
 		}
 		for _, l := range blameLines(r.Evidence) {
 			fmt.Fprintf(w, "  %s\n", printable(l))
@@ -232,8 +248,24 @@ func failingResults(rep *verdict.Report) []verdict.Result {
 	return out
 }
 
-// categoriesText is "duplicated=2 leaked=1", categories sorted.
-func categoriesText(c map[string]int) string {
+// CategoriesText is the evidence categories with what each counts, sorted:
+// "duplicated=2 (side effects beyond the one a key allows); leaked=1 (answers carrying
+// the stored response of another request …)".
+func CategoriesText(c map[string]int) string {
+	parts := make([]string, 0, len(c))
+	for _, k := range sortedKeys(c) {
+		part := fmt.Sprintf("%s=%d", k, c[k])
+		if what := verdict.CategoryCounts(k); what != "" {
+			part += " (" + what + ")"
+		}
+		parts = append(parts, part)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// categoryNames is the categories alone, "duplicated=2 leaked=1", for the compact
+// Markdown line.
+func categoryNames(c map[string]int) string {
 	parts := make([]string, 0, len(c))
 	for _, k := range sortedKeys(c) {
 		parts = append(parts, fmt.Sprintf("%s=%d", k, c[k]))

@@ -163,3 +163,19 @@ func TestRepeatCommandNamesTheProfileFile(t *testing.T) {
 		require.Equal(t, want, got, target)
 	}
 }
+
+// A message too long for the live line is cut between words; where there is room (the
+// summary's details) it is shown whole.
+func TestLongMessagesAreCutBetweenWordsAndWholeWhereThereIsRoom(t *testing.T) {
+	t.Parallel()
+	msg := "the original got 500 (server_error) before client_timeout (a gateway in front gave up, or the target failed): retry got 500 (server_error), want the committed success"
+	r := verdict.Result{ScenarioID: "recovery/client-gave-up", Target: "api", Verdict: verdict.Fail, Level: verdict.LevelSafety, Message: msg}
+	var line bytes.Buffer
+	report.WriteLine(&line, r)
+	require.Contains(t, line.String(), "want the committed …\n", "cut after a whole word")
+	require.NotContains(t, line.String(), "succes…")
+
+	var summary bytes.Buffer
+	report.WriteSummary(&summary, &verdict.Report{Targets: []string{"api"}, Results: []verdict.Result{r}})
+	require.Contains(t, summary.String(), "FAIL recovery/client-gave-up @ api: "+msg+"\n")
+}

@@ -2,6 +2,9 @@
 //
 //   - a live console line per scenario as it finishes (Progress, WriteLine) and a summary
 //     table per target with the details of every failing result (WriteSummary);
+//   - in the console, Markdown and HTML alike: the causes several results share, read
+//     from their evidence (Causes), leading the failures; and, where results are N/A,
+//     what to declare next (DeclareNext);
 //   - JSON: the Report struct itself, schema_version first, field order fixed by the
 //     struct and map keys sorted (WriteJSON), so two runs diff cleanly;
 //   - JUnit XML: one testsuite per target, one testcase per scenario; FAIL is a failure,

@@ -40,6 +40,6 @@ func ExampleWriteSummary() {
 	//
 	// FAIL replay/after-503 @ my-api: 2 side effects for one key
 	//   requirement: one side effect [SAFETY; draft-07]
-	//   evidence: duplicated=1
+	//   evidence: duplicated=1 (side effects beyond the one a key allows)
 	//   repeat: idemproof check --seed 7 --only replay/after-503 --profile my-api
 }

@@ -51,7 +51,41 @@ type htmlPage struct {
 	// Incomplete is the banner of a run stopped early (IncompleteBanner), NotRun the
 	// scenarios it never started; both "" for a complete run.
 	Incomplete, NotRun string
+	// Declare is what to declare next, per target with N/A results (DeclareNext).
+	Declare []htmlDeclarePlan
+	// CausesHeading and Causes are the causes several results share (Causes).
+	CausesHeading string
+	Causes        []htmlCause
 }
+
+type htmlCause struct {
+	Count, Target, Summary string
+	Levels                 []htmlCauseLevel
+}
+
+type htmlCauseLevel struct {
+	Level   string
+	Results []htmlCauseResult
+}
+
+type htmlCauseResult struct {
+	Anchor, ScenarioID string
+	Verdict            verdict.Verdict
+}
+
+type htmlDeclarePlan struct {
+	Heading string
+	Steps   []htmlDeclareStep
+}
+
+// htmlDeclareStep is one row: a declaration (or, for the facts of the target, none)
+// and the N/A results it would judge, linked to their details.
+type htmlDeclareStep struct {
+	Field, What, Levels string
+	Scenarios           []htmlLink
+}
+
+type htmlLink struct{ Anchor, Text string }
 
 type htmlFailure struct {
 	Anchor, ScenarioID, Target, Message, Label string
@@ -118,6 +152,7 @@ type htmlBlame struct {
 type htmlCategory struct {
 	Name string
 	N    int
+	What string // what the count counts (verdict.CategoryCounts)
 }
 
 // WriteHTML writes one self-contained HTML page: the counts per target, the scenarios ×
@@ -157,16 +192,32 @@ func buildPage(rep *verdict.Report) htmlPage {
 	for _, r := range failingResults(rep) {
 		p.Failures = append(p.Failures, htmlFailure{
 			Anchor: anchor("r", r.ScenarioID+"@"+r.Target), ScenarioID: r.ScenarioID, Target: r.Target,
-			Message: oneLine(r.Message), Verdict: r.Verdict,
+			Message: roomy(r.Message), Verdict: r.Verdict,
 		})
 	}
 	for _, r := range KnownFailures(rep) {
 		p.Known = append(p.Known, htmlFailure{
 			Anchor: anchor("r", r.ScenarioID+"@"+r.Target), ScenarioID: r.ScenarioID, Target: r.Target,
-			Message: oneLine(r.Message), Verdict: r.Verdict, Label: knownLabel(r),
+			Message: roomy(r.Message), Verdict: r.Verdict, Label: knownLabel(r),
 		})
 	}
 	p.Baseline, p.Skipped = rep.Baseline, rep.Skipped
+	p.Declare = htmlDeclare(rep)
+	if causes := Causes(rep); len(causes) > 0 {
+		h := causesHeading(rep, causes)
+		p.CausesHeading = capitalized(h)
+		for _, c := range causes {
+			hc := htmlCause{Count: c.Count(), Target: c.Target, Summary: c.Summary}
+			for _, g := range levelGroups(c.Results) {
+				lvl := htmlCauseLevel{Level: levelName(g)}
+				for _, r := range g {
+					lvl.Results = append(lvl.Results, htmlCauseResult{Anchor: anchor("r", r.ScenarioID+"@"+r.Target), ScenarioID: r.ScenarioID, Verdict: r.Verdict})
+				}
+				hc.Levels = append(hc.Levels, lvl)
+			}
+			p.Causes = append(p.Causes, hc)
+		}
+	}
 	counts := CountByTarget(rep)
 	for _, t := range ts {
 		row := htmlCountRow{Target: t, Total: counts[t].Total()}
@@ -200,11 +251,11 @@ func buildPage(rep *verdict.Report) htmlPage {
 			if ok {
 				cell.Anchor = anchor("r", id+"@"+t)
 				cell.Verdict = r.Verdict
-				cell.Message = oneLine(r.Message)
+				cell.Message = roomy(r.Message)
 				cell.Duration = roundDuration(duration(r)).String()
 				cell.Open = Failing(r.Verdict, rep.Strict) || r.Verdict == verdict.Unknown
 				for _, name := range sortedKeys(r.Evidence.Categories) {
-					cell.Categories = append(cell.Categories, htmlCategory{Name: name, N: r.Evidence.Categories[name]})
+					cell.Categories = append(cell.Categories, htmlCategory{Name: name, N: r.Evidence.Categories[name], What: verdict.CategoryCounts(name)})
 				}
 				for _, ex := range r.Evidence.Examples {
 					cell.Examples = append(cell.Examples, printable(ex))
@@ -227,6 +278,31 @@ func buildPage(rep *verdict.Report) htmlPage {
 		p.Groups[i].Scenarios = append(p.Groups[i].Scenarios, sc)
 	}
 	return p
+}
+
+// htmlDeclare is the page's "what to declare next" tables.
+func htmlDeclare(rep *verdict.Report) []htmlDeclarePlan {
+	var out []htmlDeclarePlan
+	links := func(rs []verdict.Result) []htmlLink {
+		l := make([]htmlLink, len(rs))
+		for i, r := range rs {
+			l[i] = htmlLink{Anchor: anchor("r", r.ScenarioID+"@"+r.Target), Text: r.ScenarioID}
+		}
+		return l
+	}
+	for _, plan := range DeclareNext(rep) {
+		h := declareNextHeading(rep, plan)
+		hp := htmlDeclarePlan{Heading: capitalized(h)}
+		for _, s := range plan.Steps {
+			hp.Steps = append(hp.Steps, htmlDeclareStep{Field: s.Field(), What: s.What(), Levels: levelsText(s.Scenarios), Scenarios: links(s.Scenarios)})
+		}
+		if len(plan.Facts) > 0 {
+			hp.Steps = append(hp.Steps, htmlDeclareStep{What: "no declaration: a fact of the target (" + factsText(plan.Facts) + ")",
+				Levels: levelsText(plan.Facts), Scenarios: links(plan.Facts)})
+		}
+		out = append(out, hp)
+	}
+	return out
 }
 
 // htmlBlames renders the blamed attempts of a result for the HTML page. An attempt is

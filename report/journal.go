@@ -25,32 +25,90 @@ func arrivalOrder(rec *verdict.Record) []faultproxy.Record {
 	return out
 }
 
-// payloadLabels names each distinct request body P1, P2, … by its hash — only useful
-// when a record holds more than one payload (a mismatch, a fingerprint variant).
-type payloadLabels map[string]string
+// payloadLabels names each distinct request payload P1, P2, … — only useful when a
+// record holds more than one (a mismatch, a fingerprint variant) — and each MCP session
+// S1, S2, … when attempts came in more than one (a retry in a new session). A payload is
+// the request's body by its hash, or, for a JSON-RPC attempt whose client recorded it,
+// the body without the attempt's own id (verdict.Op.PayloadSHA256): one tool call sent
+// twice is one payload.
+type payloadLabels struct {
+	byPayload   map[string]string // payload identity → "P1"
+	bySession   map[string]string // session id → "S1"
+	sessionList []string          // session ids in first-use order
+	rpc         rpcAttempts
+}
 
-func newPayloadLabels(journal []faultproxy.Record) payloadLabels {
-	p := payloadLabels{}
-	var order []string
+// sessionHeader is the MCP session id request header (transport/mcp.HeaderSessionID).
+const sessionHeader = "Mcp-Session-Id"
+
+func newPayloadLabels(rec *verdict.Record, journal []faultproxy.Record) payloadLabels {
+	p := payloadLabels{byPayload: map[string]string{}, bySession: map[string]string{}, rpc: newRPCAttempts(rec)}
+	var payloads []string
 	for _, j := range journal {
-		if _, ok := p[j.BodySHA256]; !ok {
-			order = append(order, j.BodySHA256)
-			p[j.BodySHA256] = fmt.Sprintf("P%d", len(order))
+		id := p.identity(j)
+		if _, ok := p.byPayload[id]; !ok {
+			payloads = append(payloads, id)
+			p.byPayload[id] = fmt.Sprintf("P%d", len(payloads))
+		}
+		if s := sessionOf(j); s != "" && p.bySession[s] == "" {
+			p.sessionList = append(p.sessionList, s)
+			p.bySession[s] = fmt.Sprintf("S%d", len(p.sessionList))
 		}
 	}
-	if len(order) < 2 {
-		return payloadLabels{}
+	if len(payloads) < 2 {
+		p.byPayload = map[string]string{}
+	}
+	if len(p.sessionList) < 2 {
+		p.bySession, p.sessionList = map[string]string{}, nil
 	}
 	return p
 }
 
+// identity is what makes two journaled requests the same payload.
+func (p payloadLabels) identity(j faultproxy.Record) string {
+	if op, ok := p.rpc.op(j); ok && op.PayloadSHA256 != "" {
+		return op.PayloadSHA256
+	}
+	return j.BodySHA256
+}
+
+// of is the label of j's payload, "" when the record has one payload only.
+func (p payloadLabels) of(j faultproxy.Record) string { return p.byPayload[p.identity(j)] }
+
+func (p payloadLabels) any() bool { return len(p.byPayload) > 0 }
+
+// session is the label of j's MCP session, "" when the record has one session or none.
+func (p payloadLabels) session(j faultproxy.Record) string { return p.bySession[sessionOf(j)] }
+
+// sessionLegend is "S1=3f2a…, S2=9c01…", "" with fewer than two sessions.
+func (p payloadLabels) sessionLegend() string {
+	parts := make([]string, len(p.sessionList))
+	for i, s := range p.sessionList {
+		parts[i] = p.bySession[s] + "=" + shorten(printable(s), 24)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func sessionOf(j faultproxy.Record) string {
+	for name, v := range j.Headers {
+		if strings.EqualFold(name, sessionHeader) {
+			return v
+		}
+	}
+	return ""
+}
+
 // requestNotes is what distinguishes one attempt's request in a timeline: its payload
-// label (when payloads differ), the scenario step (the runner's X-Idemproof-Step
-// header) and any test hook header (X-Test-…) the profile declared.
+// label (when payloads differ), its MCP session (when sessions differ), the scenario
+// step (the runner's X-Idemproof-Step header) and any test hook header (X-Test-…) the
+// profile declared.
 func requestNotes(j faultproxy.Record, payloads payloadLabels) string {
 	var notes []string
-	if p := payloads[j.BodySHA256]; p != "" {
+	if p := payloads.of(j); p != "" {
 		notes = append(notes, p)
+	}
+	if s := payloads.session(j); s != "" {
+		notes = append(notes, "session "+s)
 	}
 	names := make([]string, 0, len(j.Headers))
 	for name := range j.Headers {
@@ -103,14 +161,14 @@ const maxPayloadLegend = 12
 // profile field the step sends. One entry per payload; none when the record has fewer
 // than two payloads; at most maxPayloadLegend, then how many more.
 func payloadLegend(journal []faultproxy.Record, payloads payloadLabels, m marks, scenarioID string) []string {
-	if len(payloads) == 0 {
+	if !payloads.any() {
 		return nil
 	}
 	sc, known := scenarios.Lookup(scenarioID)
 	stepsOf := map[string][]string{} // sha → steps, in first-use order
 	var order []string
 	for _, j := range journal {
-		sha := j.BodySHA256
+		sha := payloads.identity(j)
 		if _, ok := stepsOf[sha]; !ok {
 			order = append(order, sha)
 			stepsOf[sha] = nil
@@ -152,7 +210,7 @@ func payloadLegend(journal []faultproxy.Record, payloads payloadLabels, m marks,
 		} else {
 			desc += " (" + strings.Join(notes, ", ") + ")"
 		}
-		parts = append(parts, payloads[sha]+"="+desc)
+		parts = append(parts, payloads.byPayload[sha]+"="+desc)
 	}
 	return parts
 }

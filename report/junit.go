@@ -164,7 +164,7 @@ func evidenceText(rep *verdict.Report, r verdict.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", r.Verdict, r.Message)
 	fmt.Fprintf(&b, "requirement: %s [%s; %s]\n", r.Requirement, r.Level, r.Source)
-	if c := categoriesText(r.Evidence.Categories); c != "" {
+	if c := CategoriesText(r.Evidence.Categories); c != "" {
 		fmt.Fprintf(&b, "evidence: %s\n", c)
 	}
 	for _, ex := range r.Evidence.Examples {

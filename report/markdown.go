@@ -18,11 +18,13 @@ const MarkdownFile = "report.md"
 const MaxMarkdownResults = 40
 
 // WriteMarkdown writes a summary small enough for a pull request comment or
-// $GITHUB_STEP_SUMMARY: the INCOMPLETE banner of an interrupted run first, the verdict counts per target, every failing result with its
+// $GITHUB_STEP_SUMMARY: the INCOMPLETE banner of an interrupted run first, the verdict
+// counts per target, the causes several results share (Causes), every failing result with its
 // one-line evidence, its first blamed attempt and the command that repeats it, the UNKNOWN results (never a pass),
 // the baseline's known failures and the skipped scenarios, the notes (results labelled verdict.SummaryLabel), and with several targets the
 // scenarios × targets matrix of the scenarios whose verdicts differ between targets or
-// are not PASS. Text from targets is escaped so a response body cannot break the page.
+// are not PASS, and, where results are N/A, what to declare next (DeclareNext). Text from
+// targets is escaped so a response body cannot break the page.
 func WriteMarkdown(w io.Writer, rep *verdict.Report) error {
 	var b strings.Builder
 	ts := targets(rep)
@@ -65,17 +67,27 @@ func WriteMarkdown(w io.Writer, rep *verdict.Report) error {
 	b.WriteString("\n\n")
 
 	counts := CountByTarget(rep)
+	knownFailures := KnownFailures(rep)
+	// The known column exists where a baseline was applied: without one it would only
+	// say 0 and make a reader wonder what "known" is.
+	withKnown := rep.Baseline != "" || len(knownFailures) > 0
 	b.WriteString("| target |")
 	for _, v := range verdictOrder {
 		fmt.Fprintf(&b, " %s |", v)
 	}
-	b.WriteString(" known | total |\n|---|")
+	if withKnown {
+		b.WriteString(" known |")
+	}
+	b.WriteString(" total |\n|---|")
 	for range verdictOrder {
 		b.WriteString("--:|")
 	}
-	b.WriteString("--:|--:|\n")
+	if withKnown {
+		b.WriteString("--:|")
+	}
+	b.WriteString("--:|\n")
 	known := map[string]int{}
-	for _, r := range KnownFailures(rep) {
+	for _, r := range knownFailures {
 		known[r.Target]++
 	}
 	for _, t := range ts {
@@ -83,8 +95,13 @@ func WriteMarkdown(w io.Writer, rep *verdict.Report) error {
 		for _, v := range verdictOrder {
 			fmt.Fprintf(&b, " %d |", counts[t][v])
 		}
-		fmt.Fprintf(&b, " %d | %d |\n", known[t], counts[t].Total())
+		if withKnown {
+			fmt.Fprintf(&b, " %d |", known[t])
+		}
+		fmt.Fprintf(&b, " %d |\n", counts[t].Total())
 	}
+
+	writeMarkdownCauses(&b, rep)
 
 	shown := 0
 	section := func(title string, list []verdict.Result) {
@@ -98,8 +115,8 @@ func WriteMarkdown(w io.Writer, rep *verdict.Report) error {
 				return
 			}
 			shown++
-			fmt.Fprintf(&b, "- **%s** `%s` @ %s: %s", r.Verdict, mdCode(r.ScenarioID), mdText(r.Target), mdText(oneLine(r.Message)))
-			if c := categoriesText(r.Evidence.Categories); c != "" {
+			fmt.Fprintf(&b, "- **%s** `%s` @ %s: %s", r.Verdict, mdCode(r.ScenarioID), mdText(r.Target), mdText(r.Message))
+			if c := categoryNames(r.Evidence.Categories); c != "" {
 				fmt.Fprintf(&b, " (%s)", mdText(c))
 			}
 			if r.KnownFailure {
@@ -129,7 +146,7 @@ func WriteMarkdown(w io.Writer, rep *verdict.Report) error {
 	if len(notes) > 0 {
 		b.WriteString("\n### Notes\n\n")
 		for _, r := range notes {
-			fmt.Fprintf(&b, "- `%s`: %s\n", mdCode(r.ScenarioID), mdText(oneLine(r.Message)))
+			fmt.Fprintf(&b, "- `%s`: %s\n", mdCode(r.ScenarioID), mdText(r.Message))
 		}
 	}
 	if len(rep.Skipped) > 0 {
@@ -145,6 +162,7 @@ func WriteMarkdown(w io.Writer, rep *verdict.Report) error {
 	if len(ts) > 1 {
 		writeMarkdownMatrix(&b, rep, ts)
 	}
+	writeMarkdownDeclareNext(&b, rep)
 	_, err := io.WriteString(w, b.String())
 	if err != nil {
 		return fmt.Errorf("write markdown report: %w", err)
@@ -212,10 +230,15 @@ func knownLabel(r verdict.Result) string {
 	return "known failure"
 }
 
+// mdTextRunes bounds one text of the Markdown summary (a message, an example), cut
+// between words: room for every message a checker writes, while 40 results stay far
+// below a pull request comment's limit.
+const mdTextRunes = 300
+
 // mdText escapes the characters Markdown or the HTML GitHub allows in it would
 // interpret, and keeps the text on one line.
 func mdText(s string) string {
-	s = oneLine(s)
+	s = shorten(flat(s), mdTextRunes)
 	var b strings.Builder
 	for _, r := range s {
 		switch r {
@@ -231,4 +254,44 @@ func mdText(s string) string {
 // no pipe (which would split a table cell even inside a code span).
 func mdCode(s string) string {
 	return strings.NewReplacer("`", "'", "|", "¦", "\n", " ", "\r", " ").Replace(printable(s))
+}
+
+// writeMarkdownDeclareNext writes each target's plan as a table: the declaration, how
+// many N/A scenarios it would judge, which.
+func writeMarkdownDeclareNext(b *strings.Builder, rep *verdict.Report) {
+	for _, plan := range DeclareNext(rep) {
+		h := declareNextHeading(rep, plan)
+		fmt.Fprintf(b, "\n### %s\n\n", mdText(capitalized(h)))
+		b.WriteString("Each row judges its scenarios once the rows above it are declared too.\n\n")
+		b.WriteString("| declare | judges | scenarios |\n|---|--:|---|\n")
+		code := func(id string) string { return "`" + mdCode(id) + "`" }
+		for _, s := range plan.Steps {
+			what := ""
+			if w := s.What(); w != "" {
+				what = ": " + mdText(w)
+			}
+			fmt.Fprintf(b, "| `%s`%s | %d | %s (%s) |\n", mdCode(s.Field()), what, len(s.Scenarios),
+				idsText(s.Scenarios, 8, code), levelsText(s.Scenarios))
+		}
+		if len(plan.Facts) > 0 {
+			fmt.Fprintf(b, "| no declaration: a fact of the target (%s) | %d | %s |\n", mdText(factsText(plan.Facts)), len(plan.Facts), idsText(plan.Facts, 8, code))
+		}
+	}
+}
+
+// writeMarkdownCauses writes the causes several results share, each with its count and
+// its scenarios per level.
+func writeMarkdownCauses(b *strings.Builder, rep *verdict.Report) {
+	causes := Causes(rep)
+	if len(causes) == 0 {
+		return
+	}
+	h := causesHeading(rep, causes)
+	fmt.Fprintf(b, "\n### %s\n\n", mdText(capitalized(h)))
+	for _, c := range causes {
+		fmt.Fprintf(b, "- **%s** @ %s: %s\n", c.Count(), mdText(c.Target), mdText(c.Summary))
+		for _, l := range causeLevels(c, func(r verdict.Result) string { return string(r.Verdict) + " `" + mdCode(r.ScenarioID) + "`" }) {
+			fmt.Fprintf(b, "  - %s: %s\n", l[0], l[1])
+		}
+	}
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -70,10 +71,16 @@ func (a rpcAttempts) class(j faultproxy.Record) string {
 	return ""
 }
 
-// classText is "  [in_flight]", or "" without a class.
-func classText(class string) string {
-	if class == "" {
-		return ""
+// meaningText is what an answer meant, for an arrow that already shows its status:
+// its outcome class ("success", "in_flight": over JSON-RPC a 200's status says nothing
+// of it), "outcome unknown to the client" for a lost one, or without a class the proxy's
+// ok / fail / info.
+func meaningText(class, jepsen string) string {
+	switch {
+	case class == string(outcome.Info) || (class == "" && jepsen == faultproxy.OutcomeInfo):
+		return "outcome unknown to the client"
+	case class != "":
+		return class
 	}
-	return "  [" + class + "]"
+	return jepsen
 }

@@ -37,11 +37,42 @@ func TestSequenceShowsJSONRPCMethodIDAndClass(t *testing.T) {
 	svg = report.SequenceSVG("rpc", rec)
 	require.Contains(t, svg, "POST /mcp  tools/call #7")
 	require.Contains(t, svg, "POST /mcp  tools/call #8")
-	require.Contains(t, svg, "[success]")
-	require.Contains(t, svg, "[in_flight]", "the client's class for id 8, the proxy journaled none")
+	require.Contains(t, svg, ">200  success<", "the status and what it meant")
+	require.Contains(t, svg, ">200  in_flight<", "the client's class for id 8, the proxy journaled none; not the proxy's ok for a 200")
+	require.NotContains(t, svg, "→ ok")
 
 	rec.Journal = nil
 	svg = report.SequenceSVG("rpc-history", rec)
 	require.Contains(t, svg, "repeat K1 attempt 2  tools/call #8")
-	require.Contains(t, svg, "fail  [in_flight]  200")
+	require.Contains(t, svg, "in_flight  200")
+}
+
+// The MCP retry in a new session re-sends the same tool call under another JSON-RPC id:
+// the diagram names the sessions (S1, S2) and sees one payload, not two (the bodies
+// differ only by their ids).
+func TestANewSessionIsShownAndTheSameCallIsOnePayload(t *testing.T) {
+	rec := &verdict.Record{
+		History: []verdict.Op{
+			{Index: 0, Type: verdict.OpInvoke, Key: "k", Step: "original", Attempt: 1},
+			{Index: 1, Type: verdict.OpInfo, Key: "k", Step: "original", Attempt: 1, Error: "reset", Class: "info", RPCID: "7", RPCMethod: "tools/call", RequestSHA256: "aa01", PayloadSHA256: "call1"},
+			{Index: 2, Type: verdict.OpInvoke, Key: "k", Step: "retry", Attempt: 2},
+			{Index: 3, Type: verdict.OpOK, Key: "k", Step: "retry", Attempt: 2, Status: 200, Class: "success", RPCID: "9", RPCMethod: "tools/call", RequestSHA256: "bb02", PayloadSHA256: "call1"},
+		},
+		Journal: []faultproxy.Record{
+			{Seq: 1, Method: "POST", Path: "/mcp", Key: "k", HasKey: true, Attempt: 1, BodySHA256: "aa01", Headers: map[string]string{"Mcp-Session-Id": "sess-a"},
+				ReachedUpstream: true, UpstreamCalls: 1, UpstreamStatus: 200, Fault: "after-reset", ClientResult: faultproxy.ClientReset, Outcome: "info"},
+			{Seq: 2, Method: "POST", Path: "/mcp", Key: "k", HasKey: true, Attempt: 2, BodySHA256: "bb02", Headers: map[string]string{"Mcp-Session-Id": "sess-b"},
+				ReachedUpstream: true, UpstreamCalls: 1, UpstreamStatus: 200, ClientStatus: 200, ClientResult: faultproxy.ClientDelivered, Outcome: "ok"},
+		},
+		Ledger: map[string]int{"operation": 1},
+	}
+	svg := report.SequenceSVG("new-session", rec)
+	require.Contains(t, svg, "session S1")
+	require.Contains(t, svg, "session S2")
+	require.Contains(t, svg, "S1=sess-a")
+	require.NotContains(t, svg, "P2", "one tool call, sent twice: one payload")
+
+	text := report.Timeline(rec)
+	require.Contains(t, text, "session S2")
+	require.NotContains(t, text, "P2")
 }

@@ -90,8 +90,8 @@ func sequenceSVG(id string, rec *verdict.Record, blames []verdict.Blame, scenari
 func (b *svgBuilder) drawJournal(rec *verdict.Record, m marks, scenarioID string) {
 	keys := newKeyLabels(rec)
 	journal := arrivalOrder(rec)
-	payloads := newPayloadLabels(journal)
-	rpc := newRPCAttempts(rec)
+	payloads := newPayloadLabels(rec, journal)
+	rpc := payloads.rpc
 	var start time.Time
 	for _, j := range journal {
 		if !j.Time.IsZero() {
@@ -124,6 +124,10 @@ func (b *svgBuilder) drawJournal(rec *verdict.Record, m marks, scenarioID string
 		b.y += 4
 		b.text(20, b.y+12, "start", "legend", "keys: "+keys.legend())
 		b.y += 20
+	}
+	if legend := payloads.sessionLegend(); legend != "" {
+		b.text(20, b.y+12, "start", "legend", "sessions: "+shorten(legend, 110))
+		b.y += 16
 	}
 	for i, entry := range payloadLegend(journal, payloads, m, scenarioID) {
 		head := "payloads: "
@@ -186,7 +190,7 @@ func (b *svgBuilder) attempt(keys *keyLabels, payloads payloadLabels, rpc rpcAtt
 		b.faultBox(j.Fault)
 	}
 	b.y += arrowStep
-	back := clientText(j) + "  → " + j.Outcome + classText(rpc.class(j))
+	back := clientText(j) + "  " + meaningText(rpc.class(j), j.Outcome)
 	lost := j.ClientResult != "" && j.ClientResult != faultproxy.ClientDelivered
 	colour := statusColour(j.ClientStatus)
 	if lost {
@@ -234,7 +238,7 @@ func (b *svgBuilder) drawHistory(rec *verdict.Record, m marks) {
 			colour = colBlame
 			b.blamedBand(laneClient, laneTarget)
 		}
-		b.arrow(laneTarget, laneClient, shorten(string(op.Type)+classText(string(op.Class))+"  "+res, 72), colour, op.Type == verdict.OpInfo && op.Status == 0)
+		b.arrow(laneTarget, laneClient, shorten(meaningText(string(op.Class), string(op.Type))+"  "+res, 72), colour, op.Type == verdict.OpInfo && op.Status == 0)
 		if blamed {
 			b.wantNote(bl)
 		}

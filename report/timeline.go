@@ -93,11 +93,13 @@ func timeline(rec *verdict.Record, blames []verdict.Blame, scenarioID string) st
 	keys := newKeyLabels(rec)
 	m := newMarks(rec, blames)
 	var legend []string
+	var sessions string
 	if len(rec.Journal) > 0 {
 		b.WriteString("  proxy journal (ground truth, in arrival order):\n")
 		journal := arrivalOrder(rec)
-		payloads := newPayloadLabels(journal)
+		payloads := newPayloadLabels(rec, journal)
 		legend = payloadLegend(journal, payloads, m, scenarioID)
+		sessions = payloads.sessionLegend()
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "    seq\tkey\ttry\tmethod path\trequest\tfault\tupstream\tclient\toutcome\t")
 		row := func(j faultproxy.Record) {
@@ -145,10 +147,14 @@ func timeline(rec *verdict.Record, blames []verdict.Blame, scenarioID string) st
 	if len(keys.order) > 0 {
 		fmt.Fprintf(&b, "  keys: %s\n", keys.legend())
 	}
+	if sessions != "" {
+		fmt.Fprintf(&b, "  sessions: %s\n", sessions)
+	}
 	if len(legend) > 0 {
 		fmt.Fprintf(&b, "  payloads: %s\n", strings.Join(legend, "  "))
 	}
 	writeVendorTimeline(&b, rec)
+	writeStoreTimeline(&b, rec)
 	fmt.Fprintf(&b, "  ledger: %s\n", ledgerText(rec))
 	return b.String()
 }
@@ -271,7 +277,15 @@ func shorten(s string, n int) string {
 	if len(r) <= n {
 		return s
 	}
-	return string(r[:n-1]) + "…"
+	// Between words where a space falls in the last third of what fits: a message cut
+	// mid-word reads as another word.
+	cut := n - 1
+	if space := strings.LastIndex(string(r[:n-1]), " "); space >= 0 {
+		if at := len([]rune(string(r[:n-1])[:space])); at > n*2/3 {
+			return strings.TrimRight(string(r[:at]), " ,;:") + " …"
+		}
+	}
+	return string(r[:cut]) + "…"
 }
 
 // printable replaces control characters (a scenario sends keys with them on purpose)

@@ -72,23 +72,7 @@ func CountByTarget(rep *verdict.Report) map[string]Counts {
 
 // targets is the report's target list, completed with any target only the results name,
 // so a hand-made or partial report still renders every result.
-func targets(rep *verdict.Report) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, t := range rep.Targets {
-		if !seen[t] {
-			seen[t] = true
-			out = append(out, t)
-		}
-	}
-	for _, r := range rep.Results {
-		if !seen[r.Target] {
-			seen[r.Target] = true
-			out = append(out, r.Target)
-		}
-	}
-	return out
-}
+func targets(rep *verdict.Report) []string { return rep.TargetNames() }
 
 // scenarioOrder is the scenario IDs in order of first appearance: the catalogue's order,
 // since the runner reports in it.

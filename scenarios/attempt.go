@@ -33,7 +33,7 @@ func send(ctx context.Context, c *http.Client, req *http.Request, timeout time.D
 // answerOp is the completion event of an answer.
 func answerOp(a transport.Answer, keep []string) verdict.Op {
 	op := verdict.Op{Status: a.Status, Body: a.Body, Headers: pickHeaders(a.Header, keep), Error: a.Err, Class: a.Class,
-		RPCID: a.RPCID, RPCMethod: a.RPCMethod, RequestSHA256: a.RequestSHA256}
+		RPCID: a.RPCID, RPCMethod: a.RPCMethod, RequestSHA256: a.RequestSHA256, PayloadSHA256: a.PayloadSHA256}
 	switch {
 	case !a.Class.Determinate(), a.Class == outcome.ServerError:
 		op.Type = verdict.OpInfo
@@ -59,4 +59,17 @@ func pickHeaders(h http.Header, keep []string) map[string]string {
 		return nil
 	}
 	return out
+}
+
+// opAnswer is the answer an op records, for classing it again: its status, body and the
+// headers the runner kept (keepHeaders: those the outcome rules read among them).
+func opAnswer(op verdict.Op) outcome.Answer {
+	a := outcome.Answer{Status: op.Status, Body: op.Body}
+	if len(op.Headers) > 0 {
+		a.Header = http.Header{}
+		for k, v := range op.Headers {
+			a.Header.Set(k, v)
+		}
+	}
+	return a
 }

@@ -15,6 +15,7 @@ func Catalogue() []Scenario {
 		replayScenarios(), raceScenarios(), fingerprintScenarios(), keyScenarios(),
 		scopeScenarios(), storageScenarios(), expiryScenarios(), recoveryScenarios(),
 		keyShapeScenarios(), keyPairScenarios(), keepAliveScenarios(), errorScenarios(), boundaryScenarios(),
+		storeScenarios(),
 	} {
 		all = append(all, group...)
 	}

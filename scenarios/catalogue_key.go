@@ -28,7 +28,7 @@ func keyScenarios() []Scenario {
 			Level:       verdict.LevelShould,
 			Labels:      []string{"group:key", "fault:none", "level:should"},
 			Steps:       []Step{{Name: "empty", Key: KeyEmpty}, {Name: "empty-again", Key: KeyEmpty}},
-			Check:       refusedKey("empty"),
+			Check:       refusedKey("empty", outcome.MissingKey, outcome.InvalidKey),
 		},
 		{
 			ID:          "key/max-length",
@@ -50,7 +50,7 @@ func keyScenarios() []Scenario {
 			Labels:      []string{"group:key", "fault:none", "level:should"},
 			Needs:       []profile.Capability{profile.CapKeyLengthLimit},
 			Steps:       []Step{{Name: "long", Key: Key256}},
-			Check:       refusedKey("long"),
+			Check:       refusedKey("long", outcome.InvalidKey),
 		},
 		{
 			ID:          "key/control-chars",
@@ -61,7 +61,7 @@ func keyScenarios() []Scenario {
 			Labels:      []string{"group:key", "fault:none", "level:should"},
 			Needs:       []profile.Capability{profile.CapFreeFormKeys},
 			Steps:       []Step{{Name: "control", Key: KeyControl}},
-			Check:       refusedKey("control"),
+			Check:       refusedKey("control", outcome.InvalidKey),
 		},
 		{
 			ID:          "key/sf-string",
@@ -155,7 +155,9 @@ func sameBodyNote(p *profile.Profile, a, b verdict.Op) string {
 }
 
 // refusedKey: a malformed key should get 400 and never execute.
-func refusedKey(step string) Checker {
+// refusedKey judges a malformed key's request, which a refusal other than "in flight"
+// answers rightly; fits are the classes whose names describe the refusal of this key.
+func refusedKey(step string, fits ...outcome.Class) Checker {
 	return func(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 		if r.LedgerErr != "" {
 			return unknownLedger(r)
@@ -175,7 +177,7 @@ func refusedKey(step string) Checker {
 		refused := a.Class.Refusal() && a.Class != outcome.InFlight
 		switch {
 		case refused && n == 0:
-			return f.result(verdict.Pass, "refused with %s; nothing executed", describe(a))
+			return f.result(verdict.Pass, "refused with %s; nothing executed", describeRefusal(a, fits...))
 		case unseen(a) && n <= 1:
 			return f.result(verdict.Unknown, "the answer was not seen (%s): whether the key was refused cannot be told", describe(a))
 		case n > 1:

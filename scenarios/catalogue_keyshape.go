@@ -260,7 +260,7 @@ func emptyQuoted(r verdict.Record, p *profile.Profile) (verdict.Verdict, string,
 				break
 			}
 		}
-		return f.result(verdict.Pass, "the key \"\" was refused with %s; nothing executed", describe(first))
+		return f.result(verdict.Pass, "the key \"\" was refused with %s; nothing executed", describeRefusal(first, outcome.InvalidKey))
 	case n >= 2:
 		return f.result(verdict.NonStrict, "the key \"\" was accepted and executed as unkeyed: %d side effects", n)
 	case n == 1 && succ == 2 && sameBody(p, answers[0].Body, answers[1].Body):

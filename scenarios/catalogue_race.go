@@ -865,7 +865,7 @@ func inFlightRetryAfter(r verdict.Record, p *profile.Profile) (verdict.Verdict, 
 	if _, v, msg, failed := judgeSettle(r, p, &f, nil, true); failed {
 		return v, msg, f.ev
 	}
-	if hint, wait, ok := outcome.RetryAfterIn(p.Classifier(), outcome.Answer{Status: repeat.Status, Body: repeat.Body}); hint != nil {
+	if hint, wait, ok := outcome.RetryAfterIn(p.Classifier(), opAnswer(repeat)); hint != nil {
 		// The profile says where this refusal tells when to retry: a header would do as
 		// well, but the body is where the API's clients look.
 		switch {

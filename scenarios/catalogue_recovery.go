@@ -168,9 +168,10 @@ func gaveUpJudged(r verdict.Record, p *profile.Profile) (verdict.Verdict, string
 		v, msg, ev := exactlyOnce("retry")(r, p)
 		return v, "the original got " + describe(a) + " before client_timeout (a gateway in front gave up, or the target failed): " + msg, ev
 	}
+	gaveUp := giveUpAfter(r, p)
 	if !ok || (a.Error != "timed-out" && a.Error != "truncated: timed-out") {
 		var f finding
-		return f.result(verdict.Unknown, "the original got %s within client_timeout (%s): the slow hook did not hold the work past it, so no client left mid-work", describe(a), p.ClientTimeout)
+		return f.result(verdict.Unknown, "the original got %s within its client timeout (%s): the slow hook did not hold the work past it, so no client left mid-work", describe(a), gaveUp)
 	}
 	v, msg, ev := exactlyOnce("retry")(r, p)
 	if v == verdict.Fail && ev.Categories[verdict.CatStuck] > 0 {
@@ -179,16 +180,16 @@ func gaveUpJudged(r verdict.Record, p *profile.Profile) (verdict.Verdict, string
 		// key. The hold is the one the journal shows was sent, else the scenario's.
 		if last, ok := lastRefusal(r); ok {
 			if j, ok := originalRecord(r); ok {
-				hold := appliedHold(j, p)
+				hold := appliedHold(j, p, gaveUp)
 				if end := forwardedAt(j).Add(hold); !last.Time.After(end) {
 					var f finding
 					return f.result(verdict.Unknown, "the client gave up after %s while the work was held: the key was still refused (%s) %s after the original reached the target, but the hold applied to it was %s: the target may still have been working, so no stuck key is proven",
-						p.ClientTimeout, describe(last), roundDuration(last.Time.Sub(forwardedAt(j))), hold)
+						gaveUp, describe(last), roundDuration(last.Time.Sub(forwardedAt(j))), hold)
 				}
 			}
 		}
 	}
-	return v, "the client gave up after " + p.ClientTimeout.String() + " while the work was held: " + msg, ev
+	return v, "the client gave up after " + gaveUp.String() + " while the work was held: " + msg, ev
 }
 
 // lastRefusal is the scenario's last answer, when it is a refusal as in flight.
@@ -201,11 +202,20 @@ func lastRefusal(r verdict.Record) (verdict.Op, bool) {
 	return verdict.Op{}, false
 }
 
+// giveUpAfter is the client timeout recovery/client-gave-up's original was given: the
+// one its plan fitted to the declared retention, else client_timeout.
+func giveUpAfter(r verdict.Record, p *profile.Profile) time.Duration {
+	if d := r.Plan.GiveUpAfter(); d > 0 {
+		return d
+	}
+	return p.ClientTimeout.Std()
+}
+
 // appliedHold is the hold the slow hook asked of the request a journal record carries:
 // the hook header's value as the proxy saw it, when it is a duration; otherwise the hold
-// recovery/client-gave-up sends (the client timeout and half as much again, at least
-// 300 ms more).
-func appliedHold(j faultproxy.Record, p *profile.Profile) time.Duration {
+// recovery/client-gave-up sends past the client timeout it gave the original
+// (giveUpHoldFor).
+func appliedHold(j faultproxy.Record, p *profile.Profile, gaveUp time.Duration) time.Duration {
 	if p.Slow != nil && p.Slow.Header != "" {
 		for name, value := range j.Headers {
 			if strings.EqualFold(name, p.Slow.Header) {
@@ -215,5 +225,5 @@ func appliedHold(j faultproxy.Record, p *profile.Profile) time.Duration {
 			}
 		}
 	}
-	return (&target{p: p}).giveUpHold()
+	return giveUpHoldFor(gaveUp)
 }

@@ -124,11 +124,21 @@ func businessStored(r verdict.Record, p *profile.Profile) (verdict.Verdict, stri
 		}
 		if *d != stored {
 			f.blame(b, "the business "+itoa(a.Status)+" "+storedWord(*d)+" (expect.stores_business_errors)")
-			return f.result(verdict.Fail, "business %d %s, declared %s", a.Status, observed, storedWord(*d))
+			return f.result(verdict.Fail, "%s %s, declared %s", refusalName("business", a), observed, storedWord(*d))
 		}
-		return f.result(verdict.Pass, "business %d %s, as declared", a.Status, observed)
+		return f.result(verdict.Pass, "%s %s, as declared", refusalName("business", a), observed)
 	}
-	return f.result(verdict.Info, "business %d %s", a.Status, observed)
+	return f.result(verdict.Info, "%s %s", refusalName("business", a), observed)
+}
+
+// refusalName names a refused request's answer for a storage message: "validation 400",
+// or, for a refusal inside a 2xx (a JSON-RPC error object in a 200: its status says
+// nothing of what it meant), "validation error (in a 200 answer)".
+func refusalName(kind string, a verdict.Op) string {
+	if a.Status >= 200 && a.Status < 300 {
+		return kind + " error (in a " + itoa(a.Status) + " answer)"
+	}
+	return kind + " " + itoa(a.Status)
 }
 
 func storedWord(stored bool) string {
@@ -285,11 +295,11 @@ func validationNotStored(r verdict.Record, p *profile.Profile) (verdict.Verdict,
 		}
 		if *d != stored {
 			f.blame(b, "the validation "+itoa(a.Status)+" "+storedWord(*d)+" (expect.stores_validation_errors)")
-			return f.result(verdict.Fail, "validation %d %s; declared %s", a.Status, observed, storedWord(*d))
+			return f.result(verdict.Fail, "%s %s; declared %s", refusalName("validation", a), observed, storedWord(*d))
 		}
-		return f.result(verdict.Pass, "validation %d %s, as declared", a.Status, observed)
+		return f.result(verdict.Pass, "%s %s, as declared", refusalName("validation", a), observed)
 	}
-	return f.result(verdict.Info, "validation %d %s", a.Status, observed)
+	return f.result(verdict.Info, "%s %s", refusalName("validation", a), observed)
 }
 
 // sideEffects words a passing count: one, or more where attempts past the retention

@@ -117,9 +117,15 @@ func startReshaped(t *testing.T, s *reshaped) string {
 
 func runOn(t *testing.T, p *profile.Profile, only ...string) map[string]verdict.Result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	return runConfigured(t, 90*time.Second, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: only, NoPreflight: true, Seed: 1})
+}
+
+// runConfigured runs cfg within limit and returns its results by scenario ID.
+func runConfigured(t *testing.T, limit time.Duration, cfg scenarios.RunConfig) map[string]verdict.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: only, NoPreflight: true, Seed: 1})
+	rep, err := scenarios.Run(ctx, cfg)
 	require.NoError(t, err)
 	out := map[string]verdict.Result{}
 	for _, r := range rep.Results {

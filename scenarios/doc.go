@@ -28,14 +28,26 @@
 //     N/A;
 //   - before any scenario, Run checks each target with Preflight (one operation, the
 //     ledger read before and after): a target that is not what its profile says is an
-//     error naming the field to fix, not a catalogue of UNKNOWNs; then ProveHooks
-//     exercises each test hook the selected scenarios use, once on a fresh key: a hook
-//     that does not act stops the run (or, with UnprovenHooksNA, makes its scenarios
-//     N/A), and a path or query form the target takes for another operation makes its
-//     scenarios UNKNOWN;
+//     error naming the field to fix, not a catalogue of UNKNOWNs; the preflight also
+//     measures how fast the target answers (Pace); then ProveHooks exercises each test
+//     hook the selected scenarios use, once on a fresh key: a hook that does not act
+//     stops the run (or, with UnprovenHooksNA, makes its scenarios N/A), and a path or
+//     query form the target takes for another operation makes its scenarios UNKNOWN;
 //   - a PASS that means "independent" (scope/*, the key pairs) needs a control repeat of
 //     the first request to replay its own response; a check of what a replay carries
 //     reads the ledger first;
+//   - before each scenario, its timing and sizes are fitted to the target (plan.go): to
+//     the windows the profile declares (a scenario whose own timing would carry its
+//     deciding request past the retention, or meet a lock the lock_timeout made stale,
+//     runs with a shorter timing that still proves its point, or is N/A naming the
+//     numbers) and to the measured pace (a scenario of many requests gets the time they
+//     take; counts are kept). What was changed is in the Record (verdict.Plan) and ends
+//     the result's message;
+//   - a profile with store: gets a store fault point at store.listen (StartStorePoints;
+//     one a caller started, Store.Point, is used as it is) for the whole run, its
+//     preflight included, which must see the API's store traffic go through it; a
+//     scenario that switches store faults (the store/* group) runs alone on its target,
+//     and the store is healed before its settle step whatever happened;
 //   - a run stopped early (ctx cancelled) returns promptly with what finished, the rest
 //     listed as not run and verdict.Report.Complete false; Findings counts it as a
 //     finding.

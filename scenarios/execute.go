@@ -32,6 +32,7 @@ type execution struct {
 	sideByName   map[string]string // sideEntity's suffix -> the entity
 	otherEntity  string            // the entity an OtherEntity step acted on
 	attempt      int               // attempt counter of the logical client 0
+	store        storeSwitch       // the store faults the steps switched (Step.Store)
 
 	firstAnswer time.Time
 	// lastAnswer is the latest completion of any attempt so far: "past the lock
@@ -46,6 +47,13 @@ type execution struct {
 // execute runs the scenario's steps and gathers the Record its checker judges.
 func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, entity string, seed int64, burst int) (*verdict.Record, error) {
 	e := &execution{t: t, sc: sc, keys: keys, entity: entity, burst: burst, marked: map[string]bool{}, used: map[string]bool{}}
+	e.store.t = t
+	defer func() {
+		// Whatever happened, the target's store is back before the next scenario.
+		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second+t.hangFor())
+		defer cancel()
+		_ = e.store.heal(hctx)
+	}()
 	// Every attempt of the run goes through one sender (MCP: its sessions), closed when
 	// the run is over.
 	e.sender = t.tr.Open()
@@ -74,6 +82,9 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 	runErr := e.runSteps(ctx, base[verdict.LedgerOperation])
 	e.bg.Wait()
 	if runErr == nil {
+		runErr = e.store.heal(ctx)
+	}
+	if runErr == nil {
 		runErr = e.settle(ctx)
 	}
 	if runErr != nil {
@@ -82,7 +93,7 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 	if err := e.stepErr(ctx); err != nil {
 		return nil, err // a background step's attempt could not be made
 	}
-	rec := &verdict.Record{History: e.rec.history(), Ledger: map[string]int{}, Seed: seed, Entity: entity}
+	rec := &verdict.Record{History: e.rec.history(), Ledger: map[string]int{}, Seed: seed, Entity: entity, Store: e.store.events}
 	if !t.p.SideEffects.Global() {
 		rec.SideEntities = e.sideEntities // a global ledger counts their effects already
 	}
@@ -197,6 +208,11 @@ func (e *execution) runSteps(ctx context.Context, base int) error {
 		if err := e.wait(ctx, st.Wait); err != nil {
 			return err
 		}
+		if st.Store != StoreNone {
+			if err := e.store.set(ctx, st.Store, st.Name); err != nil {
+				return fmt.Errorf("step %s: %w", st.Name, err)
+			}
+		}
 		if i > 0 && !st.Background {
 			e.awaitPolledWork(ctx, base)
 		}
@@ -227,6 +243,11 @@ func (e *execution) runSteps(ctx context.Context, base int) error {
 		}
 		if err := e.sendCopies(ctx, st, e.attempt, nil); err != nil {
 			return err
+		}
+		if st.Store == StoreBack {
+			if err := e.retryWhileRecovering(ctx, st); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -279,7 +300,7 @@ func (e *execution) sendCopies(ctx context.Context, st Step, attempt int, starte
 		e.used[key] = true
 	}
 	e.mu.Unlock()
-	timeout := e.t.attemptTimeout(st.Hook, e.held() && st.Name == e.sc.Steps[0].Name)
+	timeout := e.t.storeAttemptTimeout(st, e.t.attemptTimeout(st.Hook, e.held() && st.Name == e.sc.Steps[0].Name))
 	one := func(i int) {
 		client := 0
 		if n > 1 {
@@ -373,5 +394,8 @@ func (t *target) keepHeaders() []string {
 	if t.p.Expect.ReplayHeader != "" {
 		keep = append(keep, t.p.Expect.ReplayHeader)
 	}
-	return append(keep, t.p.Expect.ReplayHeaders...)
+	keep = append(keep, t.p.Expect.ReplayHeaders...)
+	// The headers the outcome rules read: an answer told by one shows it in the
+	// evidence, and a checker can class it again from the record (opAnswer).
+	return append(keep, t.p.OutcomeHeaders()...)
 }

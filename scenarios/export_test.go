@@ -2,3 +2,6 @@ package scenarios
 
 // WithPremise is withPremise, for the external tests.
 var WithPremise = withPremise
+
+// LateReads is lateReads, for the external tests.
+var LateReads = lateReads

@@ -1,6 +1,7 @@
 package scenarios_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -61,14 +62,34 @@ type fakeRefunds struct {
 	// have them: POST /slow?ms=N holds the work N ms, POST /status/N fails it with N. Keys
 	// are scoped by path (as by principal), so a key there is another operation's.
 	pathHooks bool
+	// outcomeHeader: the in-flight and the mismatch refusals are both 409 with an empty
+	// body, told apart only by an Idempotency-Outcome header (in_progress, conflict).
+	outcomeHeader bool
+	// latency delays every answer, ledger reads too: a slow but correct target.
+	latency time.Duration
+	// aliasConn: on a connection that carried a request before, the key is read as that
+	// connection's first key (a parser that keeps the key as a view of a reused buffer).
+	aliasConn bool
+	// capacity: at most this many keys are kept, the oldest evicted (0: all), as a
+	// bounded in-process cache does.
+	capacity int
 
 	mu     sync.Mutex
 	seen   []seenRequest // every POST as received, for tests of what the runner sends
 	keys   map[string]*fakeEntry
 	lost   map[string]bool // keys whose first record loseFirst dropped
+	order  []string        // keys in the order they were first stored (capacity)
 	ledger map[string]int
 	seq    int
 }
+
+// fakeConn is what the fake remembers of one connection (aliasConn).
+type fakeConn struct {
+	mu       sync.Mutex
+	firstKey string
+}
+
+type fakeConnKey struct{}
 
 type fakeEntry struct {
 	fp     [32]byte
@@ -87,6 +108,9 @@ func startFake(t testing.TB, f *fakeRefunds) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	srv := httptest.NewUnstartedServer(f)
+	srv.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
+		return context.WithValue(ctx, fakeConnKey{}, &fakeConn{})
+	}
 	srv.Listener.Close()
 	srv.Listener = ln
 	srv.Start()
@@ -95,6 +119,7 @@ func startFake(t testing.TB, f *fakeRefunds) string {
 }
 
 func (f *fakeRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	time.Sleep(f.latency) // a deliberate delay: the target is slow, not the machine
 	if r.Method == http.MethodGet {
 		f.mu.Lock()
 		n := f.ledger[r.URL.Query().Get("order_id")]
@@ -125,6 +150,14 @@ func (f *fakeRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.execute(w, r, body)
 		return
 	}
+	if fc, _ := r.Context().Value(fakeConnKey{}).(*fakeConn); f.aliasConn && fc != nil && ok {
+		fc.mu.Lock()
+		if fc.firstKey == "" {
+			fc.firstKey = key
+		}
+		key = fc.firstKey
+		fc.mu.Unlock()
+	}
 	if f.uuidOnly && f.uuid500 && key != "" && !lowerUUID.MatchString(key) {
 		writeJSON(w, 500, map[string]any{"error": "invalid UUID"})
 		return
@@ -144,6 +177,11 @@ func (f *fakeRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	e, seen := f.keys[scope]
 	switch {
+	case seen && e.fp != fp && !f.noFingerprint && f.outcomeHeader:
+		f.mu.Unlock()
+		w.Header().Set("Idempotency-Outcome", "conflict")
+		w.WriteHeader(409)
+		return
 	case seen && e.fp != fp && !f.noFingerprint:
 		f.mu.Unlock()
 		writeJSON(w, 422, map[string]any{"error": "mismatch"})
@@ -171,11 +209,21 @@ func (f *fakeRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		f.mu.Unlock()
 		w.Header().Set("Retry-After", "1")
+		if f.outcomeHeader {
+			w.Header().Set("Idempotency-Outcome", "in_progress")
+			w.WriteHeader(409)
+			return
+		}
 		writeJSON(w, 409, map[string]any{"error": "in flight"})
 		return
 	}
 	e = &fakeEntry{fp: fp, settled: make(chan struct{})}
 	f.keys[scope] = e
+	f.order = append(f.order, scope)
+	if f.capacity > 0 && len(f.order) > f.capacity {
+		delete(f.keys, f.order[0])
+		f.order = f.order[1:]
+	}
 	f.mu.Unlock()
 	rec := httptest.NewRecorder()
 	f.execute(rec, r, body)

@@ -34,7 +34,7 @@ const otherEntitySuffix = "-other"
 
 // sendFreshKeys sends a FreshKeys step: FreshKeys requests through the proxy, each with a
 // fresh key of its own (the step's key set, key i for request i) and the side entity, at
-// most MaxKeepAliveConns (and the run's burst limit) at once, over the run's transport (MCP
+// most MaxKeepAliveConns (more for a slow target: plan.go; and the run's burst limit) at once, over the run's transport (MCP
 // too), for at most freshKeysWindow: what was not sent by then is not sent. The attempts
 // are in the history under the step's name, each with its own key.
 func (e *execution) sendFreshKeys(ctx context.Context, st Step, attempt int) error {
@@ -57,7 +57,11 @@ func (e *execution) sendFreshKeys(ctx context.Context, st Step, attempt int) err
 	stop := time.Now().Add(freshKeysWindow(e.t.p))
 	work := make(chan int)
 	var wg sync.WaitGroup
-	for w := 0; w < min(n, MaxKeepAliveConns, max(e.burst, 1)); w++ {
+	conns := MaxKeepAliveConns
+	if e.t.plan != nil && e.t.plan.freshConns > 0 {
+		conns = e.t.plan.freshConns // more at a time, for a slow target (plan.go)
+	}
+	for w := 0; w < min(n, conns, max(e.burst, 1)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

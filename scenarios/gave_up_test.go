@@ -24,13 +24,13 @@ import (
 // (both wrong).
 type disconnecting struct {
 	onLeave string // "carry-on", "abandon", "forget-key", "wedge"
-	// expireAfter: a key's record is gone this long after its first request arrived
-	// (0: never), as a store with a time to live set at the insert forgets it.
-	expireAfter time.Duration
-	mu          sync.Mutex
-	keys        map[string]*gaveUpEntry
-	ledger      map[string]int
-	seq         int
+	// retention: a key is forgotten this long after its first request (0: never), as a
+	// store that counts a key's life from its first record does.
+	retention time.Duration
+	mu        sync.Mutex
+	keys      map[string]*gaveUpEntry
+	ledger    map[string]int
+	seq       int
 }
 
 type gaveUpEntry struct {
@@ -53,7 +53,7 @@ func (d *disconnecting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	order, _ := body["order_id"].(string)
 	key := r.Header.Get("Idempotency-Key")
 	d.mu.Lock()
-	if e, ok := d.keys[key]; ok && d.expireAfter > 0 && time.Since(e.created) > d.expireAfter {
+	if e, ok := d.keys[key]; ok && d.retention > 0 && time.Since(e.created) > d.retention {
 		delete(d.keys, key)
 	}
 	if e, ok := d.keys[key]; ok {
@@ -247,7 +247,7 @@ func TestClientGaveUpDecidesPastTheRetentionWithAControlKey(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv := httptest.NewServer(&disconnecting{onLeave: tc.onLeave, expireAfter: tc.expireAfter, keys: map[string]*gaveUpEntry{}, ledger: map[string]int{}})
+			srv := httptest.NewServer(&disconnecting{onLeave: tc.onLeave, retention: tc.expireAfter, keys: map[string]*gaveUpEntry{}, ledger: map[string]int{}})
 			t.Cleanup(srv.Close)
 			p := fakeProfile(t, srv.URL)
 			p.ClientTimeout = profile.Duration(time.Second) // the work is held 1.5 s

@@ -340,6 +340,17 @@ func describe(op verdict.Op) string {
 	return string(op.Type)
 }
 
+// describeRefusal is describe for an answer to a request the scenario expects refused
+// as one of fits: a class among them is named as such, "400 (invalid_key)"; another is
+// said to be how the profile classed the status, "400 (classed as missing_key)" — a
+// too-long key refused with the status declared for a missing key is not a missing key.
+func describeRefusal(op verdict.Op, fits ...outcome.Class) string {
+	if op.Status == 0 || op.Class == "" || op.Class == outcome.Success || slices.Contains(fits, op.Class) {
+		return describe(op)
+	}
+	return strconv.Itoa(op.Status) + " (classed as " + string(op.Class) + ")"
+}
+
 func replayMarked(op verdict.Op, p *profile.Profile) bool {
 	if p.Expect.ReplayHeader == "" {
 		return false

@@ -72,7 +72,7 @@ func (t *target) singleHook(h Hook, entity string) (stepHook, bool, error) {
 		form, value = p.Slow.Form(), p.Slow.Value
 		hold := p.Slow.HoldDuration()
 		if h != HookSlow {
-			hold = 2 * p.LockTimeout.Std()
+			hold = t.pastLockHold()
 			if h == HookSlowPastTimeout || h == HookSlowPastTimeoutWaited {
 				hold = t.giveUpHold()
 			}

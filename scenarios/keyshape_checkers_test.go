@@ -528,3 +528,26 @@ func mcpProfile(t *testing.T) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// A malformed key refused with the status the profile declares for a missing key is
+// "classed as missing_key", not a missing key: the class name says what the profile
+// made of the status, and only fits the empty key.
+func TestARefusedMalformedKeySaysHowItWasClassed(t *testing.T) {
+	p := refProfile(t)
+	refused := func(step string) verdict.Record {
+		return newHistory().at(0, step, verdict.OpFail, 400, `{}`, nil).record(0)
+	}
+	for id, step := range map[string]string{"key/over-length": "long", "key/control-chars": "control"} {
+		v, msg, _ := judgeWith(t, id, refused(step), p)
+		require.Equal(t, verdict.Pass, v, id)
+		require.Equal(t, "refused with 400 (classed as missing_key); nothing executed", msg, id)
+	}
+	v, msg, _ := judgeWith(t, "key/empty", refused("empty"), p)
+	require.Equal(t, verdict.Pass, v)
+	require.Equal(t, "refused with 400 (missing_key); nothing executed", msg, "an empty key is a missing one")
+
+	v, msg, _ = judgeWith(t, "key/empty-quoted",
+		newHistory().at(0, "empty-quoted", verdict.OpFail, 400, `{}`, nil).at(5, "empty-quoted-again", verdict.OpFail, 400, `{}`, nil).record(0), p)
+	require.Equal(t, verdict.Pass, v)
+	require.Equal(t, `the key "" was refused with 400 (classed as missing_key); nothing executed`, msg)
+}

@@ -31,6 +31,10 @@ func judgeLate(ctx context.Context, t *target, list []Scenario, all []verdict.Re
 	if t.p.SideEffects.Global() {
 		return
 	}
+	again := lateReads(t.p, all, ran)
+	if len(again) == 0 {
+		return // nothing judged from a ledger (N/A, UNKNOWN, FAIL on a duplicate): no wait
+	}
 	if wait := time.Until(lastEnd.Add(LateLedgerDelay)); wait > 0 {
 		select {
 		case <-time.After(wait):
@@ -38,21 +42,21 @@ func judgeLate(ctx context.Context, t *target, list []Scenario, all []verdict.Re
 			return
 		}
 	}
-	for i, sc := range list {
-		res := &all[i]
+	for _, i := range again {
+		sc, res := list[i], &all[i]
 		rec := res.Evidence.Record
 		lagging := awaitsLateLedger(t.p, *res)
-		if !ran[i] || rec == nil || rec.LedgerErr != "" || len(rec.Ledger) == 0 || (res.Verdict == verdict.Fail && !lagging) || ctx.Err() != nil {
-			continue
+		if ctx.Err() != nil {
+			return
 		}
 		late, ok := t.readLateLedger(ctx, rec)
 		if !ok || maps.Equal(late, rec.Ledger) {
 			continue
 		}
-		again := *rec
-		again.Ledger = late
-		v, msg, ev := judge(sc, again, t.p)
-		v, msg = withPremise(sc, again, t.p, v, msg, ev)
+		relabelled := *rec
+		relabelled.Ledger = late
+		v, msg, ev := judge(sc, relabelled, t.p)
+		v, msg = withPremise(sc, relabelled, t.p, v, msg, ev)
 		recCopy := *rec
 		recCopy.LateLedger = late
 		ev.Record = &recCopy
@@ -86,6 +90,21 @@ func judgeLate(ctx context.Context, t *target, list []Scenario, all []verdict.Re
 			notice(fmt.Sprintf("%s @ %s is FAIL after all: %s", sc.ID, t.p.Name, res.Message))
 		}
 	}
+}
+
+// lateReads is the index of every result whose ledger judgeLate reads again: a result
+// judged from a ledger that read without error, unless it is a FAIL that does not rest
+// on missing effects alone (a later count cannot undo a duplicate).
+func lateReads(p *profile.Profile, all []verdict.Result, ran []bool) []int {
+	var out []int
+	for i, res := range all {
+		rec := res.Evidence.Record
+		if !ran[i] || rec == nil || rec.LedgerErr != "" || len(rec.Ledger) == 0 || (res.Verdict == verdict.Fail && !awaitsLateLedger(p, res)) {
+			continue
+		}
+		out = append(out, i)
+	}
+	return out
 }
 
 // awaitsLateLedger reports whether judgeLate will judge a FAIL again: it rests only on

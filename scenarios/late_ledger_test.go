@@ -66,3 +66,25 @@ func TestAnEffectAppliedAfterEveryAnswerFailsWhenTheLedgerIsReadAgain(t *testing
 
 	require.Equal(t, verdict.Pass, got["key/missing"].Verdict, "nothing was replayed there, nothing changed: %s", got["key/missing"].Message)
 }
+
+// Only a result judged from a ledger is read again at the end of a run, so a run with
+// nothing to read again (N/A, UNKNOWN, a duplicate's FAIL) has no late-read wait: a
+// one-scenario run of an N/A scenario costs nothing.
+func TestLateReadsOnlyResultsJudgedFromALedger(t *testing.T) {
+	t.Parallel()
+	p, err := profile.Builtin("reference")
+	require.NoError(t, err)
+	judged := &verdict.Record{Ledger: map[string]int{verdict.LedgerOperation: 1}}
+	duplicated := &verdict.Record{Ledger: map[string]int{verdict.LedgerOperation: 2}}
+	all := []verdict.Result{
+		{ScenarioID: "na", Verdict: verdict.NA},
+		{ScenarioID: "unknown", Verdict: verdict.Unknown},
+		{ScenarioID: "ledger-failed", Verdict: verdict.Unknown, Evidence: verdict.Evidence{Record: &verdict.Record{LedgerErr: "503"}}},
+		{ScenarioID: "pass", Verdict: verdict.Pass, Evidence: verdict.Evidence{Record: judged}},
+		{ScenarioID: "duplicate", Verdict: verdict.Fail, Evidence: verdict.Evidence{Record: duplicated, Categories: map[string]int{verdict.CatDuplicated: 1}}},
+		{ScenarioID: "lost", Verdict: verdict.Fail, Evidence: verdict.Evidence{Record: judged, Categories: map[string]int{verdict.CatLost: 1}}},
+	}
+	ran := []bool{true, true, true, true, true, true}
+	require.Equal(t, []int{3, 5}, scenarios.LateReads(p, all, ran))
+	require.Empty(t, scenarios.LateReads(p, all[:3], ran[:3]), "N/A and UNKNOWN alone: nothing to wait for")
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/profile"
+	"github.com/idemproof/idemproof/report"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -210,6 +211,13 @@ func TestCatalogueOverMCPAgainstTheSDKServer(t *testing.T) {
 	body, _, ok := journaledCommit(rec)
 	require.True(t, ok, "the proxy buffered what the upstream committed")
 	require.Equal(t, string(answers[1].Body), string(body), "the committed event stream and the replay compare as the same response")
+
+	// The retry in a new session sends the same tool call under another JSON-RPC id: its
+	// timeline shows the two sessions and one payload.
+	session := report.ResultTimeline(result(t, rep, "replay/new-session"))
+	require.Contains(t, session, "sessions: S1=")
+	require.Contains(t, session, "session S2")
+	require.NotContains(t, session, "P2", "the same arguments re-sent: one payload\n%s", session)
 
 	for id, want := range map[string]string{"race/in-flight-not-fabricated": "in_flight", "race/in-flight-other-payload": "mismatch"} {
 		var got []string

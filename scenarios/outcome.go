@@ -35,7 +35,7 @@ func statusGuardNote(p *profile.Profile, ops []verdict.Op, want outcome.Class) s
 				continue
 			}
 			for _, rule := range cr.Rules {
-				if len(rule.Status) == 0 && rule.Matches(outcome.Answer{Status: op.Status, Body: op.Body}) {
+				if len(rule.Status) == 0 && rule.Matches(opAnswer(op)) {
 					return fmt.Sprintf("; the profile's %s rule matches the %d's body, but a rule classes a 5xx or a 429 only when it names the status: if the %d is this API's %s answer, add status: %d to the rule", want, op.Status, op.Status, want, op.Status)
 				}
 			}

@@ -62,6 +62,13 @@ func Preflight(ctx context.Context, p *profile.Profile) error {
 // is sometimes slower, and its attempts then time out: UNKNOWN where a longer
 // client_timeout would have judged).
 func PreflightNotes(ctx context.Context, p *profile.Profile) ([]string, error) {
+	res, err := PreflightTarget(ctx, p)
+	return res.Notes, err
+}
+
+// runPreflight is one Preflight; nil when it could not start (an invalid profile) or was
+// stopped from outside.
+func runPreflight(ctx context.Context, p *profile.Profile) (*preflight, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("preflight: profile %s: %w", p.Name, err)
 	}
@@ -73,12 +80,12 @@ func PreflightNotes(ctx context.Context, p *profile.Profile) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, preflightTimeout(p))
 	defer cancel()
 	pf := newPreflight(p, tc)
-	err = pf.run(ctx)
+	err = pf.runThroughStore(ctx)
 	if err != nil && ctx.Err() != nil && context.Cause(ctx) != context.DeadlineExceeded {
 		// Stopped from outside (an interrupt): not a fault of the profile.
 		return nil, fmt.Errorf("preflight target %s: %w", p.Name, context.Cause(ctx))
 	}
-	return pf.notes, err
+	return pf, err
 }
 
 // preflight is one Preflight: a target with no fault proxy (the operation goes straight
@@ -90,6 +97,7 @@ type preflight struct {
 	entity string
 	key    string
 	notes  []string
+	pace   Pace // how fast the target answered (pace.go)
 }
 
 func newPreflight(p *profile.Profile, tc *tls.Config) *preflight {
@@ -197,6 +205,9 @@ func (pf *preflight) send(ctx context.Context) (string, error) {
 		sent = time.Now()
 		op, err = pf.t.sendAttempt(ctx, snd, spec.request(p), timeout)
 	}
+	if err == nil && op.Class.Determinate() {
+		pf.pace.observeOperation(time.Since(sent))
+	}
 	if err == nil && !p.UUIDKeys() && refusedOutright(op) {
 		// Refused with a free-form key: if a UUID key is accepted, the key's shape is
 		// what the target refused (a middleware that parses the key as a UUID, or
@@ -283,8 +294,10 @@ func (pf *preflight) sendWithKey(ctx context.Context, snd transport.Sender, key 
 // count reads one ledger and turns its failure into the field to fix.
 func (pf *preflight) count(ctx context.Context, field string, pr profile.Probe, note string) (int, error) {
 	pf.ledger.reset()
+	read := time.Now()
 	n, err := pf.t.readLedger(ctx, pr, pf.entity)
 	if err == nil {
+		pf.pace.observeLedger(time.Since(read))
 		return n, nil
 	}
 	status, ctype, body, got := pf.ledger.get()

@@ -257,19 +257,54 @@ func (t *target) attemptTimeout(h Hook, held bool) time.Duration {
 	case HookSlow, HookSlowFail:
 		d += t.slow()
 	case HookSlowPastLock:
-		d += 2 * t.p.LockTimeout.Std()
+		d += t.pastLockHold()
+	case HookSlowPastTimeout:
+		// The client is meant to give up: its own timeout, which the scenario's plan may
+		// have shortened to fit the declared retention.
+		d = t.giveUpTimeout()
 	case HookSlowPastTimeoutWaited:
+		// The same hold, with a client that waits it out.
 		d += t.giveUpHold()
 	}
-	// HookSlowPastTimeout adds nothing: the client is meant to give up.
 	return d
 }
 
-// giveUpHold is how long HookSlowPastTimeout holds the work: past the client timeout by
-// half of it (at least 300 ms), so the client has gone well before the work could end.
-func (t *target) giveUpHold() time.Duration {
-	c := t.p.ClientTimeout.Std()
-	return c + max(c/2, 300*time.Millisecond)
+// giveUpTimeout is the client timeout of HookSlowPastTimeout's attempt: client_timeout,
+// or the shorter one the scenario's plan fitted to the declared retention.
+func (t *target) giveUpTimeout() time.Duration {
+	if t.plan != nil && t.plan.giveUpTimeout > 0 {
+		return t.plan.giveUpTimeout
+	}
+	return t.p.ClientTimeout.Std()
+}
+
+// giveUpHold is how long HookSlowPastTimeout holds the work (giveUpHoldFor).
+func (t *target) giveUpHold() time.Duration { return giveUpHoldFor(t.giveUpTimeout()) }
+
+// giveUpHoldFor is the hold past a client timeout c: past it by half of it (at least
+// 300 ms), so the client has gone well before the work could end.
+func giveUpHoldFor(c time.Duration) time.Duration { return c + max(c/2, 300*time.Millisecond) }
+
+// pastHold is how long after a held step began the next one goes (WaitPastHold): the
+// hold h and a quarter of it more (at least 300 ms).
+func pastHold(h time.Duration) time.Duration { return h + max(h/4, 300*time.Millisecond) }
+
+// workTime is the target's own time for an operation as its preflight measured it, where
+// the scenario's plan waits it out (0: none).
+func (t *target) workTime() time.Duration {
+	if t.plan == nil {
+		return 0
+	}
+	return t.plan.workTime
+}
+
+// pastLockHold is how long HookSlowPastLock holds the original: twice the lock timeout,
+// or the shorter hold the scenario's plan fitted to the declared retention.
+func (t *target) pastLockHold() time.Duration {
+	if t.plan != nil && t.plan.pastLockHold > 0 {
+		return t.plan.pastLockHold
+	}
+	return 2 * t.p.LockTimeout.Std()
 }
 
 func (t *target) slow() time.Duration {

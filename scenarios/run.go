@@ -60,6 +60,12 @@ type RunConfig struct {
 	// HookProofs are the proofs of a caller that ran ProveHooks itself, by target name;
 	// with NoPreflight, a target without one runs on its declarations as written.
 	HookProofs map[string]*HookProof
+	// Preflights are the PreflightTarget results of Profiles, in their order, from a
+	// caller that ran the preflight itself (NoPreflight): the pace each target answered
+	// at fits the scenarios' limits and sizes to it (plan.go). Missing entries are
+	// targets whose pace is unknown: their scenarios run as written. Without
+	// NoPreflight, Run fills them from its own preflight.
+	Preflights []PreflightResult
 }
 
 func (c RunConfig) withDefaults() RunConfig {
@@ -112,11 +118,19 @@ func Run(ctx context.Context, cfg RunConfig) (*verdict.Report, error) {
 		return nil, fmt.Errorf("run: %w", err)
 	}
 	proofs := cfg.HookProofs
+	closeStores, err := StartStorePoints(cfg.Profiles)
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	defer closeStores()
 	if !cfg.NoPreflight {
-		for _, p := range cfg.Profiles {
-			if err := Preflight(ctx, p); err != nil {
+		cfg.Preflights = make([]PreflightResult, len(cfg.Profiles))
+		for i, p := range cfg.Profiles {
+			res, err := PreflightTarget(ctx, p)
+			if err != nil {
 				return nil, fmt.Errorf("run: %w", err)
 			}
+			cfg.Preflights[i] = res
 		}
 		proofs = map[string]*HookProof{}
 		for _, p := range cfg.Profiles {
@@ -153,6 +167,9 @@ func Run(ctx context.Context, cfg RunConfig) (*verdict.Report, error) {
 			return nil, fmt.Errorf("run: %w", err)
 		}
 		t.hooks = proofs[p.Name]
+		if ti < len(cfg.Preflights) {
+			t.pace = cfg.Preflights[ti].Pace
+		}
 		tcfg := cfg
 		tcfg.Concurrency = concurrencyFor(p, cfg)
 		results, notRun, cut := runTarget(ctx, t, list, tcfg, fmt.Sprintf("%s-%d", nonce, ti), &progress)
@@ -268,16 +285,35 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 		res.DurationMS = millis(res.Duration)
 	}()
 	if m := t.p.MissingAll(sc.Needs); m != "" {
-		res.Verdict, res.Message = verdict.NA, "needs "+m
+		res.Verdict, res.Message, res.Undeclared = verdict.NA, "needs "+m, t.p.Undeclared(sc.Needs)
 		return res, false
 	}
 	if v, msg, premise := t.hookPremise(sc); premise {
 		res.Verdict, res.Message = v, msg
 		return res, false
 	}
+	// Fitted to the target's declared windows and pace (plan.go): on a copy of the
+	// target, which the scenario's steps, hooks and waits read.
+	pl := planFor(sc, t.p, t.pace, cfg)
+	if pl.na != "" {
+		res.Verdict, res.Message = verdict.NA, "needs "+pl.na
+		return res, false
+	}
+	// A store fault hits every request the target serves: such a scenario runs alone.
+	if switchesStore(sc) {
+		t.alone.Lock()
+		defer t.alone.Unlock()
+	} else {
+		t.alone.RLock()
+		defer t.alone.RUnlock()
+	}
+	planned := *t
+	planned.plan = &pl
+	t = &planned
 	// The timeout bounds the work; the waits the profile declares come on top, so a
-	// target with a 20 s retention is not cut off by a 20 s timeout.
-	sctx, cancel := context.WithTimeout(ctx, cfg.ScenarioTimeout+t.declaredWaits(sc))
+	// target with a 20 s retention is not cut off by a 20 s timeout, and so does the time
+	// its requests take at the target's pace.
+	sctx, cancel := context.WithTimeout(ctx, cfg.ScenarioTimeout+t.declaredWaits(sc)+t.storeWaits(sc)+pl.extraLimit)
 	defer cancel()
 	keys := mintKeys(nonce, n, t.p.MaxKeyLen(), t.p.UUIDKeys())
 	entity, err := t.createEntity(sctx, fmt.Sprintf("ip-%s-%03d", nonce, n))
@@ -299,8 +335,10 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 		res.Verdict, res.Message = verdict.Unknown, "could not run: "+err.Error()
 		return res, false
 	}
+	rec.Plan = pl.record()
 	res.Verdict, res.Message, res.Evidence = judge(sc, *rec, t.p)
 	res.Verdict, res.Message = withPremise(sc, *rec, t.p, res.Verdict, res.Message, res.Evidence)
+	res.Message += planSuffix(rec.Plan)
 	res.Evidence.Record = rec
 	if cfg.Strict && res.Verdict == verdict.NonStrict {
 		res.Verdict, res.Message = verdict.Fail, "strict: "+res.Message

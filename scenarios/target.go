@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/idemproof/idemproof/downstream"
@@ -39,6 +40,15 @@ type target struct {
 	// hooks is what the preflight's proof saw of the profile's test hooks (hookproof.go);
 	// nil: no proof was made, and the declarations are taken as written.
 	hooks *HookProof
+	// pace is how fast the target answered its preflight (zero: not measured).
+	pace Pace
+	// plan fits one scenario to the target (plan.go): set on the copy of the target a
+	// scenario runs with; nil: as written.
+	plan *plan
+	// alone is held shared by every scenario, exclusively by one that switches the
+	// target's store faults (switchesStore). A pointer: a scenario runs with a copy of
+	// its target (its plan), which must share the one lock.
+	alone *sync.RWMutex
 }
 
 // openTarget starts an in-process fault proxy in front of the profile's base URL, or
@@ -48,7 +58,7 @@ func openTarget(ctx context.Context, p *profile.Profile, seed int64) (*target, e
 	if err != nil {
 		return nil, fmt.Errorf("open target %s: %w", p.Name, err)
 	}
-	t := &target{p: p, client: transport.NewAttemptClient(tc), probe: transport.NewProbeClient(10*time.Second, tc), classifier: p.Classifier(), tls: tc}
+	t := &target{p: p, client: transport.NewAttemptClient(tc), probe: transport.NewProbeClient(10*time.Second, tc), classifier: p.Classifier(), tls: tc, alone: &sync.RWMutex{}}
 	t.tr = p.NewTransport(t.classifier, t.probe, tc)
 	if p.Proxy != nil {
 		// The remote proxy must read the key where the profile puts it (its own

@@ -676,3 +676,22 @@ func TestNotFabricatedWhenTheOriginalWasNotSeen(t *testing.T) {
 	v, msg, _ = checker(t, "race/in-flight-not-fabricated")(h.record(1), p)
 	require.Equal(t, verdict.Pass, v, msg)
 }
+
+// Over JSON-RPC a refusal comes inside a 200: the message names the refusal by what it
+// meant, never "validation 200", whose status says nothing of it.
+func TestAStoragePolicyNamesARefusalInsideA200ByItsMeaning(t *testing.T) {
+	inside200 := func(class outcome.Class) func(verdict.Record) verdict.Record {
+		return func(rec verdict.Record) verdict.Record {
+			rec.History[1].Status, rec.History[1].Class = 200, class
+			return rec
+		}
+	}
+	p := refProfile(t)
+	p.Expect.StoresValidationErrors = nil
+	rec := inside200(outcome.ValidationError)(newHistory().at(0, "invalid", verdict.OpFail, 400, `{"error":{"code":-32602}}`, nil).
+		at(5, "retry", verdict.OpOK, 201, committed, nil).
+		at(10, settle, verdict.OpOK, 201, committed, nil).record(1))
+	v, msg, _ := checker(t, "storage/validation-not-stored")(rec, p)
+	require.Equal(t, verdict.Info, v, msg)
+	require.Equal(t, "validation error (in a 200 answer) not stored: the corrected request executed (201), one side effect", msg)
+}

@@ -26,18 +26,24 @@ func (e *execution) wait(ctx context.Context, w Wait) error {
 		// key's first record, which is no earlier, so the repeat is inside however long
 		// the original took.
 		r := p.Retention.Std()
-		until = e.firstStart.Add(r - max(r/4, 150*time.Millisecond))
+		margin := insideWindowMargin(r)
+		if e.t.plan != nil && e.t.plan.insideMargin > 0 {
+			margin = e.t.plan.insideMargin // the target's latency needs more (plan.go)
+		}
+		until = e.firstStart.Add(r - margin)
 	case WaitPastWindow:
 		r := p.Retention.Std()
 		until = first.Add(r + max(r/2, 300*time.Millisecond))
 	case WaitPastHold, WaitPastHoldAgain:
 		// From the previous step's start: the target began holding no earlier.
+		// And the target's own time for the work, which the hold comes on top of;
+		// WaitPastHoldAgain waits the hold's margin twice.
 		h := e.t.giveUpHold()
-		margin := max(h/4, 300*time.Millisecond)
+		wait := pastHold(h) + e.t.workTime()
 		if w == WaitPastHoldAgain {
-			margin *= 2
+			wait += pastHold(h) - h
 		}
-		until = last.Add(h + margin)
+		until = last.Add(wait)
 	case WaitPastLock:
 		// From the later of the previous step's start and the latest answer: a request
 		// that answered (a crash after the key insert) took its lock before it did, and
@@ -76,13 +82,13 @@ func (t *target) declaredWaits(sc Scenario) time.Duration {
 		case WaitPastLock:
 			d += profile.PastLock(p.LockTimeout.Std())
 		case WaitPastHold, WaitPastHoldAgain:
-			d += t.giveUpHold() * 3 / 2
+			d += 2*pastHold(t.giveUpHold()) + t.workTime()
 		}
 		switch st.Hook {
 		case HookSlow, HookSlowFail:
 			d += t.slow()
 		case HookSlowPastLock:
-			d += 2 * p.LockTimeout.Std()
+			d += t.pastLockHold()
 		case HookSlowPastTimeout, HookSlowPastTimeoutWaited:
 			d += t.giveUpHold()
 		}

@@ -63,6 +63,9 @@ type Answer struct {
 	// the attempt by it.
 	RPCID, RPCMethod string
 	RequestSHA256    string
+	// PayloadSHA256 is the hex SHA-256 of the request body before the transport added
+	// the attempt's own id: the same tool call sent twice shares it (MCP; "" otherwise).
+	PayloadSHA256 string
 }
 
 // Ledger is one side-effect count read: an HTTP GET (Method, URL) or, over MCP, a tool

@@ -6,6 +6,7 @@ import (
 	"github.com/idemproof/idemproof/downstream"
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/storefault"
 )
 
 // Level is the strength of the requirement a scenario checks.
@@ -41,6 +42,21 @@ const (
 	CatRecovered  = "recovered"  // a lost response recovered by a retry (good)
 )
 
+// categoryCounts says what each category's count counts, for a reader of "leaked=1".
+var categoryCounts = map[string]string{
+	CatDuplicated: "side effects beyond the one a key allows",
+	CatLost:       "successes the client saw with no side effect behind them",
+	CatFabricated: "successes delivered while nothing had executed",
+	CatLeaked:     "answers carrying the stored response of another request (payload, principal, endpoint or entity)",
+	CatStuck:      "keys wedged: refused as in flight with nothing running",
+	CatDiverged:   "replays that differ from the committed response",
+	CatRecovered:  "lost responses a retry recovered",
+}
+
+// CategoryCounts says what an evidence category's count counts ("" for a category it
+// does not know).
+func CategoryCounts(category string) string { return categoryCounts[category] }
+
 // OpType is a history event type: invoke, then ok / fail / info (unknown to the client).
 type OpType string
 
@@ -74,6 +90,11 @@ type Op struct {
 	// RequestSHA256 is the hex SHA-256 of the request body as sent, when it is unique to
 	// the attempt (a JSON-RPC request with its own id): the proxy journal's body_sha256.
 	RequestSHA256 string `json:"request_sha256,omitempty"`
+	// PayloadSHA256 is the hex SHA-256 of the request as the scenario built it, before
+	// the transport added what is unique to the attempt (a JSON-RPC id): two attempts
+	// that send the same tool call share it, whatever their ids. Empty where the body
+	// sent is the payload (plain HTTP: the journal's body_sha256 says it).
+	PayloadSHA256 string `json:"payload_sha256,omitempty"`
 	// ReusedConn: the attempt went over a connection an earlier attempt had used
 	// (keep-alive), as the client saw it; recorded by the keep-alive key sets.
 	ReusedConn bool `json:"reused_conn,omitempty"`
@@ -104,7 +125,51 @@ type Record struct {
 	// DownstreamErr is set when the sink's calls could not be read: the boundary
 	// checkers then answer UNKNOWN.
 	DownstreamErr string `json:"downstream_error,omitempty"`
+	// Store is every switch of the store fault point (profile store:) the scenario made,
+	// in order, with the point's counters at each (store/* scenarios only).
+	Store []StoreEvent `json:"store,omitempty"`
+	// Plan is how the runner fitted the scenario to its target before it ran (the
+	// windows the profile declares, the latency the preflight measured), when that
+	// changed anything; nil when the scenario ran as written.
+	Plan *Plan `json:"plan,omitempty"`
 }
+
+// Plan is what the runner changed in a scenario's timing and sizes so that it fits its
+// target: a scenario whose own timing runs past a declared window, or whose many requests
+// a slow target cannot answer within the scenario's time limit, would otherwise prove
+// nothing (UNKNOWN) where it can be judged. A plan never makes a scenario prove less
+// without saying so in Notes.
+type Plan struct {
+	// GiveUpAfterMS is the client timeout, in milliseconds, of the attempt a scenario
+	// gives up on (recovery/client-gave-up), where it is shorter than the profile's
+	// client_timeout so that the retry after the held work still falls inside the
+	// declared retention; 0: client_timeout.
+	GiveUpAfterMS float64 `json:"give_up_after_ms,omitempty"`
+	// Notes say what was changed and why, with the numbers; the result's message ends
+	// with them.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// GiveUpAfter is GiveUpAfterMS as a duration (0 on a nil plan).
+func (p *Plan) GiveUpAfter() time.Duration {
+	if p == nil {
+		return 0
+	}
+	return time.Duration(p.GiveUpAfterMS * float64(time.Millisecond))
+}
+
+// StoreEvent is one switch of the store fault point, with the point's counters (since it
+// started) at that moment: what changed between two events is what the API did to its
+// store in between.
+type StoreEvent struct {
+	At    time.Time `json:"at"`
+	Fault string    `json:"fault"`          // "down", "reset", "latency", "hang", or StoreUp
+	Step  string    `json:"step,omitempty"` // the step it was switched before ("" at the scenario's end)
+	storefault.Stats
+}
+
+// StoreUp is the StoreEvent.Fault of a point healed: the store is back.
+const StoreUp = "up"
 
 // Evidence is what a report shows for a verdict.
 type Evidence struct {
@@ -140,18 +205,23 @@ const SummaryLabel = "summary"
 
 // Result is one scenario against one target.
 type Result struct {
-	ScenarioID  string        `json:"scenario"`
-	Description string        `json:"description"`
-	Requirement string        `json:"requirement"`
-	Source      string        `json:"source"`
-	Level       Level         `json:"level"`
-	Labels      []string      `json:"labels"`
-	Target      string        `json:"target"` // profile name
-	Verdict     Verdict       `json:"verdict"`
-	Message     string        `json:"message"` // one line: what was observed
-	Evidence    Evidence      `json:"evidence"`
-	Duration    time.Duration `json:"-"`
-	DurationMS  float64       `json:"duration_ms"`
+	ScenarioID  string   `json:"scenario"`
+	Description string   `json:"description"`
+	Requirement string   `json:"requirement"`
+	Source      string   `json:"source"`
+	Level       Level    `json:"level"`
+	Labels      []string `json:"labels"`
+	Target      string   `json:"target"` // profile name
+	Verdict     Verdict  `json:"verdict"`
+	Message     string   `json:"message"` // one line: what was observed
+	Evidence    Evidence `json:"evidence"`
+	// Undeclared names, for an N/A result, the profile fields to declare for the
+	// scenario to be judged, all of them (profile.Profile.Undeclared); empty when what
+	// it lacks is no declaration but a fact of the target (its transport, the key shapes
+	// it accepts). The reports rank them: what to declare next.
+	Undeclared []string      `json:"undeclared,omitempty"`
+	Duration   time.Duration `json:"-"`
+	DurationMS float64       `json:"duration_ms"`
 	// KnownFailure marks a failing result the run's baseline already had failing (with
 	// BaselineVerdict, its verdict there): listed in every report, not failing the run.
 	KnownFailure    bool    `json:"known_failure,omitempty"`
@@ -218,4 +288,25 @@ func (r *Report) Incomplete() bool {
 type NotRun struct {
 	ScenarioID string `json:"scenario"`
 	Target     string `json:"target"`
+}
+
+// TargetNames is the report's targets in its order (Targets), completed with any target
+// only the results name, so a hand-made or partial report still accounts for every
+// result.
+func (r *Report) TargetNames() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range r.Targets {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	for _, res := range r.Results {
+		if !seen[res.Target] {
+			seen[res.Target] = true
+			out = append(out, res.Target)
+		}
+	}
+	return out
 }

@@ -99,7 +99,7 @@ func TestActionStepsByHand(t *testing.T) {
 	require.Equal(t, "clean", r.outputs(t)["report-dir"])
 	summary := r.readSummary(t)
 	require.True(t, strings.HasPrefix(summary, "## idemproof: no failures\n"), summary)
-	require.Contains(t, summary, "| reference | 2 | 0 | 0 | 0 | 0 | 0 | 0 | 2 |")
+	require.Contains(t, summary, "| reference | 2 | 0 | 0 | 0 | 0 | 0 | 2 |")
 	for _, f := range []string{"report.json", "junit.xml", "report.html", "report.md"} {
 		require.FileExists(t, filepath.Join(r.temp, "clean", f))
 	}
@@ -151,4 +151,26 @@ func TestActionInstallRefusesAVersionThatIsNotATag(t *testing.T) {
 	out, code := r.step(t, "install", "IDEMPROOF_VERSION=latest")
 	require.Equal(t, 2, code)
 	require.Contains(t, out, "::error::idemproof version 'latest' is not a release tag vX.Y.Z")
+}
+
+// The failing step names the artifact the job uploaded, under the name it gave it (a
+// matrix job's own), and says so when nothing was uploaded; action.yml hands it both.
+func TestActionFailNamesTheArtifactAsNamed(t *testing.T) {
+	r := newRunner(t)
+	out, code := r.step(t, "fail", "CODE=1", "ARTIFACT=idemproof-shard-2", "UPLOAD=true")
+	require.Equal(t, 1, code)
+	require.Contains(t, out, "::error::idemproof exited 1 (1 FAIL, 2 usage/profile/preflight error, 3 incomplete); see the job summary and the 'idemproof-shard-2' artifact")
+
+	out, code = r.step(t, "fail", "CODE=3", "ARTIFACT=x", "UPLOAD=false")
+	require.Equal(t, 3, code)
+	require.Contains(t, out, "see the job summary (the reports were not uploaded: upload is 'false')")
+
+	out, code = r.step(t, "fail", "CODE=0")
+	require.Equal(t, 0, code, out)
+	require.Empty(t, out)
+
+	action, err := os.ReadFile(filepath.Join(r.root, "action.yml"))
+	require.NoError(t, err)
+	require.Contains(t, string(action), "ARTIFACT: ${{ inputs.artifact-name }}")
+	require.Contains(t, string(action), `run: '"$GITHUB_ACTION_PATH/ci/action/fail"'`)
 }

@@ -220,7 +220,7 @@ func TestActionDeclaresItsInputsAndRunsItsScripts(t *testing.T) {
 		}
 		require.NotContains(t, run, "${{ inputs.", "inputs reach scripts through env, never pasted into the shell")
 	}
-	require.Equal(t, 3, scripts, "install, build, check")
+	require.Equal(t, 4, scripts, "install, build, check, fail")
 }
 
 func TestReleaseWorkflowIsPinned(t *testing.T) {

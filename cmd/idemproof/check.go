@@ -141,7 +141,10 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for i, p := range targets.profiles {
 		names[i] = p.Name
 	}
-	proofs, err := preflightAll(ctx, targets.profiles, selected, unproven, stderr)
+	if err := o.extras.checkBaseline(names, selected); err != nil {
+		return err
+	}
+	preflights, proofs, err := preflightAll(ctx, targets.profiles, selected, scenarios.RunConfig{ScenarioTimeout: o.timeout}, unproven, stderr)
 	if err != nil {
 		return err
 	}
@@ -172,6 +175,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			Notice:          func(msg string) { fmt.Fprintln(stdout, msg) },
 			Tool:            "idemproof " + version(),
 			NoPreflight:     true, // done above, before the header
+			Preflights:      preflights,
 			UnprovenHooks:   unproven,
 			HookProofs:      proofs,
 		})

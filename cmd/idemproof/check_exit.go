@@ -30,15 +30,19 @@ func checkReportDir(dir string) error {
 	return os.Remove(name)
 }
 
-// preflightAll checks every target before any scenario runs (scenarios.Preflight), and
-// proves the test hooks the selected scenarios use (scenarios.ProveHooks): a target that
-// is not what its profile says, or a hook that does not act (unless unproven is
+// preflightAll checks every target before any scenario runs (scenarios.PreflightTarget),
+// and proves the test hooks the selected scenarios use (scenarios.ProveHooks): a target
+// that is not what its profile says, or a hook that does not act (unless unproven is
 // UnprovenHooksNA), is a profile error, exit 2. An interrupt during the preflight is an
-// incomplete run, exit 3. It returns the hook proofs by target name, for the runs.
-func preflightAll(ctx context.Context, profiles []*profile.Profile, selected []scenarios.Scenario, unproven scenarios.UnprovenHooks, stderr io.Writer) (map[string]*scenarios.HookProof, error) {
+// incomplete run, exit 3. Its notes go to stderr, with how the selected scenarios will
+// be fitted to each target's declared windows and measured pace (scenarios.PlanNotes);
+// the results are the run's RunConfig.Preflights and RunConfig.HookProofs.
+func preflightAll(ctx context.Context, profiles []*profile.Profile, selected []scenarios.Scenario, cfg scenarios.RunConfig, unproven scenarios.UnprovenHooks, stderr io.Writer) ([]scenarios.PreflightResult, map[string]*scenarios.HookProof, error) {
+	var out []scenarios.PreflightResult
 	proofs := map[string]*scenarios.HookProof{}
 	for _, p := range profiles {
-		notes, err := scenarios.PreflightNotes(ctx, p)
+		res, err := scenarios.PreflightTarget(ctx, p)
+		notes := res.Notes
 		if err == nil {
 			var proof *scenarios.HookProof
 			proof, err = scenarios.ProveHooks(ctx, p, selected, unproven)
@@ -49,15 +53,19 @@ func preflightAll(ctx context.Context, profiles []*profile.Profile, selected []s
 			fmt.Fprintf(stderr, "idemproof check: preflight target %s: note: %s\n", p.Name, n)
 		}
 		if err == nil {
+			for _, n := range scenarios.PlanNotes(p, res.Pace, selected, cfg) {
+				fmt.Fprintf(stderr, "idemproof check: preflight target %s: fitted: %s\n", p.Name, n)
+			}
+			out = append(out, res)
 			continue
 		}
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "idemproof check: interrupted during the preflight (%v): no scenario ran\n", context.Cause(ctx))
-			return nil, errExitIncomplete
+			return nil, nil, errExitIncomplete
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return proofs, nil
+	return out, proofs, nil
 }
 
 // exitStatus is the verdict a CI can gate on: errExitFailure (1) on a FAIL, or a

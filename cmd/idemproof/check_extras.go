@@ -119,6 +119,25 @@ func (e *checkExtras) narrow(selected []scenarios.Scenario) ([]scenarios.Scenari
 	return keep, ids, nil
 }
 
+// checkBaseline pairs the baseline with the run about to start (its targets and
+// scenarios), so that a baseline that would match nothing stops the run before it
+// starts rather than being applied to nothing.
+func (e *checkExtras) checkBaseline(targets []string, selected []scenarios.Scenario) error {
+	if e.base == nil {
+		return nil
+	}
+	planned := &verdict.Report{Targets: targets}
+	for _, t := range targets {
+		for _, s := range selected {
+			planned.Results = append(planned.Results, verdict.Result{Target: t, ScenarioID: s.ID})
+		}
+	}
+	if _, _, err := baseline.Apply(planned, e.base); err != nil {
+		return fmt.Errorf("--baseline %s: %w", e.baselinePath, err)
+	}
+	return nil
+}
+
 // finish records the extras in the report and applies the baseline, before any report
 // is written.
 func (e *checkExtras) finish(rep *verdict.Report) {
@@ -132,7 +151,13 @@ func (e *checkExtras) finish(rep *verdict.Report) {
 			fmt.Fprintf(e.console, "warning: the baseline %s ran with strict=%t and this run with strict=%t: a missed SHOULD compares as NON-STRICT on one side and FAIL on the other; take the baseline from a run with the same --strict\n",
 				e.baselinePath, e.base.Strict, rep.Strict)
 		}
-		baseline.Apply(rep, e.base)
+		_, pairing, err := baseline.Apply(rep, e.base)
+		switch {
+		case err != nil && e.console != nil: // a stopped run may have judged none of the paired scenarios
+			fmt.Fprintf(e.console, "warning: --baseline %s: %v: no result is marked a known failure\n", e.baselinePath, err)
+		case pairing.Note() != "" && e.console != nil:
+			fmt.Fprintf(e.console, "baseline: %s\n", pairing.Note())
+		}
 	}
 }
 

@@ -72,13 +72,23 @@ func TestBaselineTurnsAKnownFailIntoAListedOneAndANewFailFails(t *testing.T) {
 	require.Equal(t, 1, code, out)
 	require.Contains(t, out, "1 failing result(s)")
 
-	// A baseline without the scenario: a new failing scenario, exit 1.
+	// A baseline without the scenario, but with another of the run's: a new failing
+	// scenario, exit 1.
+	other := readReportFile(t, filepath.Join(first, report.JSONFile))
+	other.Results[0].ScenarioID, other.Results[0].Verdict = "replay/sequential", verdict.Pass
+	otherPath := filepath.Join(dir, "other.json")
+	writeReportFile(t, otherPath, other)
+	out, _, code = runCLI(t, "check", "--flaw", "no-fingerprint", "--only", "fingerprint/mismatch,replay/sequential", "--baseline", otherPath)
+	require.Equal(t, 1, code, out)
+
+	// An empty baseline matches nothing: an error before the run.
 	empty := readReportFile(t, filepath.Join(first, report.JSONFile))
 	empty.Results = nil
 	emptyPath := filepath.Join(dir, "empty.json")
 	writeReportFile(t, emptyPath, empty)
-	out, _, code = runCLI(t, "check", "--flaw", "no-fingerprint", "--only", "fingerprint/mismatch", "--baseline", emptyPath)
-	require.Equal(t, 1, code, out)
+	_, errOut, code = runCLI(t, "check", "--flaw", "no-fingerprint", "--only", "fingerprint/mismatch", "--baseline", emptyPath)
+	require.Equal(t, 2, code, errOut)
+	require.Contains(t, errOut, "the baseline has no results")
 }
 
 func TestSkipIsListedInTheReport(t *testing.T) {
@@ -180,4 +190,73 @@ func TestDiffPrintsVerdictChanges(t *testing.T) {
 	_, errOut, code := runCLI(t, "diff", pa)
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "usage: idemproof diff OLD/report.json NEW/report.json")
+}
+
+// Two single-target reports of differently named targets pair by position, and diff
+// says so; in either direction the one changed scenario is counted, never 2×N rows of
+// new and gone.
+func TestDiffPairsDifferentlyNamedTargetsByPosition(t *testing.T) {
+	dir := t.TempDir()
+	old := &verdict.Report{SchemaVersion: verdict.ReportSchemaVersion, Targets: []string{"staging"}, Results: []verdict.Result{
+		{Target: "staging", ScenarioID: "replay/after-503", Verdict: verdict.Pass},
+		{Target: "staging", ScenarioID: "key/empty", Verdict: verdict.Pass},
+	}}
+	cur := &verdict.Report{SchemaVersion: verdict.ReportSchemaVersion, Targets: []string{"prod"}, Results: []verdict.Result{
+		{Target: "prod", ScenarioID: "replay/after-503", Verdict: verdict.Fail},
+		{Target: "prod", ScenarioID: "key/empty", Verdict: verdict.Pass},
+	}}
+	po, pc := filepath.Join(dir, "old.json"), filepath.Join(dir, "new.json")
+	writeReportFile(t, po, old)
+	writeReportFile(t, pc, cur)
+
+	out, _, code := runCLI(t, "diff", po, pc)
+	require.Equal(t, 1, code, out)
+	require.Contains(t, out, `paired by position: target "staging" with "prod" (one target each, named differently)`)
+	require.Regexp(t, `(?m)^WORSE\s+staging → prod\s+replay/after-503\s+PASS\s+FAIL\s*$`, out)
+	require.Contains(t, out, "1 changed (1 worse, 0 better)")
+
+	out, _, code = runCLI(t, "diff", pc, po)
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "1 changed (0 worse, 1 better)")
+
+	// Several targets, none of the same name: nothing to pair, an error.
+	two := *cur
+	two.Targets = []string{"prod", "prod-eu"}
+	two.Results = append(append([]verdict.Result{}, cur.Results...), verdict.Result{Target: "prod-eu", ScenarioID: "key/empty", Verdict: verdict.Pass})
+	pt := filepath.Join(dir, "two.json")
+	writeReportFile(t, pt, &two)
+	_, errOut, code := runCLI(t, "diff", po, pt)
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, `no target of the second report is in the first report: it has "staging"; the second report "prod", "prod-eu"`)
+}
+
+// --baseline pairs a renamed single target by position and says so; a baseline that
+// matches nothing stops the run before it starts (exit 2), never applies nothing in
+// silence.
+func TestBaselinePairsByPositionAndRefusesOneThatMatchesNothing(t *testing.T) {
+	dir := t.TempDir()
+	first := filepath.Join(dir, "first")
+	out, _, code := runCLI(t, "check", "--flaw", "no-fingerprint", "--only", "fingerprint/mismatch", "--seed", "3", "--report-dir", first)
+	require.Equal(t, 1, code, out)
+	renamed := readReportFile(t, filepath.Join(first, report.JSONFile))
+	renamed.Targets = []string{"refunds-staging"}
+	for i := range renamed.Results {
+		renamed.Results[i].Target = "refunds-staging"
+	}
+	renamedPath := filepath.Join(dir, "renamed.json")
+	writeReportFile(t, renamedPath, renamed)
+
+	out, errOut, code := runCLI(t, "check", "--flaw", "no-fingerprint", "--only", "fingerprint/mismatch", "--baseline", renamedPath)
+	require.Equal(t, 0, code, "%s\n%s", out, errOut)
+	require.Contains(t, out, `baseline: paired by position: target "refunds-staging" with "reference+no-fingerprint" (one target each, named differently)`)
+	require.Contains(t, out, "1 known failure(s)")
+
+	elsewhere := readReportFile(t, filepath.Join(first, report.JSONFile))
+	elsewhere.Results[0].ScenarioID = "replay/sequential"
+	elsewherePath := filepath.Join(dir, "elsewhere.json")
+	writeReportFile(t, elsewherePath, elsewhere)
+	out, errOut, code = runCLI(t, "check", "--flaw", "no-fingerprint", "--only", "fingerprint/mismatch", "--baseline", elsewherePath)
+	require.Equal(t, 2, code, "%s\n%s", out, errOut)
+	require.Contains(t, errOut, "--baseline "+elsewherePath+": no scenario of this run is in the baseline (it has replay/sequential)")
+	require.NotContains(t, out, "fingerprint/mismatch", "nothing ran")
 }

@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/idemproof/idemproof/internal/embedded"
+	"github.com/idemproof/idemproof/internal/suggest"
 	"github.com/idemproof/idemproof/profile"
+	"github.com/idemproof/idemproof/reference"
+	"github.com/idemproof/idemproof/scenarios"
 )
 
 // embeddedName is the --profile value that selects the embedded reference server; it is
@@ -42,6 +46,9 @@ func resolveTargets(ctx context.Context, profiles, flaws []string, store string)
 	if !wantEmbedded && (len(flaws) > 0 || store != "") {
 		return nil, fmt.Errorf("--flaw and --store configure the embedded reference server; add --profile %s or drop them", embeddedName)
 	}
+	if err := checkFlaws(flaws); err != nil {
+		return nil, err
+	}
 	if store != "" && store != embedded.StoreMemory && !embedded.IsPostgresDSN(store) {
 		return nil, fmt.Errorf("--store %q: want %q or a postgres://user:pass@host:port/db DSN", store, embedded.StoreMemory)
 	}
@@ -53,9 +60,6 @@ func resolveTargets(ctx context.Context, profiles, flaws []string, store string)
 			tgt, err := embedded.Start(ctx, embedded.Config{Flaws: flaws, Store: store})
 			if err != nil {
 				set.Close()
-				if strings.Contains(err.Error(), "unknown flaw") {
-					return nil, fmt.Errorf("--flaw: %v", err)
-				}
 				return nil, fmt.Errorf("start embedded reference: %w", err)
 			}
 			set.closers = append(set.closers, tgt.Close)
@@ -75,6 +79,14 @@ func resolveTargets(ctx context.Context, profiles, flaws []string, store string)
 		seen[p.Name] = arg
 		set.profiles = append(set.profiles, p)
 	}
+	// The store fault points (profile store:) run from here to the end of the command,
+	// so the preflight and every repeat go through the same point.
+	closeStores, err := scenarios.StartStorePoints(set.profiles)
+	if err != nil {
+		set.Close()
+		return nil, err
+	}
+	set.closers = append([]func() error{closeStores}, set.closers...)
 	return set, nil
 }
 
@@ -87,5 +99,31 @@ func loadProfile(arg string) (*profile.Profile, error) {
 	if isFile || strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") {
 		return profile.Load(arg)
 	}
-	return profile.Builtin(arg)
+	if profile.IsPreset(arg) {
+		return nil, fmt.Errorf("%q is an expectation preset, not a target: name it in your own profile with extends: %s (idemproof init writes a first one)", arg, arg)
+	}
+	p, err := profile.Builtin(arg)
+	if err != nil {
+		if hint := suggest.DidYouMean(arg, append(profile.BuiltinNames(), embeddedName)); hint != "" {
+			return nil, fmt.Errorf("built-in profile %q does not exist%s (built-in: %s; or a file path)", arg, hint, strings.Join(profile.BuiltinNames(), ", "))
+		}
+		return nil, err
+	}
+	return p, nil
+}
+
+// checkFlaws refuses a --flaw the reference does not have, naming the closest one, before
+// anything starts.
+func checkFlaws(flaws []string) error {
+	var names []string
+	for _, f := range reference.Flaws() {
+		names = append(names, f.Name)
+	}
+	for _, f := range flaws {
+		if slices.Contains(names, f) {
+			continue
+		}
+		return fmt.Errorf("--flaw %s: no such flaw%s (idemproof scenarios --flaws lists them)", f, suggest.DidYouMean(f, names))
+	}
+	return nil
 }

@@ -22,7 +22,8 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 		"Runs the command against the profile's target (default: the embedded reference refund server)\n"+
 			"behind the fault proxy, then checks each logical operation (the profile's entity): one side\n"+
 			"effect, one key re-sent on every retry, no mismatch (422) retried unchanged, in-flight answers\n"+
-			"(409) retried after Retry-After, lost responses resolved or reported unknown.\n"+
+			"(409) and every other answer asking for a wait retried after it, an attempt timeout inside\n"+
+			"client_patience, lost responses resolved or reported unknown.\n"+
 			"The command gets %s (the proxy), %s, %s, %s or %s, %s, %s, %s and %s.\n"+
 			"Exit status: 0 no findings, 1 findings, 2 a usage, profile or schedule error or a target\n"+
 			"that does not answer its ledger, 3 interrupted (SIGINT/SIGTERM; a FAIL seen before still exits 1).",
@@ -30,7 +31,7 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 		clientcheck.EnvKeyField, clientcheck.EnvEntity, clientcheck.EnvOutcomeFile, clientcheck.EnvAdminURL, clientcheck.EnvMCPEndpoint), stderr)
 	profilePath := fs.String("profile", "", "the target the client calls, as a profile file (default: the embedded reference refund server)")
 	faults := fs.String("faults", clientcheck.DefaultFaultSpec,
-		"fault kinds dealt over the operations, on each key's first attempt: hold[=DUR],reset[=P],close[=P],409[=SECS],422,503|502|504,restart, none, or @FILE (JSON rules)")
+		"fault kinds dealt over the operations, on each key's first attempt: hold[=DUR],reset[=P],close[=P],409[=SECS],422,429[=SECS],503[=SECS],502,504,should-retry=false,restart, none, or @FILE (JSON rules, with headers:)")
 	seed := fs.Int64("seed", 1, "seed of the fault probabilities (same seed, same request order: same faults)")
 	reportDir := fs.String("report-dir", "", "write report.json, junit.xml, report.html and report.md into this folder")
 	outcomes := fs.String("outcomes", "", "outcome file the client writes (default: a temporary file); exported as "+clientcheck.EnvOutcomeFile)

@@ -41,7 +41,7 @@ func TestProgressCounterOnATerminalOnly(t *testing.T) {
 }
 
 func TestEveryCommandHasTheSameHelpStyle(t *testing.T) {
-	for _, c := range [][]string{{"check"}, {"serve"}, {"proxy"}, {"scenarios"}, {"client-check"}, {"init"}, {"diff"}, {"version"}, {"vendor"}, {"report", "merge"}} {
+	for _, c := range [][]string{{"check"}, {"serve"}, {"proxy"}, {"scenarios"}, {"client-check"}, {"init"}, {"diff"}, {"version"}, {"vendor"}, {"report", "merge"}, {"report"}} {
 		out, errOut, code := runCLI(t, append(c, "-h")...)
 		require.Equal(t, 0, code, "%v -h", c)
 		require.Empty(t, errOut, "%v -h: help asked for is output, as for idemproof -h", c)
@@ -51,7 +51,13 @@ func TestEveryCommandHasTheSameHelpStyle(t *testing.T) {
 		require.Empty(t, lines[1], "%v: a blank line after the usage line", c)
 		require.NotEmpty(t, lines[2], "%v: then what the command does", c)
 	}
-	out, _, code := runCLI(t, "help")
+	// report has one subcommand: its help is merge's, flags and exit status included.
+	out, _, code := runCLI(t, "report", "-h")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "-allow-unknown")
+	require.Contains(t, out, "Exit status")
+
+	out, _, code = runCLI(t, "help")
 	require.Equal(t, 0, code)
 	for _, name := range []string{"check", "init", "report", "diff", "version"} {
 		require.Regexp(t, `(?m)^  `+name+`\s+\S`, out)

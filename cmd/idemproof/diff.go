@@ -15,8 +15,11 @@ import (
 // scenario, exit 1 when something got worse.
 func runDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("diff", "OLD/report.json NEW/report.json",
-		"Prints every verdict that changed between two runs, per target and scenario.\n"+
-			"Exit status: 0 nothing got worse, 1 a verdict got worse (or a new scenario is NON-STRICT, UNKNOWN or FAIL), 2 a usage error.", stderr)
+		"Prints every verdict that changed between two runs, per target and scenario, the worse first.\n"+
+			"Targets pair by name; two reports of one target each, named differently, pair by position\n"+
+			"(and the diff says so).\n"+
+			"Exit status: 0 nothing got worse, 1 a verdict got worse (or a new scenario is NON-STRICT,\n"+
+			"UNKNOWN or FAIL), 2 a usage error, or reports with no target or scenario in common.", stderr)
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -32,7 +35,13 @@ func runDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	changes := baseline.Diff(a, b)
+	changes, pairing, err := baseline.Diff(a, b)
+	if err != nil {
+		return fmt.Errorf("%s and %s: %w", fs.Arg(0), fs.Arg(1), err)
+	}
+	if note := pairing.Note(); note != "" {
+		fmt.Fprintln(stdout, note)
+	}
 	worse, better := 0, 0
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	if len(changes) > 0 {
@@ -51,7 +60,11 @@ func runDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		default:
 			better++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", word, c.Target, c.Scenario, orDash(string(c.Before)), orDash(string(c.After)))
+		target := c.Target
+		if c.BeforeTarget != "" {
+			target = c.BeforeTarget + " → " + c.Target
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", word, target, c.Scenario, orDash(string(c.Before)), orDash(string(c.After)))
 	}
 	tw.Flush()
 	fmt.Fprintf(stdout, "%d changed (%d worse, %d better) between %s and %s\n", len(changes), worse, better, fs.Arg(0), fs.Arg(1))

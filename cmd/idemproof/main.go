@@ -2,6 +2,7 @@
 // retry, and whether a client's retry loop is.
 //
 //	idemproof check         run the scenario catalogue against a target (default: embedded reference)
+//	idemproof storm         run a seeded fault storm against a target and judge every operation
 //	idemproof scan          which tools of an MCP server (or operations of an OpenAPI document) are safe to retry
 //	idemproof proxy         run the fault-injecting HTTP proxy
 //	idemproof serve         run the reference keyed refund server
@@ -38,6 +39,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"check", "run the scenario catalogue against a target and report verdicts", runCheck},
+		{"storm", "run a seeded fault storm against a target and judge every operation", runStorm},
 		{"scan", "probe every tool of an MCP server or operation of an OpenAPI document: safe to retry?", runScan},
 		{"proxy", "run the fault-injecting HTTP proxy in front of an upstream", runProxy},
 		{"serve", "run the reference keyed refund server", runServe},
@@ -65,14 +67,16 @@ var errUsageReported = errors.New("usage error")
 
 // parseFlags parses args into fs (made with flag.ContinueOnError). -h prints the
 // command's usage to stdout, as `idemproof -h` does (help asked for is output, not an
-// error); a bad flag is printed once, by the flag package, followed by the
-// closest flag and where the flags are listed, not by the whole usage, so the line that
-// says what to fix is not scrolled away.
+// error); a bad flag is said once, with the closest flag to a mistyped one, and where the
+// flags are listed — not followed by the whole usage, so the line that says what to fix
+// is not scrolled away.
 func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
-	usage := fs.Usage
+	usage, out := fs.Usage, fs.Output()
 	fs.Usage = func() {}
+	fs.SetOutput(io.Discard) // the error is said once, below, in our words
 	err := fs.Parse(args)
 	fs.Usage = usage
+	fs.SetOutput(out)
 	switch {
 	case err == nil:
 		return nil
@@ -88,7 +92,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 		fs.SetOutput(out)
 		return err
 	}
-	suggestFlag(fs, err, fs.Output())
+	fmt.Fprintf(fs.Output(), "%s: %s\n", fs.Name(), flagError(fs, err))
 	fmt.Fprintf(fs.Output(), "Run '%s -h' for its flags.\n", fs.Name())
 	return errUsageReported
 }

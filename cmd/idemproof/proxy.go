@@ -61,7 +61,7 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tokenFile := fs.String("admin-token-file", "", "file holding the admin API's bearer token (surrounding whitespace ignored)")
 	var allowHosts, redact upstreamFlags
 	fs.Var(&allowHosts, "admin-allow-host", "host name the admin API answers to besides loopback names, IP literals and the --admin host (repeatable; * allows any)")
-	fs.Var(&redact, "redact", "request header the journal records as [redacted], besides Authorization, Proxy-Authorization, Cookie, Set-Cookie, X-Api-Key, Api-Key, X-Auth-Token (repeatable)")
+	fs.Var(&redact, "redact", "request header the journal records as [redacted], besides Authorization, Proxy-Authorization, Cookie, Set-Cookie, X-Api-Key, Api-Key, X-Auth-Token, X-Amz-Security-Token, X-Goog-Api-Key, Private-Token (repeatable)")
 	rulesFile := fs.String("rules", "", "YAML file with a list of rules to load at start")
 	seed := fs.Int64("seed", 0, "seed of the random source behind rule probabilities (same seed, same fault sequence)")
 	capacity := fs.Int64("journal-capacity", faultproxy.DefaultJournalCapacity, fmt.Sprintf("journal records kept in memory (1 to %d); older ones are dropped and counted", faultproxy.MaxJournalCapacity))
@@ -71,6 +71,8 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	headerTimeout := fs.Duration("read-header-timeout", faultproxy.DefaultReadHeaderTimeout, "time a client has to send its request headers")
 	bodyTimeout := fs.Duration("body-timeout", faultproxy.DefaultBodyTimeout, "time a client has to send a whole request body (past it: 408, journaled)")
 	idleTimeout := fs.Duration("idle-timeout", faultproxy.DefaultIdleTimeout, "time an idle keep-alive client connection stays open")
+	streamWait := fs.Duration("stream-wait", faultproxy.DefaultStreamWait, "time an after-* fault waits on an event stream for its JSON-RPC response (past it, the fault applies to what arrived)")
+	upstreamIdle := fs.Duration("upstream-idle-timeout", faultproxy.DefaultUpstreamIdleTimeout, "time an idle upstream connection stays pooled")
 	keyHeader := fs.String("key-header", faultproxy.DefaultKeyHeader, "header carrying the idempotency key")
 	keyField := fs.String("key-field", "", "dotted JSON path of the key in the request body, used instead of the header (e.g. params.arguments.idempotency_key)")
 	insecure := fs.Bool("insecure-upstream", false, "accept any TLS certificate from an https upstream (self-signed test servers)")
@@ -96,7 +98,8 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *bufferLimit < 1 || *bufferLimit > faultproxy.MaxBufferLimit {
 		return fmt.Errorf("--buffer-limit must be 1 to %d bytes, got %d", faultproxy.MaxBufferLimit, *bufferLimit)
 	}
-	for name, d := range map[string]time.Duration{"read-header-timeout": *headerTimeout, "body-timeout": *bodyTimeout, "idle-timeout": *idleTimeout} {
+	for name, d := range map[string]time.Duration{"read-header-timeout": *headerTimeout, "body-timeout": *bodyTimeout, "idle-timeout": *idleTimeout,
+		"stream-wait": *streamWait, "upstream-idle-timeout": *upstreamIdle} {
 		if d <= 0 {
 			return fmt.Errorf("--%s must be a positive duration such as 30s, got %v", name, d)
 		}
@@ -110,24 +113,26 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("--upstream-ca-file: %w", err)
 	}
 	cfg := faultproxy.Config{
-		Upstreams:          upstreams,
-		KeyHeader:          *keyHeader,
-		KeyField:           *keyField,
-		Seed:               *seed,
-		JournalCapacity:    int(*capacity),
-		JournalBytes:       *journalBytes,
-		AttemptKeyBytes:    *attemptBytes,
-		BufferLimit:        *bufferLimit,
-		InsecureSkipVerify: *insecure,
-		TLSClientConfig:    upstreamTLS,
-		ReadHeaderTimeout:  *headerTimeout,
-		BodyTimeout:        *bodyTimeout,
-		IdleTimeout:        *idleTimeout,
-		Redact:             redact,
-		ListenAddr:         *listen,
-		AdminAddr:          *admin,
-		AdminToken:         adminToken,
-		AdminAllowHosts:    allowHosts,
+		Upstreams:           upstreams,
+		KeyHeader:           *keyHeader,
+		KeyField:            *keyField,
+		Seed:                *seed,
+		JournalCapacity:     int(*capacity),
+		JournalBytes:        *journalBytes,
+		AttemptKeyBytes:     *attemptBytes,
+		BufferLimit:         *bufferLimit,
+		InsecureSkipVerify:  *insecure,
+		TLSClientConfig:     upstreamTLS,
+		ReadHeaderTimeout:   *headerTimeout,
+		BodyTimeout:         *bodyTimeout,
+		IdleTimeout:         *idleTimeout,
+		StreamWait:          *streamWait,
+		UpstreamIdleTimeout: *upstreamIdle,
+		Redact:              redact,
+		ListenAddr:          *listen,
+		AdminAddr:           *admin,
+		AdminToken:          adminToken,
+		AdminAllowHosts:     allowHosts,
 	}
 	if *rulesFile != "" {
 		rules, err := faultproxy.ReadRulesFile(*rulesFile)

@@ -29,9 +29,12 @@ func TestProxyAndServeRefuseBadNumbers(t *testing.T) {
 		{[]string{"proxy", "--upstream", "http://127.0.0.1:1", "--buffer-limit", "-1"}, "--buffer-limit must be 1 to"},
 		{[]string{"proxy", "--upstream", "http://127.0.0.1:1", "--attempt-key-bytes", "1"}, "--attempt-key-bytes must be at least"},
 		{[]string{"proxy", "--upstream", "http://127.0.0.1:1", "--body-timeout", "0s"}, "--body-timeout must be a positive duration"},
+		{[]string{"proxy", "--upstream", "http://127.0.0.1:1", "--stream-wait", "0s"}, "--stream-wait must be a positive duration"},
+		{[]string{"proxy", "--upstream", "http://127.0.0.1:1", "--upstream-idle-timeout", "-1s"}, "--upstream-idle-timeout must be a positive duration"},
 		{[]string{"proxy", "--upstream", "http://127.0.0.1:1", "--admin-token", "a", "--admin-token-file", "f"}, "not both"},
 		{[]string{"proxy", "--upstream", "http://127.0.0.1:1", "--admin-token-file", "/nonexistent/token"}, "--admin-token-file"},
 		{[]string{"serve", "--idle-timeout", "-1s"}, "must be positive durations"},
+		{[]string{"serve", "--memory-limit", "1000"}, "--memory-limit must be at least 1048576"},
 	} {
 		_, stderr, code := runCLI(t, c.args...)
 		require.Equal(t, 2, code, "%v: %s", c.args, stderr)

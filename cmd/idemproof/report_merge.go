@@ -13,16 +13,17 @@ import (
 	"github.com/idemproof/idemproof/verdict"
 )
 
-// runReport is `idemproof report SUBCOMMAND`; merge is its only one.
+// runReport is `idemproof report SUBCOMMAND`; merge is its only one, so `report -h` is
+// its help: the flags and the exit status.
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		fmt.Fprintln(stderr, "usage: idemproof report merge [flags] A/report.json B/report.json …")
 		fmt.Fprintln(stderr)
-		fmt.Fprintln(stderr, "Merges the report.json of several shards or runs into one report set.")
-		if len(args) == 0 {
-			return errUsageReported
-		}
-		return nil
+		fmt.Fprintln(stderr, "Merges the report.json of several shards or runs into one report set. Run 'idemproof report -h' for its flags.")
+		return errUsageReported
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		return runReportMerge(ctx, []string{"-h"}, stdout, stderr)
 	}
 	if args[0] != "merge" {
 		return fmt.Errorf("unknown subcommand %q: want merge%s", args[0], suggest.DidYouMean(args[0], []string{"merge"}))
@@ -33,7 +34,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func runReportMerge(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("report merge", "[flags] A/report.json B/report.json …",
 		"Merges the report.json of several shards (check --shard I/N) or runs into one report set, and\n"+
-			"prints the summary. Exit status, as check's: 0 every scenario judged, none failing; 1 a failing\n"+
+			"prints the summary; the --json reports of storm shards (storm --shard I/N) merge into one storm report. Exit status, as check's: 0 every scenario judged, none failing; 1 a failing\n"+
 			"result; 2 a usage error or reports that do not belong together (another build, strictness,\n"+
 			"a scenario twice); 3 incomplete: a shard was interrupted, or UNKNOWN results beyond\n"+
 			"--allow-unknown. A FAIL wins over incomplete (exit 1).", stderr)
@@ -48,6 +49,11 @@ func runReportMerge(_ context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if fs.NArg() == 0 {
 		return errors.New("give the report.json files to merge")
+	}
+	if isStorm, err := stormReports(fs.Args()); err != nil {
+		return err
+	} else if isStorm {
+		return mergeStormReports(fs.Args(), extras.json, stdout)
 	}
 	if *allowUnknown < 0 {
 		return fmt.Errorf("--allow-unknown %d: must be 0 or more", *allowUnknown)

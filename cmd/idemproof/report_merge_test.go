@@ -119,3 +119,29 @@ func TestMergeExitsLikeCheck(t *testing.T) {
 		require.Contains(t, out, c.wants, c.name)
 	}
 }
+
+// The usual mistakes get one line that says what to fix: a mistyped flag without Go's
+// raw flag error first, a mistyped built-in profile or flaw with its closest name, a
+// preset given as a target with what a preset is for.
+func TestUsualMistakesGetOneLineThatSaysWhatToFix(t *testing.T) {
+	_, errOut, code := runCLI(t, "check", "--prfile", "x.yaml")
+	require.Equal(t, 2, code)
+	require.Equal(t, "idemproof check: unknown flag -prfile; did you mean --profile?\nRun 'idemproof check -h' for its flags.\n", errOut)
+
+	_, errOut, code = runCLI(t, "check", "--no-such-flag")
+	require.Equal(t, 2, code)
+	require.Equal(t, "idemproof check: unknown flag -no-such-flag\nRun 'idemproof check -h' for its flags.\n", errOut)
+
+	_, errOut, code = runCLI(t, "check", "--profile", "refrence")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, `built-in profile "refrence" does not exist; did you mean "reference"?`)
+
+	_, errOut, code = runCLI(t, "check", "--flaw", "no-fingerprnt")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, `--flaw no-fingerprnt: no such flaw; did you mean "no-fingerprint"? (idemproof scenarios --flaws lists them)`)
+
+	_, errOut, code = runCLI(t, "check", "--profile", "stripe")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, `--profile stripe: "stripe" is an expectation preset, not a target: name it in your own profile with extends: stripe (idemproof init writes a first one)`)
+	require.NotContains(t, errOut, "required", "not the preset's missing target fields")
+}

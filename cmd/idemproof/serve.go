@@ -30,6 +30,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("serve", "[flags]", "Runs the reference keyed refund server (POST /v1/refunds, POST /v1/invoices, GET ledgers, GET /healthz)\nuntil interrupted.", stderr)
 	listen := fs.String("listen", "127.0.0.1:8080", "address to listen on (port 0 picks a free port)")
 	storeSpec := fs.String("store", "memory", "memory | postgres://user:pass@host:port/db")
+	memoryLimit := fs.Int64("memory-limit", memstore.DefaultMaxBytes, "bytes the memory store may hold, keys and ledger (at least 1048576); past it new keys are answered 507")
 	retention := fs.Duration("retention", idempotency.DefaultRetention, "how long a key lives, from its first record")
 	lockTimeout := fs.Duration("lock-timeout", idempotency.DefaultLockTimeout, "when a held key's lock goes stale and a retry may take over")
 	testHooks := fs.Bool("test-hooks", false, "enable the X-Test-Delay, X-Test-Fail and X-Test-Crash request headers")
@@ -59,7 +60,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return errors.New("--read-header-timeout, --body-timeout and --idle-timeout must be positive durations, e.g. 10s, 60s, 2m")
 	}
 
-	store, err := openStore(ctx, *storeSpec)
+	if *memoryLimit < 1<<20 {
+		return fmt.Errorf("--memory-limit must be at least 1048576 bytes (1 MiB), got %d", *memoryLimit)
+	}
+	store, err := openStore(ctx, *storeSpec, *memoryLimit)
 	if err != nil {
 		return err
 	}
@@ -115,11 +119,12 @@ const (
 	serveIdleTimeout       = 2 * time.Minute
 )
 
-// openStore opens the store a --store value names.
-func openStore(ctx context.Context, spec string) (idempotency.Store, error) {
+// openStore opens the store a --store value names; memoryLimit is the memory store's
+// byte budget.
+func openStore(ctx context.Context, spec string, memoryLimit int64) (idempotency.Store, error) {
 	switch {
 	case spec == "memory":
-		return memstore.New(), nil
+		return memstore.New(memstore.WithMaxBytes(memoryLimit)), nil
 	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
 		openCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		defer cancel()

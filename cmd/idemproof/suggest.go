@@ -2,8 +2,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
-	"io"
 	"strings"
 
 	"github.com/idemproof/idemproof/internal/suggest"
@@ -14,17 +12,21 @@ import (
 // for a mistyped subcommand or flag — are internal/suggest and the small helper below,
 // not a reason for a framework.
 
-// suggestFlag prints "did you mean --x?" after the flag package's own error for an
-// undefined flag, naming the closest flag the set defines.
-func suggestFlag(fs *flag.FlagSet, err error, w io.Writer) {
+// flagError is the flag package's parse error in the CLI's words: "unknown flag -sede;
+// did you mean --seed?" for an undefined flag (the closest one the set defines, if any is
+// close), the error as the flag package says it otherwise ("invalid value "abc" for flag
+// -seed: parse error").
+func flagError(fs *flag.FlagSet, err error) string {
 	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
 	if !ok {
-		return
+		return err.Error()
 	}
 	name = strings.TrimLeft(name, "-")
 	var names []string
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	msg := "unknown flag -" + name
 	if best := suggest.Closest(name, names); best != "" {
-		fmt.Fprintf(w, "%s: unknown flag -%s; did you mean --%s?\n", fs.Name(), name, best)
+		msg += "; did you mean --" + best + "?"
 	}
+	return msg
 }

@@ -25,12 +25,15 @@ func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	info := buildinfo.Read()
 	fmt.Fprintf(stdout, "idemproof %s\n", info)
 	fmt.Fprintf(stdout, "  version  %s\n", info.Version)
-	if info.Commit != "" {
-		modified := ""
-		if info.Modified {
-			modified = " (modified)"
-		}
-		fmt.Fprintf(stdout, "  commit   %s%s\n", info.Commit, modified)
+	switch {
+	case info.Commit != "" && info.Modified:
+		fmt.Fprintf(stdout, "  commit   %s (modified)\n", info.Commit)
+	case info.Commit != "":
+		fmt.Fprintf(stdout, "  commit   %s\n", info.Commit)
+	case info.Version != buildinfo.Devel:
+		fmt.Fprintf(stdout, "  commit   not recorded: the tag %s names the source\n", info.Version)
+	default:
+		fmt.Fprintln(stdout, "  commit   unknown: the binary was built without VCS stamping (-buildvcs=false, as a flag or in GOFLAGS; go run; or outside a git checkout)")
 	}
 	if info.Time != "" {
 		fmt.Fprintf(stdout, "  time     %s\n", info.Time)

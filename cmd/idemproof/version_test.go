@@ -18,6 +18,8 @@ func TestVersionPrintsTheBuildInfo(t *testing.T) {
 	require.Contains(t, out, "idemproof devel (", "a checkout build is devel")
 	require.Contains(t, out, "  version  devel\n")
 	require.Contains(t, out, "  go       "+runtime.Version()+"\n")
+	require.Regexp(t, `(?m)^  commit   ([0-9a-f]{40}( \(modified\))?|unknown: the binary was built without VCS stamping \(.+\))$`, out,
+		"the commit line is there, stamped or not: never silently left out")
 
 	line, _, code := runCLI(t, "--version")
 	require.Equal(t, 0, code)

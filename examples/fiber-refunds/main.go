@@ -9,6 +9,9 @@
 // key with another payload is replayed the first response), no principal or endpoint
 // scope, 5xx responses stored like any other, no replay marker header. A request
 // without a key runs without idempotency.
+//
+// The key lifetime (the middleware's Lifetime) comes from FIBER_LIFETIME (default 2s),
+// which profile.yaml reads as its retention too.
 package main
 
 import (
@@ -101,17 +104,40 @@ func newApp(lifetime time.Duration, uuidKeys bool) *fiber.App {
 	return app
 }
 
+// LifetimeEnv names the key lifetime the server keeps and profile.yaml declares as its
+// retention (${FIBER_LIFETIME:-2s}): one variable, so the two never disagree.
+const LifetimeEnv = "FIBER_LIFETIME"
+
+// defaultLifetime is the lifetime without FIBER_LIFETIME: short, so that `idemproof
+// check` waits the expiry scenarios out quickly. The middleware's memory storage expires
+// keys on a clock of whole seconds, up to a second early: a client's retries (client-check)
+// need a longer one (the README sets FIBER_LIFETIME=1m).
+const defaultLifetime = 2 * time.Second
+
+// envLifetime is FIBER_LIFETIME, or defaultLifetime when it is unset.
+func envLifetime() (time.Duration, error) {
+	v := os.Getenv(LifetimeEnv)
+	if v == "" {
+		return defaultLifetime, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s=%q: want a positive duration such as 2s or 1m", LifetimeEnv, v)
+	}
+	return d, nil
+}
+
 func main() {
-	listen := flag.String("listen", "127.0.0.1:8090", "address to listen on")
-	lifetime := flag.Duration("lifetime", 2*time.Second, "idempotency key lifetime (the middleware's Lifetime)")
-	uuidKeys := flag.Bool("uuid-keys", false, "keep the middleware's default KeyHeaderValidate: only 36-character keys (a UUID); check it with profile-uuid.yaml")
-	flag.Parse()
-	if *lifetime <= 0 {
-		fmt.Fprintln(os.Stderr, "fiber-refunds: --lifetime must be positive")
+	lifetime, err := envLifetime()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fiber-refunds:", err)
 		os.Exit(2)
 	}
-	app := newApp(*lifetime, *uuidKeys)
-	fmt.Fprintf(os.Stderr, "fiber-refunds: listening on http://%s\n", *listen)
+	listen := flag.String("listen", "127.0.0.1:8090", "address to listen on")
+	uuidKeys := flag.Bool("uuid-keys", false, "keep the middleware's default KeyHeaderValidate: only 36-character keys (a UUID); check it with profile-uuid.yaml")
+	flag.Parse()
+	app := newApp(lifetime, *uuidKeys)
+	fmt.Fprintf(os.Stderr, "fiber-refunds: listening on http://%s, keys kept %s (%s)\n", *listen, lifetime, LifetimeEnv)
 	if err := app.Listen(*listen); err != nil && !errors.Is(err, os.ErrClosed) {
 		log.Fatal(err)
 	}

@@ -25,7 +25,8 @@ import (
 // on a whole-second clock, so whether a repeat 1.5 s into a 2 s lifetime still replays
 // depends on where the second boundary falls.
 func TestVerdictsMatchTheMiddleware(t *testing.T) {
-	t.Setenv("FIBER_BASE_URL", startApp(t, 2*time.Second, false))
+	t.Setenv(LifetimeEnv, "") // the profile's retention and the server's lifetime: the default
+	t.Setenv("FIBER_BASE_URL", startApp(t, defaultLifetime, false))
 	prof, err := profile.Load("profile.yaml")
 	require.NoError(t, err)
 

@@ -4,6 +4,9 @@
 // Start listens on 127.0.0.1:0 (never a fixed port), configures the server exactly as the
 // reference profile declares it — retention, lock timeout, test hooks on — optionally
 // with flaws and a PostgreSQL store, and returns the profile with BaseURL pointing at it.
+// On PostgreSQL the reference's key store is reached through a store fault point
+// (package storefault; the profile's store:, so the store/* scenarios run) and its
+// ledger through a connection of its own (openPostgres).
 // The server is ready when Start returns: the listener is bound before the profile is
 // handed out, so no readiness wait is needed.
 //
@@ -20,6 +23,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -27,6 +31,7 @@ import (
 	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/reference"
 	"github.com/idemproof/idemproof/reference/pgstore"
+	"github.com/idemproof/idemproof/storefault"
 )
 
 // StoreMemory selects the in-memory store (the default).
@@ -118,12 +123,11 @@ func Start(ctx context.Context, cfg Config) (*Target, error) {
 		if !IsPostgresDSN(dsn) {
 			return nil, fmt.Errorf("store %q: want %q or a postgres:// DSN", dsn, StoreMemory)
 		}
-		st, err := pgstore.Open(ctx, dsn)
+		storeOpts, err := t.openPostgres(ctx, dsn)
 		if err != nil {
-			return nil, fmt.Errorf("open postgres store: %w", err)
+			return nil, err
 		}
-		t.closers = append(t.closers, st.Close)
-		opts = append(opts, reference.WithStore(st))
+		opts = append(opts, storeOpts...)
 	}
 	t.server, err = reference.New(opts...)
 	if err != nil {
@@ -175,6 +179,49 @@ func (t *Target) Close() error {
 		return fmt.Errorf("close embedded reference: %w", err)
 	}
 	return nil
+}
+
+// StoreTimeout is how long the embedded reference on PostgreSQL waits for its key store
+// to record a key on the two-phase path (the flaws' path) before it refuses the request
+// (reference.WithStoreTimeout): shorter than the hang the store scenarios hold.
+const StoreTimeout = time.Second
+
+// openPostgres opens the reference's two connections to the database: its key store
+// through a store fault point in front of PostgreSQL (the profile's store:, so the
+// store/* scenarios cut and hang it), and the application's own connection straight to
+// the database, for the ledger and the work done without a key
+// (reference.WithAppStore). The keys' connection is what a store outage hits; the
+// ledger stays readable through it.
+func (t *Target) openPostgres(ctx context.Context, dsn string) ([]reference.Option, error) {
+	u, err := url.Parse(dsn)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("store %q: not a postgres:// URL with a host", dsn)
+	}
+	upstream := u.Host
+	if u.Port() == "" {
+		upstream = net.JoinHostPort(u.Hostname(), "5432")
+	}
+	app, err := pgstore.Open(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres store: %w", err)
+	}
+	t.closers = append(t.closers, app.Close)
+	pt, err := storefault.Start(storefault.Config{Listen: "127.0.0.1:0", Upstream: upstream})
+	if err != nil {
+		return nil, fmt.Errorf("open postgres store: %w", err)
+	}
+	t.closers = append(t.closers, pt.Close)
+	through := *u
+	through.Host = pt.Addr()
+	keys, err := pgstore.Open(ctx, through.String())
+	if err != nil {
+		return nil, fmt.Errorf("open postgres store through the store fault point %s: %w", pt.Addr(), err)
+	}
+	t.closers = append(t.closers, keys.Close)
+	t.Profile.Store = &profile.Store{Listen: pt.Addr(), Upstream: upstream, Point: pt}
+	// The database keeps its keys across an outage of the connection.
+	t.Profile.Expect.DurableKeys = true
+	return []reference.Option{reference.WithStore(keys), reference.WithAppStore(app), reference.WithStoreTimeout(StoreTimeout)}, nil
 }
 
 // IsPostgresDSN reports whether s looks like a PostgreSQL URL DSN.

@@ -69,6 +69,8 @@ func TestImportsRunOneWay(t *testing.T) {
 				t.Errorf("%s imports %s: faultproxy/ imports nothing of ours outside itself", name, imp)
 			case within(name, "reference") && !within(imp, "reference"):
 				t.Errorf("%s imports %s: reference/ imports nothing of ours outside itself", name, imp)
+			case within(name, "storefault") && !within(imp, "storefault"):
+				t.Errorf("%s imports %s: storefault/ imports nothing of ours outside itself", name, imp)
 			case within(name, "scenarios") && within(imp, "reference"):
 				t.Errorf("%s imports %s: the catalogue never imports the reference server", name, imp)
 			case within(name, "scan") && (within(imp, "scenarios") || within(imp, "reference") || within(imp, "examples")):
@@ -77,7 +79,7 @@ func TestImportsRunOneWay(t *testing.T) {
 				t.Errorf("%s imports %s: the CLI and the suites are the top, nothing imports them", name, imp)
 			}
 			for _, low := range []string{"profile", "verdict", "transport", "outcome", "downstream", "internal/bodytext", "internal/jsonvalue"} {
-				for _, high := range []string{"scenarios", "report", "clientcheck", "scan"} {
+				for _, high := range []string{"scenarios", "report", "clientcheck", "scan", "storm"} {
 					if within(name, low) && within(imp, high) {
 						t.Errorf("%s imports %s: %s/ sits below %s/", name, imp, low, high)
 					}

@@ -35,6 +35,15 @@ type Flaws struct {
 	// not of what): the key reused for another order is replayed the first order's
 	// response, and the second order is never refunded.
 	EntityBlind bool
+	// FailOpenOnStoreError: when the key store fails to record a key, the request runs
+	// anyway, unkeyed, its effects committed by the application's own connection
+	// (Config.UnkeyedStore): a retry that arrives while the store is out executes again.
+	FailOpenOnStoreError bool
+	// StoreTimeoutAsMiss: a key lookup that runs past Config.StoreTimeout is taken for
+	// "no such key" (a cache client's timeout read as a miss), and the request runs
+	// unkeyed: two copies that meet a hung store both execute. Other store errors are
+	// refused as they should be.
+	StoreTimeoutAsMiss bool
 }
 
 // orderAndAmount is the body EndpointBlind fingerprints: its order_id and amount members

@@ -52,6 +52,14 @@ type Config struct {
 	MaxBody       int64    // default DefaultMaxBody
 	Hooks         Hooks
 	Flaws         Flaws
+	// StoreTimeout bounds the key's acquisition on the two-phase path: a store that has
+	// not recorded the key by then gets the request refused with 503 (nothing was done;
+	// the client retries). 0: no bound beyond the store's own.
+	StoreTimeout time.Duration
+	// UnkeyedStore is where work done without a key commits its effects (KeysOptional):
+	// the application's own database connection, when the key store is reached apart
+	// from it. nil: Store.
+	UnkeyedStore Store
 	// OneTransaction runs the request as one transaction when the Store is a LocalStore
 	// (see the package doc, "Two paths"): only for a handler whose every effect is a
 	// staged row and that does nothing outside the database. Otherwise ignored.
@@ -98,6 +106,12 @@ func New(cfg Config, next http.Handler) (http.Handler, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.UnkeyedStore == nil {
+		cfg.UnkeyedStore = cfg.Store
+	}
+	if cfg.StoreTimeout < 0 {
+		return nil, errors.New("idempotency: the store timeout must not be negative")
 	}
 	return &middleware{cfg: cfg, next: next}, nil
 }
@@ -202,11 +216,16 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Once the key is ours the outcome must be recorded even if the client hangs up:
 	// a lost response is exactly the case a retry has to recover from.
 	ctx := context.WithoutCancel(r.Context())
-	acq, err := m.cfg.Store.Acquire(ctx, AcquireRequest{
+	acq, err := m.acquire(ctx, AcquireRequest{
 		Scope: scope, Fingerprint: fp, Now: m.cfg.Now(),
 		Retention: m.retention(), LockTimeout: m.lockTimeout(),
 	})
 	if err != nil {
+		if m.failsOpen(err) {
+			m.cfg.Logger.Warn("idempotency: key store failed, running the request unkeyed (a flaw)", "err", err)
+			m.serveUnkeyed(w, r, body)
+			return
+		}
 		m.storeFailed(w, "acquire key", err)
 		return
 	}
@@ -256,6 +275,22 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec.flush(w)
 }
 
+// acquire is Store.Acquire bounded by StoreTimeout.
+func (m *middleware) acquire(ctx context.Context, req AcquireRequest) (Acquisition, error) {
+	if m.cfg.StoreTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, m.cfg.StoreTimeout)
+		defer cancel()
+	}
+	return m.cfg.Store.Acquire(ctx, req)
+}
+
+// failsOpen reports whether a flaw runs the request unkeyed after the store failed with
+// err: any error (FailOpenOnStoreError), or the store timeout (StoreTimeoutAsMiss).
+func (m *middleware) failsOpen(err error) bool {
+	return m.cfg.Flaws.FailOpenOnStoreError || (m.cfg.Flaws.StoreTimeoutAsMiss && (errors.Is(err, context.DeadlineExceeded) || isTimeout(err)))
+}
+
 // isTimeout: a read that hit a deadline (the server's body timeout).
 func isTimeout(err error) bool {
 	var ne net.Error
@@ -277,7 +312,7 @@ func (m *middleware) serveUnkeyed(w http.ResponseWriter, r *http.Request, _ []by
 	rec, u := m.run(r)
 	effects, notExecuted := u.result()
 	if !notExecuted && rec.code() < 500 && len(effects) > 0 {
-		if err := m.cfg.Store.CommitEffects(context.WithoutCancel(r.Context()), effects); err != nil {
+		if err := m.cfg.UnkeyedStore.CommitEffects(context.WithoutCancel(r.Context()), effects); err != nil {
 			m.storeFailed(w, "commit effects", err)
 			return
 		}
@@ -418,6 +453,12 @@ func (m *middleware) release(ctx context.Context, scope Scope, fence int64) {
 }
 
 func (m *middleware) storeFailed(w http.ResponseWriter, what string, err error) {
+	if errors.Is(err, ErrStoreFull) {
+		m.cfg.Logger.Warn("idempotency: store full", "op", what, "err", err)
+		WriteProblem(w, http.StatusInsufficientStorage, "store-full", "Idempotency store full",
+			"the server's store holds all it may keep (the memory store's byte budget, --memory-limit); nothing was executed and the key was not recorded: restart the server with a larger budget or on PostgreSQL")
+		return
+	}
 	m.cfg.Logger.Error("idempotency: store failed", "op", what, "err", err)
 	w.Header().Set("Retry-After", "1")
 	WriteProblem(w, http.StatusServiceUnavailable, "store-unavailable", "Idempotency store unavailable",

@@ -111,6 +111,11 @@ type Acquisition struct {
 // committed.
 var ErrFenced = errors.New("idempotency key was taken over: fencing token is stale")
 
+// ErrStoreFull is returned by a store that holds all it may (the memory store's byte
+// budget) instead of recording a new key or committing unkeyed effects. Nothing was
+// written; the middleware answers 507.
+var ErrStoreFull = errors.New("the idempotency store is full")
+
 // Store keeps idempotency records and the effects they guard. Implementations must make
 // Acquire atomic per scope and Complete atomic (effects + response + fence check).
 // Ownership: a store may keep the Response and Effects it is given without copying, and

@@ -20,11 +20,24 @@
 // new chunks. Old chunks are never written again, so a body already returned never
 // changes: returned records share response bodies with the arena and, as the Store
 // contract says, both sides treat them as read-only. Effects are kept as handed over.
+//
+// Memory is bounded by bytes: the store counts what it holds — each shard's arena, a
+// fixed estimate per record slot its map has grown to, each effect's bytes and a fixed
+// estimate for its place in the ledger's maps — and once that reaches its budget
+// (DefaultMaxBytes, WithMaxBytes) it records no new key: Acquire returns
+// idempotency.ErrStoreFull (the server answers 507) before anything is written. Effects
+// committed without a key (unkeyed requests, the outbox's delivery marks) get a
+// sixteenth more, so the deliveries of refunds committed before the store filled can
+// still be marked. Expired keys free their bytes when DeleteExpired drops them (a
+// shard's map is rebuilt once it holds a quarter of the slots it grew to; Go's maps
+// never shrink); the ledger is never trimmed: it is the side-effect record the harness
+// counts, and a refund it forgot would read as lost.
 package memstore
 
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +49,9 @@ import (
 type Store struct {
 	shards []shard      // a power of two of them
 	fences atomic.Int64 // last fencing token handed out
+
+	maxBytes int64
+	held     atomic.Int64 // the bytes the store counts as held (see the package doc)
 
 	ledgerMu sync.Mutex
 	effects  map[ledgerKey][]idempotency.Effect
@@ -50,6 +66,7 @@ type shard struct {
 	cur     int      // the chunk small items are appended to; -1 for none
 	size    int      // bytes of the arena accounted for: live, plus garbage
 	garbage int      // bytes no slot refers to any more, and chunk tails left unused
+	slots   int      // the most records the map held since it was made: its memory
 	_       [64]byte // keeps neighbouring shards' mutexes off one cache line
 }
 
@@ -98,16 +115,63 @@ const (
 	compactMin = 2 * chunkSize
 )
 
+// DefaultMaxBytes is the byte budget of New's store: about 95,000 of the reference
+// server's refunds whose keys are all within their retention, 135,000 whose keys expired
+// (the ledger stays). A process holding a full store has about 2.5 times it resident
+// (Go's collector lets the heap grow to twice what is live before it runs): `serve` stays
+// under 300 MB.
+const DefaultMaxBytes = 96 << 20
+
+// Estimates of the memory behind what the store counts, measured with the refunds of
+// the reference server (TestHeldBytesFollowTheHeap holds them to the heap): a record's
+// map slot (its 32-byte hash, its slot and the map's own overhead), and an effect's
+// struct in its entity's list (which grows by doubling) and its two map entries.
+const (
+	recordSlotBytes = 180
+	effectBytes     = 320
+)
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithMaxBytes sets the store's byte budget (DefaultMaxBytes when not given; at most
+// what the machine can hold, at least 1 MiB).
+func WithMaxBytes(n int64) Option { return func(s *Store) { s.maxBytes = max(n, 1<<20) } }
+
 // New returns an empty store.
-func New() *Store { return newStore(shardCount) }
+func New(opts ...Option) *Store { return newStore(shardCount, opts...) }
 
 // newStore returns an empty store of n shards, n a power of two.
-func newStore(n int) *Store {
-	s := &Store{shards: make([]shard, n), effects: map[ledgerKey][]idempotency.Effect{}, byID: map[ledgerKey]effectRef{}}
+func newStore(n int, opts ...Option) *Store {
+	s := &Store{shards: make([]shard, n), effects: map[ledgerKey][]idempotency.Effect{}, byID: map[ledgerKey]effectRef{},
+		maxBytes: DefaultMaxBytes}
+	for _, o := range opts {
+		o(s)
+	}
 	for i := range s.shards {
 		s.shards[i].records, s.shards[i].cur = map[scopeHash]slot{}, -1
 	}
 	return s
+}
+
+// Bytes is what the store counts as held: its records' arenas and map slots, and its
+// ledger (see the package doc).
+func (s *Store) Bytes() int64 { return s.held.Load() }
+
+// MaxBytes is the store's byte budget.
+func (s *Store) MaxBytes() int64 { return s.maxBytes }
+
+// full: the store holds its budget (plus extra, for effects without a key).
+func (s *Store) full(extra int64) bool { return s.held.Load() >= s.maxBytes+extra }
+
+// held is what a shard counts: its arena and the slots its map grew to.
+func (sh *shard) held() int64 { return int64(sh.size) + int64(sh.slots)*recordSlotBytes }
+
+// unlock releases a shard locked by shardOf, counting the change in what it holds since
+// it held before.
+func (s *Store) unlock(sh *shard, before int64) {
+	s.held.Add(sh.held() - before)
+	sh.mu.Unlock()
 }
 
 // shardOf returns the shard of a scope's hash, locked, and the hash. The hash is a
@@ -262,6 +326,11 @@ func (sh *shard) drop(k scopeHash, e *slot) {
 // maybeCompact copies the live bytes into new chunks once garbage is more than half of
 // the arena. The old chunks are left as they are: bodies returned from them stay valid.
 func (sh *shard) maybeCompact() {
+	if len(sh.records) == 0 && sh.size > 0 {
+		// Nothing is live: the whole arena goes, however small.
+		sh.chunks, sh.cur, sh.size, sh.garbage = nil, -1, 0, 0
+		return
+	}
 	if sh.size < compactMin || 2*sh.garbage <= sh.size {
 		return
 	}
@@ -282,7 +351,7 @@ func (sh *shard) maybeCompact() {
 // Acquire implements idempotency.Store with idempotency.Decide.
 func (s *Store) Acquire(_ context.Context, req idempotency.AcquireRequest) (idempotency.Acquisition, error) {
 	sh, key := s.shardOf(req.Scope)
-	defer sh.mu.Unlock()
+	defer s.unlock(sh, sh.held())
 	var existing *idempotency.Record
 	old, ok := sh.records[key]
 	if ok {
@@ -291,8 +360,12 @@ func (s *Store) Acquire(_ context.Context, req idempotency.AcquireRequest) (idem
 	}
 	state, next := idempotency.Decide(existing, req, 0)
 	if state == idempotency.Acquired {
+		if s.full(0) {
+			return idempotency.Acquisition{}, fmt.Errorf("record key: %w (the memory store holds its budget of %d bytes)", idempotency.ErrStoreFull, s.maxBytes)
+		}
 		next.Fence = s.fences.Add(1) // only a written record uses up a token
 		sh.records[key] = sh.put(old, &next)
+		sh.slots = max(sh.slots, len(sh.records))
 		sh.maybeCompact()
 		return idempotency.Acquisition{State: state, Record: next}, nil
 	}
@@ -302,7 +375,7 @@ func (s *Store) Acquire(_ context.Context, req idempotency.AcquireRequest) (idem
 // Complete implements idempotency.Store.
 func (s *Store) Complete(_ context.Context, sc idempotency.Scope, fence int64, resp idempotency.Response, effects []idempotency.Effect, checkFence bool) error {
 	sh, key := s.shardOf(sc)
-	defer sh.mu.Unlock()
+	defer s.unlock(sh, sh.held())
 	e, ok := sh.records[key]
 	if checkFence && (!ok || e.fence != fence || e.completed) {
 		return idempotency.ErrFenced
@@ -321,7 +394,7 @@ func (s *Store) Complete(_ context.Context, sc idempotency.Scope, fence int64, r
 // Release implements idempotency.Store.
 func (s *Store) Release(_ context.Context, sc idempotency.Scope, fence int64) error {
 	sh, key := s.shardOf(sc)
-	defer sh.mu.Unlock()
+	defer s.unlock(sh, sh.held())
 	if e, ok := sh.records[key]; ok && e.fence == fence && !e.completed {
 		sh.drop(key, &e)
 		sh.maybeCompact()
@@ -343,7 +416,7 @@ func (s *Store) Lookup(_ context.Context, sc idempotency.Scope, now time.Time) (
 // SetFingerprint implements idempotency.Store.
 func (s *Store) SetFingerprint(_ context.Context, sc idempotency.Scope, fingerprint string) error {
 	sh, key := s.shardOf(sc)
-	defer sh.mu.Unlock()
+	defer s.unlock(sh, sh.held())
 	if e, ok := sh.records[key]; ok {
 		sh.putFingerprint(&e, fingerprint)
 		sh.records[key] = e
@@ -352,8 +425,12 @@ func (s *Store) SetFingerprint(_ context.Context, sc idempotency.Scope, fingerpr
 	return nil
 }
 
-// CommitEffects implements idempotency.Store.
+// CommitEffects implements idempotency.Store. Once the store holds its budget and a
+// sixteenth more, it commits nothing and returns idempotency.ErrStoreFull.
 func (s *Store) CommitEffects(_ context.Context, effects []idempotency.Effect) error {
+	if len(effects) > 0 && s.full(s.maxBytes/16) {
+		return fmt.Errorf("commit effects: %w (the memory store holds its budget of %d bytes)", idempotency.ErrStoreFull, s.maxBytes)
+	}
 	s.addEffects(effects)
 	return nil
 }
@@ -364,11 +441,14 @@ func (s *Store) addEffects(effects []idempotency.Effect) {
 	}
 	s.ledgerMu.Lock()
 	defer s.ledgerMu.Unlock()
+	n := 0
 	for _, e := range effects {
 		k := ledgerKey{e.Kind, e.Entity}
 		s.byID[ledgerKey{e.Kind, e.ID}] = effectRef{k, len(s.effects[k])}
 		s.effects[k] = append(s.effects[k], e)
+		n += effectBytes + len(e.Kind) + len(e.ID) + len(e.Entity) + len(e.Principal) + len(e.Data)
 	}
+	s.held.Add(int64(n))
 }
 
 // Effect implements idempotency.Store.
@@ -396,6 +476,7 @@ func (s *Store) DeleteExpired(_ context.Context, now time.Time) (int, error) {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
+		before := sh.held()
 		for k, e := range sh.records {
 			if cutoff >= e.expires {
 				sh.drop(k, &e)
@@ -403,9 +484,27 @@ func (s *Store) DeleteExpired(_ context.Context, now time.Time) (int, error) {
 			}
 		}
 		sh.maybeCompact()
-		sh.mu.Unlock()
+		sh.maybeShrink()
+		s.unlock(sh, before)
 	}
 	return n, nil
+}
+
+// shrinkMin is the map size below which a shard's map is not worth rebuilding.
+const shrinkMin = 256
+
+// maybeShrink rebuilds the shard's map once it holds a quarter of the slots it grew to:
+// Go's maps keep their memory when entries are deleted, so after a burst of keys expired
+// only a new map gives it back.
+func (sh *shard) maybeShrink() {
+	if sh.slots < shrinkMin || len(sh.records) > sh.slots/4 {
+		return
+	}
+	m := make(map[scopeHash]slot, len(sh.records))
+	for k, e := range sh.records {
+		m[k] = e
+	}
+	sh.records, sh.slots = m, len(m)
 }
 
 // Close implements idempotency.Store; the maps are left to the garbage collector.

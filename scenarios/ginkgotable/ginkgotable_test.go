@@ -30,6 +30,22 @@ var _ = Describe("the catalogue as a Ginkgo table", Ordered, func() {
 	})
 
 	ginkgotable.DescribeCatalogue(func() *profile.Profile { return prof }, selection...)
+
+	It("hands each entry its own scenario's result from one run", func(ctx SpecContext) {
+		b := &ginkgotable.Batch{}
+		Expect(b.Run(ctx, prof, selection...)).To(Succeed())
+		first, _, err := b.Result(ctx, prof, "replay/sequential", selection...)
+		Expect(err).NotTo(HaveOccurred())
+		want, err := scenarios.Select([]string{"replay/sequential", "replay/after-503", "fingerprint/*", "recovery/crash-after-key"}, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(first.Results).To(HaveLen(len(want)), "the batch ran the whole selection at once")
+		for _, s := range want {
+			rep, r, err := b.Result(ctx, prof, s.ID, selection...)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(r.ScenarioID).To(Equal(s.ID))
+			Expect(rep).To(BeIdenticalTo(first), "read from the batch, not run again")
+		}
+	}, SpecTimeout(ginkgotable.CatalogueTimeout))
 })
 
 var _ = Describe("Entries", func() {

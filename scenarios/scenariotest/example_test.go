@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"testing"
-	"time"
 
 	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/reference"
@@ -19,7 +17,8 @@ import (
 func ExampleHandlerTarget() {
 	p, _ := profile.Builtin("reference")
 	var handler http.Handler
-	srv, _ := reference.New(reference.WithTestHooks(true), reference.WithRetention(time.Duration(p.Retention)))
+	srv, _ := reference.New(reference.WithTestHooks(true),
+		reference.WithRetention(p.Retention.Std()), reference.WithLockTimeout(p.LockTimeout.Std()))
 	defer srv.Close()
 	handler = srv
 
@@ -29,17 +28,4 @@ func ExampleHandlerTarget() {
 	fmt.Println("replay scenarios clean:", err == nil)
 	// Output:
 	// replay scenarios clean: true
-}
-
-// In a test: one subtest per scenario, named by its ID (go test -run 'TestRefunds/replay').
-func ExampleRunT() {
-	testRefunds := func(t *testing.T) {
-		p, _ := profile.Builtin("reference")
-		srv, _ := reference.New(reference.WithTestHooks(true))
-		defer srv.Close()
-		prof, stop := scenariotest.HandlerTarget(srv, p)
-		defer stop()
-		scenariotest.RunT(t, prof, scenarios.Only("replay/*", "race/*"))
-	}
-	_ = testRefunds // func TestRefunds(t *testing.T) { … } in your _test.go file
 }

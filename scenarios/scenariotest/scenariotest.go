@@ -9,10 +9,12 @@
 //
 // RunT names each subtest by its scenario ID, so `go test -run
 // 'TestRefundsAreSafeToRetry/replay/after-503'` runs one scenario and `-run '…/race'` a
-// group. A subtest fails on FAIL and UNKNOWN (UNKNOWN is never a pass; NON-STRICT too
-// with scenarios.Strict()), with the verdict, requirement, evidence, the aligned attempt
-// timeline and the command that repeats it; N/A is a skipped subtest; PASS, INFO and
-// NON-STRICT pass and log what was observed.
+// group. It runs the selection as `idemproof check` does, in one run with several
+// scenarios at once, and then reports each result in its subtest. A subtest fails on
+// FAIL and UNKNOWN (UNKNOWN is never a pass; NON-STRICT too with scenarios.Strict()),
+// with the verdict, requirement, evidence, the aligned attempt timeline and the `go
+// test -run` command that repeats it (with IDEMPROOF_SEED, the run's seed); N/A is a
+// skipped subtest; PASS, INFO and NON-STRICT pass and log what was observed.
 //
 // The package sits beside scenarios (which must not depend on the testing package or
 // on the renderers) and uses only its exported API and report.
@@ -22,9 +24,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idemproof/idemproof/internal/buildinfo"
 	"github.com/idemproof/idemproof/profile"
@@ -33,16 +35,21 @@ import (
 	"github.com/idemproof/idemproof/verdict"
 )
 
-// RunT runs the scenarios the options select (all by default) against p, each in its own
-// subtest of t named by scenario ID, one after the other. With
-// scenarios.WithConcurrency(n) for n > 1 the subtests run in parallel (t.Parallel), as
-// many at once as `go test -parallel` allows. A profile that does not validate, a target
-// that fails the preflight, a test hook that does not act (scenarios.ProveHooks, made
-// once for every selected scenario before the subtests) or a run that cannot start fails
-// t itself.
+// RunT runs the scenarios the options select (all by default) against p and reports
+// each in its own subtest of t, named by scenario ID. The scenarios run as
+// `idemproof check` runs them: in one run (one preflight, one fault proxy, one late
+// ledger read at the end), several at once (scenarios.WithConcurrency; the runner's
+// default otherwise, 1 for one at a time), so the whole catalogue takes about as long
+// as the CLI takes. Only the scenarios whose subtests `go test -run` and `-skip` let
+// through are run. A profile that does not validate or a run that cannot start fails t
+// itself.
+//
+// Without scenarios.WithSeed, the seed of the proxy's probabilistic faults comes from
+// the environment variable IDEMPROOF_SEED, or from the clock; a failing subtest's
+// repeat line names it with the `go test -run` command of that subtest.
 func RunT(t *testing.T, p *profile.Profile, opts ...scenarios.CheckOption) {
 	t.Helper()
-	cfg := scenarios.RunConfig{Profiles: []*profile.Profile{p}, Tool: "idemproof " + buildinfo.Module().String()}
+	cfg := scenarios.RunConfig{Tool: "idemproof " + buildinfo.Module().String()}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -52,37 +59,54 @@ func RunT(t *testing.T, p *profile.Profile, opts ...scenarios.CheckOption) {
 	if err := p.Validate(); err != nil {
 		t.Fatalf("scenariotest.RunT: profile %s: %v", p.Name, err)
 	}
+	if cfg.Seed == 0 {
+		seed, err := envSeed()
+		if err != nil {
+			t.Fatalf("scenariotest.RunT: %v", err)
+		}
+		cfg.Seed = seed
+	}
+	cfg.Profiles = []*profile.Profile{p}
 	list, err := scenarios.Select(cfg.Only, cfg.Labels)
 	if err != nil {
 		t.Fatalf("scenariotest.RunT: %v", err)
 	}
-	// The preflight and the hook proof once for the whole selection, not once per subtest.
-	if err := scenarios.Preflight(t.Context(), p); err != nil {
-		t.Fatalf("scenariotest.RunT: %v", err)
+	chosen := chosenByRunFlags(t.Name(), list)
+	results := map[string]verdict.Result{}
+	var rep *verdict.Report
+	if len(chosen) > 0 {
+		all := cfg
+		all.Only, all.Labels = chosen, nil
+		rep, err = scenarios.Run(t.Context(), all)
+		if err != nil {
+			t.Fatalf("scenariotest.RunT: %v", err)
+		}
+		for _, r := range rep.Results {
+			results[r.ScenarioID] = r
+		}
+		t.Logf("idemproof: %d scenario(s) against %s, seed %d, in %s", len(chosen), p.Name, rep.Seed,
+			time.Duration(rep.DurationMS*float64(time.Millisecond)).Round(time.Millisecond))
 	}
-	proof, err := scenarios.ProveHooks(t.Context(), p, list, cfg.UnprovenHooks)
-	if err != nil {
-		t.Fatalf("scenariotest.RunT: %v", err)
-	}
-	for _, n := range proof.Notes() {
-		t.Logf("preflight: %s", n)
-	}
-	cfg.NoPreflight, cfg.HookProofs = true, map[string]*scenarios.HookProof{p.Name: proof}
-	parallel := cfg.Concurrency > 1
 	for _, sc := range list {
 		t.Run(sc.ID, func(t *testing.T) {
-			if parallel {
-				t.Parallel()
+			r, ok := results[sc.ID]
+			one := rep
+			if !ok {
+				// A subtest the flags let through that the run above did not foresee
+				// (a -run pattern chosenByRunFlags reads otherwise than testing does):
+				// its scenario runs here, on its own.
+				single := cfg
+				single.Only, single.Labels = []string{sc.ID}, nil
+				var err error
+				if one, err = scenarios.Run(t.Context(), single); err != nil {
+					t.Fatalf("run %s: %v", sc.ID, err)
+				}
+				if len(one.Results) == 0 {
+					t.Fatalf("run %s: no result (%s)", sc.ID, one.Interrupted)
+				}
+				r = one.Results[0]
 			}
-			one := cfg
-			one.Only, one.Labels, one.Progress, one.Concurrency = []string{sc.ID}, nil, nil, 1
-			rep, err := scenarios.Run(t.Context(), one)
-			if err != nil {
-				t.Fatalf("run %s: %v", sc.ID, err)
-			}
-			for _, r := range rep.Results {
-				judge(t, rep, r)
-			}
+			judge(t, one, r)
 		})
 	}
 }
@@ -94,7 +118,7 @@ func judge(t *testing.T, rep *verdict.Report, r verdict.Result) {
 	case r.Verdict == verdict.NA:
 		t.Skipf("N/A: %s", r.Message)
 	case r.Verdict == verdict.Unknown || report.Failing(r.Verdict, rep.Strict):
-		t.Error(FailureMessage(rep, r))
+		t.Error(failureMessage(rep, r, goTestCommand(t.Name(), rep.Seed)))
 	default:
 		t.Logf("%s: %s", r.Verdict, r.Message)
 	}
@@ -102,17 +126,18 @@ func judge(t *testing.T, rep *verdict.Report, r verdict.Result) {
 
 // FailureMessage is what a failing subtest prints: the verdict and what was observed,
 // the requirement and its source, the evidence categories and examples, the attempt
-// timeline (proxy journal, client history, ledger) and the command that repeats it.
+// timeline (proxy journal, client history, ledger) and the command that repeats it
+// (report.RepeatCommand; RunT's subtests print their own `go test -run` command instead).
 func FailureMessage(rep *verdict.Report, r verdict.Result) string {
+	return failureMessage(rep, r, report.RepeatCommand(rep, r))
+}
+
+func failureMessage(rep *verdict.Report, r verdict.Result, repeat string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s @ %s: %s\n", r.Verdict, r.ScenarioID, r.Target, r.Message)
 	fmt.Fprintf(&b, "  requirement: %s [%s; %s]\n", r.Requirement, r.Level, r.Source)
 	if len(r.Evidence.Categories) > 0 {
-		var cats []string
-		for _, k := range sortedKeys(r.Evidence.Categories) {
-			cats = append(cats, fmt.Sprintf("%s=%d", k, r.Evidence.Categories[k]))
-		}
-		fmt.Fprintf(&b, "  evidence: %s\n", strings.Join(cats, " "))
+		fmt.Fprintf(&b, "  evidence: %s\n", report.CategoriesText(r.Evidence.Categories))
 	}
 	for _, ex := range r.Evidence.Examples {
 		fmt.Fprintf(&b, "  - %s\n", ex)
@@ -120,7 +145,7 @@ func FailureMessage(rep *verdict.Report, r verdict.Result) string {
 	if r.Evidence.Record != nil {
 		b.WriteString(report.ResultTimeline(r))
 	}
-	fmt.Fprintf(&b, "  repeat: %s", report.RepeatCommand(rep, r))
+	fmt.Fprintf(&b, "  repeat: %s", repeat)
 	return b.String()
 }
 
@@ -138,13 +163,4 @@ func HandlerTarget(h http.Handler, p *profile.Profile) (*profile.Profile, func()
 		cp.Name = "handler"
 	}
 	return &cp, srv.Close
-}
-
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -12,14 +12,11 @@ import (
 	"github.com/idemproof/idemproof/internal/dockertest"
 	"github.com/idemproof/idemproof/internal/embedded"
 	"github.com/idemproof/idemproof/profile"
-	"github.com/idemproof/idemproof/report"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/scenarios/ginkgotable"
+	"github.com/idemproof/idemproof/scenarios/scenariotest"
 	"github.com/idemproof/idemproof/verdict"
 )
-
-// The longest scenario waits out a retention window or holds a response past the client
-// timeout; a minute leaves room for a slow machine without hiding a hang.
-const scenarioTimeout = time.Minute
 
 var _ = Describe("the scenario catalogue", func() {
 	if name := targetProfile(); name != "" {
@@ -60,27 +57,30 @@ var _ = Describe("the scenario catalogue", func() {
 	})
 })
 
-// catalogueTable declares one spec per catalogue scenario; each runs its scenario against
-// the profile the container's BeforeAll prepared.
+// catalogueTable declares one spec per catalogue scenario against the profile the
+// container's BeforeAll prepared. The whole catalogue runs first in one run, as
+// `idemproof check` runs it (ginkgotable.Batch: one preflight, several scenarios at
+// once), and each spec judges its scenario's result; a narrowed suite (--focus,
+// --label-filter) runs each spec's scenario alone.
 func catalogueTable(prof func() *profile.Profile) {
+	batch := &ginkgotable.Batch{}
+	opts := []scenarios.CheckOption{scenarios.WithSeed(GinkgoRandomSeed())}
+	if strict {
+		opts = append(opts, scenarios.Strict())
+	}
+	BeforeAll(func(ctx SpecContext) {
+		Expect(batch.Run(ctx, prof(), opts...)).To(Succeed())
+	}, NodeTimeout(ginkgotable.CatalogueTimeout))
+
 	entries := make([]TableEntry, 0, len(catalogue))
 	for _, s := range catalogue {
-		entries = append(entries, Entry(s.ID, Label(s.Labels...), SpecTimeout(scenarioTimeout), s.ID))
+		entries = append(entries, Entry(s.ID, Label(s.Labels...), SpecTimeout(ginkgotable.SpecTimeout), s.ID))
 	}
 	DescribeTable("scenario", func(ctx SpecContext, id string) {
-		p := prof()
-		By(fmt.Sprintf("running %s against %s", id, p.Name))
-		rep, err := scenarios.Run(ctx, scenarios.RunConfig{
-			Profiles: []*profile.Profile{p},
-			Only:     []string{id},
-			Seed:     GinkgoRandomSeed(),
-			Strict:   strict,
-		})
-		Expect(err).NotTo(HaveOccurred(), "run %s", id)
-		Expect(rep.Results).To(HaveLen(1), "one result for one scenario and one target")
-		r := rep.Results[0]
+		rep, r, err := batch.Result(ctx, prof(), id, opts...)
+		Expect(err).NotTo(HaveOccurred())
 		fmt.Fprintf(GinkgoWriter, "%s %s: %s\n", r.Verdict, r.ScenarioID, r.Message)
-		Expect(r.Verdict).To(BeElementOf(acceptable()), explain(rep, r))
+		Expect(r.Verdict).To(BeElementOf(acceptable()), func() string { return scenariotest.FailureMessage(rep, r) })
 	}, entries)
 }
 
@@ -91,25 +91,6 @@ func acceptable() []verdict.Verdict {
 		ok = append(ok, verdict.NonStrict)
 	}
 	return ok
-}
-
-// explain is the failure message: what was observed, the requirement, the evidence and
-// the aligned attempt timeline, and the command that repeats the run.
-func explain(rep *verdict.Report, r verdict.Result) func() string {
-	return func() string {
-		var b strings.Builder
-		fmt.Fprintf(&b, "%s %s @ %s: %s\n", r.Verdict, r.ScenarioID, r.Target, r.Message)
-		fmt.Fprintf(&b, "requirement: %s [%s; %s]\n", r.Requirement, r.Level, r.Source)
-		for k, n := range r.Evidence.Categories {
-			fmt.Fprintf(&b, "evidence: %s=%d\n", k, n)
-		}
-		for _, ex := range r.Evidence.Examples {
-			fmt.Fprintf(&b, "- %s\n", ex)
-		}
-		b.WriteString(report.Timeline(r.Evidence.Record))
-		fmt.Fprintf(&b, "repeat: %s\n", report.RepeatCommand(rep, r))
-		return b.String()
-	}
 }
 
 func closeTarget(tgt *embedded.Target) error {

@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -15,24 +14,23 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 
 	"github.com/idemproof/idemproof/containers/referencectr"
-	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/profile"
+	"github.com/idemproof/idemproof/storm"
 )
 
 // stormConfig sizes the storm. CI runs the default; the documented full size is
 // IDEMPROOF_STORM_OPS=10000.
 type stormConfig struct {
-	Ops       int           // logical refunds (IDEMPROOF_STORM_OPS, default 2000)
-	Clients   int           // concurrent clients
-	FaultRate float64       // share of attempts that get an after-upstream fault
-	Seed      int64         // the proxy's seed (IDEMPROOF_STORM_SEED)
-	Deadline  time.Duration // the whole storm, a hard bound (IDEMPROOF_STORM_TIMEOUT)
+	Ops      int           // logical refunds (IDEMPROOF_STORM_OPS, default 2000)
+	Seed     int64         // deals the schedules (IDEMPROOF_STORM_SEED)
+	Deadline time.Duration // the whole storm, a hard bound (IDEMPROOF_STORM_TIMEOUT)
 	// Flaw runs both replicas with a known flaw (IDEMPROOF_STORM_FLAW), to watch the storm
 	// catch a broken server; empty in CI.
 	Flaw string
 }
 
 func stormConfigFromEnv() (stormConfig, error) {
-	c := stormConfig{Ops: 2000, Clients: 32, FaultRate: 0.30, Seed: 5, Deadline: 10 * time.Minute}
+	c := stormConfig{Ops: storm.DefaultOps, Seed: 5, Deadline: 10 * time.Minute}
 	if v := os.Getenv("IDEMPROOF_STORM_OPS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
@@ -58,69 +56,11 @@ func stormConfigFromEnv() (stormConfig, error) {
 	return c, nil
 }
 
-// stormFaults are the after-upstream faults the storm draws from: each is the committed
-// request's response lost in another way. Rules are tried in order and the first whose
-// draw succeeds applies, so rule i gets probability share/(1-(i)·share) to give every
-// fault the same overall share and their sum the configured rate.
-func stormFaults(rate float64) []faultproxy.Rule {
-	faults := []faultproxy.FaultSpec{
-		{Type: faultproxy.FaultAfterStatus, Status: 503},
-		{Type: faultproxy.FaultAfterStatus, Status: 502},
-		{Type: faultproxy.FaultAfterReset},
-		{Type: faultproxy.FaultAfterClose},
-		{Type: faultproxy.FaultAfterTruncate, Bytes: 5},
-	}
-	share := rate / float64(len(faults))
-	rules := make([]faultproxy.Rule, len(faults))
-	for i, f := range faults {
-		rules[i] = faultproxy.Rule{
-			Name:        fmt.Sprintf("storm-%d-%s", i, f.Type),
-			Match:       faultproxy.Match{Method: "POST", Path: "/v1/refunds", Key: "*"},
-			Fault:       f,
-			Probability: share / (1 - float64(i)*share),
-		}
-	}
-	return rules
-}
-
-// stormSummary is what the storm reports (AddReportEntry and docs/containers.md).
-type stormSummary struct {
-	Ops, Clients, Attempts, Faulted, JournalPOSTs int
-	Elapsed                                       time.Duration
-	Throughput                                    float64 // logical operations per second
-	P50, P99, Max                                 time.Duration
-	Duplicated, Lost, Failed                      int
-	Events                                        []string
-	// FailedOps describes the first few operations that did not complete: how many
-	// attempts each took, which statuses it saw, and its last answer.
-	FailedOps []string
-	Slowest   string // the operation that took longest, described the same way
-}
-
-func (s stormSummary) String() string {
-	return fmt.Sprintf("%d refunds, %d clients: %.1f ops/s in %s; latency p50 %s p99 %s max %s; "+
-		"%d attempts (%d POSTs journaled, %d faulted = %.1f%%); duplicated %d, lost %d, failed %d; events: %v",
-		s.Ops, s.Clients, s.Throughput, s.Elapsed.Round(time.Millisecond), s.P50.Round(time.Millisecond),
-		s.P99.Round(time.Millisecond), s.Max.Round(time.Millisecond), s.Attempts, s.JournalPOSTs, s.Faulted,
-		100*float64(s.Faulted)/float64(max(s.JournalPOSTs, 1)), s.Duplicated, s.Lost, s.Failed, s.Events) +
-		"; slowest: " + s.Slowest + failedOpsText(s.FailedOps, s.Failed)
-}
-
-// failedOpsText lists the operations that did not complete, so a failed storm says why.
-func failedOpsText(ops []string, failed int) string {
-	if failed == 0 {
-		return ""
-	}
-	text := "; did not complete:"
-	for _, op := range ops {
-		text += "\n  " + op
-	}
-	if failed > len(ops) {
-		text += fmt.Sprintf("\n  … and %d more", failed-len(ops))
-	}
-	return text
-}
-
+// The storm of package storm (the one `idemproof storm` runs), against two replicas on
+// one PostgreSQL behind the proxy container, with two disruptions of its own on top: a
+// PostgreSQL restart at a third of the operations and a replica kill at two thirds. Each
+// copy keeps retrying long enough to outlast them (a PostgreSQL stop is bounded at 10 s
+// and its readiness at 60 s, a replica's start at 60 s).
 var _ = Describe("a fault storm on two replicas", Label("containers", "storm", "level:safety"), func() {
 	It("loses and duplicates nothing through 30% after-upstream faults, a PostgreSQL restart and a replica kill", func(ctx SpecContext) {
 		cfg, err := stormConfigFromEnv()
@@ -131,138 +71,85 @@ var _ = Describe("a fault storm on two replicas", Label("containers", "storm", "
 		if cfg.Flaw != "" {
 			opts = append(opts, referencectr.WithFlaw(cfg.Flaw))
 		}
-		startReference(ctx, nw, "reference-1", opts...)
+		ref1 := startReference(ctx, nw, "reference-1", opts...)
 		ref2 := startReference(ctx, nw, "reference-2", opts...)
 		px := startProxy(ctx, nw, cfg.Seed, "reference-1", "reference-2")
-		ctl := proxyController(ctx, px)
-		for _, r := range stormFaults(cfg.FaultRate) {
-			Expect(ctl.AddRule(ctx, r)).To(Succeed())
-		}
 		proxyURL, err := px.URL(ctx)
 		Expect(err).NotTo(HaveOccurred())
+		adminURL, err := px.AdminURL(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		base, err := ref1.URL(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		prof, err := profile.Builtin("reference")
+		Expect(err).NotTo(HaveOccurred())
+		prof.BaseURL = base // the ledger, read from a replica: both share the database
+		prof.Proxy = &profile.ProxyRef{URL: proxyURL, Admin: adminURL, AdminToken: px.AdminToken()}
+		prof.Retention = profile.Duration(time.Hour)
 
-		run := fresh("storm")
-		orders := make([]string, cfg.Ops)
-		for i := range orders {
-			orders[i] = fmt.Sprintf("%s-%06d", run, i)
-		}
+		progress := make(chan int, 64)
+		var events []string
+		var eventsDone sync.WaitGroup
+		eventsDone.Add(1)
+		start := time.Now()
 		stormCtx, cancel := context.WithTimeout(ctx, cfg.Deadline)
 		defer cancel()
-
-		By(fmt.Sprintf("running %d refunds from %d clients (seed %d)", cfg.Ops, cfg.Clients, cfg.Seed))
-		hc := newHTTPClient(10 * time.Second)
-		results := make([]opResult, cfg.Ops)
-		var next, done atomic.Int64
-		progress := make(chan int64, cfg.Ops)
-		var wg sync.WaitGroup
-		start := time.Now()
-		for range cfg.Clients {
-			wg.Add(1)
-			go func() {
-				defer GinkgoRecover()
-				defer wg.Done()
-				for {
-					i := next.Add(1) - 1
-					if i >= int64(cfg.Ops) || stormCtx.Err() != nil {
-						return
+		go func() {
+			defer GinkgoRecover()
+			defer eventsDone.Done()
+			await := func(n int) int {
+				for d := range progress {
+					if d >= n {
+						return d
 					}
-					results[i] = defaultRetryPolicy.refund(stormCtx, hc, func() string { return proxyURL }, orders[i])
-					progress <- done.Add(1)
 				}
-			}()
-		}
+				return -1
+			}
+			event := func(what string, at int) {
+				events = append(events, fmt.Sprintf("%s at op %d (+%s)", what, at, time.Since(start).Round(time.Millisecond)))
+			}
+			if at := await(cfg.Ops / 3); at >= 0 {
+				event("postgres stopping", at)
+				restartPostgres(stormCtx, pg)
+				event("postgres back", at)
+			}
+			if at := await(2 * cfg.Ops / 3); at >= 0 {
+				killContainer(stormCtx, ref2)
+				event("reference-2 killed", at)
+				Expect(ref2.Start(stormCtx)).To(Succeed())
+				event("reference-2 back", at)
+			}
+			for range progress { // drain until the storm ends
+			}
+		}()
 
-		By("restarting PostgreSQL at one third and killing a replica at two thirds")
-		var events []string
-		awaitProgress := func(n int64) {
-			for d := int64(0); d < n; {
+		By(fmt.Sprintf("running %d refunds (seed %d), restarting PostgreSQL at one third and killing a replica at two thirds", cfg.Ops, cfg.Seed))
+		rep, err := storm.Run(stormCtx, storm.Config{
+			Profile: prof, Ops: cfg.Ops, Seed: cfg.Seed, Duration: cfg.Deadline, NoShrink: true,
+			Mix: storm.Mix{FaultRate: 0.30},
+			// Retries outlast the disruptions: up to 200 attempts a second apart.
+			Attempts: 200, MaxBackoff: time.Second,
+			Progress: func(p storm.Progress) {
 				select {
-				case d = <-progress:
-				case <-stormCtx.Done():
-					return
+				case progress <- p.Done:
+				default: // the event goroutine is busy with a disruption: it skips ahead
 				}
-			}
-		}
-		awaitProgress(int64(cfg.Ops) / 3)
-		event := func(what string) {
-			events = append(events, fmt.Sprintf("%s at op %d (+%s)", what, done.Load(), time.Since(start).Round(time.Millisecond)))
-		}
-		event("postgres stopping")
-		restartPostgres(stormCtx, pg)
-		event("postgres back")
-		awaitProgress(2 * int64(cfg.Ops) / 3)
-		killContainer(stormCtx, ref2)
-		event("reference-2 killed")
-		Expect(ref2.Start(stormCtx)).To(Succeed())
-		event("reference-2 back")
-		wg.Wait()
-		elapsed := time.Since(start)
-		Expect(stormCtx.Err()).NotTo(HaveOccurred(), "the storm exceeded its deadline of %s", cfg.Deadline)
-
-		By("counting refunds in PostgreSQL: every order exactly once")
-		sum := summarise(cfg, results, start, elapsed, events)
-		counts, err := dbRefundCounts(ctx, pg, orders)
+			},
+		})
+		close(progress)
+		eventsDone.Wait()
 		Expect(err).NotTo(HaveOccurred())
-		for _, r := range results {
-			switch n := counts[r.Order]; {
-			case n > 1:
-				sum.Duplicated++
-			case n == 0 && r.OK():
-				sum.Lost++
-			}
-		}
-		journal, err := ctl.Journal(ctx, faultproxy.JournalQuery{})
-		Expect(err).NotTo(HaveOccurred())
-		for _, rec := range journal {
-			if rec.Method == "POST" {
-				sum.JournalPOSTs++
-				if rec.Fault != "" {
-					sum.Faulted++
-				}
-			}
-		}
-		AddReportEntry("storm", sum.String())
-		fmt.Fprintln(GinkgoWriter, "storm:", sum)
+		var text strings.Builder
+		rep.WriteText(&text)
+		summary := text.String() + fmt.Sprintf("events: %v\n", events)
+		AddReportEntry("storm", summary)
+		fmt.Fprintln(GinkgoWriter, summary)
 
-		Expect(sum.Failed).To(BeZero(), "every operation must complete within its bounded retries: %s", sum)
-		Expect(sum.Duplicated).To(BeZero(), "no order may be refunded twice: %s", sum)
-		Expect(sum.Lost).To(BeZero(), "no acknowledged refund may be missing: %s", sum)
-		total := 0
-		for _, n := range counts {
-			total += n
+		Expect(rep.Complete).To(BeTrue(), "the storm exceeded its deadline of %s: %s", cfg.Deadline, summary)
+		Expect(rep.Done).To(Equal(cfg.Ops))
+		for _, c := range storm.Categories {
+			Expect(rep.Counts[c]).To(BeZero(), "%s: %s", c, summary)
 		}
-		Expect(total).To(Equal(cfg.Ops), "exactly one refund per operation")
-		Expect(sum.Faulted).To(BeNumerically(">", 0), "the proxy injected faults")
+		Expect(rep.Faulted).To(BeNumerically(">", 0), "the proxy injected faults")
+		Expect(events).To(HaveLen(4), "both disruptions happened during the storm")
 	}, NodeTimeout(20*time.Minute))
 })
-
-// summarise folds the client-side results into the storm's numbers.
-func summarise(cfg stormConfig, results []opResult, start time.Time, elapsed time.Duration, events []string) stormSummary {
-	s := stormSummary{Ops: cfg.Ops, Clients: cfg.Clients, Elapsed: elapsed, Events: events}
-	describe := func(r opResult) string {
-		return fmt.Sprintf("%s: started at +%s, %d attempts in %s, statuses %v (0 = transport error), last: %.300s",
-			r.Order, r.Started.Sub(start).Round(time.Millisecond), r.Attempts, r.Latency.Round(time.Millisecond), r.Statuses, r.Final)
-	}
-	lat := make([]time.Duration, 0, len(results))
-	var slowest opResult
-	for _, r := range results {
-		s.Attempts += r.Attempts
-		if !r.OK() {
-			s.Failed++
-			if len(s.FailedOps) < 5 {
-				s.FailedOps = append(s.FailedOps, describe(r))
-			}
-		}
-		if r.Latency >= slowest.Latency {
-			slowest = r
-		}
-		lat = append(lat, r.Latency)
-	}
-	s.Slowest = describe(slowest)
-	slices.Sort(lat)
-	if n := len(lat); n > 0 {
-		s.P50, s.P99, s.Max = lat[n/2], lat[(n*99)/100], lat[n-1]
-	}
-	s.Throughput = float64(cfg.Ops) / elapsed.Seconds()
-	return s
-}

@@ -14,8 +14,10 @@ import (
 	"github.com/idemproof/idemproof/internal/dockertest"
 	"github.com/idemproof/idemproof/internal/embedded"
 	"github.com/idemproof/idemproof/profile"
+	"github.com/idemproof/idemproof/reference"
 	"github.com/idemproof/idemproof/report"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/storm"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -28,22 +30,29 @@ const (
 
 var _ = Describe("the flaw catalogue", func() {
 	for _, flaw := range allFlaws {
+		if storeFlaw(flaw) {
+			continue // on PostgreSQL, below: a memory store has no connection to fault
+		}
 		It(fmt.Sprintf("catches %s with %s", flaw.Name, flaw.CaughtBy), Label("flaw:"+flaw.Name), func(ctx SpecContext) {
-			only := []string{group(flaw.CaughtBy) + "/*"}
-			if fullRuns {
-				only = nil
-			}
-			rep := runEmbedded(ctx, embedded.Config{Flaws: []string{flaw.Name}}, only)
-
-			caught, ok := resultOf(rep, flaw.CaughtBy)
-			Expect(ok).To(BeTrue(), "the run has a result for %s", flaw.CaughtBy)
-			Expect(report.Failing(caught.Verdict, true)).To(BeTrue(),
-				"%s must fail against the reference with %s (%s); got %s: %s\n%s",
-				flaw.CaughtBy, flaw.Name, flaw.Description, caught.Verdict, caught.Message, report.Timeline(caught.Evidence.Record))
-			Expect(caught.Verdict).NotTo(Equal(verdict.Unknown), "a flaw is caught by a decision, not by an UNKNOWN")
-			fmt.Fprintf(GinkgoWriter, "%s caught: %s %s: %s\n", flaw.Name, caught.Verdict, caught.ScenarioID, caught.Message)
+			expectCaught(ctx, flaw, embedded.Config{Flaws: []string{flaw.Name}})
 		}, SpecTimeout(catalogueTimeout))
 	}
+
+	It("catches check-then-set with the storm at its default size, shrunk to a schedule of at most 3 requests", Label("flaw:check-then-set", "storm"), func(ctx SpecContext) {
+		tgt, err := embedded.Start(ctx, embedded.Config{Flaws: []string{"check-then-set"}})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(tgt.Close)
+		By(fmt.Sprintf("running a storm of %d operations against %s", storm.DefaultOps, tgt.Profile.Name))
+		rep, err := storm.Run(ctx, storm.Config{Profile: tgt.Profile, Seed: GinkgoRandomSeed()})
+		Expect(err).NotTo(HaveOccurred())
+		var text strings.Builder
+		rep.WriteText(&text)
+		fmt.Fprintln(GinkgoWriter, text.String())
+		Expect(rep.Done).To(Equal(storm.DefaultOps))
+		Expect(rep.Counts[storm.CatDuplicated]).To(BeNumerically(">", 0), "concurrent first attempts of one key are common enough at the default size: %s", text.String())
+		Expect(rep.Shrunk).NotTo(BeEmpty(), text.String())
+		Expect(rep.Shrunk[0].Requests).To(BeNumerically("<=", 3), text.String())
+	}, SpecTimeout(catalogueTimeout))
 
 	It("finds nothing wrong with the correct reference on the memory store", Label("store:memory"), func(ctx SpecContext) {
 		rep := runEmbedded(ctx, embedded.Config{}, nil)
@@ -56,12 +65,49 @@ var _ = Describe("the flaw catalogue", func() {
 			dsn = dockertest.RunPostgres(GinkgoT()).DSN
 		}, NodeTimeout(2*time.Minute))
 
-		It("finds nothing wrong with the correct reference", func(ctx SpecContext) {
+		It("finds nothing wrong with the correct reference, its key store behind the store fault point", func(ctx SpecContext) {
 			rep := runEmbedded(ctx, embedded.Config{Store: dsn}, nil)
 			expectClean(rep)
+			for _, r := range rep.Results {
+				if strings.HasPrefix(r.ScenarioID, "store/") {
+					Expect(r.Verdict).To(Equal(verdict.Pass), "%s runs behind the store fault point: %s", r.ScenarioID, r.Message)
+				}
+			}
 		}, SpecTimeout(catalogueTimeout))
+
+		for _, flaw := range allFlaws {
+			if !storeFlaw(flaw) {
+				continue
+			}
+			It(fmt.Sprintf("catches %s with %s", flaw.Name, flaw.CaughtBy), Label("flaw:"+flaw.Name), func(ctx SpecContext) {
+				expectCaught(ctx, flaw, embedded.Config{Store: dsn, Flaws: []string{flaw.Name}})
+			}, SpecTimeout(catalogueTimeout))
+		}
 	})
 })
+
+// storeFlaw reports whether the flaw is one of a failing key store, caught by a store/*
+// scenario: it needs the reference's store behind the store fault point (PostgreSQL).
+func storeFlaw(f reference.Flaw) bool { return group(f.CaughtBy) == "store" }
+
+// expectCaught runs the flaw's caught-by group (the whole catalogue under
+// $IDEMPROOF_FLAWS_FULL) against the reference with cfg, and requires its caught-by
+// scenario to fail with a decision.
+func expectCaught(ctx context.Context, flaw reference.Flaw, cfg embedded.Config) {
+	GinkgoHelper()
+	only := []string{group(flaw.CaughtBy) + "/*"}
+	if fullRuns {
+		only = nil
+	}
+	rep := runEmbedded(ctx, cfg, only)
+	caught, ok := resultOf(rep, flaw.CaughtBy)
+	Expect(ok).To(BeTrue(), "the run has a result for %s", flaw.CaughtBy)
+	Expect(report.Failing(caught.Verdict, true)).To(BeTrue(),
+		"%s must fail against the reference with %s (%s); got %s: %s\n%s",
+		flaw.CaughtBy, flaw.Name, flaw.Description, caught.Verdict, caught.Message, report.Timeline(caught.Evidence.Record))
+	Expect(caught.Verdict).NotTo(Equal(verdict.Unknown), "a flaw is caught by a decision, not by an UNKNOWN")
+	fmt.Fprintf(GinkgoWriter, "%s caught: %s %s: %s\n", flaw.Name, caught.Verdict, caught.ScenarioID, caught.Message)
+}
 
 // runEmbedded starts the embedded reference with cfg, runs the selected scenarios (nil:
 // all) strictly against it, and stops it again.

@@ -345,8 +345,8 @@ func (s *sender) post(ctx context.Context, sess *Session, req *transport.Request
 		}
 		return responseBody(msg), nil
 	})
-	sum := sha256.Sum256(body)
-	a.RPCID, a.RPCMethod, a.RequestSHA256 = rpcID, "tools/call", hex.EncodeToString(sum[:])
+	sum, payload := sha256.Sum256(body), sha256.Sum256(req.Body)
+	a.RPCID, a.RPCMethod, a.RequestSHA256, a.PayloadSHA256 = rpcID, "tools/call", hex.EncodeToString(sum[:]), hex.EncodeToString(payload[:])
 	return a, nil
 }
 

@@ -95,7 +95,7 @@ func main() {
 	suites := readSpecs(*specDir)
 	var passed, skipped int
 	failed := *failedBefore
-	var failures []string
+	var failures, skips []string
 	if failed > 0 {
 		failures = append(failures, fmt.Sprintf("%d step(s) before the tests failed (see above)", failed))
 	}
@@ -106,6 +106,9 @@ func main() {
 			passed += s.Passed
 			failed += s.Failed
 			skipped += s.Skipped
+			if s.Skipped > 0 {
+				skips = append(skips, fmt.Sprintf("%s: %d spec(s)", name, s.Skipped))
+			}
 			for _, f := range s.FailedSpecs {
 				failures = append(failures, name+": "+f)
 			}
@@ -127,11 +130,21 @@ func main() {
 				failures = append(failures, name+": "+test)
 			case "skip":
 				skipped++
+				skips = append(skips, name+": "+test)
 			}
 		}
 		if p.failed && !p.failedTest {
 			failed++
 			failures = append(failures, name+": package failed (build error, panic or timeout)")
+		}
+	}
+	sort.Strings(skips)
+	if len(skips) > 0 {
+		// Under CI=true no suite may skip for a missing engine or image: the names make a
+		// skip that should not be there visible in every run's log.
+		fmt.Println("\nskipped:")
+		for _, s := range skips {
+			fmt.Println("  " + s)
 		}
 	}
 	sort.Strings(failures)

@@ -1,0 +1,4 @@
+package storm
+
+// Deal is deal, for the schedule's tests.
+var Deal = deal
