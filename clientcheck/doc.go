@@ -21,6 +21,7 @@
 //
 //	client ──> front (entity, fault kind, delivered answer) ──> faultproxy (faults, journal) ──> target
 //	                                                                                  ledger probe ──┘
+//	agent ──starts the shim──> stdio fault layer (the front's hooks, faults, journal) ──> stdio server
 //
 // What is guaranteed: the checks count what the proxy journal saw and what the target's
 // ledger holds (read per entity with the profile's side_effects, less what it held before
@@ -43,6 +44,15 @@
 // SIGKILL, a ClientFunc's context is cancelled and waited for. Since a killed command
 // runs no exit handler, it gets a temporary folder of its own (TMPDIR, Env.TempDir) that
 // the run removes at its end.
+//
+// Agent harnesses over MCP (mcp.go): with a transport: mcp profile the attempts are the
+// client's tools/call requests of operation.tool (everything else it sends passes,
+// unjudged); with transport: mcp-stdio, or Config.MCP "stdio" (the MCP fixture,
+// reference/mcpserver, in-process), the client starts Env.MCPCommand — the shim
+// `idemproof proxy --stdio --attach ADDR` — as its server, and the run's stdio fault
+// layer (faultproxy/stdio) stands behind it, each start a server process of its own. The
+// kill kind kills that server right after it answered: the client sees it exit, and must
+// start it again and retry under the same key.
 //
 // The client's own view of each operation is optional: it writes one JSON object per
 // line to $IDEMPROOF_OUTCOME_FILE (see Outcome). Without it the checks that need it are

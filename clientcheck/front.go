@@ -57,7 +57,10 @@ type front struct {
 	entity    profile.EntityRef
 	keyHeader string
 	keyField  string // the profile's key_field as a gjson path (faultproxy.KeyPath)
-	dealer    *dealer
+	// tool, for an MCP operation, is its tool: only tools/call requests of it are
+	// attempts of the operation.
+	tool   string
+	dealer *dealer
 	// baseline reads an entity's ledger before its first attempt goes on (nil: none), so
 	// effects left by an earlier run against the same target are not counted.
 	baseline *baselines
@@ -93,7 +96,7 @@ type frontAttempt struct {
 func newFront(next http.Handler, p *profile.Profile, entity profile.EntityRef, d *dealer) *front {
 	return &front{
 		next: next, method: p.Operation.Method, pathGlob: operationPathGlob(p), entity: entity,
-		keyHeader: p.KeyHeader, keyField: faultproxy.KeyPath(p.KeyField), dealer: d, attempts: map[uint64]*frontAttempt{}, keys: map[string]bool{}, keyless: map[string]bool{},
+		keyHeader: p.KeyHeader, keyField: faultproxy.KeyPath(p.KeyField), tool: p.Operation.Tool, dealer: d, attempts: map[uint64]*frontAttempt{}, keys: map[string]bool{}, keyless: map[string]bool{},
 	}
 }
 
@@ -117,23 +120,51 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	entity := f.entityOf(r, body)
-	if entity == "" && !f.hasKey(r.Header, body) {
-		// Neither names an operation nor carries a key (a session set-up call on the
-		// same endpoint, say): not an attempt of the keyed operation.
+	attrs, a := f.begin(r.Context(), r, body)
+	if a == nil {
 		f.next.ServeHTTP(w, r)
 		return
+	}
+	for k, v := range attrs {
+		r.Header.Set(k, v)
+	}
+	cw := &captureWriter{ResponseWriter: w, a: a, f: f}
+	f.next.ServeHTTP(cw, r)
+	f.mu.Lock()
+	a.end = time.Now()
+	f.mu.Unlock()
+}
+
+// begin takes one request (r nil over stdio, where the body is the JSON-RPC line): when
+// it is an attempt of the keyed operation, it numbers it, deals its operation a fault
+// kind, and returns the attributes the fault rules match on and the journal keeps
+// (HeaderAttempt, HeaderFault, …) with the front's record of it; nil otherwise.
+func (f *front) begin(ctx context.Context, r *http.Request, body []byte) (map[string]string, *frontAttempt) {
+	if f.tool != "" && !f.isToolCall(body) {
+		// Another JSON-RPC request (initialize, tools/list, a read-only tool such as the
+		// ledger): no attempt of the keyed operation, retried freely.
+		return nil, nil
+	}
+	var h http.Header
+	if r != nil {
+		h = r.Header
+	}
+	entity := f.entityOf(r, body)
+	keyed := f.hasKey(h, body)
+	if entity == "" && !keyed {
+		// Neither names an operation nor carries a key (a session set-up call on the
+		// same endpoint, say): not an attempt of the keyed operation.
+		return nil, nil
 	}
 	op := entity
 	if op == "" {
 		op = bodyOperation(body)
 	}
 	if entity != "" && f.baseline != nil {
-		f.baseline.take(context.WithoutCancel(r.Context()), entity) // a client giving up must not void the count
+		f.baseline.take(context.WithoutCancel(ctx), entity) // a client giving up must not void the count
 	}
-	a := &frontAttempt{entity: entity, op: op, key: f.keyOf(r.Header, body), payload: f.payloadOf(body), start: time.Now()}
+	a := &frontAttempt{entity: entity, op: op, key: f.keyOf(h, body), payload: f.payloadOf(body), start: time.Now()}
 	a.kind = f.dealer.deal(op).Kind
-	keyed := f.hasKey(r.Header, body)
 	n := f.seq.Add(1)
 	f.mu.Lock()
 	f.attempts[n] = a
@@ -144,24 +175,26 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.keyless[op] = true
 	}
 	f.mu.Unlock()
-	r.Header.Set(HeaderAttempt, strconv.FormatUint(n, 10))
-	r.Header.Set(HeaderFault, orNone(a.kind))
+	attrs := map[string]string{HeaderAttempt: strconv.FormatUint(n, 10), HeaderFault: orNone(a.kind)}
 	if firstKeyless {
-		r.Header.Set(HeaderFirstKeyless, "1")
+		attrs[HeaderFirstKeyless] = "1"
 	}
 	if f.restarter.claim(op, a.kind, firstOfKey) {
-		r.Header.Set(headerRestart, "1")
+		attrs[headerRestart] = "1"
 	}
+	return attrs, a
+}
 
-	cw := &captureWriter{ResponseWriter: w, a: a, f: f}
-	f.next.ServeHTTP(cw, r)
-	f.mu.Lock()
-	a.end = time.Now()
-	f.mu.Unlock()
+// isToolCall reports whether a JSON-RPC request is a tools/call of the operation's tool.
+func (f *front) isToolCall(body []byte) bool {
+	got := gjson.GetManyBytes(body, "method", "params.name")
+	return got[0].Str == "tools/call" && got[1].Str == f.tool
 }
 
 func (f *front) entityOf(r *http.Request, body []byte) string {
 	switch {
+	case r == nil && f.entity.JSON == "":
+		return "" // over stdio a request is its JSON-RPC line alone
 	case f.entity.Header != "":
 		return r.Header.Get(f.entity.Header)
 	case f.entity.Path != "":

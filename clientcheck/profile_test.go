@@ -363,25 +363,3 @@ func resultOf(t *testing.T, res *clientcheck.Result, id string) verdict.Result {
 
 // The transport: mcp form of a profile names a tool and reads the ledger by a tool call:
 // client-check refuses it with the form it needs, instead of a ledger "not running".
-func TestAnMCPTransportProfileIsRefusedWithTheFormClientCheckNeeds(t *testing.T) {
-	p, err := profile.Parse("mcp.yaml", []byte(`name: mcp-refunds
-transport: mcp
-base_url: http://127.0.0.1:1
-key_field: params._meta.idempotency_key
-operation:
-  tool: refund
-  body: '{"order_id": "{{.Entity}}", "amount": 4900}'
-  altered_body: '{"order_id": "{{.Entity}}", "amount": 5000}'
-side_effects:
-  tool: list_refunds
-  arguments: '{"order_id": "{{.Entity}}"}'
-  count: result.structuredContent.count
-outcomes:
-  in_flight: {json: {path: error.code, equals: -32010}}
-  mismatch: {json: {path: error.code, equals: -32011}}
-  missing_key: {json: {path: error.code, equals: -32012}}
-`))
-	require.NoError(t, err)
-	_, err = clientcheck.Run(context.Background(), clientcheck.Config{Profile: p, Timeout: 10 * time.Second}, toolClient(func(string, int) string { return "k" }))
-	require.ErrorContains(t, err, "client-check watches the client's own tools/call requests and needs the plain-HTTP form")
-}

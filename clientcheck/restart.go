@@ -54,6 +54,7 @@ type restarter struct {
 	cancel   context.CancelFunc
 	exited   chan struct{}
 	killed   bool
+	pending  Restart // the kill in progress, recorded when the killed client has ended
 	restarts []Restart
 }
 
@@ -93,6 +94,14 @@ func (r *restarter) run(ctx context.Context, client ClientFunc, env Env) error {
 		r.mu.Lock()
 		killed := r.killed
 		r.cancel = nil
+		if killed {
+			// The restart is timed here, between the two lives and before the next one
+			// starts: every attempt after At is the restarted client's, however late
+			// the goroutine that asked for the kill is scheduled again.
+			rs := r.pending
+			rs.At = time.Now()
+			r.restarts = append(r.restarts, rs)
+		}
 		r.mu.Unlock()
 		close(exited)
 		if !killed || ctx.Err() != nil {
@@ -109,7 +118,9 @@ func (r *restarter) kill(ctx context.Context, op, key string, attempt uint64) {
 		r.mu.Unlock()
 		return
 	}
-	first := !r.killed
+	if !r.killed {
+		r.pending = Restart{Operation: op, Key: key, Attempt: attempt}
+	}
 	r.killed = true
 	cancel, exited := r.cancel, r.exited
 	r.mu.Unlock()
@@ -117,12 +128,6 @@ func (r *restarter) kill(ctx context.Context, op, key string, attempt uint64) {
 	select {
 	case <-exited:
 	case <-ctx.Done():
-		return
-	}
-	if first {
-		r.mu.Lock()
-		r.restarts = append(r.restarts, Restart{Operation: op, Key: key, Attempt: attempt, At: time.Now()})
-		r.mu.Unlock()
 	}
 }
 

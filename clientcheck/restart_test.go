@@ -1,6 +1,9 @@
 package clientcheck_test
 
 import (
+	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -8,6 +11,7 @@ import (
 
 	"github.com/idemproof/idemproof/clientcheck"
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -77,4 +81,42 @@ func TestRestartKindParses(t *testing.T) {
 	require.Len(t, s.Kinds, 2)
 	_, err = clientcheck.ParseSchedule("restart=2")
 	require.ErrorContains(t, err, "takes no parameter")
+}
+
+// A restart is timed between the killed client's end and the restarted one's start, so
+// that every attempt after it is the new life's: it was timed by the goroutine that asked
+// for the kill, which a loaded machine could schedule after the new life had already
+// sent its first attempt, and then a key kept per life looked changed within one life.
+func TestARestartIsTimedBetweenTheTwoLives(t *testing.T) {
+	srv := formServer(t)
+	p, err := profile.Parse("form-api.yaml", []byte(fmt.Sprintf(formProfile, srv.URL, "/v1/refunds", "amount=4900&metadata[order_id]={{.Entity}}")))
+	require.NoError(t, err)
+	type life struct{ start, end time.Time }
+	var (
+		mu    sync.Mutex
+		lives []life
+	)
+	client := func(ctx context.Context, env clientcheck.Env) error {
+		mu.Lock()
+		n := len(lives)
+		lives = append(lives, life{start: time.Now()})
+		mu.Unlock()
+		defer func() {
+			mu.Lock()
+			lives[n].end = time.Now()
+			mu.Unlock()
+		}()
+		// A key kept in memory: the same within one life, another in the next.
+		return formClient(func(order string, _ int) string { return fmt.Sprintf("refund-%s-life-%d", order, n) })(ctx, env)
+	}
+	cfg := clientcheck.Config{Profile: p, Seed: 3, Timeout: time.Minute, Restart: true, FaultSpec: "reset"}
+	res, err := clientcheck.Run(context.Background(), cfg, client)
+	require.NoError(t, err)
+	restarts := res.Observation.Restarts
+	require.NotEmpty(t, restarts, "a lost answer restarts the client")
+	require.Len(t, lives, len(restarts)+1, "one life more than restarts")
+	for i, rs := range restarts {
+		require.False(t, rs.At.Before(lives[i].end), "restart %d is timed after the killed life ended", i)
+		require.True(t, rs.At.Before(lives[i+1].start), "restart %d is timed before the next life started", i)
+	}
 }

@@ -20,6 +20,7 @@ import (
 	clientoutcome "github.com/idemproof/idemproof/clientcheck/outcome"
 	"github.com/idemproof/idemproof/downstream"
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/faultproxy/stdio"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/reference"
@@ -41,6 +42,8 @@ const (
 	EnvOperationBody   = "IDEMPROOF_OPERATION_BODY"   // the profile's body template, with {{.Entity}}
 	EnvEntity          = "IDEMPROOF_ENTITY"           // where a request names its operation: json:PATH, form:FIELD, header:NAME or path:TEMPLATE
 	EnvMCPEndpoint     = "IDEMPROOF_MCP_ENDPOINT"     // the operation URL, when the operation is a JSON-RPC (MCP) call
+	EnvMCPCommand      = "IDEMPROOF_MCP_COMMAND"      // over stdio: the server command to start, a JSON array (argv): the shim in front of the server
+	EnvMCPTool         = "IDEMPROOF_MCP_TOOL"         // the keyed tool, when the operation is an MCP tool call
 	// EnvStateDir (restart.go): a folder that survives the client's restarts.
 	// EnvTempDir is the standard variable that mktemp, Go's os.TempDir, Python's tempfile
 	// and Node's os.tmpdir read: the code under test gets a temporary folder of its own.
@@ -67,6 +70,12 @@ type Env struct {
 	// MCPEndpoint is OperationURL when the operation is a JSON-RPC call (an MCP tool
 	// call); "" otherwise.
 	MCPEndpoint string
+	// MCPCommand, over stdio, is the command the client starts as its MCP server (the
+	// argv of the shim that stands for it: `idemproof proxy --stdio --attach ADDR`); the
+	// environment carries it as a JSON array.
+	MCPCommand []string
+	// MCPTool is the keyed tool's name, when the operation is an MCP tool call.
+	MCPTool string
 	// StateDir is a folder the client may keep its pending operations in: it survives
 	// the client's restarts within one run (see Restart).
 	StateDir string
@@ -92,6 +101,8 @@ func (e Env) Vars() []string {
 		{EnvOperationBody, e.OperationBody},
 		{EnvEntity, e.Entity},
 		{EnvMCPEndpoint, e.MCPEndpoint},
+		{EnvMCPCommand, jsonArgv(e.MCPCommand)},
+		{EnvMCPTool, e.MCPTool},
 		{EnvStateDir, e.StateDir},
 		{EnvTempDir, e.TempDir},
 	} {
@@ -154,6 +165,15 @@ type Config struct {
 	// StateDir is the client's state folder (Env.StateDir); "" means a fresh temporary
 	// folder, removed after the run.
 	StateDir string
+	// MCP, with no Profile, runs the code under test against the MCP fixture (package
+	// reference/mcpserver, its keyed refund tool) instead of the HTTP reference: "http"
+	// over Streamable HTTP (Env.MCPEndpoint), "stdio" over stdio (Env.MCPCommand).
+	MCP string
+	// ShimCommand is how the code under test starts the stdio shim that relays to the
+	// run's fault layer: the argv of `idemproof proxy --stdio`, to which "--attach ADDR"
+	// is added. nil: the idemproof program on the PATH (or this program, when it is
+	// idemproof).
+	ShimCommand []string
 }
 
 // Result is one run: the report (one result per check, the schedule, one per
@@ -208,8 +228,12 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	started := time.Now()
 	sched := &Schedule{Rules: cfg.Faults}
 	if cfg.Faults == nil {
+		spec := cfg.FaultSpec
+		if strings.TrimSpace(spec) == "" && (cfg.MCP == "stdio" || (cfg.Profile != nil && cfg.Profile.IsStdio())) {
+			spec = DefaultStdioFaultSpec // a pipe carries no 503
+		}
 		var err error
-		if sched, err = ParseSchedule(cfg.FaultSpec); err != nil {
+		if sched, err = ParseSchedule(spec); err != nil {
 			return nil, err
 		}
 	} else {
@@ -222,7 +246,7 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	if client == nil {
 		return nil, errors.New("no client: give the code under test")
 	}
-	p, closeTarget, err := openTarget(cfg)
+	p, fixture, closeTarget, err := openTarget(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +270,10 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 		return nil, fmt.Errorf("profile %s: %w", p.Name, err)
 	}
 	ledger := ledgerReader{p.NewLedgerReader(transport.NewProbeClient(10*time.Second, tc))}
-	if _, err := ledger.count(ctx, "idemproof-preflight-"+strconv.FormatInt(started.UnixNano(), 36)); err != nil {
+	if p.IsStdio() {
+		// Over stdio the ledger is read through the run's fault layer, which starts the
+		// server: the surface reads it first.
+	} else if _, err := ledger.count(ctx, "idemproof-preflight-"+strconv.FormatInt(started.UnixNano(), 36)); err != nil {
 		var answered *transport.LedgerStatusError
 		if errors.As(err, &answered) {
 			return nil, fmt.Errorf("preflight: the target %s refused the ledger read (side_effects; a fresh entity must count 0): %w", p.BaseURL, err)
@@ -281,42 +308,23 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	fr := newFront(nil, p, entity, deal)
 	fr.baseline = newBaselines(ledger)
 	fr.restarter = restarts
-	upstream := faultproxy.NewTransport(false)
-	if tc != nil {
-		upstream.TLSClientConfig = tc.Clone()
+	var sf *surface
+	if p.IsStdio() {
+		sf, err = openStdioSurface(ctx, cfg, p, fixture, fr, rules, restarts, runCtx)
+	} else {
+		sf, err = openHTTPSurface(p, tc, fr, rules, cfg.Seed, restarts, runCtx)
 	}
-	proxy, err := faultproxy.New(faultproxy.Config{
-		Upstream:  p.BaseURL,
-		KeyHeader: p.KeyHeader,
-		KeyField:  p.KeyField,
-		Seed:      cfg.Seed,
-		Rules:     rules,
-		Transport: restartTransport{next: stripInternal{upstream}, restarter: restarts, front: fr, lifetime: runCtx},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("start proxy: %w", err)
-	}
-	defer proxy.CloseIdleConnections()
-	fr.next = proxy
-	frontSrv, err := serve(fr)
 	if err != nil {
 		return nil, err
 	}
-	// One connection per request: a client's HTTP stack resends by itself a request that
-	// breaks on a reused keep-alive connection before its answer (Go's net/http does for
-	// any request with Idempotency-Key), below every retry loop, so a reset or a hold on
-	// a reused connection would test net/http's resend instead of the client's own retry
-	// code. On a fresh connection the stack has no reason to resend, and only the
-	// client's code can retry.
-	frontSrv.srv.SetKeepAlivesEnabled(false)
-	defer frontSrv.Close()
-	admin, err := serve(proxy.AdminHandler(""))
-	if err != nil {
-		return nil, err
+	defer sf.close()
+	if sf.ledger != nil {
+		ledger = *sf.ledger
+		fr.baseline = newBaselines(ledger)
 	}
-	defer admin.Close()
 
-	env := newEnv(p, entity, "http://"+frontSrv.Addr, "http://"+admin.Addr, outcomeFile)
+	env := newEnv(p, entity, sf.base, sf.admin, outcomeFile)
+	env.MCPCommand = sf.command
 	env.StateDir, env.TempDir = stateDir, tempDir
 	clientStart := time.Now()
 	clientErr := restarts.run(runCtx, client, env)
@@ -328,9 +336,9 @@ func run(ctx context.Context, cfg Config, client ClientFunc) (*Result, error) {
 	cancel()
 	// The proxy journals an attempt after answering it: wait for the attempts still in
 	// flight so the last one is counted.
-	frontSrv.Close()
+	sf.drain()
 
-	o, err := observe(ctx, proxy, fr, p)
+	o, err := observe(ctx, sf.ctl, fr, p)
 	if err != nil {
 		return nil, err
 	}
@@ -428,45 +436,49 @@ func sinceBaseline(counts map[string]int, b *baselines) (since, before map[strin
 }
 
 // openTarget returns the profile to run against: cfg.Profile, or the embedded reference
-// server's own profile pointed at a fresh in-process instance.
-func openTarget(cfg Config) (*profile.Profile, func(), error) {
+// server's own profile pointed at a fresh in-process instance (or, with cfg.MCP, the
+// MCP fixture's: fixture is then the in-process stdio server, nil over HTTP).
+func openTarget(cfg Config) (p *profile.Profile, fixture stdio.ServeFunc, closeTarget func(), err error) {
 	if cfg.Profile != nil {
 		if err := cfg.Profile.Validate(); err != nil {
-			return nil, nil, fmt.Errorf("profile %s: %w", cfg.Profile.Name, err)
+			return nil, nil, nil, fmt.Errorf("profile %s: %w", cfg.Profile.Name, err)
 		}
-		if cfg.Profile.BaseURL == "" {
-			return nil, nil, fmt.Errorf("profile %s: base_url is required: client-check puts its own proxy in front of the target", cfg.Profile.Name)
+		if cfg.MCP != "" {
+			return nil, nil, nil, fmt.Errorf("profile %s: the MCP fixture (Config.MCP, --mcp) is the target when there is no profile; give one or the other", cfg.Profile.Name)
 		}
-		if cfg.Profile.Transport == profile.TransportMCP {
-			// That form names the tool and its arguments and reads the ledger with a
-			// tool call: the client's own requests are the whole JSON-RPC call, and the
-			// ledger is read straight over HTTP.
-			return nil, nil, fmt.Errorf("profile %s: transport: mcp is the form idemproof check drives an MCP server with; client-check watches the client's own tools/call requests and needs the plain-HTTP form: operation.body the whole JSON-RPC tools/call with {{.Entity}} in its arguments, key_field the key's place in it (params._meta.idempotency_key), and side_effects an HTTP ledger (see examples/mcp-agent-client/client-check.yaml)", cfg.Profile.Name)
+		if cfg.Profile.IsStdio() && !cfg.Profile.DurableKeys() {
+			return nil, nil, nil, fmt.Errorf("profile %s: client-check reads a stdio server's ledger in a server process of its own, beside the one the client started, and the server may be killed and started again: its state must outlive a process. Declare expect.durable_keys: true for a server that keeps its keys and effects in a file or a database (or run the client against the MCP fixture: --mcp stdio)", cfg.Profile.Name)
 		}
-		return cfg.Profile, func() {}, nil
+		if cfg.Profile.BaseURL == "" && !cfg.Profile.IsStdio() {
+			return nil, nil, nil, fmt.Errorf("profile %s: base_url is required: client-check puts its own proxy in front of the target", cfg.Profile.Name)
+		}
+		return cfg.Profile, nil, func() {}, nil
+	}
+	if cfg.MCP != "" {
+		return openMCPFixture(cfg)
 	}
 	sink, err := downstream.Start(downstream.Config{Listen: "127.0.0.1:0", EntityField: "order_id"})
 	if err != nil {
-		return nil, nil, fmt.Errorf("start vendor sink: %w", err)
+		return nil, nil, nil, fmt.Errorf("start vendor sink: %w", err)
 	}
 	opts := []reference.Option{reference.WithTestHooks(true), reference.WithVendorURL(sink.URL())}
 	ref, err := reference.New(append(opts, cfg.Reference...)...)
 	if err != nil {
 		sink.Close()
-		return nil, nil, fmt.Errorf("start reference: %w", err)
+		return nil, nil, nil, fmt.Errorf("start reference: %w", err)
 	}
 	srv, err := serve(ref)
 	if err != nil {
 		ref.Close()
 		sink.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	p, err := profile.Builtin("reference")
+	p, err = profile.Builtin("reference")
 	if err != nil {
 		srv.Close()
 		ref.Close()
 		sink.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	p.BaseURL = "http://" + srv.Addr
 	p.Entity = &profile.EntityRef{JSON: "order_id"}
@@ -474,13 +486,22 @@ func openTarget(cfg Config) (*profile.Profile, func(), error) {
 	// the reference's profile declares for the catalogue's expiry scenarios.
 	p.Retention = profile.Duration(idempotency.DefaultRetention)
 	p.Downstream = &profile.Downstream{Listen: "127.0.0.1:0", KeyHeader: "Idempotency-Key", Entity: "order_id", Sink: sink}
-	return p, func() { srv.Close(); ref.Close(); sink.Close() }, nil
+	return p, nil, func() { srv.Close(); ref.Close(); sink.Close() }, nil
 }
 
 // EntityOf is where the profile's requests name their operation: its entity, or, when it
 // declares none, the path segment where {{.Entity}} stands in operation.path, else the one
 // field of operation.body (JSON or form-encoded) whose value is exactly {{.Entity}}.
 func EntityOf(p *profile.Profile) (profile.EntityRef, error) {
+	e, err := entityOf(p)
+	if err != nil {
+		return e, err
+	}
+	// An MCP operation's body is its tool's arguments; the front reads the request.
+	return mcpEntity(p, e), nil
+}
+
+func entityOf(p *profile.Profile) (profile.EntityRef, error) {
 	if p.Entity != nil {
 		return *p.Entity, nil
 	}
@@ -536,6 +557,15 @@ func newEnv(p *profile.Profile, entity profile.EntityRef, base, admin, outcomeFi
 	if body, err := profile.Render(p.Operation.Body, "x"); err == nil && gjson.Get(body, "jsonrpc").Exists() {
 		env.MCPEndpoint = env.OperationURL
 	}
+	if p.IsMCP() {
+		env.MCPTool = p.Operation.Tool
+		if base != "" {
+			env.MCPEndpoint = env.OperationURL
+		}
+	}
+	if p.IsStdio() {
+		env.OperationMethod, env.OperationURL = "", ""
+	}
 	return env
 }
 
@@ -586,6 +616,12 @@ func observe(ctx context.Context, proxy faultproxy.Controller, fr *front, p *pro
 			body := fa.body
 			if decoded, err := contentcoding.Decode(fa.header.Get("Content-Encoding"), body, maxDeliveredBody); err == nil {
 				body = decoded // a gzipped answer is classed by what it says
+			}
+			if mt := p.NewMCPTransport(); mt != nil && strings.HasPrefix(fa.header.Get("Content-Type"), "text/event-stream") {
+				// An MCP answer on an event stream is classed by the JSON-RPC response in it.
+				if resp := mt.Comparable(body, ""); resp != nil {
+					body = resp
+				}
 			}
 			answer := outcome.Answer{Status: r.ClientStatus, Header: fa.header, Body: body}
 			d.Class = classifier.Classify(answer)

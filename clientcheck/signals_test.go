@@ -133,12 +133,17 @@ func TestA503sRetryAfterIsJudged(t *testing.T) {
 // headers: the finding names the header the wait came from.
 func TestRetryHintsInMillisecondsAndAsADate(t *testing.T) {
 	t.Parallel()
-	for name, headers := range map[string]map[string]string{
-		"Retry-After-Ms":          {"Retry-After-Ms": "700"},
-		"Retry-After (HTTP date)": {"Retry-After": time.Now().Add(3 * time.Second).UTC().Format(http.TimeFormat)},
+	// The date is written when the subtest runs, not when the table is built: parallel
+	// tests may hold a subtest back past it.
+	for name, headers := range map[string]func() map[string]string{
+		"Retry-After-Ms": func() map[string]string { return map[string]string{"Retry-After-Ms": "700"} },
+		"Retry-After (HTTP date)": func() map[string]string {
+			return map[string]string{"Retry-After": time.Now().Add(3 * time.Second).UTC().Format(http.TimeFormat)}
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
+			headers := headers()
 			rules := []faultproxy.Rule{{Name: "hinted-503", Match: faultproxy.Match{Method: "POST", Path: "/v1/refunds", Attempts: &faultproxy.Range{From: 1, To: 1}},
 				Fault: faultproxy.FaultSpec{Type: faultproxy.FaultAfterStatus, Status: 503, Headers: headers}}}
 			res := runPolicy(t, clientcheck.Config{Faults: rules}, policy{orders: 1, timeout: 2 * time.Second, backoff: 20 * time.Millisecond, giveUp: clientcheck.OutcomeUnknown})

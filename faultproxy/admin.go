@@ -2,6 +2,7 @@ package faultproxy
 
 import (
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -50,13 +51,28 @@ type AdminError struct {
 // page cannot drive a proxy on localhost, and so is a Host the admin API does not answer
 // to (see allowedHost: a DNS-rebinding page names its own host there).
 func (p *Proxy) AdminHandler(token string) http.Handler {
-	hosts := p.adminHosts()
+	return adminHandler(p, newHostSet(p.cfg.AdminAddr, p.cfg.AdminAllowHosts), token)
+}
+
+// adminBackend is what the admin API drives: the HTTP proxy, or an Engine under a fault
+// layer of another medium.
+type adminBackend interface {
+	Rules() []RuleStatus
+	AddRules(rules ...Rule) error
+	DeleteRule(ctx context.Context, name string) error
+	Reset(ctx context.Context) error
+	JournalStats() JournalStats
+	journalPage(q JournalQuery) ([]Record, bool)
+}
+
+func adminHandler(b adminBackend, hosts hostSet, token string) http.Handler {
+	a := admin{b}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /rules", p.adminListRules)
-	mux.HandleFunc("POST /rules", p.adminAddRules)
-	mux.HandleFunc("DELETE /rules/{name}", p.adminDeleteRule)
-	mux.HandleFunc("POST /reset", p.adminReset)
-	mux.HandleFunc("GET /journal", p.adminJournal)
+	mux.HandleFunc("GET /rules", a.listRules)
+	mux.HandleFunc("POST /rules", a.addRules)
+	mux.HandleFunc("DELETE /rules/{name}", a.deleteRule)
+	mux.HandleFunc("POST /reset", a.reset)
+	mux.HandleFunc("GET /journal", a.journal)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -101,11 +117,14 @@ func writeError(w http.ResponseWriter, status int, msg, field string) {
 	writeJSON(w, status, AdminError{Error: msg, Field: field})
 }
 
-func (p *Proxy) adminListRules(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, p.Rules())
+// admin serves the admin API's endpoints for one backend.
+type admin struct{ b adminBackend }
+
+func (a admin) listRules(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, a.b.Rules())
 }
 
-func (p *Proxy) adminAddRules(w http.ResponseWriter, r *http.Request) {
+func (a admin) addRules(w http.ResponseWriter, r *http.Request) {
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxAdminBody+1))
 	if isTimeout(err) {
 		writeError(w, http.StatusRequestTimeout, "the request body did not arrive in time: send it whole", "")
@@ -124,7 +143,7 @@ func (p *Proxy) adminAddRules(w http.ResponseWriter, r *http.Request) {
 		writeRuleError(w, err)
 		return
 	}
-	if err := p.AddRules(rules...); err != nil { // all or none
+	if err := a.b.AddRules(rules...); err != nil { // all or none
 		writeRuleError(w, err)
 		return
 	}
@@ -155,20 +174,20 @@ func writeRuleError(w http.ResponseWriter, err error) {
 	writeError(w, status, err.Error(), field)
 }
 
-func (p *Proxy) adminDeleteRule(w http.ResponseWriter, r *http.Request) {
-	if err := p.DeleteRule(r.Context(), r.PathValue("name")); err != nil {
+func (a admin) deleteRule(w http.ResponseWriter, r *http.Request) {
+	if err := a.b.DeleteRule(r.Context(), r.PathValue("name")); err != nil {
 		writeError(w, http.StatusNotFound, err.Error(), "name")
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (p *Proxy) adminReset(w http.ResponseWriter, r *http.Request) {
-	p.Reset(r.Context())
+func (a admin) reset(w http.ResponseWriter, r *http.Request) {
+	a.b.Reset(r.Context())
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (p *Proxy) adminJournal(w http.ResponseWriter, r *http.Request) {
+func (a admin) journal(w http.ResponseWriter, r *http.Request) {
 	q := JournalQuery{Key: r.URL.Query().Get("key"), Limit: DefaultJournalPage}
 	if s := r.URL.Query().Get("since"); s != "" {
 		n, err := strconv.ParseUint(s, 10, 64)
@@ -186,8 +205,8 @@ func (p *Proxy) adminJournal(w http.ResponseWriter, r *http.Request) {
 		}
 		q.Limit = n
 	}
-	recs, more := p.journal.query(q)
-	writeJournalPage(w, recs, more, p.JournalStats())
+	recs, more := a.b.journalPage(q)
+	writeJournalPage(w, recs, more, a.b.JournalStats())
 }
 
 // writeJournalPage streams a JournalPage: one record encoded at a time, so a page costs

@@ -16,12 +16,12 @@ type hostSet struct {
 	any   bool
 }
 
-func (p *Proxy) adminHosts() hostSet {
+func newHostSet(adminAddr string, allow []string) hostSet {
 	hs := hostSet{names: map[string]bool{}}
-	if h, _, err := net.SplitHostPort(p.cfg.AdminAddr); err == nil && h != "" {
+	if h, _, err := net.SplitHostPort(adminAddr); err == nil && h != "" {
 		hs.names[normalHost(h)] = true
 	}
-	for _, h := range p.cfg.AdminAllowHosts {
+	for _, h := range allow {
 		if h == "*" {
 			hs.any = true
 		}

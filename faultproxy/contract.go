@@ -62,6 +62,12 @@ const (
 	FaultAfterHold     = "after-hold"     // hold the response for Duration, then deliver or drop (Then)
 	FaultAfterDelay    = "after-delay"    // wait Duration, then deliver the response
 	FaultDuplicate     = "duplicate"      // send upstream twice (Mode sequential|concurrent); client gets one answer
+
+	// Faults of a layer on a server process's pipes only (faultproxy/stdio); the HTTP
+	// proxy refuses them.
+	FaultBeforeDrop = "before-drop" // the request line never reaches the server
+	FaultAfterDrop  = "after-drop"  // the server's answer line never reaches the client
+	FaultAfterKill  = "after-kill"  // the server process is killed right after it answered; the answer is lost
 )
 
 // FaultSpec is the data form of a fault: a type and its parameters. Durations are
@@ -97,6 +103,9 @@ const (
 	ClientTruncated = "truncated" // headers and part of the body, then closed
 	ClientTimedOut  = "timed-out" // the client gave up before the response came (hold)
 	ClientError     = "error"     // the proxy could not reach the upstream (502 from the proxy)
+	// A layer on a server process's pipes (faultproxy/stdio):
+	ClientDropped = "dropped" // the answer line was never delivered: the client is left waiting
+	ClientKilled  = "killed"  // the server process was killed; the client saw its pipe close with no answer
 )
 
 // History outcome types, Jepsen style: what the CLIENT can know about an attempt.

@@ -81,4 +81,8 @@
 // Faults are small types implementing Fault (one method); DefaultFaults is the explicit
 // registry of the built-in ones, and docs/faultproxy.md (CREATING_FAULTS) is the contract
 // for adding one.
+//
+// Engine is the proxy without its HTTP side — rule selection, attempt numbering, the
+// journal and the admin API — for a fault layer of another medium that applies faults
+// of its own: faultproxy/stdio, on a stdio MCP server's pipes.
 package faultproxy

@@ -240,6 +240,8 @@ func (p *Proxy) Journal(_ context.Context, q JournalQuery) ([]Record, error) {
 	return recs, nil
 }
 
+func (p *Proxy) journalPage(q JournalQuery) ([]Record, bool) { return p.journal.query(q) }
+
 // Rules returns the rules in evaluation order with their firing counts.
 func (p *Proxy) Rules() []RuleStatus { return p.rules.snapshot() }
 

@@ -58,7 +58,11 @@ func decodeRulesJSON(b []byte) ([]Rule, error) {
 // ParseRulesYAML reads a YAML list of rules of the JSON shape (duration_ms for
 // durations) under the same strict schema as ParseRulesJSON, and checks each rule and the
 // names' uniqueness.
-func ParseRulesYAML(b []byte) ([]Rule, error) {
+func ParseRulesYAML(b []byte) ([]Rule, error) { return parseRulesYAML(b, nil) }
+
+// parseRulesYAML is ParseRulesYAML with the faults checked by checkFault (nil: the
+// built-in faults).
+func parseRulesYAML(b []byte, checkFault func(FaultSpec) error) ([]Rule, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		return nil, &RuleError{Index: -1, Err: err}
@@ -86,7 +90,7 @@ func ParseRulesYAML(b []byte) ([]Rule, error) {
 			return nil, decodeError(i, t.values[i], err)
 		}
 	}
-	return rules, checkRules(rules, true)
+	return rules, checkRulesWith(rules, true, checkFault)
 }
 
 // decodeError is a value the schema let through but decoding refused (a duration out of
@@ -98,12 +102,16 @@ func decodeError(index int, t *tree, err error) error {
 }
 
 // ReadRulesFile reads a YAML rules file (ParseRulesYAML).
-func ReadRulesFile(path string) ([]Rule, error) {
+func ReadRulesFile(path string) ([]Rule, error) { return ReadRulesFileFor(path, nil) }
+
+// ReadRulesFileFor reads a YAML rules file whose faults a layer of another medium applies:
+// checkFault says which (an Engine's CheckFault); nil means the proxy's built-in faults.
+func ReadRulesFileFor(path string, checkFault func(FaultSpec) error) ([]Rule, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read rules: %w", err)
 	}
-	rules, err := ParseRulesYAML(b)
+	rules, err := parseRulesYAML(b, checkFault)
 	if err != nil {
 		return nil, fmt.Errorf("rules file %s: %w", path, err)
 	}
@@ -120,15 +128,22 @@ func parseError(index int, err error) error {
 }
 
 // checkRules validates each rule against the built-in faults and the uniqueness of names.
-func checkRules(rules []Rule, indexed bool) error {
-	reg := DefaultFaults()
+func checkRules(rules []Rule, indexed bool) error { return checkRulesWith(rules, indexed, nil) }
+
+// checkRulesWith is checkRules with the faults checked by checkFault (nil: the built-in
+// faults).
+func checkRulesWith(rules []Rule, indexed bool, checkFault func(FaultSpec) error) error {
+	if checkFault == nil {
+		reg := DefaultFaults()
+		checkFault = func(spec FaultSpec) error { _, err := reg.Build(spec); return err }
+	}
 	seen := make(map[string]int, len(rules))
 	for i, r := range rules {
 		idx := -1
 		if indexed {
 			idx = i
 		}
-		if _, err := compileRule(reg, r, idx); err != nil {
+		if _, err := compileChecked(r, idx, checkFault); err != nil {
 			return err
 		}
 		if j, dup := seen[r.Name]; dup {

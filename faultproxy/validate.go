@@ -11,6 +11,21 @@ import (
 
 // compileRule checks a rule and builds its fault. Errors are *RuleError carrying the field.
 func compileRule(reg Registry, r Rule, index int) (*activeRule, error) {
+	var f Fault
+	ar, err := compileChecked(r, index, func(spec FaultSpec) (err error) {
+		f, err = reg.Build(spec)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	ar.fault = f
+	return ar, nil
+}
+
+// compileChecked checks a rule's fields, and its fault with checkFault, and compiles its
+// match; the fault itself is left to the caller (an Engine's layer builds its own).
+func compileChecked(r Rule, index int, checkFault func(FaultSpec) error) (*activeRule, error) {
 	fail := func(err error) (*activeRule, error) {
 		re := &RuleError{Index: index, Name: r.Name, Err: err}
 		var fe *FieldError
@@ -22,11 +37,10 @@ func compileRule(reg Registry, r Rule, index int) (*activeRule, error) {
 	if err := checkRuleFields(r); err != nil {
 		return fail(err)
 	}
-	f, err := reg.Build(r.Fault)
-	if err != nil {
+	if err := checkFault(r.Fault); err != nil {
 		return fail(err)
 	}
-	return &activeRule{rule: r, fault: f, match: compileMatch(r.Match)}, nil
+	return &activeRule{rule: r, match: compileMatch(r.Match)}, nil
 }
 
 func checkRuleFields(r Rule) error {

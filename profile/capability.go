@@ -45,6 +45,11 @@ const (
 	// CapInFlightRefusal: a repeat during the original is refused (expect.in_flight is a
 	// status, not wait), so the refusal's headers can be judged.
 	CapInFlightRefusal Capability = "in_flight_status"
+	// CapRequestHeaders: a request can carry a header of the runner's choosing.
+	CapRequestHeaders Capability = "request_headers"
+	// CapServerRestart: the harness starts the server, and may kill it and start it
+	// again (transport mcp-stdio).
+	CapServerRestart Capability = "server_restart"
 )
 
 // MaxWaitedWindow is the longest retention or lock timeout the runner waits out; a target
@@ -186,6 +191,8 @@ func (p *Profile) Missing(c Capability) string {
 		}
 	case CapKeyedMethods:
 		return p.missingKeyedMethods()
+	case CapRequestHeaders, CapServerRestart, CapMCPSessions, CapHTTPConnections:
+		// missingOverTransport answered them.
 	default:
 		return "unknown capability " + string(c)
 	}

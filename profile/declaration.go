@@ -49,6 +49,8 @@ var declarations = map[Capability]Declaration{
 	CapHTTPConnections:   {What: "transport mcp: attempts travel in sessions"},
 	CapMCPSessions:       {What: "plain HTTP: requests belong to no session"},
 	CapHTTPRefusals:      {What: "transport mcp: refusals are JSON-RPC errors inside the answer"},
+	CapRequestHeaders:    {What: "transport mcp-stdio: a request is a line, with no headers"},
+	CapServerRestart:     {What: "a server idemproof starts and may kill: transport mcp-stdio"},
 }
 
 // DeclarationFor is the declaration that supplies c, or the fact of the target c is

@@ -25,6 +25,12 @@ func (p *Profile) NewLedgerReader(probe *http.Client) *LedgerReader {
 	return &LedgerReader{p: p, tr: p.NewTransport(p.Classifier(), probe, nil)}
 }
 
+// LedgerReaderOver reads p's ledger over tr (a stdio server's: through the connection
+// the caller dialled).
+func (p *Profile) LedgerReaderOver(tr transport.Transport) *LedgerReader {
+	return &LedgerReader{p: p, tr: tr}
+}
+
 // Count counts entity's side effects.
 func (r *LedgerReader) Count(ctx context.Context, entity string) (int, error) {
 	return CountLedger(ctx, r.p, r.tr, r.p.BaseURL, r.p.SideEffects, entity)

@@ -119,7 +119,7 @@ func TestMCPFieldsAreChecked(t *testing.T) {
 	require.Contains(t, err.Error(), `mcp.session: must be scenario or attempt, got "sometimes"`)
 
 	_, err = profile.Parse("x.yaml", []byte(strings.Replace(mcpProfile, "transport: mcp", "transport: grpc", 1)))
-	require.ErrorContains(t, err, `transport: must be http or mcp, got "grpc"`)
+	require.ErrorContains(t, err, `transport: must be http, mcp or mcp-stdio, got "grpc"`)
 
 	_, err = profile.Parse("x.yaml", []byte(strings.Replace(mcpProfile, `arguments: '{"order_id": "{{.Entity}}"}'`, `arguments: '{"order_id": "all"}'`, 1)))
 	require.ErrorContains(t, err, "side_effects.arguments: must contain {{.Entity}}")

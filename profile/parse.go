@@ -98,6 +98,7 @@ func parseTree(name, dir string, data []byte, depth int) (*yaml.Node, []fieldErr
 		return nil, nil, err
 	}
 	resolveTLSPaths(root, dir)
+	resolveStdioDir(root, dir)
 	ext := takeKey(root, "extends")
 	if ext == nil {
 		return root, dups, nil
@@ -274,6 +275,9 @@ func (p *Profile) applyDefaults() {
 	}
 	if p.Transport == TransportMCP {
 		p.applyMCPDefaults()
+	}
+	if p.Transport == TransportMCPStdio && p.MCP != nil && p.MCP.StartTimeout == 0 {
+		p.MCP.StartTimeout = Duration(DefaultStartTimeout)
 	}
 	if p.Operation.Method == "" && p.Operation.Path != "" {
 		p.Operation.Method = "POST"

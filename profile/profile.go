@@ -168,8 +168,9 @@ type Expect struct {
 	// sends. "": a problem+json body (RFC 9457).
 	InFlightBody string `yaml:"in_flight_body,omitempty" json:"in_flight_body,omitempty"`
 	MismatchBody string `yaml:"mismatch_body,omitempty" json:"mismatch_body,omitempty"`
-	// DurableKeys: the key store keeps its keys across an outage (a store that loses them
-	// then is a FAIL of store/back-replays, not INFO).
+	// DurableKeys: the key store keeps its keys across an outage or a restart of the
+	// server (a store that loses them then is a FAIL of store/back-replays and, for a stdio
+	// server the harness kills and starts again, of replay/after-restart; not INFO).
 	DurableKeys bool `yaml:"durable_keys,omitempty" json:"durable_keys,omitempty"`
 	// HonoursKey false declares an API that ignores idempotency keys (client-check):
 	// every request executes, so a correctly keyed retry duplicates and the duplicates

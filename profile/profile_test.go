@@ -49,7 +49,7 @@ func TestReferenceProfileIsCompleteAndValid(t *testing.T) {
 	require.Equal(t, 402, p.Business.Status)
 	require.Equal(t, "/v1/invoices", p.Other.Path)
 	require.Equal(t, "count", p.Other.SideEffects.Count)
-	require.Equal(t, []string{"acp", "ietf-draft-07", "mcp-sep-3182", "reference", "stripe"}, profile.BuiltinNames())
+	require.Equal(t, []string{"acp", "ietf-draft-07", "mcp-refunds", "mcp-refunds-stdio", "mcp-sep-3182", "reference", "stripe"}, profile.BuiltinNames())
 }
 
 func TestReferenceProfileBaseURLFromEnvironment(t *testing.T) {
@@ -145,7 +145,7 @@ func TestExtendsFileRelativeToProfile(t *testing.T) {
 
 func TestExtendsUnknownPreset(t *testing.T) {
 	_, err := profile.Parse("x.yaml", []byte("extends: paypal\n"))
-	require.EqualError(t, err, `profile x.yaml: line 1: extends: unknown built-in profile "paypal" (have acp, ietf-draft-07, mcp-sep-3182, reference, stripe; or give a file path)`)
+	require.EqualError(t, err, `profile x.yaml: line 1: extends: unknown built-in profile "paypal" (have acp, ietf-draft-07, mcp-refunds, mcp-refunds-stdio, mcp-sep-3182, reference, stripe; or give a file path)`)
 }
 
 func TestKeyFieldProfileNeedsJSONBody(t *testing.T) {

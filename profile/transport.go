@@ -22,12 +22,21 @@ type MCPOptions struct {
 	Session string `yaml:"session,omitempty" json:"session,omitempty"`
 	// ProtocolVersion asked for in initialize (default 2025-11-25).
 	ProtocolVersion string `yaml:"protocol_version,omitempty" json:"protocol_version,omitempty"`
+
+	// Transport mcp-stdio only (stdio.go): how to start the server.
+	Command []string          `yaml:"command,omitempty" json:"command,omitempty"`
+	Env     map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
+	Dir     string            `yaml:"dir,omitempty" json:"dir,omitempty"`
+	// StartTimeout bounds the server's start and its initialize answer (default 10s).
+	// Whether its keys survive a restart is expect.durable_keys.
+	StartTimeout Duration `yaml:"start_timeout,omitempty" json:"start_timeout,omitempty"`
 }
 
 // Transports a profile can name.
 const (
-	TransportHTTP = "http"
-	TransportMCP  = "mcp"
+	TransportHTTP     = "http"
+	TransportMCP      = "mcp"
+	TransportMCPStdio = "mcp-stdio"
 )
 
 // Session modes of the MCP transport (mcp.session).
@@ -58,6 +67,12 @@ const (
 // missingOverTransport answers Missing for the capabilities that depend on the transport
 // (ok false: not one of them).
 func (p *Profile) missingOverTransport(c Capability) (string, bool) {
+	switch c {
+	case CapMCPSessions, CapHTTPConnections, CapDirectRoute, CapPrincipals, CapRequestHeaders, CapServerRestart:
+		if m, ok := p.missingOverStdio(c); ok {
+			return m, true
+		}
+	}
 	switch c {
 	case CapQueryString:
 		if p.IsMCP() {
@@ -91,7 +106,11 @@ func (p *Profile) missingOverTransport(c Capability) (string, bool) {
 // DefaultMCPPath is the Streamable HTTP endpoint when operation.path is not given.
 const DefaultMCPPath = "/mcp"
 
-func (p *Profile) IsMCP() bool { return p.Transport == TransportMCP }
+// IsMCP reports whether attempts are MCP tools/call requests, over Streamable HTTP or
+// stdio.
+func (p *Profile) IsMCP() bool {
+	return p.Transport == TransportMCP || p.Transport == TransportMCPStdio
+}
 
 func (p *Profile) applyMCPDefaults() {
 	if p.Operation.Path == "" {
@@ -134,18 +153,21 @@ func (p *Profile) transportFieldErrors(found []fieldError) []fieldError {
 	switch p.Transport {
 	case "", TransportHTTP:
 		if p.MCP != nil {
-			add("mcp", "only with transport: mcp")
+			add("mcp", "only with transport: mcp or mcp-stdio")
 		}
 		if p.Operation.Tool != "" {
-			add("operation.tool", "only with transport: mcp (a plain HTTP operation has a method and a path)")
+			add("operation.tool", "only with transport: mcp or mcp-stdio (a plain HTTP operation has a method and a path)")
 		}
 		if p.SideEffects.Tool != "" {
-			add("side_effects.tool", "only with transport: mcp")
+			add("side_effects.tool", "only with transport: mcp or mcp-stdio")
 		}
 		return errs
 	case TransportMCP:
+		errs = append(errs, p.onlyOverStdio()...)
+	case TransportMCPStdio:
+		errs = p.stdioFieldErrors(errs)
 	default:
-		add("transport", "must be http or mcp, got %q", p.Transport)
+		add("transport", "must be http, mcp or mcp-stdio, got %q", p.Transport)
 		return errs
 	}
 	if p.Operation.Tool == "" {
@@ -154,7 +176,7 @@ func (p *Profile) transportFieldErrors(found []fieldError) []fieldError {
 	if p.Other != nil && p.Other.Tool == "" {
 		add("other_operation.tool", "required with transport: mcp")
 	}
-	if p.MCP != nil {
+	if p.MCP != nil && !p.IsStdio() {
 		switch p.MCP.Session {
 		case "", SessionPerScenario, SessionPerAttempt:
 		default:
@@ -206,6 +228,9 @@ func checkToolProbe(path string, pr Probe) []fieldError {
 // NewTransport builds the profile's transport around the classifier; tc verifies an
 // https:// target (nil: the system's roots).
 func (p *Profile) NewTransport(cl outcome.Classifier, probe *http.Client, tc *tls.Config) transport.Transport {
+	if p.IsStdio() {
+		return p.NewStdioTransport(cl)
+	}
 	if !p.IsMCP() {
 		return &transport.HTTP{Client: transport.NewAttemptClient(tc), Probe: probe, Classifier: cl}
 	}
@@ -223,7 +248,7 @@ func (p *Profile) NewTransport(cl outcome.Classifier, probe *http.Client, tc *tl
 // Session.AdvertisesIdempotency). A tls.ca_file that cannot be read (Validate says why)
 // adds no roots: the target is then verified against the system's alone.
 func (p *Profile) NewMCPTransport() *mcp.Transport {
-	if !p.IsMCP() {
+	if p.Transport != TransportMCP {
 		return nil
 	}
 	tc, _ := p.TLSClientConfig()

@@ -59,7 +59,7 @@ func fingerprintScenarios() []Scenario {
 		variantScenario("fingerprint/json-whitespace", "the same JSON with other whitespace", VariantWhitespace, profile.CapJSONBody),
 		variantScenario("fingerprint/number-spelling", "the same JSON with integers written as 4900.0", VariantNumberSpelling, profile.CapIntegerBody),
 		variantScenario("fingerprint/query-string", "the same request with an added query parameter", VariantQueryString, profile.CapQueryString),
-		variantScenario("fingerprint/unrelated-header", "the same request with an unrelated header added", VariantUnrelatedHeader, ""),
+		variantScenario("fingerprint/unrelated-header", "the same request with an unrelated header added", VariantUnrelatedHeader, profile.CapRequestHeaders),
 	}
 }
 

@@ -109,6 +109,7 @@ func replayScenarios() []Scenario {
 			Steps:       []Step{{Name: "original"}, {Name: "repeat"}},
 			Check:       replayMarker,
 		},
+		afterRestart(),
 		beforeUpstream("before/503", "a 503 from the proxy", faultproxy.FaultSpec{Type: faultproxy.FaultBeforeStatus, Status: 503}, ""),
 		beforeUpstream("before/reset", "a reset by the proxy", faultproxy.FaultSpec{Type: faultproxy.FaultBeforeReset}, ""),
 		delayedThenRetried(beforeUpstream("before/delay", "a delay by the proxy", faultproxy.FaultSpec{Type: faultproxy.FaultBeforeDelay}, QuarterClientTimeout)),

@@ -21,7 +21,7 @@ func TestCatalogueMatchesContractIDs(t *testing.T) {
 	for _, m := range row.FindAllStringSubmatch(string(doc), -1) {
 		want[m[1]] = m[2]
 	}
-	require.Len(t, want, 73)
+	require.Len(t, want, 74)
 
 	got := map[string]string{}
 	for _, s := range scenarios.Catalogue() {
@@ -47,7 +47,7 @@ func TestCatalogueIsSortedByID(t *testing.T) {
 func TestSelectByGlobAndLabel(t *testing.T) {
 	got, err := scenarios.Select([]string{"replay/after-*"}, nil)
 	require.NoError(t, err)
-	require.Len(t, got, 7)
+	require.Len(t, got, 8)
 
 	got, err = scenarios.Select(nil, []string{"group:race", "level:must"})
 	require.NoError(t, err)
@@ -64,6 +64,6 @@ func TestMarkdownTableHasARowPerScenario(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, scenarios.WriteMarkdownTable(&b, scenarios.Catalogue()))
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	require.Len(t, lines, 2+73)
+	require.Len(t, lines, 2+74)
 	require.Contains(t, b.String(), "| `race/burst-1000` | SAFETY |")
 }

@@ -53,7 +53,10 @@
 //     finding.
 //
 // How an attempt goes on the wire is the transport's business (package transport: plain
-// HTTP, or MCP Streamable HTTP with its sessions and event-stream answers); what an answer
+// HTTP, MCP Streamable HTTP with its sessions and event-stream answers, or MCP over stdio
+// behind the fault layer on the server's pipes, faultproxy/stdio, where a fault the pipes
+// cannot carry — a status — makes its scenario N/A, and a scenario that restarts the
+// server runs after all others, alone); what an answer
 // means is the outcome classifier's (package outcome: the profile's statuses and
 // `outcomes:` rules). The runner and the checkers see only attempts and classified answers.
 //

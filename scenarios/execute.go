@@ -32,6 +32,8 @@ type execution struct {
 	sideByName   map[string]string // sideEntity's suffix -> the entity
 	otherEntity  string            // the entity an OtherEntity step acted on
 	attempt      int               // attempt counter of the logical client 0
+	ledgerBefore map[string]int    // Step.CountBefore's reads, by step
+	countErr     error             // the first of them that failed
 	store        storeSwitch       // the store faults the steps switched (Step.Store)
 
 	firstAnswer time.Time
@@ -127,6 +129,10 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 			rec.Ledger[verdict.LedgerOther] = n - base[verdict.LedgerOther]
 		}
 	}
+	if e.countErr != nil {
+		ledgerErrs = append(ledgerErrs, e.countErr.Error())
+	}
+	rec.LedgerBefore = e.ledgerBefore
 	rec.LedgerErr = strings.Join(ledgerErrs, "; ")
 	keysUsed, sent := e.journalKeys(rec.History)
 	rec.Journal, err = t.journalFor(ctx, keysUsed, sent)
@@ -153,6 +159,21 @@ func (t *target) execute(ctx context.Context, sc Scenario, keys scenarioKeys, en
 		}
 	}
 	return rec, nil
+}
+
+// countBefore reads the operation's ledger before a step (Step.CountBefore).
+func (e *execution) countBefore(ctx context.Context, step string) {
+	n, err := e.t.readLedger(ctx, e.t.p.SideEffects, e.entity)
+	if err != nil {
+		if e.countErr == nil {
+			e.countErr = fmt.Errorf("before %s: %w", step, err)
+		}
+		return
+	}
+	if e.ledgerBefore == nil {
+		e.ledgerBefore = map[string]int{}
+	}
+	e.ledgerBefore[step] = n
 }
 
 // held reports whether a fault holds a response past the client's timeout; only the
@@ -215,6 +236,9 @@ func (e *execution) runSteps(ctx context.Context, base int) error {
 		}
 		if i > 0 && !st.Background {
 			e.awaitPolledWork(ctx, base)
+		}
+		if st.CountBefore {
+			e.countBefore(ctx, st.Name)
 		}
 		e.attempt++
 		// The step's start, taken before any goroutine runs, is what "past the lock

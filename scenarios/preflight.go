@@ -80,7 +80,11 @@ func runPreflight(ctx context.Context, p *profile.Profile) (*preflight, error) {
 	ctx, cancel := context.WithTimeout(ctx, preflightTimeout(p))
 	defer cancel()
 	pf := newPreflight(p, tc)
-	err = pf.runThroughStore(ctx)
+	defer pf.closeStdio()
+	err = pf.stdioSession(ctx)
+	if err == nil {
+		err = pf.runThroughStore(ctx)
+	}
 	if err != nil && ctx.Err() != nil && context.Cause(ctx) != context.DeadlineExceeded {
 		// Stopped from outside (an interrupt): not a fault of the profile.
 		return nil, fmt.Errorf("preflight target %s: %w", p.Name, context.Cause(ctx))
@@ -172,8 +176,12 @@ func (pf *preflight) run(ctx context.Context) error {
 		if d > 1 {
 			hint = "a ledger that counts every effect of the target must not be written by anything else during the run"
 		}
-		return pf.fail("side_effects", "one successful %s %s changed the ledger by %d (before %d, after %d), not 1: side_effects must count this operation's effects, once (fix side_effects.path, side_effects.count; %s)%s",
-			p.Operation.Method, p.Operation.Path, d, before, after, hint, pf.ledgerClip("now answers"))
+		what := p.Operation.Method + " " + p.Operation.Path
+		if p.IsStdio() {
+			what, hint = "tools/call "+p.Operation.Tool, "the arguments' {{.Entity}} is the entity operation.body carries"
+		}
+		return pf.fail("side_effects", "one successful %s changed the ledger by %d (before %d, after %d), not 1: side_effects must count this operation's effects, once (fix side_effects.path, side_effects.count; %s)%s",
+			what, d, before, after, hint, pf.ledgerClip("now answers"))
 	}
 	return nil
 }
@@ -185,6 +193,9 @@ func (pf *preflight) send(ctx context.Context) (string, error) {
 	field := "base_url"
 	if p.Proxy != nil && p.Proxy.URL != "" {
 		field = "proxy.url"
+	}
+	if p.IsStdio() {
+		field = "mcp.command"
 	}
 	spec, err := pf.t.stepRequest(pf.t.proxyURL, pf.entity, scenarioKeys{main: pf.key}, Step{Name: "preflight"}, false)
 	if err != nil {
@@ -234,6 +245,9 @@ func (pf *preflight) send(ctx context.Context) (string, error) {
 		return "", pf.fail(field, "could not send the operation: %v: fix %s (and mcp:, operation.path)", err, field)
 	}
 	what := spec.method + " " + spec.url
+	if p.IsStdio() {
+		what = "tools/call " + p.Operation.Tool
+	}
 	if took := time.Since(sent); op.Class == outcome.Success && took > timeout/2 {
 		pf.notes = append(pf.notes, fmt.Sprintf("%s took %s of client_timeout (%s): attempts of a target this slow time out whenever it is slower still, and are then UNKNOWN; raise client_timeout",
 			what, took.Round(time.Millisecond), timeout))
@@ -299,6 +313,9 @@ func (pf *preflight) count(ctx context.Context, field string, pr profile.Probe, 
 	if err == nil {
 		pf.pace.observeLedger(time.Since(read))
 		return n, nil
+	}
+	if pf.t.p.IsStdio() {
+		return 0, pf.stdioLedgerFailure(field, pr, err, note)
 	}
 	status, ctype, body, got := pf.ledger.get()
 	path, rerr := profile.Render(pr.Path, pf.entity)
@@ -438,7 +455,11 @@ func newUUID() string {
 // most five requests (a refused operation is sent once more with a UUID key), and one
 // more second for the connections.
 func preflightTimeout(p *profile.Profile) time.Duration {
-	return 5*p.ClientTimeout.Std() + time.Second + preflightLedgerLag + 2*transport.ThrottleMaxWait
+	d := 5*p.ClientTimeout.Std() + time.Second + preflightLedgerLag + 2*transport.ThrottleMaxWait
+	if p.IsStdio() {
+		d += p.StartTimeout() // the server's start and initialize answer come first
+	}
+	return d
 }
 
 // untrusted names the fix for a TLS certificate the harness does not trust: tls.ca_file

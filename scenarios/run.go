@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -207,9 +208,13 @@ func interruption(ctx context.Context) string {
 // their waits overlap with the quick ones. Once ctx is done no scenario starts: those
 // are returned as notRun, and cut reports whether a running one was interrupted.
 func runTarget(ctx context.Context, t *target, list []Scenario, cfg RunConfig, nonce string, progress *sync.Mutex) (results []verdict.Result, notRun []verdict.NotRun, cut bool) {
-	order := make([]int, len(list))
-	for i := range order {
-		order[i] = i
+	var order, restarting []int
+	for i := range list {
+		if restartsServer(list[i]) {
+			restarting = append(restarting, i)
+		} else {
+			order = append(order, i)
+		}
 	}
 	sort.SliceStable(order, func(a, b int) bool { return isSlow(list[order[a]]) && !isSlow(list[order[b]]) })
 	all := make([]verdict.Result, len(list))
@@ -219,30 +224,33 @@ func runTarget(ctx context.Context, t *target, list []Scenario, cfg RunConfig, n
 	var interrupted atomic.Bool
 	work := make(chan int)
 	var wg sync.WaitGroup
+	do := func(i int) {
+		if ctx.Err() != nil {
+			return
+		}
+		var cutShort bool
+		all[i], cutShort = runOne(ctx, t, list[i], cfg, nonce, i)
+		ran[i] = true
+		endMu.Lock()
+		lastEnd = time.Now()
+		endMu.Unlock()
+		if cutShort {
+			interrupted.Store(true)
+		}
+		if cfg.Progress != nil {
+			live := all[i]
+			live.Provisional = awaitsLateLedger(t.p, live)
+			progress.Lock()
+			cfg.Progress(live)
+			progress.Unlock()
+		}
+	}
 	for w := 0; w < cfg.Concurrency; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				if ctx.Err() != nil {
-					continue
-				}
-				var cutShort bool
-				all[i], cutShort = runOne(ctx, t, list[i], cfg, nonce, i)
-				ran[i] = true
-				endMu.Lock()
-				lastEnd = time.Now()
-				endMu.Unlock()
-				if cutShort {
-					interrupted.Store(true)
-				}
-				if cfg.Progress != nil {
-					live := all[i]
-					live.Provisional = awaitsLateLedger(t.p, live)
-					progress.Lock()
-					cfg.Progress(live)
-					progress.Unlock()
-				}
+				do(i)
 			}
 		}()
 	}
@@ -259,6 +267,12 @@ feed:
 	if !interrupted.Load() && ctx.Err() == nil {
 		judgeLate(ctx, t, list, all, ran, lastEnd, cfg.Notice)
 	}
+	// A scenario that restarts the server runs once every other one is done, the late
+	// ledger reads included: the kill would take their attempts down with it, and a
+	// server that forgets across a restart would forget their effects too.
+	for _, i := range restarting {
+		do(i)
+	}
 	for i, sc := range list {
 		if ran[i] {
 			results = append(results, all[i])
@@ -270,6 +284,10 @@ feed:
 }
 
 func isSlow(s Scenario) bool { return hasLabels(s, []string{"speed:slow"}) }
+
+// restartsServer reports whether a scenario restarts the server the other scenarios'
+// attempts go to: it runs last, alone.
+func restartsServer(s Scenario) bool { return slices.Contains(s.Needs, profile.CapServerRestart) }
 
 // runOne runs one scenario against one target and judges it. A scenario still running
 // when ctx is done is UNKNOWN, interrupted: whatever its history holds was cut short, so
@@ -286,6 +304,10 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 	}()
 	if m := t.p.MissingAll(sc.Needs); m != "" {
 		res.Verdict, res.Message, res.Undeclared = verdict.NA, "needs "+m, t.p.Undeclared(sc.Needs)
+		return res, false
+	}
+	if m := t.inexpressibleFault(sc); m != "" {
+		res.Verdict, res.Message = verdict.NA, m
 		return res, false
 	}
 	if v, msg, premise := t.hookPremise(sc); premise {

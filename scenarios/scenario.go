@@ -117,6 +117,10 @@ type Step struct {
 	// Twice sends every copy of a KeySet step a second time right after its answer, with
 	// the same key (on the same connection when KeepAlive), recorded as step Name+"-again".
 	Twice bool `json:"twice,omitempty"`
+	// CountBefore reads the operation's ledger just before the step
+	// (Record.LedgerBefore[Name]): what the target holds at that moment, e.g. once a
+	// killed server was started again.
+	CountBefore bool `json:"count_before,omitempty"`
 	// Store switches the target's key store (profile store:) before the step is sent:
 	// a fault of the store fault point, or StoreBack to heal it. A scenario that switches
 	// one runs alone on its target, and its store is healed when its steps are done.

@@ -45,6 +45,9 @@ type target struct {
 	// plan fits one scenario to the target (plan.go): set on the copy of the target a
 	// scenario runs with; nil: as written.
 	plan *plan
+	// checkFault says whether the fault layer can apply a fault (nil: every fault of the
+	// HTTP proxy): a stdio server's pipes cannot carry a status.
+	checkFault func(faultproxy.FaultSpec) error
 	// alone is held shared by every scenario, exclusively by one that switches the
 	// target's store faults (switchesStore). A pointer: a scenario runs with a copy of
 	// its target (its plan), which must share the one lock.
@@ -60,6 +63,9 @@ func openTarget(ctx context.Context, p *profile.Profile, seed int64) (*target, e
 	}
 	t := &target{p: p, client: transport.NewAttemptClient(tc), probe: transport.NewProbeClient(10*time.Second, tc), classifier: p.Classifier(), tls: tc, alone: &sync.RWMutex{}}
 	t.tr = p.NewTransport(t.classifier, t.probe, tc)
+	if p.IsStdio() {
+		return t, t.openStdio(seed)
+	}
 	if p.Proxy != nil {
 		// The remote proxy must read the key where the profile puts it (its own
 		// --key-header / --key-field); the runner cannot reconfigure it.

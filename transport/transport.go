@@ -5,13 +5,15 @@
 //	runner ──Request──> Transport ──HTTP attempt──> faultproxy ──> target
 //	       <──Answer─── (status, comparable body, outcome class, or why it is unknown)
 //
-// Two implementations: HTTP (plain requests, one per attempt) in this package, and MCP
-// Streamable HTTP (sessions, JSON-RPC tools/call, event-stream answers) in transport/mcp.
+// Three implementations: HTTP (plain requests, one per attempt) in this package, MCP
+// Streamable HTTP (sessions, JSON-RPC tools/call, event-stream answers) in transport/mcp,
+// and MCP over stdio (a server process's pipes, one tools/call line per attempt) in
+// transport/mcpstdio.
 //
 // What every Transport guarantees:
-//   - one Send is exactly one HTTP attempt of the operation, on a fresh connection (Go's
-//     http.Transport may silently resend a request carrying an Idempotency-Key on a broken
-//     keep-alive connection; a hidden attempt would corrupt every count). Set-up requests
+//   - one Send is exactly one attempt of the operation (over HTTP, on a fresh connection:
+//     Go's http.Transport may silently resend a request carrying an Idempotency-Key on a
+//     broken keep-alive connection; a hidden attempt would corrupt every count). Set-up requests
 //     a transport needs (an MCP session's initialize) are separate requests that carry no
 //     idempotency key, so the proxy's per-key rules and journal never see them;
 //   - an answer the client did not see whole (timeout, reset, close, truncated body, an

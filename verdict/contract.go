@@ -110,8 +110,12 @@ type Record struct {
 	// LateLedger is the ledger read again at the end of the target's run, when that
 	// changed the verdict (see the result's message).
 	LateLedger map[string]int `json:"late_ledger,omitempty"`
-	Seed       int64          `json:"seed"`
-	Entity     string         `json:"entity"`
+	// LedgerBefore is the operation's ledger read just before a step, by step name, for
+	// the steps that ask for it (a retry after the server was started again: did its
+	// ledger survive?).
+	LedgerBefore map[string]int `json:"ledger_before,omitempty"`
+	Seed         int64          `json:"seed"`
+	Entity       string         `json:"entity"`
 	// SideEntities are the entities a key set's requests acted on, a few keys each
 	// (keysPerSideEntity): their ledgers are read too and added to the operation's count,
 	// so no ledger read counts more effects than a paginated list's first page shows.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 
@@ -24,14 +25,17 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 			"effect, one key re-sent on every retry, no mismatch (422) retried unchanged, in-flight answers\n"+
 			"(409) and every other answer asking for a wait retried after it, an attempt timeout inside\n"+
 			"client_patience, lost responses resolved or reported unknown.\n"+
-			"The command gets %s (the proxy), %s, %s, %s or %s, %s, %s, %s and %s.\n"+
+			"The command gets %s (the proxy), %s, %s, %s or %s, %s, %s, %s and %s; an MCP agent\n"+
+			"over stdio gets %s (a JSON argv to start as its server) and %s.\n"+
 			"Exit status: 0 no findings, 1 findings, 2 a usage, profile or schedule error or a target\n"+
 			"that does not answer its ledger, 3 interrupted (SIGINT/SIGTERM; a FAIL seen before still exits 1).",
 		clientcheck.EnvBaseURL, clientcheck.EnvOperationURL, clientcheck.EnvOperationBody, clientcheck.EnvKeyHeader,
-		clientcheck.EnvKeyField, clientcheck.EnvEntity, clientcheck.EnvOutcomeFile, clientcheck.EnvAdminURL, clientcheck.EnvMCPEndpoint), stderr)
+		clientcheck.EnvKeyField, clientcheck.EnvEntity, clientcheck.EnvOutcomeFile, clientcheck.EnvAdminURL, clientcheck.EnvMCPEndpoint,
+		clientcheck.EnvMCPCommand, clientcheck.EnvMCPTool), stderr)
 	profilePath := fs.String("profile", "", "the target the client calls, as a profile file (default: the embedded reference refund server)")
-	faults := fs.String("faults", clientcheck.DefaultFaultSpec,
-		"fault kinds dealt over the operations, on each key's first attempt: hold[=DUR],reset[=P],close[=P],409[=SECS],422,429[=SECS],503[=SECS],502,504,should-retry=false,restart, none, or @FILE (JSON rules, with headers:)")
+	faults := fs.String("faults", "",
+		"fault kinds dealt over the operations, on each key's first attempt: hold[=DUR],reset[=P],close[=P],409[=SECS],422,429[=SECS],503[=SECS],502,504,should-retry=false,restart,kill (stdio), none, or @FILE (JSON rules, with headers:); default "+clientcheck.DefaultFaultSpec+", over stdio "+clientcheck.DefaultStdioFaultSpec)
+	mcpFixture := fs.String("mcp", "", "without --profile: run the command against the MCP fixture (idemproof serve --mcp) instead of the HTTP reference, over stdio (the command gets "+clientcheck.EnvMCPCommand+", a JSON argv to start as its MCP server) or http (it gets "+clientcheck.EnvMCPEndpoint+")")
 	seed := fs.Int64("seed", 1, "seed of the fault probabilities (same seed, same request order: same faults)")
 	reportDir := fs.String("report-dir", "", "write report.json, junit.xml, report.html and report.md into this folder")
 	outcomes := fs.String("outcomes", "", "outcome file the client writes (default: a temporary file); exported as "+clientcheck.EnvOutcomeFile)
@@ -65,9 +69,6 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 		// operations: each run gets a fresh temporary folder instead.
 		return fmt.Errorf("--state-dir with --repeat %d: each run needs a fresh state folder; leave --state-dir out (each run then gets its own temporary one)", *repeat)
 	}
-	if _, err := clientcheck.ParseSchedule(*faults); err != nil {
-		return fmt.Errorf("--faults: %w", err)
-	}
 	var prof *profile.Profile
 	if *profilePath != "" {
 		p, err := profile.Load(*profilePath)
@@ -75,6 +76,27 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 			return fmt.Errorf("--profile: %w", err)
 		}
 		prof = p
+	}
+	switch {
+	case *mcpFixture != "" && prof != nil:
+		return fmt.Errorf("--mcp %s runs the command against the MCP fixture: leave out --profile (or --mcp)", *mcpFixture)
+	case *mcpFixture != "" && *mcpFixture != "stdio" && *mcpFixture != "http":
+		return fmt.Errorf("--mcp %q: use stdio or http", *mcpFixture)
+	}
+	if *faults == "" {
+		*faults = clientcheck.DefaultFaultSpec
+		if *mcpFixture == "stdio" || (prof != nil && prof.IsStdio()) {
+			*faults = clientcheck.DefaultStdioFaultSpec // a pipe carries no 503
+		}
+	}
+	if _, err := clientcheck.ParseSchedule(*faults); err != nil {
+		return fmt.Errorf("--faults: %w", err)
+	}
+	// Over stdio the command starts `idemproof proxy --stdio --attach ADDR` as its
+	// server: this very program.
+	var shim []string
+	if exe, err := os.Executable(); err == nil {
+		shim = []string{exe, "proxy", "--stdio"}
 	}
 
 	// The client's own output goes to stderr so stdout stays the report.
@@ -93,6 +115,8 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 			OutcomeFile: *outcomes,
 			Restart:     *restart,
 			StateDir:    *stateDir,
+			MCP:         *mcpFixture,
+			ShimCommand: shim,
 		}, clientcheck.Command(argv, stderr, stderr))
 		if err != nil {
 			if i > 0 {
@@ -102,7 +126,7 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 		last, rep = res, &res.Report
 		interrupted = markInterrupted(ctx, rep)
-		rep.Repeat = repeatClientCheck(*profilePath, runSeed, 1, *faults, *restart, argv) // the reports repeat the run, never `idemproof check --only client/…`
+		rep.Repeat = repeatClientCheck(*profilePath, *mcpFixture, runSeed, 1, *faults, *restart, argv) // the reports repeat the run, never `idemproof check --only client/…`
 		if len(res.Findings()) > 0 {
 			findingSeeds = append(findingSeeds, runSeed)
 		}
@@ -120,7 +144,7 @@ func runClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	if *repeat > 1 {
 		rep = combined.Report()
-		rep.Repeat = repeatClientCheck(*profilePath, *seed, *repeat, *faults, *restart, argv)
+		rep.Repeat = repeatClientCheck(*profilePath, *mcpFixture, *seed, *repeat, *faults, *restart, argv)
 	}
 	if *reportDir != "" {
 		if _, err := report.WriteDir(*reportDir, rep); err != nil {
@@ -287,7 +311,7 @@ func ledgerText(rec *verdict.Record) string {
 
 // repeatClientCheck is the command line that repeats a run with the same seed (and, for
 // a repeated run, the same number of runs).
-func repeatClientCheck(prof string, seed int64, runs int, faults string, restart bool, argv []string) string {
+func repeatClientCheck(prof, mcp string, seed int64, runs int, faults string, restart bool, argv []string) string {
 	quoted := make([]string, len(argv))
 	for i, a := range argv {
 		quoted[i] = report.ShellQuote(a)
@@ -295,6 +319,9 @@ func repeatClientCheck(prof string, seed int64, runs int, faults string, restart
 	cmd := "idemproof client-check"
 	if prof != "" {
 		cmd += " --profile " + report.ShellQuote(prof)
+	}
+	if mcp != "" {
+		cmd += " --mcp " + mcp
 	}
 	if restart {
 		cmd += " --restart"

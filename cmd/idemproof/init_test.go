@@ -88,8 +88,8 @@ func TestInitThenCheckSaysWhatToDeclareNext(t *testing.T) {
 	reports := filepath.Join(dir, "out")
 	stdout, errOut, code := runCLI(t, "check", "--profile", prof, "--seed", "5", "--report-dir", reports)
 	require.Equal(t, 0, code, "%s\n%s", stdout, errOut)
-	require.Regexp(t, `(?m)^\s+idemproof-reference-refunds-createrefund\s+\d+\s+\d+\s+30\s`, stdout, "30 N/A")
-	_, list, found := strings.Cut(stdout, "what to declare next (30 N/A); each line judges its scenarios once the lines above are declared too:\n")
+	require.Regexp(t, `(?m)^\s+idemproof-reference-refunds-createrefund\s+\d+\s+\d+\s+31\s`, stdout, "31 N/A")
+	_, list, found := strings.Cut(stdout, "what to declare next (31 N/A); each line judges its scenarios once the lines above are declared too:\n")
 	require.True(t, found, stdout)
 	list, _, _ = strings.Cut(list, "\n\n")
 	var rows []string
@@ -101,19 +101,19 @@ func TestInitThenCheckSaysWhatToDeclareNext(t *testing.T) {
 	require.Equal(t, []string{
 		"+8 slow_operation", "+4 downstream", "+4 store", "+2 crash.after_commit", "+2 principals", "+2 fail_operation",
 		"+2 retention", "+1 lock_timeout", "+1 crash.after_key", "+1 expect.replay_headers", "+1 keyed_methods",
-		"+1 business_error", "+1 no",
+		"+1 business_error", "+2 no",
 	}, rows, stdout)
 	require.Contains(t, list, "+8  slow_operation         a way to hold the work in flight: race/concurrent-pair, race/duplicate-concurrent, race/in-flight-not-fabricated, race/in-flight-other-payload, and 4 more (5 SAFETY, 1 MUST, 2 SHOULD)")
 	require.Contains(t, list, "+1  crash.after_key        a crash after the key is recorded: recovery/crash-after-key (1 MUST)", "judged once lock_timeout, above it, is declared too")
-	require.Contains(t, list, "+1  no declaration: replay/new-session (what they lack is a fact of the target: MCP sessions; a plain HTTP request belongs to none)")
+	require.Contains(t, list, "+2  no declaration: replay/new-session, replay/after-restart (what they lack is a fact of the target: MCP sessions; a plain HTTP request belongs to none; a server idemproof starts and may kill and start again: transport mcp-stdio)")
 
 	md, err := os.ReadFile(filepath.Join(reports, report.MarkdownFile))
 	require.NoError(t, err)
-	require.Contains(t, string(md), "### What to declare next (30 N/A)\n")
+	require.Contains(t, string(md), "### What to declare next (31 N/A)\n")
 	require.Contains(t, string(md), "| `slow_operation`: a way to hold the work in flight | 8 | `race/concurrent-pair`, ")
 	require.Contains(t, string(md), "| `business_error`: a request the API refuses after its checks | 1 | `storage/business-4xx` (1 POLICY) |")
 	page, err := os.ReadFile(filepath.Join(reports, report.HTMLFile))
 	require.NoError(t, err)
-	require.Contains(t, string(page), "<h2>What to declare next (30 N/A)</h2>")
+	require.Contains(t, string(page), "<h2>What to declare next (31 N/A)</h2>")
 	require.Contains(t, string(page), `<tr><td><code>slow_operation</code>: a way to hold the work in flight</td><td class="n">8</td><td><a href="#r-race-concurrent-pair-idemproof-reference-refunds-createrefund">race/concurrent-pair</a>`)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/faultproxy/stdio"
 	"github.com/idemproof/idemproof/profile"
 )
 
@@ -77,8 +79,39 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	keyField := fs.String("key-field", "", "dotted JSON path of the key in the request body, used instead of the header (e.g. params.arguments.idempotency_key)")
 	insecure := fs.Bool("insecure-upstream", false, "accept any TLS certificate from an https upstream (self-signed test servers)")
 	upstreamCA := fs.String("upstream-ca-file", "", "PEM file of a CA (a test CA) an https upstream is verified against, besides the system's roots")
+	stdioMode := fs.Bool("stdio", false, "front a stdio MCP server instead: idemproof proxy --stdio [flags] -- SERVER-CMD ARGS…, a drop-in for the server's command (admin API on a free loopback port unless --admin is given)")
+	attach := fs.String("attach", "", "with --stdio: relay stdin and stdout to the fault layer listening at this address (client-check gives it) instead of starting a server")
+	journalFile := fs.String("journal", "", "with --stdio: append the journal to this file (JSON lines) when the shim ends, as it ends with its server")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
+	}
+	if *stdioMode {
+		explicit := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+		for _, name := range []string{"upstream", "listen", "key-header", "insecure-upstream", "upstream-ca-file", "redact", "buffer-limit", "read-header-timeout", "body-timeout", "idle-timeout"} {
+			if explicit[name] {
+				return fmt.Errorf("--%s is a flag of the HTTP proxy: --stdio fronts a server's stdin and stdout", name)
+			}
+		}
+		adminAddr := "127.0.0.1:0"
+		if explicit["admin"] {
+			adminAddr = *admin
+		}
+		adminToken, err := adminTokenFrom(*token, *tokenFile)
+		if err != nil {
+			return err
+		}
+		shim := stdioShim{command: fs.Args(), attach: *attach, admin: adminAddr, adminToken: adminToken, allowHosts: allowHosts,
+			keyField: *keyField, seed: *seed, journalFile: *journalFile, capacity: int(*capacity), journalB: *journalBytes, attemptB: *attemptBytes}
+		if *rulesFile != "" {
+			if shim.rules, err = faultproxy.ReadRulesFileFor(*rulesFile, stdio.CheckFault); err != nil {
+				return err
+			}
+		}
+		return shim.run(ctx, os.Stdin, stdout, stderr)
+	}
+	if *attach != "" || *journalFile != "" {
+		return errors.New("--attach and --journal go with --stdio")
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q: proxy takes flags only", fs.Arg(0))

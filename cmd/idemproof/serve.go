@@ -14,6 +14,7 @@ import (
 
 	"github.com/idemproof/idemproof/reference"
 	"github.com/idemproof/idemproof/reference/idempotency"
+	"github.com/idemproof/idemproof/reference/mcpserver"
 	"github.com/idemproof/idemproof/reference/memstore"
 	"github.com/idemproof/idemproof/reference/pgstore"
 )
@@ -27,7 +28,7 @@ func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 // runServe runs the reference keyed refund server until ctx ends (SIGINT/SIGTERM), then
 // shuts it down gracefully.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "[flags]", "Runs the reference keyed refund server (POST /v1/refunds, POST /v1/invoices, GET ledgers, GET /healthz)\nuntil interrupted.", stderr)
+	fs := newFlagSet("serve", "[flags]", "Runs the reference keyed refund server (POST /v1/refunds, POST /v1/invoices, GET ledgers, GET /healthz)\nuntil interrupted; with --mcp, the same refund as an MCP tool server (Streamable HTTP at /mcp, or --stdio).", stderr)
 	listen := fs.String("listen", "127.0.0.1:8080", "address to listen on (port 0 picks a free port)")
 	storeSpec := fs.String("store", "memory", "memory | postgres://user:pass@host:port/db")
 	memoryLimit := fs.Int64("memory-limit", memstore.DefaultMaxBytes, "bytes the memory store may hold, keys and ledger (at least 1048576); past it new keys are answered 507")
@@ -44,6 +45,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	headerTimeout := fs.Duration("read-header-timeout", serveReadHeaderTimeout, "time a client has to send its request headers")
 	bodyTimeout := fs.Duration("body-timeout", reference.DefaultBodyTimeout, "time a client has to send a whole request body (past it: 408, nothing recorded)")
 	idleTimeout := fs.Duration("idle-timeout", serveIdleTimeout, "time an idle keep-alive connection stays open")
+	mcpMode := fs.Bool("mcp", false, "serve the refund as an MCP tool server instead (the fixture for agent harnesses): Streamable HTTP at /mcp, or --stdio")
+	stdioMode := fs.Bool("stdio", false, "with --mcp: serve one MCP client over stdin and stdout (logs go to stderr), for an agent host to start as its server command")
+	keyIn := fs.String("key-in", mcpserver.KeyInMeta, "with --mcp: where the refund tool reads the key: meta (_meta.idempotency_key) or argument (arguments.idempotency_key)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -58,6 +62,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *headerTimeout <= 0 || *bodyTimeout <= 0 || *idleTimeout <= 0 {
 		return errors.New("--read-header-timeout, --body-timeout and --idle-timeout must be positive durations, e.g. 10s, 60s, 2m")
+	}
+	if !*mcpMode && (*stdioMode || *keyIn != mcpserver.KeyInMeta) {
+		return errors.New("--stdio and --key-in serve the MCP tool server: add --mcp")
 	}
 
 	if *memoryLimit < 1<<20 {
@@ -85,18 +92,34 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *tokens != "" {
 		opts = append(opts, reference.WithTokens(strings.Split(*tokens, ",")...))
 	}
-	srv, err := reference.New(opts...)
-	if err != nil {
-		return err
+	var handler http.Handler
+	what := ""
+	if *mcpMode {
+		srv, err := mcpserver.New(mcpserver.Config{KeyIn: *keyIn, TestHooks: *testHooks, Reference: opts})
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		if *stdioMode {
+			fmt.Fprintln(stderr, "idemproof serve: MCP tool server on stdin and stdout (tools refund, list_refunds)")
+			return srv.ServeStdio(ctx, os.Stdin, os.Stdout)
+		}
+		handler, what = srv.Handler(), " (MCP endpoint /mcp: tools refund, list_refunds)"
+	} else {
+		srv, err := reference.New(opts...)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		handler = srv
 	}
-	defer srv.Close()
 
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *listen, err)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: *headerTimeout, IdleTimeout: *idleTimeout}
-	fmt.Fprintf(stderr, "idemproof serve: listening on http://%s\n", ln.Addr())
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: *headerTimeout, IdleTimeout: *idleTimeout}
+	fmt.Fprintf(stderr, "idemproof serve: listening on http://%s%s\n", ln.Addr(), what)
 
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()

@@ -29,10 +29,21 @@ func main() {
 	flag.StringVar(&cfg.KeyField, "key-field", keyField, "where the key travels: params._meta.NAME or params.arguments.NAME (default: $IDEMPROOF_KEY_FIELD, or "+DefaultKeyField+")")
 	flag.StringVar(&cfg.Tool, "tool", "refund", "the tool to call")
 	flag.BoolVar(&cfg.KeyPerAttempt, "key-per-attempt", false, "the bug: mint a fresh key for every attempt")
+	flag.BoolVar(&cfg.NewKeyOnReconnect, "new-key-on-reconnect", false, "the bug: after a broken session (a stdio server that died), a new key")
+	flag.BoolVar(&cfg.OtherArguments, "other-arguments", false, "the bug: the retry sends other arguments under the key")
+	flag.BoolVar(&cfg.FailedOnLoss, "failed-on-loss", false, "the bug: a lost answer is reported failed, not retried")
 	flag.IntVar(&cfg.Attempts, "attempts", 5, "attempts per tool call")
 	flag.DurationVar(&cfg.AttemptTimeout, "timeout", time.Second, "per-attempt timeout")
 	flag.Parse()
 	cfg.Log = os.Stderr
+	cfg.StateDir = os.Getenv("IDEMPROOF_STATE_DIR")
+	if cmd := os.Getenv("IDEMPROOF_MCP_COMMAND"); cmd != "" {
+		// client-check over stdio: the server is a command to start (a JSON argv).
+		if err := json.Unmarshal([]byte(cmd), &cfg.Command); err != nil {
+			fmt.Fprintln(os.Stderr, "mcp-agent-client: IDEMPROOF_MCP_COMMAND:", err)
+			os.Exit(2)
+		}
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

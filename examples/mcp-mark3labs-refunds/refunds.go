@@ -15,11 +15,17 @@
 // does replay, which is why such code passes a happy-path test. README.md names the
 // scenarios these defects break.
 //
+// Its state is in memory: over stdio (-stdio), a server process that dies takes every
+// key with it, and the restarted one refunds a retry again — whatever the team's
+// stdio-profile.yaml promises (expect.durable_keys).
+//
 // Ledgers: the `list_refunds` tool (structuredContent.count) and GET /v1/refunds?order_id=.
 // Test hooks on the tools/call HTTP request: X-Test-Delay (extra work time, e.g. 400ms),
-// X-Test-Fail (the tool fails with JSON-RPC -32603; nothing cached).
+// X-Test-Fail (the tool fails with JSON-RPC -32603; nothing cached); over stdio the same
+// in _meta (test_delay, test_fail).
 //
 //	go run . -addr 127.0.0.1:8092            # then idemproof check --profile profile.yaml
+//	go run . -stdio                          # then idemproof check --profile stdio-profile.yaml
 package main
 
 import (
@@ -108,9 +114,9 @@ func NewApp(cfg Config) *App {
 	return &App{cfg: cfg, cache: map[string]cachedResult{}, refunds: map[string][]Refund{}}
 }
 
-// Handler serves the MCP endpoint at /mcp, the HTTP ledger at GET /v1/refunds and
-// GET /healthz.
-func (a *App) Handler() http.Handler {
+// MCPServer is the MCP server with the refund and list_refunds tools, for any transport
+// (server.ServeStdio serves it over stdio).
+func (a *App) MCPServer() *server.MCPServer {
 	s := server.NewMCPServer("mcp-mark3labs-refunds", "1.0.0", server.WithToolCapabilities(false))
 	s.AddTool(mcp.NewTool("refund",
 		mcp.WithDescription("Refund an order. Pass an idempotency_key so that a retry does not refund twice."),
@@ -122,9 +128,14 @@ func (a *App) Handler() http.Handler {
 		mcp.WithDescription("The refunds of an order."),
 		mcp.WithString("order_id", mcp.Required()),
 	), a.listRefunds)
+	return s
+}
 
+// Handler serves the MCP endpoint at /mcp, the HTTP ledger at GET /v1/refunds and
+// GET /healthz.
+func (a *App) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", server.NewStreamableHTTPServer(s))
+	mux.Handle("/mcp", server.NewStreamableHTTPServer(a.MCPServer()))
 	mux.HandleFunc("GET /v1/refunds", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(a.ledger(r.URL.Query().Get("order_id")))
@@ -140,7 +151,7 @@ func (a *App) refund(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolR
 			return prior.result(), nil
 		}
 	}
-	if req.Header.Get("X-Test-Fail") != "" {
+	if testHooks(req).Get("X-Test-Fail") != "" {
 		return nil, errors.New("injected failure (X-Test-Fail): nothing was refunded")
 	}
 	ans := a.work(req)
@@ -162,11 +173,28 @@ func (a *App) work(req mcp.CallToolRequest) answer {
 	if a.cfg.beforeWork != nil {
 		a.cfg.beforeWork()
 	}
-	time.Sleep(a.workTime(req.Header))
+	time.Sleep(a.workTime(testHooks(req)))
 	if amount > declineAbove {
 		return answer{errText: fmt.Sprintf("refund declined: %d exceeds the order total", int(amount))}
 	}
 	return answer{refund: a.record(orderID, int(amount))}
+}
+
+// testHooks are the hooks of a tool call: its HTTP request's headers, or over stdio the
+// same names in _meta (test_delay, test_fail).
+func testHooks(req mcp.CallToolRequest) http.Header {
+	h := http.Header{}
+	if req.Header != nil {
+		h = req.Header.Clone()
+	}
+	if m := req.Params.Meta; m != nil {
+		for meta, name := range map[string]string{"test_delay": "X-Test-Delay", "test_fail": "X-Test-Fail"} {
+			if v, ok := m.AdditionalFields[meta]; ok {
+				h.Set(name, fmt.Sprint(v))
+			}
+		}
+	}
+	return h
 }
 
 func (a *App) workTime(h http.Header) time.Duration {

@@ -164,6 +164,15 @@ func (t *Transport) Frame(tool string, args []byte) ([]byte, error) {
 	return encodeRequest(float64(0), "tools/call", params)
 }
 
+// WithID is a framed request with its top-level id replaced by id, every other byte as
+// the runner shaped it (key order, whitespace): each attempt of a step is the same
+// request under an id of its own. Other transports of JSON-RPC (stdio) frame with it too.
+func WithID(body []byte, id int64) ([]byte, error) { return withID(body, id) }
+
+// ResponseBody is {"result":…} or {"error":…} of a JSON-RPC response, as written: the
+// comparable form of an answer (without the id, which echoes each request's own).
+func ResponseBody(msg []byte) []byte { return responseBody(msg) }
+
 func encodeRequest(id any, method string, params json.RawMessage) ([]byte, error) {
 	req := &jsonrpc.Request{Method: method, Params: params}
 	if id != nil {

@@ -15,11 +15,17 @@
 // -32602 (none of them stored). A declined refund (an amount over 1,000,000) is a tool
 // result with isError, stored and replayed like any result. Each refund takes 300–500 ms.
 //
+// With Config.StateFile the keys and the ledger live in a file (state.go), so they survive
+// a restart of the server and are shared by every server process on the host: what a
+// stdio server needs, since its host starts one per session and restarts it when it dies.
+//
 // Ledgers: the `list_refunds` tool (structuredContent.count) and GET /v1/refunds?order_id=.
 // Test hooks on the tools/call HTTP request: X-Test-Delay (extra work time, e.g. 400ms),
-// X-Test-Fail (the work fails with JSON-RPC -32603 after the key insert; nothing stored).
-// The command in the directory above serves it (go run . -addr 127.0.0.1:8091); other
-// example modules start it in-process with NewApp.
+// X-Test-Fail (the work fails with JSON-RPC -32603 after the key insert; nothing stored);
+// over stdio, which has no headers, the same in _meta: test_delay and test_fail.
+// The command in the directory above serves it over Streamable HTTP (go run . -addr
+// 127.0.0.1:8091) or stdio (go run . -stdio -state FILE); other example modules start it
+// in-process with NewApp.
 package refunds
 
 import (
@@ -32,7 +38,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 
@@ -86,10 +91,15 @@ type Ledger struct {
 	Refunds []Refund `json:"refunds"`
 }
 
-// Config sets the server's retention window and how long one refund's work takes.
+// Config sets the server's retention window, how long one refund's work takes, and
+// where its state lives.
 type Config struct {
 	Retention        time.Duration
 	WorkMin, WorkMax time.Duration
+	// StateFile, when set, keeps the keys and the ledger in this file (a lock file
+	// beside it), so they survive a restart and are shared by every process; "" keeps
+	// them in memory.
+	StateFile string
 	// Now is the clock of the retention window (nil: time.Now).
 	Now func() time.Time
 	// beforeWork, when set, runs after the key insert and before the work (tests hold
@@ -99,12 +109,8 @@ type Config struct {
 
 // App is the refund server: the deduplicating key store and the ledger.
 type App struct {
-	cfg  Config
-	keys *keyStore
-
-	mu      sync.Mutex
-	refunds map[string][]Refund // by order id
-	next    int
+	cfg   Config
+	store *store
 }
 
 // NewApp returns the server with cfg's zero fields at their defaults (3s retention,
@@ -120,27 +126,43 @@ func NewApp(cfg Config) *App {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &App{cfg: cfg, keys: newKeyStore(cfg.Retention, cfg.Now), refunds: map[string][]Refund{}}
+	return &App{cfg: cfg, store: newStore(cfg.StateFile)}
 }
 
-// Handler serves the MCP endpoint at /mcp, the HTTP ledger at GET /v1/refunds and
-// GET /healthz.
-func (a *App) Handler() http.Handler {
+// Server is the MCP server with the refund and list_refunds tools, for any transport.
+func (a *App) Server() *mcp.Server {
 	server := mcp.NewServer(&mcp.Implementation{Name: "mcp-gosdk-refunds", Version: "1.0.0"}, nil)
 	mcp.AddTool(server, &mcp.Tool{
 		Name:        "refund",
 		Description: "Refund an order. Send an idempotency key in _meta." + MetaKey + "; a retry with the same key never refunds twice.",
 	}, a.refund)
-	mcp.AddTool(server, &mcp.Tool{Name: "list_refunds", Description: "The refunds of an order."}, a.listRefunds)
+	mcp.AddTool(server, &mcp.Tool{Name: "list_refunds", Description: "The refunds of an order.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, a.listRefunds)
+	return server
+}
 
+// ServeStdio serves one client over this process's stdin and stdout until stdin ends.
+func (a *App) ServeStdio(ctx context.Context) error {
+	return a.Server().Run(ctx, &mcp.StdioTransport{})
+}
+
+// Handler serves the MCP endpoint at /mcp, the HTTP ledger at GET /v1/refunds and
+// GET /healthz.
+func (a *App) Handler() http.Handler {
+	server := a.Server()
 	mux := http.NewServeMux()
 	// A session the client abandoned (a harness opens one per scenario) is closed after a
 	// while, so the server's memory follows its live sessions.
 	opts := &mcp.StreamableHTTPOptions{SessionTimeout: 5 * time.Minute}
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, opts))
 	mux.HandleFunc("GET /v1/refunds", func(w http.ResponseWriter, r *http.Request) {
+		l, err := a.ledger(r.URL.Query().Get("order_id"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(a.ledger(r.URL.Query().Get("order_id")))
+		json.NewEncoder(w).Encode(l)
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	return mux
@@ -154,7 +176,10 @@ func (a *App) refund(ctx context.Context, req *mcp.CallToolRequest, in RefundArg
 	if err != nil {
 		return nil, Refund{}, err
 	}
-	e, state := a.keys.begin(key, fingerprint(in))
+	e, state, err := a.begin(key, fingerprint(in))
+	if err != nil {
+		return nil, Refund{}, stateError(err)
+	}
 	switch state {
 	case stateMismatch:
 		return nil, Refund{}, &jsonrpc.Error{Code: CodeMismatch, Message: "idempotency key reused with other arguments"}
@@ -165,16 +190,15 @@ func (a *App) refund(ctx context.Context, req *mcp.CallToolRequest, in RefundArg
 		return e.replay()
 	}
 
-	var header http.Header
-	if req.Extra != nil {
-		header = req.Extra.Header
-	}
-	if header.Get("X-Test-Fail") != "" {
+	hooks := testHooks(req)
+	if hooks.Get("X-Test-Fail") != "" {
 		// Slow work that then fails is held too (X-Test-Delay with X-Test-Fail), so a
 		// repeat can meet it in flight: race/in-flight-original-fails is timed from the
 		// hold, and was UNKNOWN ("the slow hook did not hold the original") without it.
-		time.Sleep(a.workTime(header))
-		a.keys.abandon(key, e)
+		time.Sleep(a.workTime(hooks))
+		if err := a.abandon(key); err != nil {
+			return nil, Refund{}, stateError(err)
+		}
 		return nil, Refund{}, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "injected failure (X-Test-Fail): nothing was refunded"}
 	}
 	if a.cfg.beforeWork != nil {
@@ -182,13 +206,37 @@ func (a *App) refund(ctx context.Context, req *mcp.CallToolRequest, in RefundArg
 	}
 	// The work is not cancelled with the request: a refund that started is a refund made,
 	// whether or not its client is still there to hear about it.
-	time.Sleep(a.workTime(header))
+	time.Sleep(a.workTime(hooks))
+	var refund Refund
+	declined := ""
 	if in.Amount > declineAbove {
-		e.finish(a.keys, Refund{}, fmt.Sprintf("refund declined: %d exceeds the order total", int(in.Amount)))
-	} else {
-		e.finish(a.keys, a.record(in), "")
+		declined = fmt.Sprintf("refund declined: %d exceeds the order total", int(in.Amount))
+	} else if refund, err = a.record(in); err != nil {
+		return nil, Refund{}, stateError(err)
+	}
+	if e, err = a.finish(key, refund, declined); err != nil {
+		return nil, Refund{}, stateError(err)
 	}
 	return e.replay()
+}
+
+// testHooks are the hooks of a tool call: its HTTP request's headers, or over stdio the
+// same names in _meta (test_delay, test_fail).
+func testHooks(req *mcp.CallToolRequest) http.Header {
+	h := http.Header{}
+	if req.Extra != nil && req.Extra.Header != nil {
+		h = req.Extra.Header.Clone()
+	}
+	for meta, name := range map[string]string{"test_delay": "X-Test-Delay", "test_fail": "X-Test-Fail"} {
+		if v, ok := req.Params.Meta[meta]; ok {
+			h.Set(name, fmt.Sprint(v))
+		}
+	}
+	return h
+}
+
+func stateError(err error) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the refunds state is unavailable: " + err.Error()}
 }
 
 func (a *App) workTime(h http.Header) time.Duration {
@@ -202,24 +250,32 @@ func (a *App) workTime(h http.Header) time.Duration {
 	return d
 }
 
-func (a *App) record(in RefundArgs) Refund {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.next++
-	r := Refund{RefundID: fmt.Sprintf("re_%06d", a.next), OrderID: in.OrderID, Amount: int(in.Amount), Status: "succeeded"}
-	a.refunds[in.OrderID] = append(a.refunds[in.OrderID], r)
-	return r
+func (a *App) record(in RefundArgs) (Refund, error) {
+	var r Refund
+	err := a.store.update(func(s *state) {
+		s.Next++
+		// A random part too: ids stay unique across servers that share no state file.
+		r = Refund{RefundID: fmt.Sprintf("re_%06d_%04x", s.Next, rand.N(1<<16)), OrderID: in.OrderID, Amount: int(in.Amount), Status: "succeeded"}
+		s.Refunds[in.OrderID] = append(s.Refunds[in.OrderID], r)
+	})
+	return r, err
 }
 
-func (a *App) ledger(orderID string) Ledger {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	rs := append([]Refund{}, a.refunds[orderID]...)
-	return Ledger{OrderID: orderID, Count: len(rs), Refunds: rs}
+func (a *App) ledger(orderID string) (Ledger, error) {
+	var l Ledger
+	err := a.store.update(func(s *state) {
+		rs := append([]Refund{}, s.Refunds[orderID]...)
+		l = Ledger{OrderID: orderID, Count: len(rs), Refunds: rs}
+	})
+	return l, err
 }
 
 func (a *App) listRefunds(_ context.Context, _ *mcp.CallToolRequest, in LedgerArgs) (*mcp.CallToolResult, Ledger, error) {
-	return nil, a.ledger(in.OrderID), nil
+	l, err := a.ledger(in.OrderID)
+	if err != nil {
+		return nil, Ledger{}, stateError(err)
+	}
+	return nil, l, nil
 }
 
 // idempotencyKey reads and checks the key in _meta.
