@@ -77,7 +77,7 @@ func boundaryScenarios() []Scenario {
 			Labels:      labels("crash", "safety"),
 			Needs:       []profile.Capability{profile.CapDownstream, profile.CapCrashAfterCommit},
 			Steps:       []Step{{Name: "original", Hook: HookCrashAfterCommit}, {Name: "retry"}},
-			Check:       vendorOnce(vendorCheck{sameKey: true}),
+			Check:       crashed("original", "crash.after_commit", vendorOnce(vendorCheck{sameKey: true})),
 		},
 		{
 			ID:          "boundary/no-call-on-refusal",

@@ -22,12 +22,12 @@ func keyShapeScenarios() []Scenario {
 		{
 			ID:          "key/distinct-keys-same-body",
 			Description: "two different keys with the same payload are two operations",
-			Requirement: "different keys are different operations: two keys with one payload execute twice (two side effects, two responses)",
+			Requirement: "different keys are different operations: two keys with one payload execute twice (two side effects, two responses), and the first key repeated afterwards (the control) replays its own response",
 			Source:      and(srcDraftUniqueness, srcSeed),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:key", "fault:none", "level:safety"},
-			Steps:       []Step{{Name: "first"}, {Name: "second", Key: KeyOther}},
-			Check:       distinctKeysSameBody,
+			Steps:       []Step{{Name: "first"}, {Name: "second", Key: KeyOther}, {Name: ControlStep}},
+			Check:       honouredAfter(controlPair{"first", "second", ControlStep, "the second key"}, distinctKeysSameBody),
 		},
 		{
 			ID:          "key/valid-never-5xx",
@@ -100,10 +100,10 @@ func distinctKeysSameBody(r verdict.Record, p *profile.Profile) (verdict.Verdict
 			return f.result(verdict.Unknown, "the %s key got %s (%s), not a success: nothing to judge", op.Step, describe(op), op.Class)
 		}
 	}
-	switch {
-	case n > 2:
-		f.count(verdict.CatDuplicated, n-2)
-		return f.result(verdict.Fail, "%d side effects from two keys, want 2", n)
+	switch most := 1 + allowedEffects(r, p); {
+	case n > most:
+		f.count(verdict.CatDuplicated, n-most)
+		return f.result(verdict.Fail, "%d side effects from two keys (and the first again as the control repeat, which must replay), want at most %d", n, most)
 	case succ > n:
 		f.count(verdict.CatLost, succ-n)
 		if a.Class == outcome.Success && b.Class == outcome.Success && sameResponse(p, a, b) {
@@ -230,6 +230,9 @@ func emptyQuoted(r verdict.Record, p *profile.Profile) (verdict.Verdict, string,
 	}
 	var f finding
 	answers := append(stepAnswers(r, "empty-quoted"), stepAnswers(r, "empty-quoted"+againSuffix)...)
+	if v, msg, ev, decided := judgeFixedKey(r, p, answers, `the key ""`); decided {
+		return v, msg, ev
+	}
 	n := r.Ledger[verdict.LedgerOperation]
 	refused, succ, seen := 0, 0, 0
 	var other []string

@@ -22,19 +22,30 @@ func recoveryScenarios() []Scenario {
 			Needs:       []profile.Capability{profile.CapCrashAfterKey, profile.CapLockTimeout},
 			Steps:       []Step{{Name: "original", Hook: HookCrashAfterKey}, {Name: "retry", Wait: WaitPastLock}},
 			Settle:      &Settle{},
-			Check:       exactlyOnce("retry"),
+			Check:       crashed("original", "crash.after_key", exactlyOnce("retry")),
 		},
 		{
 			ID:          "recovery/client-gave-up",
 			Description: "the client gives up while the target still works; the retry after the work would have ended gets its one result",
-			Requirement: "a client that leaves mid-work (its timeout) neither wedges the key nor lets the work run twice: the retry replays the committed result or, if the work was abandoned and its key released, executes it once",
+			Requirement: "a client that leaves mid-work (its timeout) neither wedges the key nor lets the work run twice: the retry replays the committed result or, if the work was abandoned and its key released, executes it once; where the retry may have come after the declared retention, a control key held as long beforehand, whose client stays, tells an expired record (the control is not replayed either) from a key lost with its client (the control still replays)",
 			Source:      and(srcBrandur, srcSeed),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:recovery", "fault:none", "level:safety", "speed:slow"},
 			Needs:       []profile.Capability{profile.CapSlow},
 			// The original's attempt keeps client_timeout while the work is held past it,
-			// so the client leaves and the proxy cuts the target's connection mid-work.
-			Steps:  []Step{{Name: "original", Hook: HookSlowPastTimeout}, {Name: "retry", Wait: WaitPastHold}},
+			// so the client leaves and the proxy cuts the target's connection mid-work. First
+			// a control key of its own, on an entity of its own, is held as long with a
+			// client that stays, and repeated a little later than the retry will be: where
+			// the retry may have come after the declared retention, whether the control
+			// replayed tells an expired record from a key lost with its client. (Before the
+			// original, not beside it: a target that serves one request at a time would
+			// hold the original behind it.)
+			Steps: []Step{
+				{Name: gaveUpControl, Key: KeyOther, OtherEntity: true, Hook: HookSlowPastTimeoutWaited},
+				{Name: gaveUpControlRepeat, Key: KeyOther, OtherEntity: true, Wait: WaitPastHoldAgain},
+				{Name: "original", Hook: HookSlowPastTimeout},
+				{Name: "retry", Wait: WaitPastHold},
+			},
 			Settle: &Settle{},
 			Check:  gaveUpThenOnce,
 		},
@@ -48,7 +59,7 @@ func recoveryScenarios() []Scenario {
 			Needs:       []profile.Capability{profile.CapCrashAfterCommit},
 			Steps:       []Step{{Name: "original", Hook: HookCrashAfterCommit}, {Name: "retry"}},
 			Settle:      &Settle{},
-			Check:       exactlyOnce("retry"),
+			Check:       crashed("original", "crash.after_commit", exactlyOnce("retry")),
 		},
 		{
 			ID:          "recovery/slow-past-lock",
@@ -142,12 +153,13 @@ func answeredBefore(r verdict.Record, p *profile.Profile, a, original verdict.Op
 	return end.Sub(a.Time) > max(100*time.Millisecond, slowHold(p)/4)
 }
 
-// gaveUpThenOnce judges the retry after the client gave up, but only when it did: an
+// gaveUpJudged judges the retry after the client gave up, but only when it did: an
 // original that got its answer inside client_timeout (a hook that did not hold) left the
 // target nothing to see. An answer cut at client_timeout counts as given up too: an MCP
 // tool that streams progress sends its 200 and events at once and its result only when
 // the work is done. So does a 5xx: someone gave up on the work before the client did.
-func gaveUpThenOnce(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
+// The record is the scenario's own key's (gave_up_control.go takes the control out).
+func gaveUpJudged(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	a, ok := stepAnswer(r, "original")
 	if ok && a.Class == outcome.ServerError {
 		// A gateway in front of the target gave up first (nginx's 504 at its read

@@ -203,7 +203,44 @@ func bytesChanged(p *profile.Profile, committed []byte, buffered bool, retry, re
 	return ""
 }
 
+// replayPremise reads the ledger before a check of what a replay carries (its headers,
+// its marker): where the repeat executed again, nothing was replayed, and comparing the
+// two answers proves nothing about replays. More effects than allowed is the duplicate
+// it is (FAIL); more than one where a late repeat may have executed anew leaves nothing
+// replayed to judge (UNKNOWN); a success with no effect at all is lost (FAIL). decided
+// is false when the ledger shows the one execution a replay needs.
+func replayPremise(r verdict.Record, p *profile.Profile, first, repeat string) (v verdict.Verdict, msg string, ev verdict.Evidence, decided bool) {
+	if r.LedgerErr != "" {
+		v, msg, ev = unknownLedger(r)
+		return v, msg, ev, true
+	}
+	var f finding
+	a, _ := stepAnswer(r, first)
+	b, okB := stepAnswer(r, repeat)
+	n, allowed := r.Ledger[verdict.LedgerOperation], allowedEffects(r, p)
+	switch {
+	case n > allowed:
+		f.count(verdict.CatDuplicated, n-allowed)
+		if okB {
+			f.blame(b, "the replay, no second execution")
+		}
+		v, msg, ev = f.result(verdict.Fail, "%s%d side effects for one key, want %d: the repeat executed again, so nothing was replayed", keyIgnored(r, n), n, allowed)
+	case n > 1:
+		v, msg, ev = f.result(verdict.Unknown, "%d side effects: %s, so nothing shows a replay to judge", n, mayBeLate("the repeat", p))
+	case n == 0 && isSuccess(a):
+		f.count(verdict.CatLost, 1)
+		f.blame(a, "a success with its side effect")
+		v, msg, ev = f.result(verdict.Fail, "%s got %d but the ledger shows no side effect", first, a.Status)
+	default:
+		return "", "", verdict.Evidence{}, false
+	}
+	return v, msg, ev, true
+}
+
 func fidelityHeaders(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
+	if v, msg, ev, decided := replayPremise(r, p, "original", "repeat"); decided {
+		return v, msg, ev
+	}
 	var f finding
 	a, okA := stepAnswer(r, "original")
 	b, okB := stepAnswer(r, "repeat")
@@ -228,6 +265,9 @@ func fidelityHeaders(r verdict.Record, p *profile.Profile) (verdict.Verdict, str
 }
 
 func replayMarker(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
+	if v, msg, ev, decided := replayPremise(r, p, "original", "repeat"); decided {
+		return v, msg, ev
+	}
 	var f finding
 	a, okA := stepAnswer(r, "original")
 	b, okB := stepAnswer(r, "repeat")

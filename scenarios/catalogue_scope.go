@@ -12,18 +12,18 @@ func scopeScenarios() []Scenario {
 		{
 			ID:          "scope/other-principal",
 			Description: "the same key from another principal executes independently",
-			Requirement: "keys are scoped per principal: another principal's request executes and never receives the first one's stored response",
+			Requirement: "keys are scoped per principal: another principal's request executes and never receives the first one's stored response; the first principal's repeat afterwards (the control) still replays its own",
 			Source:      and(srcDraftUniqueness, srcBrandur),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:scope", "fault:none", "level:safety"},
 			Needs:       []profile.Capability{profile.CapPrincipals},
-			Steps:       []Step{{Name: "original"}, {Name: "other", Principal: 1}},
-			Check:       independent(""),
+			Steps:       []Step{{Name: "original"}, {Name: "other", Principal: 1}, {Name: ControlStep}},
+			Check:       honouredAfter(controlPair{"original", "other", ControlStep, "the other principal's request"}, independent("")),
 		},
 		{
 			ID:          "scope/other-principal-in-flight",
 			Description: "the same key from another principal while the original still runs executes independently",
-			Requirement: "keys are scoped per principal while in flight too: another principal's request is neither refused as in flight nor made to wait for and given the first one's response",
+			Requirement: "keys are scoped per principal while in flight too: another principal's request is neither refused as in flight nor made to wait for and given the first one's response; the first principal's repeat afterwards (the control) still replays its own",
 			Source:      and(srcDraftUniqueness, srcBrandur),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:scope", "fault:before-upstream", "level:safety"},
@@ -36,29 +36,30 @@ func scopeScenarios() []Scenario {
 				{Name: "other", Principal: 1},
 				{Name: "after", Wait: WaitBackground},
 			},
-			Check: otherPrincipalInFlight,
+			// "after", the original's repeat once it ended, is the control.
+			Check: honouredAfter(controlPair{"original", "other", "after", "the other principal's request"}, otherPrincipalInFlight),
 		},
 		{
 			ID:          "scope/other-entity",
 			Description: "the same key for another entity is refused, or executes for that entity; never the first entity's response",
-			Requirement: "a key reused for another entity (another order in the body or the path) never gets the first entity's stored response while the other entity's operation does not happen: it is refused as another payload, or, where the entity is in the path (another endpoint), executes for it",
+			Requirement: "a key reused for another entity (another order in the body or the path) never gets the first entity's stored response while the other entity's operation does not happen: it is refused as another payload, or, where the entity is in the path (another endpoint), executes for it; the first entity's repeat afterwards (the control) still replays its own",
 			Source:      and(srcDraftUniqueness, srcDraftErrors),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:scope", "fault:none", "level:safety"},
 			Needs:       []profile.Capability{profile.CapEntityRequest},
-			Steps:       []Step{{Name: "original"}, {Name: "other", OtherEntity: true}},
-			Check:       otherEntity,
+			Steps:       []Step{{Name: "original"}, {Name: "other", OtherEntity: true}, {Name: ControlStep}},
+			Check:       honouredAfter(controlPair{"original", "other", ControlStep, "the request for the other entity"}, otherEntity),
 		},
 		{
 			ID:          "scope/other-endpoint",
 			Description: "the same key on another operation executes independently",
-			Requirement: "keys are scoped per endpoint: the other operation executes and never receives the first one's stored response",
+			Requirement: "keys are scoped per endpoint: the other operation executes and never receives the first one's stored response; the first operation's repeat afterwards (the control) still replays its own",
 			Source:      and(srcDraftUniqueness, srcSeed),
 			Level:       verdict.LevelSafety,
 			Labels:      []string{"group:scope", "fault:none", "level:safety"},
 			Needs:       []profile.Capability{profile.CapOther},
-			Steps:       []Step{{Name: "original"}, {Name: "other", Payload: PayloadOther}},
-			Check:       independent(verdict.LedgerOther),
+			Steps:       []Step{{Name: "original"}, {Name: "other", Payload: PayloadOther}, {Name: ControlStep}},
+			Check:       honouredAfter(controlPair{"original", "other", ControlStep, "the other operation's request"}, independent(verdict.LedgerOther)),
 		},
 	}
 }
@@ -72,7 +73,7 @@ func independent(ledger string) Checker {
 		other, _ := stepAnswer(r, "other")
 		if !isSuccess(orig) {
 			if ledger == "" && gatewayStatus(orig.Status) && isSuccess(other) && !replayMarked(other, p) {
-				return gatewayOriginal(r, &f, orig, other)
+				return gatewayOriginal(r, p, &f, orig, other)
 			}
 			return f.result(verdict.Unknown, "the original did not succeed (%s)", describe(orig))
 		}
@@ -127,12 +128,12 @@ func otherPrincipalExecuted(r verdict.Record, p *profile.Profile, f *finding, or
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
-	switch n := r.Ledger[verdict.LedgerOperation]; {
+	switch n, most := r.Ledger[verdict.LedgerOperation], 1+allowedEffects(r, p); {
 	case n == 2:
 		return f.result(verdict.Pass, "executed independently: %d with its own body, and the ledger counts both requests (2 side effects)", other.Status)
-	case n > 2:
-		f.count(verdict.CatDuplicated, n-2)
-		return f.result(verdict.Fail, "%d side effects for two requests, one per principal: want at most 2", n)
+	case n > most:
+		f.count(verdict.CatDuplicated, n-most)
+		return f.result(verdict.Fail, "%d side effects for two requests, one per principal (and the first one's control repeat, which must replay): want at most %d", n, most)
 	case n == 0:
 		f.count(verdict.CatLost, 1)
 		f.blame(orig, "a success with its side effect")
@@ -145,16 +146,16 @@ func otherPrincipalExecuted(r verdict.Record, p *profile.Profile, f *finding, or
 // target answered the original (502, 503, 504: a read timeout shorter than the work, a
 // load shedder), so there are no bytes of the original's to tell a leak by. The ledger
 // still tells: two side effects for the two requests are two executions, one each.
-func gatewayOriginal(r verdict.Record, f *finding, orig, other verdict.Op) (verdict.Verdict, string, verdict.Evidence) {
+func gatewayOriginal(r verdict.Record, p *profile.Profile, f *finding, orig, other verdict.Op) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
-	switch n := r.Ledger[verdict.LedgerOperation]; {
+	switch n, most := r.Ledger[verdict.LedgerOperation], 1+allowedEffects(r, p); {
 	case n == 2:
 		return f.result(verdict.Pass, "executed independently: %d, and the ledger counts both requests (2 side effects); the original's answer was a gateway's %d", other.Status, orig.Status)
-	case n > 2:
-		f.count(verdict.CatDuplicated, n-2)
-		return f.result(verdict.Fail, "%d side effects for two requests, one per principal: want at most 2", n)
+	case n > most:
+		f.count(verdict.CatDuplicated, n-most)
+		return f.result(verdict.Fail, "%d side effects for two requests, one per principal (and the first one's control repeat, which must replay): want at most %d", n, most)
 	default:
 		return f.result(verdict.Unknown, "the original's answer was a gateway's %d, so its bytes cannot be compared with the other principal's %d, and the ledger shows %d side effect(s), not one per request", orig.Status, other.Status, n)
 	}

@@ -34,8 +34,8 @@ func storageScenarios() []Scenario {
 		},
 		{
 			ID:          "storage/validation-not-stored",
-			Description: "a validation error, then the corrected request with the same key: executed, or the stored error replayed",
-			Requirement: "the observed policy matches expect.stores_validation_errors when declared (Stripe: not stored, the corrected request executes once); reported otherwise",
+			Description: "a validation error, then the corrected request with the same key: executed, the stored error replayed, or refused as a changed request",
+			Requirement: "the observed policy matches expect.stores_validation_errors when declared (Stripe: not stored, the corrected request executes once; stored: the error is replayed, or, where the stored error keeps the invalid request's fingerprint, the corrected request is refused as a changed one); reported otherwise",
 			Source:      srcStripe,
 			Level:       verdict.LevelPolicy,
 			Labels:      []string{"group:storage", "fault:none", "level:policy"},
@@ -229,8 +229,11 @@ func notPinned(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, v
 }
 
 // validationNotStored reports (or judges against expect.stores_validation_errors)
-// whether a request refused before execution was stored under its key: the corrected
-// request with the same key then gets the stored refusal instead of executing.
+// whether a request refused before execution was stored under its key. Stored, the
+// corrected request with the same key does not execute: it gets the stored refusal
+// (replayed), or, where the target keeps the invalid request's fingerprint with it, a
+// mismatch (refused as a changed request: it is another request than the stored one).
+// Either is the stored policy working; only an execution is "not stored".
 func validationNotStored(r verdict.Record, p *profile.Profile) (verdict.Verdict, string, verdict.Evidence) {
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
@@ -250,7 +253,7 @@ func validationNotStored(r verdict.Record, p *profile.Profile) (verdict.Verdict,
 		b = settle.last
 	}
 	n, allowed := r.Ledger[verdict.LedgerOperation], allowedEffects(r, p)
-	var stored bool
+	var stored, refusedChanged bool
 	switch {
 	case n > allowed:
 		f.count(verdict.CatDuplicated, n-allowed)
@@ -268,6 +271,10 @@ func validationNotStored(r verdict.Record, p *profile.Profile) (verdict.Verdict,
 		stored = false
 	case b.Class == a.Class && b.Status == a.Status && n == 0:
 		stored = true
+	case b.Class == outcome.Mismatch && n == 0:
+		// The stored refusal carries the invalid request's fingerprint: the corrected
+		// request is another request under a used key.
+		stored, refusedChanged = true, true
 	default:
 		f.blame(b, "a success, or the stored "+itoa(a.Status))
 		return f.result(verdict.Fail, "the corrected request got %s (the invalid one got %d)", describe(b), a.Status)
@@ -276,7 +283,10 @@ func validationNotStored(r verdict.Record, p *profile.Profile) (verdict.Verdict,
 		return v, msg, f.ev
 	}
 	observed := "not stored: the corrected request executed (" + itoa(b.Status) + "), " + sideEffects(n)
-	if stored {
+	switch {
+	case refusedChanged:
+		observed = "stored: the corrected request was refused as a changed request (" + describe(b) + ": the stored error keeps the invalid request's fingerprint) and did not execute"
+	case stored:
 		observed = "stored: the corrected request got the stored " + itoa(b.Status) + " and did not execute"
 	}
 	if d := p.Expect.StoresValidationErrors; d != nil {

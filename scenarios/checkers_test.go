@@ -346,7 +346,8 @@ func TestScopeLeakFails(t *testing.T) {
 	require.Equal(t, 1, ev.Categories["leaked"])
 
 	independent := newHistory().at(0, "original", verdict.OpOK, 201, committed, nil).
-		at(5, "other", verdict.OpOK, 201, `{"id":"inv_1"}`, nil).record(1)
+		at(5, "other", verdict.OpOK, 201, `{"id":"inv_1"}`, nil).
+		at(10, scenarios.ControlStep, verdict.OpOK, 201, committed, nil).record(1)
 	rec := independent
 	rec.Ledger["other_operation"] = 1
 	v, msg, _ := checker(t, "scope/other-endpoint")(rec, p)
@@ -568,7 +569,8 @@ func classedBy(rec verdict.Record, p *profile.Profile) verdict.Record {
 func TestOtherPrincipalPassesOnlyWithProofOfItsOwnExecution(t *testing.T) {
 	p := refProfile(t) // unique_field: id
 	own := newHistory().at(0, "original", verdict.OpOK, 201, `{"id":"re_1","request_id":"a"}`, nil).
-		at(5, "other", verdict.OpOK, 201, `{"id":"re_2","request_id":"b"}`, nil).record(1)
+		at(5, "other", verdict.OpOK, 201, `{"id":"re_2","request_id":"b"}`, nil).
+		at(10, scenarios.ControlStep, verdict.OpOK, 201, `{"id":"re_1","request_id":"c"}`, nil).record(1)
 	v, msg, _ := checker(t, "scope/other-principal")(own, p)
 	require.Equal(t, verdict.Pass, v, msg)
 	require.Contains(t, msg, `its own id ("re_2", the original's "re_1")`)
@@ -587,7 +589,8 @@ func TestOtherPrincipalPassesOnlyWithProofOfItsOwnExecution(t *testing.T) {
 	require.Contains(t, msg, "declare expect.unique_field to tell")
 
 	bothCounted := newHistory().at(0, "original", verdict.OpOK, 201, `{"amount":4900,"request_id":"a"}`, nil).
-		at(5, "other", verdict.OpOK, 201, `{"amount":4900,"request_id":"b"}`, nil).record(2)
+		at(5, "other", verdict.OpOK, 201, `{"amount":4900,"request_id":"b"}`, nil).
+		at(10, scenarios.ControlStep, verdict.OpOK, 201, `{"amount":4900,"request_id":"a"}`, nil).record(2)
 	v, msg, _ = checker(t, "scope/other-principal")(bothCounted, &noUnique)
 	require.Equal(t, verdict.Pass, v, msg)
 	require.Contains(t, msg, "the ledger counts both requests")
@@ -651,7 +654,8 @@ func TestOtherPrincipalInFlight(t *testing.T) {
 	require.Equal(t, verdict.Fail, v)
 
 	during := newHistory().span(0, 400, "original", verdict.OpOK, 201, committed, nil).
-		at(100, "other", verdict.OpOK, 201, `{"id":"re_2","amount":4900}`, nil).record(2)
+		at(100, "other", verdict.OpOK, 201, `{"id":"re_2","amount":4900}`, nil).
+		at(450, "after", verdict.OpOK, 201, committed, nil).record(2)
 	v, msg, _ = check(during, p)
 	require.Equal(t, verdict.Pass, v, msg)
 	require.Contains(t, msg, "during the original: executed independently")
@@ -665,7 +669,8 @@ func TestOtherPrincipalInFlight(t *testing.T) {
 	// A gateway in front answered the original 504 (its read timeout shorter than the
 	// work): no bytes to compare, but two effects for two requests are two executions.
 	gateway := newHistory().span(0, 400, "original", verdict.OpInfo, 504, `<html>504 Gateway Time-out</html>`, nil).
-		at(100, "other", verdict.OpOK, 201, `{"id":"re_2","amount":4900}`, nil)
+		at(100, "other", verdict.OpOK, 201, `{"id":"re_2","amount":4900}`, nil).
+		at(450, "after", verdict.OpOK, 201, `{"id":"re_1","amount":4900}`, nil)
 	v, msg, _ = check(gateway.record(2), p)
 	require.Equal(t, verdict.Pass, v, msg)
 	require.Contains(t, msg, "the original's answer was a gateway's 504")
@@ -806,7 +811,8 @@ func TestAFalseReplayHeaderIsNoReplay(t *testing.T) {
 
 	for _, value := range []string{"false", "0", "?0", "FALSE"} {
 		own := newHistory().at(0, "original", verdict.OpOK, 201, committed, nil).
-			at(5, "other", verdict.OpOK, 201, `{"id":"re_2","amount":4900}`, map[string]string{"Idempotent-Replayed": value}).record(2)
+			at(5, "other", verdict.OpOK, 201, `{"id":"re_2","amount":4900}`, map[string]string{"Idempotent-Replayed": value}).
+			at(10, scenarios.ControlStep, verdict.OpOK, 201, committed, replayed).record(2)
 		v, msg, _ = checker(t, "scope/other-principal")(own, p)
 		require.Equal(t, verdict.Pass, v, "%s: %s", value, msg)
 	}

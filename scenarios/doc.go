@@ -29,7 +29,13 @@
 //   - before any scenario, Run checks each target with Preflight (one operation, the
 //     ledger read before and after): a target that is not what its profile says is an
 //     error naming the field to fix, not a catalogue of UNKNOWNs; the preflight also
-//     measures how fast the target answers (Pace);
+//     measures how fast the target answers (Pace); then ProveHooks exercises each test
+//     hook the selected scenarios use, once on a fresh key: a hook that does not act
+//     stops the run (or, with UnprovenHooksNA, makes its scenarios N/A), and a path or
+//     query form the target takes for another operation makes its scenarios UNKNOWN;
+//   - a PASS that means "independent" (scope/*, the key pairs) needs a control repeat of
+//     the first request to replay its own response; a check of what a replay carries
+//     reads the ledger first;
 //   - before each scenario, its timing and sizes are fitted to the target (plan.go): to
 //     the windows the profile declares (a scenario whose own timing would carry its
 //     deciding request past the retention, or meet a lock the lock_timeout made stale,
@@ -55,6 +61,6 @@
 // `outcomes:` rules). The runner and the checkers see only attempts and classified answers.
 //
 // What is not: a PASS is evidence about the attempts that were made, not a proof for every
-// interleaving; timing-dependent scenarios (races, expiry, recovery) rely on the profile's
-// declared hooks and windows being honest.
+// interleaving; timing-dependent scenarios (expiry, recovery) rely on the profile's
+// declared windows being honest (the hooks are proven, the windows are not).
 package scenarios

@@ -27,7 +27,9 @@ func TestDuplicateConcurrentNeedsTheCopiesHeldTogether(t *testing.T) {
 	startFake(t, fake)
 	srv := httptest.NewServer(noSlowHook{fake})
 	t.Cleanup(srv.Close)
-	r := runFake(t, patientProfile(t, srv.URL), "race/duplicate-concurrent").Results[0]
+	// Taken as declared (the preflight's hook proof would stop this run): the checker
+	// looks for the hold in the scenario's own journal.
+	r := runOn(t, patientProfile(t, srv.URL), "race/duplicate-concurrent")["race/duplicate-concurrent"]
 	require.Equal(t, verdict.Unknown, r.Verdict, r.Message)
 	require.Contains(t, r.Message, "the slow hook did not hold the duplicated request")
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -42,6 +43,25 @@ type fakeRefunds struct {
 	uuidOnly bool
 	// uuid500: with uuidOnly, the refusal is a 500 (a key parser that fails), not a 400.
 	uuid500 bool
+	// validates: a negative amount is refused with 400 by the work, before any effect;
+	// the refusal is stored under the key with the invalid body's fingerprint, as every
+	// answer of the work is.
+	validates bool
+	// globalScope: keys are not scoped by principal (Authorization), only by path.
+	globalScope bool
+	// loseFirst: the record a key's first request leaves is lost once it is answered (a
+	// key store that files it under another key, as one that aliases keys across reused
+	// connections does); later records of the key are kept.
+	loseFirst bool
+	// noFingerprint: the payload is never compared; a key's record answers any body.
+	noFingerprint bool
+	// aliasByLength: keys of one length share one record (a store that keeps a key as a
+	// view of a reused buffer finds the previous key of that length).
+	aliasByLength bool
+	// pathHooks: the test hooks are paths of their own, as some middlewares' test apps
+	// have them: POST /slow?ms=N holds the work N ms, POST /status/N fails it with N. Keys
+	// are scoped by path (as by principal), so a key there is another operation's.
+	pathHooks bool
 	// outcomeHeader: the in-flight and the mismatch refusals are both 409 with an empty
 	// body, told apart only by an Idempotency-Outcome header (in_progress, conflict).
 	outcomeHeader bool
@@ -57,7 +77,8 @@ type fakeRefunds struct {
 	mu     sync.Mutex
 	seen   []seenRequest // every POST as received, for tests of what the runner sends
 	keys   map[string]*fakeEntry
-	order  []string // keys in the order they were first stored (capacity)
+	lost   map[string]bool // keys whose first record loseFirst dropped
+	order  []string        // keys in the order they were first stored (capacity)
 	ledger map[string]int
 	seq    int
 }
@@ -83,7 +104,7 @@ type fakeEntry struct {
 
 func startFake(t testing.TB, f *fakeRefunds) string {
 	t.Helper()
-	f.keys, f.ledger = map[string]*fakeEntry{}, map[string]int{}
+	f.keys, f.ledger, f.lost = map[string]*fakeEntry{}, map[string]int{}, map[string]bool{}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	srv := httptest.NewUnstartedServer(f)
@@ -146,16 +167,22 @@ func (f *fakeRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	scope := r.Header.Get("Authorization") + " " + r.URL.Path + " " + key
+	if f.globalScope {
+		scope = r.URL.Path + " " + key
+	}
+	if f.aliasByLength {
+		scope = r.Header.Get("Authorization") + " " + r.URL.Path + " " + strconv.Itoa(len(key))
+	}
 	fp := sha256.Sum256(raw)
 	f.mu.Lock()
 	e, seen := f.keys[scope]
 	switch {
-	case seen && e.fp != fp && f.outcomeHeader:
+	case seen && e.fp != fp && !f.noFingerprint && f.outcomeHeader:
 		f.mu.Unlock()
 		w.Header().Set("Idempotency-Outcome", "conflict")
 		w.WriteHeader(409)
 		return
-	case seen && e.fp != fp:
+	case seen && e.fp != fp && !f.noFingerprint:
 		f.mu.Unlock()
 		writeJSON(w, 422, map[string]any{"error": "mismatch"})
 		return
@@ -203,6 +230,10 @@ func (f *fakeRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	e.done, e.status, e.body = true, rec.Code, rec.Body.Bytes()
 	close(e.settled)
+	if f.loseFirst && !f.lost[key] {
+		f.lost[key] = true
+		delete(f.keys, scope)
+	}
 	f.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(rec.Code)
@@ -213,7 +244,20 @@ func (f *fakeRefunds) execute(w http.ResponseWriter, r *http.Request, body map[s
 	if d, err := time.ParseDuration(r.Header.Get("X-Test-Delay")); err == nil {
 		time.Sleep(d) // the slow hook: hold the work in flight, as the profile declares
 	}
+	if f.pathHooks && r.URL.Path == "/slow" {
+		ms, _ := strconv.Atoi(r.URL.Query().Get("ms"))
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+	}
+	if status, ok := strings.CutPrefix(r.URL.Path, "/status/"); f.pathHooks && ok {
+		n, _ := strconv.Atoi(status)
+		writeJSON(w, n, map[string]any{"error": "failed on purpose"})
+		return
+	}
 	time.Sleep(f.hold)
+	if amount, _ := body["amount"].(float64); f.validates && amount < 0 {
+		writeJSON(w, 400, map[string]any{"error": "amount must be positive"}) // refused before any effect
+		return
+	}
 	if amount, _ := body["amount"].(float64); amount > 1000000 {
 		writeJSON(w, 402, map[string]any{"error": "refund limit exceeded"}) // executed, refused, no effect
 		return

@@ -27,10 +27,13 @@ type disconnecting struct {
 	// retention: a key is forgotten this long after its first request (0: never), as a
 	// store that counts a key's life from its first record does.
 	retention time.Duration
-	mu        sync.Mutex
-	keys      map[string]*gaveUpEntry
-	ledger    map[string]int
-	seq       int
+	// work is how long an execution the slow hook does not hold takes (0: none): a
+	// target slow at its own work.
+	work   time.Duration
+	mu     sync.Mutex
+	keys   map[string]*gaveUpEntry
+	ledger map[string]int
+	seq    int
 }
 
 type gaveUpEntry struct {
@@ -73,6 +76,9 @@ func (d *disconnecting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	d.keys[key] = e
 	d.mu.Unlock()
 	hold, _ := time.ParseDuration(r.Header.Get("X-Test-Delay"))
+	if hold == 0 {
+		hold = d.work
+	}
 	left := false
 	select {
 	case <-time.After(hold):
@@ -121,6 +127,7 @@ func TestClientGaveUpJudgesWhatTheTargetDidWhenItsClientLeft(t *testing.T) {
 		{"wedge", "wedge", time.Second, verdict.Fail, "the key is stuck"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			srv := httptest.NewServer(&disconnecting{onLeave: tc.onLeave, keys: map[string]*gaveUpEntry{}, ledger: map[string]int{}})
 			t.Cleanup(srv.Close)
 			p := fakeProfile(t, srv.URL) // client_timeout 2s; the hook's value is the hold
@@ -224,4 +231,39 @@ func TestClientGaveUpStuckIsBoundedByTheHoldApplied(t *testing.T) {
 	v, msg, _ = checker(t, "recovery/client-gave-up")(wedged("10s"), p)
 	require.Equal(t, verdict.Unknown, v, msg)
 	require.Contains(t, msg, "the hold applied to it was 10s: the target may still have been working, so no stuck key is proven")
+}
+
+// A middleware that keeps the work of a client that left but forgets its key (a lease
+// lost with the client) executes the retry again. The scenario is fitted to the declared
+// 2 s retention (the client gives up after 850 ms, the retry goes at 1.6 s), but the
+// retry's own execution takes a second, so its answer comes after the retention, and a
+// request answered then may have arrived after it, where a new execution is allowed. A
+// key held as long, whose client stayed, tells: its repeat, sent a little later after it
+// than the retry after the original, still replays, so no record had expired, and the
+// second execution is the lost key's. A target whose records expire sooner than declared
+// replays nothing for the control either: that stays UNKNOWN.
+func TestClientGaveUpDecidesPastTheRetentionWithAControlKey(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		onLeave     string
+		expireAfter time.Duration
+		want        verdict.Verdict
+		msg         string
+	}{
+		{"lease lost with the client", "forget-key", 0, verdict.Fail, "a key held as long whose client stayed still replayed"},
+		{"records expire early", "carry-on", 1400 * time.Millisecond, verdict.Unknown, "a key held as long whose client stayed was not replayed either"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(&disconnecting{onLeave: tc.onLeave, retention: tc.expireAfter, work: time.Second, keys: map[string]*gaveUpEntry{}, ledger: map[string]int{}})
+			t.Cleanup(srv.Close)
+			p := fakeProfile(t, srv.URL)
+			p.Retention = profile.Duration(2 * time.Second)
+			p.Expect.UniqueField = "id"
+			r := runOn(t, p, "recovery/client-gave-up")["recovery/client-gave-up"]
+			require.Equal(t, tc.want, r.Verdict, r.Message)
+			require.Contains(t, r.Message, tc.msg)
+			require.Equal(t, 2, r.Evidence.Record.Ledger[verdict.LedgerOperation], "the scenario's own key executed twice")
+		})
+	}
 }

@@ -68,12 +68,12 @@ func (t *target) singleHook(h Hook, entity string) (stepHook, bool, error) {
 	data := profile.HookData{Entity: entity}
 	value := ""
 	switch {
-	case (h == HookSlow || h == HookSlowPastLock || h == HookSlowPastTimeout) && p.Slow != nil:
+	case (h == HookSlow || h == HookSlowPastLock || h == HookSlowPastTimeout || h == HookSlowPastTimeoutWaited) && p.Slow != nil:
 		form, value = p.Slow.Form(), p.Slow.Value
 		hold := p.Slow.HoldDuration()
-		if h == HookSlowPastLock || h == HookSlowPastTimeout {
+		if h != HookSlow {
 			hold = t.pastLockHold()
-			if h == HookSlowPastTimeout {
+			if h == HookSlowPastTimeout || h == HookSlowPastTimeoutWaited {
 				hold = t.giveUpHold()
 			}
 			if !strings.Contains(value, "{{") {

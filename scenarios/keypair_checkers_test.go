@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/outcome"
+	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -14,12 +15,13 @@ import (
 // takes for one (case folded, key cut short) share their checker.
 var keyPairIDs = []string{"key/case-distinct", "key/long-prefix-distinct"}
 
-// keyPairRecord is the first key answered 201 re_1 and the second key's answer, with the
-// ledger's count.
+// keyPairRecord is the first key answered 201 re_1, the second key's answer, and the
+// control repeat of the first key replaying re_1, with the ledger's count.
 func keyPairRecord(second verdict.OpType, status int, body string, headers map[string]string, ledger int) verdict.Record {
 	return newHistory().
 		at(0, "first", verdict.OpOK, 201, `{"id":"re_1","amount":4900}`, nil).
 		at(5, "second", second, status, body, headers).
+		at(10, scenarios.ControlStep, verdict.OpOK, 201, `{"id":"re_1","amount":4900}`, map[string]string{"Idempotent-Replayed": "true"}).
 		record(ledger)
 }
 
@@ -148,8 +150,9 @@ func TestKeyPairsSendWhatTheyName(t *testing.T) {
 	key := func(r seenRequest) string { return r.Header.Get("Idempotency-Key") }
 
 	cased := sent(t, "key/case-distinct")
-	require.Len(t, cased, 2)
+	require.Len(t, cased, 3, "the first key, the second, and the first again (the control)")
 	a, b := key(cased[0]), key(cased[1])
+	require.Equal(t, a, key(cased[2]))
 	require.NotEqual(t, a, b)
 	require.True(t, strings.EqualFold(a, b), "%q and %q differ only in letter case", a, b)
 	for _, k := range []string{a, b} {
@@ -158,8 +161,9 @@ func TestKeyPairsSendWhatTheyName(t *testing.T) {
 	}
 
 	long := sent(t, "key/long-prefix-distinct")
-	require.Len(t, long, 2)
+	require.Len(t, long, 3, "the first key, the second, and the first again (the control)")
 	a, b = key(long[0]), key(long[1])
+	require.Equal(t, a, key(long[2]))
 	require.Len(t, a, 255)
 	require.Len(t, b, 255)
 	require.Equal(t, a[:254], b[:254])

@@ -12,6 +12,7 @@ import (
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/profile"
+	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -45,7 +46,8 @@ func judgeWith(t *testing.T, id string, rec verdict.Record, p *profile.Profile) 
 func TestDistinctKeysSameBody(t *testing.T) {
 	p := refProfile(t)
 	two := func(second verdict.OpType, status int, body string, ledger int) verdict.Record {
-		return newHistory().at(0, "first", verdict.OpOK, 201, `{"id":"re_1"}`, nil).at(5, "second", second, status, body, nil).record(ledger)
+		return newHistory().at(0, "first", verdict.OpOK, 201, `{"id":"re_1"}`, nil).at(5, "second", second, status, body, nil).
+			at(10, scenarios.ControlStep, verdict.OpOK, 201, `{"id":"re_1"}`, nil).record(ledger)
 	}
 	v, msg, _ := judgeWith(t, "key/distinct-keys-same-body", two(verdict.OpOK, 201, `{"id":"re_2"}`, 2), p)
 	require.Equal(t, verdict.Pass, v, msg)

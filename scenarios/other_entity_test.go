@@ -6,11 +6,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/profile"
+	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/verdict"
 )
 
 func otherEntityRecord(typ verdict.OpType, status int, body string, first, other int) verdict.Record {
-	rec := newHistory().at(0, "original", verdict.OpOK, 201, committed, nil).at(2, "other", typ, status, body, nil).record(first)
+	rec := newHistory().at(0, "original", verdict.OpOK, 201, committed, nil).at(2, "other", typ, status, body, nil).
+		at(4, scenarios.ControlStep, verdict.OpOK, 201, committed, nil).record(first)
 	rec.Ledger[verdict.LedgerOtherEntity] = other
 	return rec
 }
@@ -60,7 +62,8 @@ func TestOtherEntityUnderAGlobalLedger(t *testing.T) {
 	p.SideEffects.Scope = profile.ScopeGlobal
 	judge := checker(t, "scope/other-entity")
 	rec := func(status int, body string, n int) verdict.Record {
-		return newHistory().at(0, "original", verdict.OpOK, 201, committed, nil).at(2, "other", verdict.OpOK, status, body, nil).record(n)
+		return newHistory().at(0, "original", verdict.OpOK, 201, committed, nil).at(2, "other", verdict.OpOK, status, body, nil).
+			at(4, scenarios.ControlStep, verdict.OpOK, 201, committed, nil).record(n)
 	}
 	v, msg, _ := judge(rec(201, `{"id":"re_2","amount":4900}`, 2), p)
 	require.Equal(t, verdict.Pass, v, msg)

@@ -262,6 +262,9 @@ func (t *target) attemptTimeout(h Hook, held bool) time.Duration {
 		// The client is meant to give up: its own timeout, which the scenario's plan may
 		// have shortened to fit the declared retention.
 		d = t.giveUpTimeout()
+	case HookSlowPastTimeoutWaited:
+		// The same hold, with a client that waits it out.
+		d += t.giveUpHold()
 	}
 	return d
 }

@@ -49,10 +49,18 @@ type RunConfig struct {
 	Notice func(string)
 	// Tool names the tool in the report (default "idemproof").
 	Tool string
-	// NoPreflight skips the Preflight of each target: for a caller that ran Preflight
-	// itself, and for tests of how the runner judges a target that breaks during a run
-	// (a misdescribed target is otherwise an error before any scenario starts).
+	// NoPreflight skips the Preflight of each target and the proof of its test hooks
+	// (ProveHooks): for a caller that ran them itself (and passes the proofs in
+	// HookProofs), and for tests of how the runner judges a target that breaks during a
+	// run (a misdescribed target is otherwise an error before any scenario starts).
 	NoPreflight bool
+	// UnprovenHooks says what a declared test hook that did not act in the proof does:
+	// stop the run (UnprovenHooksStop, the default: Run returns the *PreflightError) or
+	// make the scenarios that use it N/A (UnprovenHooksNA).
+	UnprovenHooks UnprovenHooks
+	// HookProofs are the proofs of a caller that ran ProveHooks itself, by target name;
+	// with NoPreflight, a target without one runs on its declarations as written.
+	HookProofs map[string]*HookProof
 	// Preflights are the PreflightTarget results of Profiles, in their order, from a
 	// caller that ran the preflight itself (NoPreflight): the pace each target answered
 	// at fits the scenarios' limits and sizes to it (plan.go). Missing entries are
@@ -110,6 +118,7 @@ func Run(ctx context.Context, cfg RunConfig) (*verdict.Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
+	proofs := cfg.HookProofs
 	closeStores, err := StartStorePoints(cfg.Profiles)
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
@@ -123,6 +132,14 @@ func Run(ctx context.Context, cfg RunConfig) (*verdict.Report, error) {
 				return nil, fmt.Errorf("run: %w", err)
 			}
 			cfg.Preflights[i] = res
+		}
+		proofs = map[string]*HookProof{}
+		for _, p := range cfg.Profiles {
+			proof, err := ProveHooks(ctx, p, list, cfg.UnprovenHooks)
+			if err != nil {
+				return nil, fmt.Errorf("run: %w", err)
+			}
+			proofs[p.Name] = proof
 		}
 	}
 	started := time.Now()
@@ -150,6 +167,7 @@ func Run(ctx context.Context, cfg RunConfig) (*verdict.Report, error) {
 			}
 			return nil, fmt.Errorf("run: %w", err)
 		}
+		t.hooks = proofs[p.Name]
 		if ti < len(cfg.Preflights) {
 			t.pace = cfg.Preflights[ti].Pace
 		}
@@ -290,6 +308,10 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 	}
 	if m := t.inexpressibleFault(sc); m != "" {
 		res.Verdict, res.Message = verdict.NA, m
+		return res, false
+	}
+	if v, msg, premise := t.hookPremise(sc); premise {
+		res.Verdict, res.Message = v, msg
 		return res, false
 	}
 	// Fitted to the target's declared windows and pace (plan.go): on a copy of the

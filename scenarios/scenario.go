@@ -173,7 +173,10 @@ const (
 	HookSlow            Hook = "slow"              // slow_operation as declared
 	HookSlowPastLock    Hook = "slow-past-lock"    // slow_operation held for 2x lock_timeout
 	HookSlowPastTimeout Hook = "slow-past-timeout" // slow_operation held past client_timeout, which the attempt keeps: the client gives up
-	HookFail            Hook = "fail"              // fail_operation
+	// HookSlowPastTimeoutWaited is HookSlowPastTimeout's hold with a client that waits it
+	// out: the control that tells what the target does when its client stays.
+	HookSlowPastTimeoutWaited Hook = "slow-past-timeout-waited"
+	HookFail                  Hook = "fail" // fail_operation
 	// HookSlowFail is slow_operation and fail_operation on one request: the work is
 	// held, then fails (CapSlowFail: both declared, and one request can carry both).
 	HookSlowFail         Hook = "slow-fail"
@@ -192,4 +195,7 @@ const (
 	WaitPastWindow   Wait = "past-retention"    // retention plus a margin since the first answer
 	WaitPastLock     Wait = "past-lock-timeout" // lock_timeout plus a margin since the step before
 	WaitPastHold     Wait = "past-hold"         // the slow-past-timeout hold plus a margin since the step before began
+	// WaitPastHoldAgain is WaitPastHold with its margin twice: a control repeated this
+	// way is always later after its original than a WaitPastHold retry after its own.
+	WaitPastHoldAgain Wait = "past-hold-again"
 )

@@ -37,6 +37,9 @@ type target struct {
 	sink downstream.Recorder
 	// tls verifies an https:// target (the profile's tls.ca_file); nil: the system's roots.
 	tls *tls.Config
+	// hooks is what the preflight's proof saw of the profile's test hooks (hookproof.go);
+	// nil: no proof was made, and the declarations are taken as written.
+	hooks *HookProof
 	// pace is how fast the target answered its preflight (zero: not measured).
 	pace Pace
 	// plan fits one scenario to the target (plan.go): set on the copy of the target a

@@ -34,10 +34,16 @@ func (e *execution) wait(ctx context.Context, w Wait) error {
 	case WaitPastWindow:
 		r := p.Retention.Std()
 		until = first.Add(r + max(r/2, 300*time.Millisecond))
-	case WaitPastHold:
+	case WaitPastHold, WaitPastHoldAgain:
 		// From the previous step's start: the target began holding no earlier.
-		// And the target's own time for the work, which the hold comes on top of.
-		until = last.Add(pastHold(e.t.giveUpHold()) + e.t.workTime())
+		// And the target's own time for the work, which the hold comes on top of;
+		// WaitPastHoldAgain waits the hold's margin twice.
+		h := e.t.giveUpHold()
+		wait := pastHold(h) + e.t.workTime()
+		if w == WaitPastHoldAgain {
+			wait += pastHold(h) - h
+		}
+		until = last.Add(wait)
 	case WaitPastLock:
 		// From the later of the previous step's start and the latest answer: a request
 		// that answered (a crash after the key insert) took its lock before it did, and
@@ -75,15 +81,15 @@ func (t *target) declaredWaits(sc Scenario) time.Duration {
 			d += p.Retention.Std()*3/2 + 300*time.Millisecond
 		case WaitPastLock:
 			d += profile.PastLock(p.LockTimeout.Std())
-		case WaitPastHold:
-			d += pastHold(t.giveUpHold()) + t.workTime()
+		case WaitPastHold, WaitPastHoldAgain:
+			d += 2*pastHold(t.giveUpHold()) + t.workTime()
 		}
 		switch st.Hook {
 		case HookSlow, HookSlowFail:
 			d += t.slow()
 		case HookSlowPastLock:
 			d += t.pastLockHold()
-		case HookSlowPastTimeout:
+		case HookSlowPastTimeout, HookSlowPastTimeoutWaited:
 			d += t.giveUpHold()
 		}
 	}

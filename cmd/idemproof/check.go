@@ -31,7 +31,10 @@ type checkOptions struct {
 	// repeat is how many times the catalogue runs (seeds seed, seed+1, …), combined by
 	// report/rounds.
 	repeat int
-	extras checkExtras // check_extras.go: report files, baseline, skip, shard
+	// unprovenHooks is --unproven-hooks: what a declared test hook that does not act in
+	// the preflight does (stop the run, or make its scenarios N/A).
+	unprovenHooks string
+	extras        checkExtras // check_extras.go: report files, baseline, skip, shard
 }
 
 // maxRepeat bounds --repeat: every run of the catalogue takes seconds to minutes.
@@ -53,6 +56,7 @@ func checkFlags(stderr io.Writer) (*flag.FlagSet, *checkOptions) {
 	fs.DurationVar(&o.timeout, "timeout", 0, "time limit per scenario, e.g. 30s (default: the runner's)")
 	fs.IntVar(&o.allowUnknown, "allow-unknown", 0, "UNKNOWN results tolerated before the run counts as incomplete (exit 3)")
 	fs.IntVar(&o.repeat, "repeat", 1, "run the selected scenarios this many times (seeds --seed, --seed+1, …) and report each one's most telling verdict with how often each came: a race lost once in N runs FAILs")
+	fs.StringVar(&o.unprovenHooks, "unproven-hooks", "stop", "a declared test hook (slow_operation, fail_operation, crash) that does not act in the preflight: stop (the run stops, exit 2, naming the hook) or na (the scenarios that use it are N/A, naming it)")
 	o.extras.register(fs)
 	fs.Usage = func() {
 		w := fs.Output() // stdout when asked for with -h (parseFlags), else stderr
@@ -61,6 +65,9 @@ func checkFlags(stderr io.Writer) (*flag.FlagSet, *checkOptions) {
 		fmt.Fprintln(w, "Runs the scenario catalogue against each target and reports a verdict per scenario.")
 		fmt.Fprintln(w, "Each target is first checked with one request (preflight): a target that does not answer,")
 		fmt.Fprintln(w, "answers other than success, or whose ledger does not count it stops the run (exit 2).")
+		fmt.Fprintln(w, "The test hooks the selected scenarios use are then exercised once each: one that does not")
+		fmt.Fprintln(w, "act (a slow hook that holds nothing, a crash that is answered) stops the run (exit 2), or,")
+		fmt.Fprintln(w, "with --unproven-hooks na, leaves its scenarios N/A.")
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "Exit status:")
 		fmt.Fprintln(w, "  0  every scenario judged, none failing")
@@ -99,6 +106,10 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if o.repeat < 1 || o.repeat > maxRepeat {
 		return fmt.Errorf("--repeat %d: must be 1 to %d", o.repeat, maxRepeat)
 	}
+	unproven, err := scenarios.ParseUnprovenHooks(o.unprovenHooks)
+	if err != nil {
+		return fmt.Errorf("--unproven-hooks %w", err)
+	}
 	if err := checkReportDir(o.reportDir); err != nil {
 		return err
 	}
@@ -133,7 +144,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := o.extras.checkBaseline(names, selected); err != nil {
 		return err
 	}
-	preflights, err := preflightAll(ctx, targets.profiles, selected, scenarios.RunConfig{ScenarioTimeout: o.timeout}, stderr)
+	preflights, proofs, err := preflightAll(ctx, targets.profiles, selected, scenarios.RunConfig{ScenarioTimeout: o.timeout}, unproven, stderr)
 	if err != nil {
 		return err
 	}
@@ -165,6 +176,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			Tool:            "idemproof " + version(),
 			NoPreflight:     true, // done above, before the header
 			Preflights:      preflights,
+			UnprovenHooks:   unproven,
+			HookProofs:      proofs,
 		})
 		if err != nil {
 			return fmt.Errorf("run: %w", err)

@@ -30,16 +30,26 @@ func checkReportDir(dir string) error {
 	return os.Remove(name)
 }
 
-// preflightAll checks every target before any scenario runs (scenarios.PreflightTarget):
-// a target that is not what its profile says is a profile error, exit 2. An interrupt
-// during the preflight is an incomplete run, exit 3. Its notes go to stderr, with how
-// the selected scenarios will be fitted to each target's declared windows and measured
-// pace (scenarios.PlanNotes); the results are the run's RunConfig.Preflights.
-func preflightAll(ctx context.Context, profiles []*profile.Profile, selected []scenarios.Scenario, cfg scenarios.RunConfig, stderr io.Writer) ([]scenarios.PreflightResult, error) {
+// preflightAll checks every target before any scenario runs (scenarios.PreflightTarget),
+// and proves the test hooks the selected scenarios use (scenarios.ProveHooks): a target
+// that is not what its profile says, or a hook that does not act (unless unproven is
+// UnprovenHooksNA), is a profile error, exit 2. An interrupt during the preflight is an
+// incomplete run, exit 3. Its notes go to stderr, with how the selected scenarios will
+// be fitted to each target's declared windows and measured pace (scenarios.PlanNotes);
+// the results are the run's RunConfig.Preflights and RunConfig.HookProofs.
+func preflightAll(ctx context.Context, profiles []*profile.Profile, selected []scenarios.Scenario, cfg scenarios.RunConfig, unproven scenarios.UnprovenHooks, stderr io.Writer) ([]scenarios.PreflightResult, map[string]*scenarios.HookProof, error) {
 	var out []scenarios.PreflightResult
+	proofs := map[string]*scenarios.HookProof{}
 	for _, p := range profiles {
 		res, err := scenarios.PreflightTarget(ctx, p)
-		for _, n := range res.Notes {
+		notes := res.Notes
+		if err == nil {
+			var proof *scenarios.HookProof
+			proof, err = scenarios.ProveHooks(ctx, p, selected, unproven)
+			proofs[p.Name] = proof
+			notes = append(notes, proof.Notes()...)
+		}
+		for _, n := range notes {
 			fmt.Fprintf(stderr, "idemproof check: preflight target %s: note: %s\n", p.Name, n)
 		}
 		if err == nil {
@@ -51,11 +61,11 @@ func preflightAll(ctx context.Context, profiles []*profile.Profile, selected []s
 		}
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "idemproof check: interrupted during the preflight (%v): no scenario ran\n", context.Cause(ctx))
-			return nil, errExitIncomplete
+			return nil, nil, errExitIncomplete
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, proofs, nil
 }
 
 // exitStatus is the verdict a CI can gate on: errExitFailure (1) on a FAIL, or a

@@ -267,3 +267,32 @@ func TestCheckHelpDocumentsTheExitCodes(t *testing.T) {
 		require.Contains(t, out, line)
 	}
 }
+
+// A declared hook the target does not implement (the reference without --test-hooks)
+// stops the run before any scenario, exit 2, naming the hook; with --unproven-hooks na
+// the scenarios that use it are N/A, naming it, and the others run.
+func TestCheckProvesTheHooksBeforeLeaningOnThem(t *testing.T) {
+	srv, err := reference.New(reference.WithTestHooks(false))
+	require.NoError(t, err)
+	t.Cleanup(func() { srv.Close() })
+	ref := httptest.NewServer(srv)
+	t.Cleanup(ref.Close)
+	path := writeProfile(t, "no-hooks", "base_url: "+ref.URL+"\n")
+	only := []string{"--only", "recovery/crash-after-commit,replay/sequential"}
+
+	out, errOut, code := runCLI(t, append([]string{"check", "--profile", path}, only...)...)
+	require.Equal(t, 2, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+	require.Contains(t, errOut, "idemproof check: preflight target no-hooks: crash.after_commit did not act")
+	require.Contains(t, errOut, "--unproven-hooks na")
+	require.NotRegexp(t, verdictLine, out, "no scenario ran")
+
+	out, errOut, code = runCLI(t, append([]string{"check", "--profile", path, "--unproven-hooks", "na"}, only...)...)
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+	require.Contains(t, errOut, "note: crash.after_commit did not act")
+	require.Regexp(t, `(?m)^N/A\s+recovery/crash-after-commit\s+no-hooks\s.*needs crash.after_commit to act`, out)
+	require.Regexp(t, `(?m)^PASS\s+replay/sequential\s+no-hooks\s`, out)
+
+	_, errOut, code = runCLI(t, "check", "--unproven-hooks", "maybe", "--only", "replay/sequential")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, `--unproven-hooks "maybe": want stop`)
+}

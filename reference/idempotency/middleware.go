@@ -324,7 +324,9 @@ func (m *middleware) serveUnkeyed(w http.ResponseWriter, r *http.Request, _ []by
 }
 
 // serveCheckThenSet is the check-then-set flaw: look, work, then record. Two attempts
-// that look at the same time both find nothing and both execute.
+// that look at the same time both find nothing and both execute. The test hooks act where
+// the correct path has them (after the key's lookup, where it would have recorded the
+// key; after the commit), so a run can prove them against this flaw too.
 func (m *middleware) serveCheckThenSet(w http.ResponseWriter, r *http.Request, scope Scope, fp string) {
 	ctx := context.WithoutCancel(r.Context())
 	now := m.cfg.Now()
@@ -344,6 +346,9 @@ func (m *middleware) serveCheckThenSet(w http.ResponseWriter, r *http.Request, s
 		}
 		return
 	}
+	if h := m.cfg.Hooks.AfterKey; h != nil {
+		h(r)
+	}
 	rec, u := m.run(r)
 	effects, notExecuted := u.result()
 	if notExecuted || rec.code() >= 500 {
@@ -361,6 +366,9 @@ func (m *middleware) serveCheckThenSet(w http.ResponseWriter, r *http.Request, s
 	}
 	if err != nil {
 		m.cfg.Logger.Warn("idempotency: record key after work", "err", err)
+	}
+	if h := m.cfg.Hooks.AfterCommit; h != nil {
+		h(r)
 	}
 	rec.flush(w)
 }
