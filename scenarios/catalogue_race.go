@@ -672,9 +672,33 @@ func inFlightStatus(r verdict.Record, p *profile.Profile) (verdict.Verdict, stri
 		// block-and-replay school's wait, which the declared 409 rules out.
 		return f.result(verdict.Unknown, "the repeat reached the target during the original but got the original's committed response (%d), identical: the target may have looked its key up only after the commit, so whether it refuses a repeat in flight cannot be told", repeat.Status)
 	}
+	if isSuccess(repeat) && isSuccess(original) && sameResponse(p, repeat, original) {
+		if held, hold, short := repeatHeldShort(r, p); short {
+			// Released with the original, but the target had the repeat only briefly:
+			// the proxy forwarded it just before the commit and the target's key lookup
+			// may have come just after it (a loaded machine delays a request between
+			// the socket and the handler), where a replay is right. A target that makes
+			// repeats wait holds one sent a quarter into the hold for most of it.
+			return f.result(verdict.Unknown, "the repeat got the original's committed response (%d) right after it, but the target had the repeat for only %s of the %s hold: it may have looked the key up just after the commit, where a replay is right, so whether it refuses a repeat in flight cannot be told", repeat.Status, roundDuration(held), hold)
+		}
+	}
 	f.example("repeat got %s while the original ran", describe(repeat))
 	f.blame(repeat, wantText(p.Expect.InFlight, outcome.InFlight))
 	return f.result(verdict.Fail, "the repeat during the original got %s, want %s%s", describe(repeat), wantText(p.Expect.InFlight, outcome.InFlight), statusGuardNote(p, []verdict.Op{repeat}, outcome.InFlight))
+}
+
+// repeatHeldShort reports whether the journal shows the target answered the in-flight
+// scenarios' repeat within half the declared hold of its forwarding: too briefly for a
+// target that made it wait for the original (one sent a quarter into the hold waits most
+// of it), the time it had it, and the hold. False without a journal record or a hold.
+func repeatHeldShort(r verdict.Record, p *profile.Profile) (held, hold time.Duration, short bool) {
+	j, ok := repeatRecord(r)
+	hold = slowHold(p)
+	if !ok || hold == 0 || j.UpstreamMillis <= 0 {
+		return 0, hold, false
+	}
+	held = millisDuration(j.UpstreamMillis)
+	return held, hold, held < hold/2
 }
 
 // inFlightWaited: under in_flight: wait, the repeat that met the original must get the
