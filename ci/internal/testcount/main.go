@@ -28,6 +28,7 @@ type event struct {
 	Test    string
 	Output  string
 	Elapsed float64 // seconds, on a test's or a package's pass / fail / skip
+	Time    time.Time
 }
 
 type specCounts struct {
@@ -85,7 +86,12 @@ func main() {
 					p.failedTest = true
 				}
 			} else {
-				times = append(times, pkgTime{ev.Package, time.Duration(ev.Elapsed * float64(time.Second))})
+				elapsed := time.Duration(ev.Elapsed * float64(time.Second))
+				pt := pkgTime{name: ev.Package, elapsed: elapsed}
+				if !ev.Time.IsZero() && elapsed > 0 {
+					pt.startedAfter = ev.Time.Add(-elapsed).Sub(started)
+				}
+				times = append(times, pt)
 				if ev.Action == "fail" {
 					p.failed = true
 				}

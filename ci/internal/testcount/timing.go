@@ -20,6 +20,9 @@ const slowestShown = 10
 type pkgTime struct {
 	name    string
 	elapsed time.Duration
+	// startedAfter is when its binary started, from the start of the test phase (0:
+	// not known): a slow package that starts late is the run's critical path.
+	startedAfter time.Duration
 }
 
 // phase is one step of ci/test and how long it took.
@@ -74,7 +77,11 @@ func writeTiming(w io.Writer, module string, times []pkgTime, phases []phase, te
 			if name == "" {
 				name = p.name
 			}
-			fmt.Fprintf(w, "  %7.1fs  %s\n", p.elapsed.Seconds(), name)
+			if p.startedAfter > 0 {
+				fmt.Fprintf(w, "  %7.1fs  %-28s (from +%s)\n", p.elapsed.Seconds(), name, round(p.startedAfter))
+			} else {
+				fmt.Fprintf(w, "  %7.1fs  %s\n", p.elapsed.Seconds(), name)
+			}
 		}
 	}
 	parts := make([]string, 0, len(phases)+1)

@@ -13,7 +13,7 @@ import (
 func TestTimingListsTheTenSlowestPackagesAndEveryPhase(t *testing.T) {
 	var times []pkgTime
 	for i := 1; i <= 12; i++ {
-		times = append(times, pkgTime{fmt.Sprintf("example.com/m/p%02d", i), time.Duration(i) * time.Second})
+		times = append(times, pkgTime{name: fmt.Sprintf("example.com/m/p%02d", i), elapsed: time.Duration(i) * time.Second})
 	}
 	phases := parsePhases(strings.NewReader("gofmt 0.4\nvet 21.25\nnot-a-line\nimages 0\nfuzz 35\n"))
 	var out bytes.Buffer
@@ -23,4 +23,12 @@ func TestTimingListsTheTenSlowestPackagesAndEveryPhase(t *testing.T) {
 	require.NotContains(t, got, "  p02\n", "only ten are listed")
 	require.Contains(t, got, "     3.0s  p03\n")
 	require.Contains(t, got, "phases: gofmt 400ms, vet 21s, images 0s, fuzz 35s, tests 10m12s\n")
+}
+
+// A package whose start is known says when it started: a slow one that starts late is
+// the run's critical path.
+func TestTimingSaysWhenASlowPackageStarted(t *testing.T) {
+	var out bytes.Buffer
+	writeTiming(&out, "example.com/m", []pkgTime{{name: "example.com/m/slow", elapsed: 200 * time.Second, startedAfter: 95 * time.Second}}, nil, 0)
+	require.Contains(t, out.String(), "  200.0s  slow                         (from +1m35s)\n")
 }
