@@ -13,6 +13,7 @@ import (
 // have got; a PASS blames nothing.
 
 func TestMismatchAnsweredSuccessBlamesTheAlteredAttempt(t *testing.T) {
+	t.Parallel()
 	rec := newHistory().at(0, "original", verdict.OpOK, 201, committed, nil).at(5, "altered", verdict.OpOK, 201, committed, nil).record(1)
 	v, _, ev := checker(t, "fingerprint/mismatch")(rec, refProfile(t))
 	require.Equal(t, verdict.Fail, v)
@@ -26,6 +27,7 @@ func TestMismatchAnsweredSuccessBlamesTheAlteredAttempt(t *testing.T) {
 }
 
 func TestDivergedReplayBlamesTheRetryWithTheCommittedResponse(t *testing.T) {
+	t.Parallel()
 	rec := newHistory().
 		at(0, "original", verdict.OpInfo, 0, "", nil).
 		at(10, "retry", verdict.OpOK, 201, `{"id":"re_regenerated","amount":4900}`, nil).
@@ -40,6 +42,7 @@ func TestDivergedReplayBlamesTheRetryWithTheCommittedResponse(t *testing.T) {
 }
 
 func TestStuckKeyBlamesTheRefusedRetry(t *testing.T) {
+	t.Parallel()
 	rec := newHistory().
 		at(0, "original", verdict.OpInfo, 0, "", nil).
 		at(1300, "retry", verdict.OpFail, 409, `{"title":"in use"}`, nil).
@@ -52,6 +55,7 @@ func TestStuckKeyBlamesTheRefusedRetry(t *testing.T) {
 }
 
 func TestDuplicateExecutionBlamesTheRetry(t *testing.T) {
+	t.Parallel()
 	rec := newHistory().
 		at(0, "original", verdict.OpInfo, 503, "", nil).
 		at(10, "retry", verdict.OpOK, 201, `{"id":"re_2"}`, nil).
@@ -62,6 +66,7 @@ func TestDuplicateExecutionBlamesTheRetry(t *testing.T) {
 }
 
 func TestBusinessErrorReplayedAsSuccessBlamesTheRepeatAgainstTheStoredError(t *testing.T) {
+	t.Parallel()
 	rec := newHistory().at(0, "business", verdict.OpFail, 402, `{"title":"limit"}`, nil).
 		at(5, "repeat", verdict.OpOK, 200, "", nil).record(0)
 	v, _, ev := checker(t, "storage/business-4xx")(rec, refProfile(t))
@@ -73,6 +78,7 @@ func TestBusinessErrorReplayedAsSuccessBlamesTheRepeatAgainstTheStoredError(t *t
 }
 
 func TestBurstWithTwoResponsesBlamesTheSecondAgainstTheFirst(t *testing.T) {
+	t.Parallel()
 	rec := newHistory().
 		at(0, "burst", verdict.OpOK, 201, committed, nil).
 		at(0, "burst", verdict.OpOK, 201, `{"id":"re_2","amount":4900}`, nil).

@@ -38,12 +38,14 @@ func boundaryRecord(ledger int, calls ...downstream.Call) verdict.Record {
 }
 
 func TestBoundaryPassesOneVendorEffectUnderOneKey(t *testing.T) {
+	t.Parallel()
 	v, msg, _ := judgeBoundary(t, "boundary/retry-same-downstream-key", boundaryRecord(1,
 		vendorCall(1, "k", downstream.Answer503After), vendorCall(2, "k", downstream.AnswerReplayed)))
 	require.Equal(t, verdict.Pass, v, msg)
 }
 
 func TestBoundaryFailsAnUnkeyedRedriveAsDuplicated(t *testing.T) {
+	t.Parallel()
 	v, msg, ev := judgeBoundary(t, "boundary/retry-same-downstream-key", boundaryRecord(1,
 		vendorCall(1, "", downstream.Answer503After), vendorCall(2, "", downstream.AnswerCommitted)))
 	require.Equal(t, verdict.Fail, v, msg)
@@ -51,6 +53,7 @@ func TestBoundaryFailsAnUnkeyedRedriveAsDuplicated(t *testing.T) {
 }
 
 func TestBoundaryFailsALostVendorCallAndIsInfoWithoutARedrive(t *testing.T) {
+	t.Parallel()
 	v, msg, ev := judgeBoundary(t, "boundary/crash-between-commit-and-call", boundaryRecord(1))
 	require.Equal(t, verdict.Fail, v, msg)
 	require.Equal(t, map[string]int{verdict.CatLost: 1}, ev.Categories)
@@ -61,6 +64,7 @@ func TestBoundaryFailsALostVendorCallAndIsInfoWithoutARedrive(t *testing.T) {
 }
 
 func TestBoundaryFailsASecondCallOnAReplayAndChangedKeys(t *testing.T) {
+	t.Parallel()
 	v, msg, _ := judgeBoundary(t, "boundary/replay-no-second-call", boundaryRecord(1,
 		vendorCall(1, "k", downstream.AnswerCommitted), vendorCall(2, "k", downstream.AnswerReplayed)))
 	require.Equal(t, verdict.Fail, v, "deduplicated by the vendor, but the replay called it again: %s", msg)
@@ -72,6 +76,7 @@ func TestBoundaryFailsASecondCallOnAReplayAndChangedKeys(t *testing.T) {
 }
 
 func TestBoundaryIsUnknownWhenTheAPIDidNotCommitOnceOrNothingWasRefused(t *testing.T) {
+	t.Parallel()
 	v, _, _ := judgeBoundary(t, "boundary/replay-no-second-call", boundaryRecord(2, vendorCall(1, "k", downstream.AnswerCommitted)))
 	require.Equal(t, verdict.Unknown, v)
 
@@ -91,6 +96,7 @@ func TestBoundaryIsUnknownWhenTheAPIDidNotCommitOnceOrNothingWasRefused(t *testi
 }
 
 func TestDownstreamProfileFieldsAreValidated(t *testing.T) {
+	t.Parallel()
 	_, err := profile.Parse("x.yaml", []byte("extends: reference\nbase_url: http://127.0.0.1:1\ndownstream: {listen: nowhere, key_header: 'a b'}\n"))
 	require.ErrorContains(t, err, "downstream.listen: must be host:port")
 	require.ErrorContains(t, err, "downstream.entity: required")
@@ -103,6 +109,7 @@ func TestDownstreamProfileFieldsAreValidated(t *testing.T) {
 }
 
 func TestAFreePortSinkNeedsTheTargetsStarter(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	counts := map[string]int{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -130,6 +137,7 @@ func TestAFreePortSinkNeedsTheTargetsStarter(t *testing.T) {
 // target never had the answer, and calling again with the same key is what a correct
 // at-least-once sender does. Only calls after a delivered answer are a second call.
 func TestBoundaryAllowsAKeyedResendAfterTheCallerLostTheVendorsAnswer(t *testing.T) {
+	t.Parallel()
 	lost := vendorCall(1, "k", downstream.AnswerCommitted)
 	lost.CallerLeft = true
 	for _, id := range []string{"boundary/replay-no-second-call", "boundary/no-call-on-refusal"} {

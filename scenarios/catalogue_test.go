@@ -14,6 +14,7 @@ import (
 // The catalogue implements exactly the contract's IDs (docs/scenario-ids.md), each with
 // its documented level, and every scenario is complete data.
 func TestCatalogueMatchesContractIDs(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile("../docs/scenario-ids.md")
 	require.NoError(t, err)
 	row := regexp.MustCompile("(?m)^\\| ([a-z0-9-]+/[a-z0-9-]+) \\| ([A-Z]+) \\|")
@@ -38,6 +39,7 @@ func TestCatalogueMatchesContractIDs(t *testing.T) {
 }
 
 func TestCatalogueIsSortedByID(t *testing.T) {
+	t.Parallel()
 	list := scenarios.Catalogue()
 	for i := 1; i < len(list); i++ {
 		require.Less(t, list[i-1].ID, list[i].ID)
@@ -45,6 +47,7 @@ func TestCatalogueIsSortedByID(t *testing.T) {
 }
 
 func TestSelectByGlobAndLabel(t *testing.T) {
+	t.Parallel()
 	got, err := scenarios.Select([]string{"replay/after-*"}, nil)
 	require.NoError(t, err)
 	require.Len(t, got, 8)
@@ -61,6 +64,7 @@ func TestSelectByGlobAndLabel(t *testing.T) {
 }
 
 func TestMarkdownTableHasARowPerScenario(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	require.NoError(t, scenarios.WriteMarkdownTable(&b, scenarios.Catalogue()))
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")

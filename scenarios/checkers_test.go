@@ -58,9 +58,9 @@ func (h *history) record(ledger int) verdict.Record {
 // not follow later changes to the shipped profile.
 func refProfile(t *testing.T) *profile.Profile {
 	t.Helper()
-	t.Setenv("IDEMPROOF_BASE_URL", "")
 	p, err := profile.Builtin("reference")
 	require.NoError(t, err)
+	p.BaseURL = "http://127.0.0.1:8080" // whatever IDEMPROOF_BASE_URL says: the histories are hand-written
 	p.Retention = profile.Duration(time.Second)
 	return p
 }
@@ -75,6 +75,7 @@ func checker(t *testing.T, id string) scenarios.Checker {
 const committed = `{"id":"re_1","amount":4900}`
 
 func TestAfterUpstreamReplayPasses(t *testing.T) {
+	t.Parallel()
 	rec := newHistory().
 		at(0, "original", verdict.OpInfo, 503, "upstream lost", nil).
 		at(10, "retry", verdict.OpOK, 201, committed, nil).
@@ -86,6 +87,7 @@ func TestAfterUpstreamReplayPasses(t *testing.T) {
 }
 
 func TestAfterUpstreamDuplicateFails(t *testing.T) {
+	t.Parallel()
 	rec := newHistory().
 		at(0, "original", verdict.OpInfo, 503, "", nil).
 		at(10, "retry", verdict.OpOK, 201, `{"id":"re_2"}`, nil).
@@ -97,6 +99,7 @@ func TestAfterUpstreamDuplicateFails(t *testing.T) {
 }
 
 func TestReplayThatDiffersFromTheCommittedResponseFails(t *testing.T) {
+	t.Parallel()
 	rec := newHistory().
 		at(0, "original", verdict.OpInfo, 0, "", nil).
 		at(10, "retry", verdict.OpOK, 201, `{"id":"re_regenerated","amount":4900}`, nil).
@@ -109,6 +112,7 @@ func TestReplayThatDiffersFromTheCommittedResponseFails(t *testing.T) {
 }
 
 func TestKeyStuckAt409Fails(t *testing.T) {
+	t.Parallel()
 	rec := newHistory().
 		at(0, "original", verdict.OpInfo, 0, "", nil).
 		at(1300, "retry", verdict.OpFail, 409, `{"title":"in use"}`, nil).
@@ -120,6 +124,7 @@ func TestKeyStuckAt409Fails(t *testing.T) {
 }
 
 func TestSuccessWithoutEffectIsFabricated(t *testing.T) {
+	t.Parallel()
 	rec := newHistory().at(0, "original", verdict.OpFail, 503, "", nil).at(5, "retry", verdict.OpOK, 201, committed, nil).record(0)
 	v, _, ev := checker(t, "before/503")(rec, refProfile(t))
 	require.Equal(t, verdict.Fail, v)
@@ -132,6 +137,7 @@ func TestSuccessWithoutEffectIsFabricated(t *testing.T) {
 }
 
 func TestLedgerProbeFailureIsUnknown(t *testing.T) {
+	t.Parallel()
 	rec := newHistory().at(0, "original", verdict.OpOK, 201, committed, nil).at(5, "repeat", verdict.OpOK, 201, committed, nil).record(0)
 	rec.Ledger, rec.LedgerErr = map[string]int{}, "read ledger: connection refused"
 	for _, id := range []string{"replay/sequential", "replay/after-503", "race/burst-50", "fingerprint/mismatch", "key/missing", "expiry/after-window"} {
@@ -144,6 +150,7 @@ func TestLedgerProbeFailureIsUnknown(t *testing.T) {
 // Window-aware: a second effect from an attempt started after the retention is allowed;
 // the same second effect inside the window is a duplicate.
 func TestDuplicateCountIsWindowAware(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t) // retention 1s
 	after := newHistory().at(0, "original", verdict.OpOK, 201, committed, nil).at(1600, "repeat", verdict.OpOK, 201, `{"id":"re_2"}`, nil).record(2)
 	v, msg, _ := checker(t, "expiry/after-window")(after, p)
@@ -162,6 +169,7 @@ func TestDuplicateCountIsWindowAware(t *testing.T) {
 }
 
 func TestBurstOneWinner(t *testing.T) {
+	t.Parallel()
 	h := newHistory()
 	h.at(0, "burst", verdict.OpOK, 201, committed, nil)
 	for i := 0; i < 3; i++ {
@@ -182,6 +190,7 @@ func TestBurstOneWinner(t *testing.T) {
 // repeat with nothing executed was promised before any outcome existed; a success with
 // its own effect, or a refusal, is honest; an original that did not fail proves nothing.
 func TestInFlightOriginalFailsVerdicts(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	check := checker(t, "race/in-flight-original-fails")
 	promised := newHistory().span(0, 400, "original", verdict.OpInfo, 503, "failed", nil).
@@ -218,6 +227,7 @@ func TestInFlightOriginalFailsVerdicts(t *testing.T) {
 // matches, in a rule that names no status: the 503 is a server error, and the FAIL says
 // how to declare it.
 func TestA5xxRefusalNeedsItsStatusInTheRule(t *testing.T) {
+	t.Parallel()
 	p, err := profile.Parse("x.yaml", []byte(fakeProfileDoc("http://127.0.0.1:9")+"outcomes:\n  in_flight: {text: in progress}\n"))
 	require.NoError(t, err)
 	rec := newHistory().span(0, 400, "original", verdict.OpOK, 201, committed, nil).
@@ -231,6 +241,7 @@ func TestA5xxRefusalNeedsItsStatusInTheRule(t *testing.T) {
 }
 
 func TestInFlightVerdicts(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	refused := newHistory().span(0, 400, "original", verdict.OpOK, 201, committed, nil).
 		span(5, 110, "repeat", verdict.OpFail, 409, "busy", map[string]string{"Retry-After": "1"}).record(1)
@@ -298,6 +309,7 @@ func TestInFlightVerdicts(t *testing.T) {
 }
 
 func TestMismatchVerdicts(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	ok := newHistory().at(0, "original", verdict.OpOK, 201, committed, nil).at(5, "altered", verdict.OpFail, 422, "mismatch", nil).record(1)
 	v, _, _ := checker(t, "fingerprint/mismatch")(ok, p)
@@ -321,6 +333,7 @@ func TestMismatchVerdicts(t *testing.T) {
 }
 
 func TestFingerprintPolicyIsInfoUnlessItExecutesTwice(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	same := newHistory().at(0, "original", verdict.OpOK, 201, committed, nil).at(5, "variant", verdict.OpOK, 201, committed, nil).record(1)
 	v, msg, _ := checker(t, "fingerprint/json-key-order")(same, p)
@@ -338,6 +351,7 @@ func TestFingerprintPolicyIsInfoUnlessItExecutesTwice(t *testing.T) {
 }
 
 func TestScopeLeakFails(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	leaked := newHistory().at(0, "original", verdict.OpOK, 201, committed, nil).
 		at(5, "other", verdict.OpOK, 201, committed, map[string]string{"Idempotent-Replayed": "true"}).record(1)
@@ -357,6 +371,7 @@ func TestScopeLeakFails(t *testing.T) {
 // An empty key accepted, and the second request with it answered the first's response:
 // the empty string was a key, shared by every request that sends it.
 func TestAnEmptyKeyUsedAsAKeyIsSaidSo(t *testing.T) {
+	t.Parallel()
 	rec := newHistory().at(0, "empty", verdict.OpOK, 201, committed, nil).at(1, "empty-again", verdict.OpOK, 201, committed, nil).record(1)
 	v, msg, _ := checker(t, "key/empty")(rec, refProfile(t))
 	require.Equal(t, verdict.NonStrict, v, msg)
@@ -365,6 +380,7 @@ func TestAnEmptyKeyUsedAsAKeyIsSaidSo(t *testing.T) {
 
 // A repeat inside the window that executed again says the record may have expired early.
 func TestInsideWindowNamesAnEarlyExpiry(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	p.Retention = profile.Duration(10 * time.Second)
 	rec := newHistory().at(0, "original", verdict.OpOK, 201, committed, nil).at(9000, "repeat", verdict.OpOK, 201, `{"id":"re_2"}`, nil).record(2)
@@ -376,6 +392,7 @@ func TestInsideWindowNamesAnEarlyExpiry(t *testing.T) {
 }
 
 func TestMissingKeyPolicies(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	refused := newHistory().at(0, "unkeyed", verdict.OpFail, 400, "", nil).record(0)
 	v, _, _ := checker(t, "key/missing")(refused, p)
@@ -407,6 +424,7 @@ func TestMissingKeyPolicies(t *testing.T) {
 }
 
 func TestStoragePolicies(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t) // stores_business_errors: true
 	replayed := newHistory().at(0, "business", verdict.OpFail, 402, "limit", nil).
 		at(5, "repeat", verdict.OpFail, 402, "limit", map[string]string{"Idempotent-Replayed": "true"}).record(0)
@@ -432,6 +450,7 @@ func TestStoragePolicies(t *testing.T) {
 // A burst that outlasts a short retention may execute once per window; within a window
 // every success must still be the same response.
 func TestBurstIsWindowAware(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t) // retention 1s
 	h := newHistory().
 		span(0, 600, "burst", verdict.OpOK, 201, committed, nil).
@@ -459,6 +478,7 @@ func TestBurstIsWindowAware(t *testing.T) {
 // A server that makes the repeat wait for the original (no 409) overlapped all the same:
 // the journal shows the repeat spent most of its time at the target.
 func TestInFlightRepeatThatWaitedIsNot409(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	waited := newHistory().span(0, 400, "original", verdict.OpOK, 201, committed, nil).
 		span(5, 401, "repeat", verdict.OpOK, 201, committed, nil).record(1)
@@ -478,6 +498,7 @@ func TestInFlightRepeatThatWaitedIsNot409(t *testing.T) {
 }
 
 func TestInFlightReplayReleasedWithTheOriginalIsNotFabricated(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	h := newHistory().span(0, 401, "original", verdict.OpOK, 201, committed, nil).
 		span(5, 400, "repeat", verdict.OpOK, 201, committed, nil).record(1)
@@ -488,6 +509,7 @@ func TestInFlightReplayReleasedWithTheOriginalIsNotFabricated(t *testing.T) {
 // An attempt still unanswered when the window ran out may have arrived after it: a new
 // execution is then allowed and the scenario has nothing to judge.
 func TestLateRepeatIsUnknownNotDuplicate(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t) // retention 1s
 	late := newHistory().at(0, "original", verdict.OpOK, 201, committed, nil).
 		span(750, 1100, "repeat", verdict.OpOK, 201, `{"id":"re_2"}`, nil).record(2)
@@ -502,6 +524,7 @@ func TestLateRepeatIsUnknownNotDuplicate(t *testing.T) {
 }
 
 func TestTakeoverThatMetALiveLockIsUnknown(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	h := newHistory().span(0, 1300, "original", verdict.OpFail, 409, "taken over", nil).
 		span(800, 810, "takeover", verdict.OpFail, 409, "in use", nil).record(0)
@@ -567,6 +590,7 @@ func classedBy(rec verdict.Record, p *profile.Profile) verdict.Record {
 // stored response with a per-response member differs too. Its own unique_field value,
 // or the ledger counting both, is.
 func TestOtherPrincipalPassesOnlyWithProofOfItsOwnExecution(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t) // unique_field: id
 	own := newHistory().at(0, "original", verdict.OpOK, 201, `{"id":"re_1","request_id":"a"}`, nil).
 		at(5, "other", verdict.OpOK, 201, `{"id":"re_2","request_id":"b"}`, nil).
@@ -604,6 +628,7 @@ func TestOtherPrincipalPassesOnlyWithProofOfItsOwnExecution(t *testing.T) {
 // A burst whose attempts never overlapped (each answered before the next left) raced
 // nothing: the one side effect is no proof of what the scenario is about.
 func TestBurstWhoseAttemptsNeverOverlappedIsInfo(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	h := newHistory()
 	for i := 0; i < 4; i++ {
@@ -624,6 +649,7 @@ func TestBurstWhoseAttemptsNeverOverlappedIsInfo(t *testing.T) {
 // were served one after the other), which a check-then-set target shows too. INFO, not
 // PASS; under in_flight: wait the identical replays are what the school promises.
 func TestBurstWithNoRefusalUnderARefusingSchoolIsInfo(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	h := newHistory().span(0, 15, "burst", verdict.OpOK, 201, committed, nil).at(10, "burst", verdict.OpOK, 201, committed, nil)
 	v, msg, _ := checker(t, "race/burst-50")(h.record(1), p)
@@ -640,6 +666,7 @@ func TestBurstWithNoRefusalUnderARefusingSchoolIsInfo(t *testing.T) {
 // response (a shared wait) or refused FAILs; its own execution passes only when it
 // really arrived while the original ran.
 func TestOtherPrincipalInFlight(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	check := checker(t, "scope/other-principal-in-flight")
 	shared := newHistory().span(0, 400, "original", verdict.OpOK, 201, committed, nil).
@@ -687,6 +714,7 @@ func TestOtherPrincipalInFlight(t *testing.T) {
 // The retry in a new session proves a key that outlives its session only when the
 // journal shows the key's attempts in two sessions.
 func TestNewSessionReplayNeedsTwoSessions(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	rec := newHistory().timeout(0, "original").at(10, "retry", verdict.OpOK, 201, committed, nil).record(1)
 	rec.Journal = []faultproxy.Record{
@@ -723,6 +751,7 @@ func TestNewSessionReplayNeedsTwoSessions(t *testing.T) {
 // working on it: a 409 after that is no stuck key, and a fault that acts on the target's
 // answer never acted.
 func TestAnAttemptGivenUpBeforeTheTargetAnsweredProvesNothing(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	rec := newHistory().timeout(0, "original").at(10, "retry", verdict.OpFail, 409, `{"error":"in flight"}`, nil).record(0)
 	rec.Journal = []faultproxy.Record{
@@ -756,6 +785,7 @@ func TestAnAttemptGivenUpBeforeTheTargetAnsweredProvesNothing(t *testing.T) {
 // key up only after other work: no FAIL against the declared 409. Released with the
 // original, it was made to wait, which a declared 409 rules out.
 func TestInFlightIdenticalReplayLongAfterTheOriginalIsUnknown(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t) // slow_operation 300ms, in_flight 409
 	late := newHistory().span(0, 400, "original", verdict.OpOK, 201, committed, nil).
 		span(5, 2000, "repeat", verdict.OpOK, 201, committed, nil).record(1)
@@ -784,6 +814,7 @@ func TestInFlightIdenticalReplayLongAfterTheOriginalIsUnknown(t *testing.T) {
 // Attempts a rate limit refused (429, throttled) never reached the key: a burst with one
 // attempt looked at and the rest throttled raced nothing, however many were in flight.
 func TestBurstOfThrottledAttemptsIsInfo(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	burst := func(looked int) verdict.Record {
 		h := newHistory()
@@ -811,6 +842,7 @@ func TestBurstOfThrottledAttemptsIsInfo(t *testing.T) {
 // marks no replay with it: the first response is not a replay, and a fresh execution
 // under another key is not "answered the first key's response".
 func TestAFalseReplayHeaderIsNoReplay(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	fresh := map[string]string{"Idempotent-Replayed": "false"}
 	replayed := map[string]string{"Idempotent-Replayed": "true"}
@@ -836,6 +868,7 @@ func TestAFalseReplayHeaderIsNoReplay(t *testing.T) {
 // across principals (FAIL), but across endpoints only a policy (INFO: Stripe's keys are per
 // account, and reuse elsewhere is refused); a 404 or 403 is about the entity, not the key.
 func TestScopeRefusalsAreJudgedByWhatTheyRefuse(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	rec := func(status int, body string) verdict.Record {
 		return newHistory().at(0, "original", verdict.OpOK, 201, committed, nil).at(5, "other", verdict.OpFail, status, body, nil).record(1)
@@ -854,6 +887,7 @@ func TestScopeRefusalsAreJudgedByWhatTheyRefuse(t *testing.T) {
 // "met it" was the first execution, and a takeover took over nothing. Its PASS and its
 // FAIL are UNKNOWN, unless the FAIL counts more effects than the requests allow.
 func TestAThrottledOriginalIsNoPremise(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	for id, second := range map[string]string{"race/in-flight-409": "repeat", "race/in-flight-other-payload": "repeat",
 		"race/in-flight-not-fabricated": "repeat", "recovery/slow-past-lock": "takeover"} {
@@ -880,6 +914,7 @@ func TestAThrottledOriginalIsNoPremise(t *testing.T) {
 // ledger: with a per-execution value of its own it executed anew and the ledger does not
 // show it (lost, read again at the end of the run); without one it cannot be told.
 func TestExecutedAnewWithALedgerBehind(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	rec := newHistory().at(0, "original", verdict.OpOK, 201, committed, nil).at(1600, "repeat", verdict.OpOK, 201, `{"id":"re_2","amount":4900}`, nil).record(1)
 	v, msg, ev := checker(t, "expiry/after-window")(rec, p)
@@ -895,6 +930,7 @@ func TestExecutedAnewWithALedgerBehind(t *testing.T) {
 // expiry/inside-window's PASS says what it is about: the key honoured late in its
 // window, with when the repeat was sent and answered against the declared retention.
 func TestInsideWindowPassSaysWhenTheRepeatCame(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t) // retention 1s
 	rec := newHistory().span(0, 10, "original", verdict.OpOK, 201, committed, nil).
 		span(750, 760, "repeat", verdict.OpOK, 201, committed, nil).record(1)
@@ -908,6 +944,7 @@ func TestInsideWindowPassSaysWhenTheRepeatCame(t *testing.T) {
 // key it has seen) shows the key still honoured: the retention holds, and the refusal
 // instead of a replay is replay/sequential's finding, not a "stuck" FAIL of this one.
 func TestInsideWindowRefusedAsARepeatIsHonoured(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t) // retention 1s
 	rec := newHistory().span(0, 10, "original", verdict.OpOK, 201, committed, nil).
 		span(750, 760, "repeat", verdict.OpFail, 409, `{"error":"in flight"}`, nil).record(1)
@@ -922,6 +959,7 @@ func TestInsideWindowRefusedAsARepeatIsHonoured(t *testing.T) {
 }
 
 func TestKeyIgnoredIsSaidPlainly(t *testing.T) {
+	t.Parallel()
 	rec := newHistory().
 		at(0, "original", verdict.OpInfo, 503, "", nil).
 		at(10, "retry", verdict.OpOK, 201, `{"id":"re_2"}`, nil).

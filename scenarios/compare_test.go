@@ -137,6 +137,7 @@ func runConfigured(t *testing.T, limit time.Duration, cfg scenarios.RunConfig) m
 var replaySet = []string{"replay/sequential", "replay/after-503", "replay/after-reset", "replay/lost-twice", "replay/fidelity-body", "race/burst-50", "fingerprint/original-intact"}
 
 func TestGzippedAnswersAreComparedByWhatTheySay(t *testing.T) {
+	t.Parallel()
 	p := patientProfile(t, startReshaped(t, &reshaped{gzip: true}))
 	p.Operation.Headers = map[string]string{"Accept-Encoding": "gzip"}
 	p.SideEffects.Headers = map[string]string{"Accept-Encoding": "gzip"} // the ledger answers gzipped too
@@ -148,6 +149,7 @@ func TestGzippedAnswersAreComparedByWhatTheySay(t *testing.T) {
 // A target whose replays answer 200 after the 201 that executed (PayPal) is told the
 // difference is the status alone and how to declare it; declared, it passes.
 func TestAReplayStatusOfItsOwnIsNamedAndCanBeDeclared(t *testing.T) {
+	t.Parallel()
 	url := startReshaped(t, &reshaped{replayStatus: http.StatusOK})
 	p := patientProfile(t, url)
 	undeclared := runOn(t, p, "replay/sequential", "race/burst-50")
@@ -166,6 +168,7 @@ func TestAReplayStatusOfItsOwnIsNamedAndCanBeDeclared(t *testing.T) {
 }
 
 func TestAReplayReserializedIsTheSameBodyAndOnlyFidelityAsksForTheBytes(t *testing.T) {
+	t.Parallel()
 	p := patientProfile(t, startReshaped(t, &reshaped{reorder: true}))
 	results := runOn(t, p, replaySet...)
 	for id, r := range results {
@@ -186,6 +189,7 @@ func TestAReplayReserializedIsTheSameBodyAndOnlyFidelityAsksForTheBytes(t *testi
 }
 
 func TestAVolatileMemberIsADivergenceUntilItIsDeclared(t *testing.T) {
+	t.Parallel()
 	p := patientProfile(t, startReshaped(t, &reshaped{requestID: true}))
 	r := runOn(t, p, "replay/sequential")["replay/sequential"]
 	require.Equal(t, verdict.Fail, r.Verdict, "undeclared, a changed member is a changed replay")
@@ -199,6 +203,7 @@ func TestAVolatileMemberIsADivergenceUntilItIsDeclared(t *testing.T) {
 }
 
 func TestProfileRefusesCodingsItCannotUndoAndContradictoryFields(t *testing.T) {
+	t.Parallel()
 	base := "name: x\nbase_url: http://127.0.0.1:1\noperation: {path: /v1/refunds, body: '{\"order_id\": \"{{.Entity}}\"}', headers: {%s}}\nside_effects: {path: '/c?o={{.Entity}}', count: count}\nexpect: {in_flight: 409, mismatch: 422, missing_key: \"400\"%s}\n"
 	for _, tc := range []struct{ headers, expect, want string }{
 		{`Accept-Encoding: "br, gzip"`, "", `asks for "br", which idemproof does not decode`},

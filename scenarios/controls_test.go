@@ -98,6 +98,7 @@ func TestAFixedKeyMeetingAnEarlierRunIsNeitherPassNorFail(t *testing.T) {
 // refProfile) may execute anew on a correct target: one more effect is then allowed,
 // never a duplicate, and nothing is proven (UNKNOWN).
 func TestALateControlIsNeverADuplicate(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	scope := newHistory().at(0, "original", verdict.OpOK, 201, `{"id":"re_1"}`, nil).
 		at(5, "other", verdict.OpOK, 201, `{"id":"re_2"}`, nil).

@@ -13,6 +13,7 @@ import (
 
 // The catalogue table in docs/scenarios.md is generated from the code and must not drift.
 func TestDocsCatalogueTable(t *testing.T) {
+	t.Parallel()
 	var table strings.Builder
 	require.NoError(t, scenarios.WriteMarkdownTable(&table, scenarios.Catalogue()))
 	doctest.RequireSection(t, "../docs/scenarios.md", "catalogue", table.String(), "go test ./scenarios -run TestDocsCatalogueTable")
@@ -21,6 +22,7 @@ func TestDocsCatalogueTable(t *testing.T) {
 // The README's catalogue table (ID, level, what it checks) is generated from the code
 // too.
 func TestReadmeCatalogueTable(t *testing.T) {
+	t.Parallel()
 	list := scenarios.Catalogue()
 	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
 	var table strings.Builder

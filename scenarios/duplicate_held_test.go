@@ -23,6 +23,7 @@ func (h noSlowHook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // second arrives, and a check-then-set server would pass the same way: UNKNOWN, naming
 // the hook, never a PASS.
 func TestDuplicateConcurrentNeedsTheCopiesHeldTogether(t *testing.T) {
+	t.Parallel()
 	fake := &fakeRefunds{}
 	startFake(t, fake)
 	srv := httptest.NewServer(noSlowHook{fake})

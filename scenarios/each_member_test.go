@@ -19,6 +19,7 @@ func eachMember(amount, reason verdict.OpType, amountStatus, reasonStatus int, a
 }
 
 func TestEachMemberVerdicts(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	judge := checker(t, "fingerprint/each-member")
 	refusal := `{"title":"reused with another payload"}`
@@ -82,6 +83,7 @@ func TestEachMemberVerdicts(t *testing.T) {
 // has no fingerprint — not the INFO of members "refused before the fingerprint could be
 // seen", which told a reader nothing was wrong.
 func TestEachMemberWithoutAFingerprint(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	judge := checker(t, "fingerprint/each-member")
 	busy := `{"error":"in flight"}`

@@ -71,6 +71,7 @@ func ordersProfile(t *testing.T, url string) *profile.Profile {
 // With entity_setup every scenario acts on an order it created first: the operation, the
 // ledger and the side entities of the key sets all name created orders.
 func TestEntitySetupCreatesEachScenariosEntity(t *testing.T) {
+	t.Parallel()
 	inner := &fakeRefunds{}
 	startFake(t, inner)
 	api := &ordersFirst{next: inner, orders: map[string]bool{}}
@@ -98,6 +99,7 @@ func TestEntitySetupCreatesEachScenariosEntity(t *testing.T) {
 // Without it, the same API answers every refund 404 (the order does not exist): no
 // scenario can pass, which is what entity_setup is for.
 func TestEntitySetupErrorsSayWhatToFix(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/v1/orders" {
 			writeJSON(w, http.StatusCreated, map[string]any{"id": "ord_1"})
@@ -124,6 +126,7 @@ func TestEntitySetupErrorsSayWhatToFix(t *testing.T) {
 
 // A setup request a rate limit refuses is sent again after its Retry-After.
 func TestEntitySetupWaitsOutARateLimit(t *testing.T) {
+	t.Parallel()
 	inner := &fakeRefunds{}
 	startFake(t, inner)
 	api := &ordersFirst{next: inner, orders: map[string]bool{}}

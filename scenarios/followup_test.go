@@ -15,6 +15,7 @@ import (
 // still answers with the original's response after the repeat executed had not expired
 // (records do not come back), so the repeat executed while the key was held.
 func TestExpiryFollowUpTellsExpiredFromExecutedWhileHeld(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	first, anew := `{"id":"re_1"}`, `{"id":"re_2"}`
 	record := func(followUp string) verdict.Record {

@@ -141,6 +141,7 @@ func TestClientGaveUpJudgesWhatTheTargetDidWhenItsClientLeft(t *testing.T) {
 }
 
 func TestClientGaveUpIsUnknownWhenTheHookDidNotHold(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(&disconnecting{onLeave: "carry-on", keys: map[string]*gaveUpEntry{}, ledger: map[string]int{}})
 	t.Cleanup(srv.Close)
 	p := fakeProfile(t, srv.URL)
@@ -154,6 +155,7 @@ func TestClientGaveUpIsUnknownWhenTheHookDidNotHold(t *testing.T) {
 // tool streaming progress before its result): the client gave up mid-work all the same,
 // and the retry is judged.
 func TestClientGaveUpMidAnswerIsJudged(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	rec := newHistory().span(0, 1000, "original", verdict.OpInfo, 200, `{"progress":`, nil).
 		at(1100, "retry", verdict.OpOK, 201, `{"id":"re_1"}`, nil).record(1)
@@ -172,6 +174,7 @@ func TestClientGaveUpMidAnswerIsJudged(t *testing.T) {
 // allowed, and nothing shows the key held, so the verdict is UNKNOWN, never a PASS that
 // says "one side effect" beside a ledger of two.
 func TestClientGaveUpPastTheRetentionWithTwoEffectsIsUnknown(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t) // retention 1 s
 	rec := newHistory().span(0, 2000, "original", verdict.OpInfo, 0, "", nil).
 		at(3750, "retry", verdict.OpOK, 201, `{"id":"re_2"}`, nil).record(2)
@@ -189,6 +192,7 @@ func TestClientGaveUpPastTheRetentionWithTwoEffectsIsUnknown(t *testing.T) {
 // A gateway that gave up first (its 504 at its read timeout, inside client_timeout) is a
 // client that left mid-work: the retry is judged, and the message says who left.
 func TestAGatewayThatGaveUpFirstIsJudged(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	rec := newHistory().span(0, 1000, "original", verdict.OpInfo, 504, "<html>504 Gateway Time-out</html>", nil).
 		at(2500, "retry", verdict.OpOK, 201, `{"id":"re_1"}`, nil).record(1)
@@ -207,6 +211,7 @@ func TestAGatewayThatGaveUpFirstIsJudged(t *testing.T) {
 // (it carries on without its client, as it should). The hold is the one the journal
 // shows the original carried.
 func TestClientGaveUpStuckIsBoundedByTheHoldApplied(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t) // lock_timeout 600ms, client_timeout 2s
 	p.Retention = profile.Duration(time.Minute)
 	wedged := func(hold string) verdict.Record {

@@ -69,6 +69,7 @@ expect: {in_flight: 409, mismatch: 422, missing_key: "400"}
 // that scopes its keys by a header a client sends anew on each attempt is caught, and a
 // correct one is not.
 func TestANonceInAHeaderChangesOnEveryAttempt(t *testing.T) {
+	t.Parallel()
 	run := func(scopeBy func(*http.Request) string) (verdict.Result, []string) {
 		srv, auths := signedRefunds(t, scopeBy)
 		p, err := profile.Parse("signed.yaml", []byte(fmt.Sprintf(signedProfile, srv.URL)))

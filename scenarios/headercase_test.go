@@ -84,6 +84,7 @@ func rawServer(t *testing.T) (string, func() []string) {
 // key/header-case sends its repeat past the proxy, so the target really sees the
 // lower-case header name.
 func TestHeaderCaseReachesTheTargetInLowerCase(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	base, heads := rawServer(t)

@@ -124,6 +124,7 @@ func TestJSONRPCRefusalsInside200GiveTheVerdictsOfStatuses(t *testing.T) {
 
 // The JSON-RPC profile of that test is the one docs/profiles.md shows.
 func TestDocsShowTheJSONRPCProfile(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile("../docs/profiles.md")
 	require.NoError(t, err)
 	yml, err := os.ReadFile(filepath.Join("..", "profile", "testdata", "refund-tool-jsonrpc.yaml"))

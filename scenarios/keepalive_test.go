@@ -52,6 +52,7 @@ func runKeepAlive(t *testing.T, url string) verdict.Result {
 // race/keepalive-many-keys really reuses at most four connections, and keep-alive hides
 // no attempt: every proxied attempt is one journal record, the direct ones none.
 func TestKeepAliveManyKeysReusesFewConnectionsAndHidesNoAttempt(t *testing.T) {
+	t.Parallel()
 	fake := &fakeRefunds{}
 	startFake(t, fake) // initialises the fake; it is served below behind the counter
 	counter := &connCounter{next: fake, direct: map[string]bool{}}
@@ -88,6 +89,7 @@ func TestKeepAliveManyKeysReusesFewConnectionsAndHidesNoAttempt(t *testing.T) {
 // A target that closes every connection after its answer gives the keys no connection
 // to share: the scenario reports that (INFO) instead of a PASS it has no proof for.
 func TestKeepAliveManyKeysAgainstATargetThatClosesEveryConnection(t *testing.T) {
+	t.Parallel()
 	fake := &fakeRefunds{}
 	startFake(t, fake)
 	srv := httptest.NewUnstartedServer(fake)
@@ -133,6 +135,7 @@ func (h *refusesRepeats) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // key: it is no fresh key refused as another key's (the FAIL this was), and no replay was
 // seen either, so the scenario is INFO and says how many repeats it compared.
 func TestKeepAliveManyKeysRepeatsRefusedAreNoAliasing(t *testing.T) {
+	t.Parallel()
 	fake := &fakeRefunds{}
 	startFake(t, fake)
 	srv := httptest.NewServer(&refusesRepeats{next: fake, seen: map[string]bool{}})

@@ -26,6 +26,7 @@ func keyPairRecord(second verdict.OpType, status int, body string, headers map[s
 }
 
 func TestKeyPairPassesWhenBothKeysExecuted(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	for _, id := range keyPairIDs {
 		v, msg, _ := judgeWith(t, id, keyPairRecord(verdict.OpOK, 201, `{"id":"re_2","amount":4900}`, nil, 2), p)
@@ -40,6 +41,7 @@ func TestKeyPairPassesWhenBothKeysExecuted(t *testing.T) {
 }
 
 func TestKeyPairFailsWhenTheSecondKeyGetsTheFirstKeysResponse(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	for _, id := range keyPairIDs {
 		replayed := map[string]string{"Idempotent-Replayed": "true"}
@@ -82,6 +84,7 @@ func TestKeyPairFailsWhenTheSecondKeyGetsTheFirstKeysResponse(t *testing.T) {
 }
 
 func TestKeyPairIsUnknownWithoutAnAnswerOrALedger(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	for _, id := range keyPairIDs {
 		v, msg, _ := judgeWith(t, id, keyPairRecord(verdict.OpInfo, 0, "", nil, 1), p)
@@ -101,6 +104,7 @@ func TestKeyPairIsUnknownWithoutAnAnswerOrALedger(t *testing.T) {
 // A target that refuses the key shape has recorded nothing a second key could collide
 // with: INFO with the reason, never a FAIL (a too-long key is key/max-length's to judge).
 func TestKeyPairRefusedShapeIsInfo(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	for _, id := range keyPairIDs {
 		rec := newHistory().
@@ -147,6 +151,7 @@ func TestKeyPairRefusedShapeIsInfo(t *testing.T) {
 // The keys the two scenarios send: case-swapped twins, and 255-character twins that
 // differ only in their last character.
 func TestKeyPairsSendWhatTheyName(t *testing.T) {
+	t.Parallel()
 	key := func(r seenRequest) string { return r.Header.Get("Idempotency-Key") }
 
 	cased := sent(t, "key/case-distinct")

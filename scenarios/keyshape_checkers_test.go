@@ -44,6 +44,7 @@ func judgeWith(t *testing.T, id string, rec verdict.Record, p *profile.Profile) 
 }
 
 func TestDistinctKeysSameBody(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	two := func(second verdict.OpType, status int, body string, ledger int) verdict.Record {
 		return newHistory().at(0, "first", verdict.OpOK, 201, `{"id":"re_1"}`, nil).at(5, "second", second, status, body, nil).
@@ -78,6 +79,7 @@ var shapes = []string{"uuid", "ulid", "base64url", "one-char", "len-255"}
 var shapeLength = map[string]int{"uuid": 36, "ulid": 26, "base64url": 43, "one-char": 1, "len-255": 255}
 
 func TestValidKeysNever5xx(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	build := func(ledger int, first func(shape string) (verdict.OpType, int, string)) verdict.Record {
 		h := newHistory()
@@ -156,6 +158,7 @@ func TestValidKeysNever5xx(t *testing.T) {
 }
 
 func TestEmptyQuotedKey(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	pair := func(typ verdict.OpType, status int, body string, ledger int) verdict.Record {
 		return newHistory().at(0, "empty-quoted", typ, status, body, nil).at(5, "empty-quoted-again", typ, status, body, nil).record(ledger)
@@ -173,6 +176,7 @@ func TestEmptyQuotedKey(t *testing.T) {
 }
 
 func TestKeyOnAGetIsIgnored(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	require.Empty(t, p.Missing(profile.CapKeyedMethods))
 	const read0, read1, created = `{"data":[],"count":0}`, `{"data":[{"id":"re_1"}],"count":1}`, `{"id":"re_1"}`
@@ -218,6 +222,7 @@ func TestKeyOnAGetIsIgnored(t *testing.T) {
 }
 
 func TestKeepAliveManyKeys(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	// build answers 4 keys per route; answer(route, i) gives the first and repeat bodies.
 	// buildTimed's repeats take repeatTook(route, i) milliseconds from invoke to answer.
@@ -370,6 +375,7 @@ func TestKeepAliveManyKeys(t *testing.T) {
 }
 
 func TestRefusalsAreProblemDetails(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	problem := map[string]string{"Content-Type": "application/problem+json"}
 	rec := func(conflictHeaders map[string]string, conflictBody string) verdict.Record {
@@ -416,6 +422,7 @@ func TestRefusalsAreProblemDetails(t *testing.T) {
 }
 
 func TestRetryAfterMustParse(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	for value, want := range map[string]verdict.Verdict{
 		"1":                              verdict.Pass,
@@ -451,6 +458,7 @@ func withClasses(rec verdict.Record, classes map[string]outcome.Class) verdict.R
 // A plain JSON-RPC server refuses inside 200s: neither RFC 9457 nor Retry-After speaks of
 // those, so there is nothing to hold against it.
 func TestRefusalsInsideA200AreNoHTTPRefusals(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	rpcError := func(code int) string {
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"error":{"code":%d,"message":"no"}}`, code)
@@ -487,6 +495,7 @@ func TestRefusalsInsideA200AreNoHTTPRefusals(t *testing.T) {
 // A JSON-RPC server says in its error's data when to come back, and the profile's
 // in_flight rule declares where (retry_after): the hint is judged as Retry-After would be.
 func TestRetryHintInsideTheRefusal(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	var outcomes profile.Outcomes
 	require.NoError(t, yaml.Unmarshal([]byte(`in_flight: {status: 200, json: {path: error.code, equals: -32010}, retry_after: {path: error.data.retry_after_ms, unit: ms}}`), &outcomes))
@@ -533,6 +542,7 @@ func mcpProfile(t *testing.T) string {
 // "classed as missing_key", not a missing key: the class name says what the profile
 // made of the status, and only fits the empty key.
 func TestARefusedMalformedKeySaysHowItWasClassed(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	refused := func(step string) verdict.Record {
 		return newHistory().at(0, step, verdict.OpFail, 400, `{}`, nil).record(0)

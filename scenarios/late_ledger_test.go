@@ -42,6 +42,7 @@ func (s reapplying) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestAnEffectAppliedAfterEveryAnswerFailsWhenTheLedgerIsReadAgain(t *testing.T) {
+	t.Parallel()
 	inner := &fakeRefunds{}
 	startFake(t, inner)
 	srv := httptest.NewServer(reapplying{inner, 300 * time.Millisecond})

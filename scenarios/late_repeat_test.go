@@ -14,6 +14,7 @@ import (
 // its original can land there; none of that is a violation, so the checkers say UNKNOWN.
 // The same answers inside the window stay a violation.
 func TestLateRepeatIsNeverAViolation(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	first := `{"id":"re_1"}`
 	anew := `{"id":"re_2"}`
@@ -70,6 +71,7 @@ func TestLateRepeatIsNeverAViolation(t *testing.T) {
 // A settle step that reached the target after the retention may execute anew: one more
 // side effect is allowed there, never "two side effects for one key".
 func TestLateSettleMayExecuteAnew(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	cases := map[string]func(settleAt int) verdict.Record{
 		"storage/5xx-not-pinned": func(at int) verdict.Record {

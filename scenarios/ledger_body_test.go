@@ -77,6 +77,7 @@ expect: {in_flight: 409, mismatch: 422, missing_key: optional}
 `
 
 func TestALedgerReadWithABodyCountsAJSONRPCMethod(t *testing.T) {
+	t.Parallel()
 	s := &rpcCounted{results: map[string]json.RawMessage{}, ledger: map[string]int{}}
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
@@ -93,6 +94,7 @@ func TestALedgerReadWithABodyCountsAJSONRPCMethod(t *testing.T) {
 }
 
 func TestALedgerBodyIsRefusedWhereNoBodyGoes(t *testing.T) {
+	t.Parallel()
 	base := strings.Replace(countedRPCProfile, "%s", "http://127.0.0.1:1", 1)
 	for _, tc := range []struct{ old, new, want string }{
 		{"  method: POST\n", "", `side_effects.body: a GET carries no body: a ledger read with a body (a JSON-RPC counting method) is method: POST`},

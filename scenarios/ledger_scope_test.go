@@ -104,6 +104,7 @@ func (c *counterAPI) posted() []string {
 }
 
 func TestGlobalLedgerRunsOneAtATimeAndCountsTheDelta(t *testing.T) {
+	t.Parallel()
 	api := &counterAPI{keys: map[string]*counterEntry{}}
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
@@ -165,6 +166,7 @@ client_timeout: 2s
 }
 
 func TestLedgerScopeAndHookShapesAreValidated(t *testing.T) {
+	t.Parallel()
 	const base = "name: x\nbase_url: http://127.0.0.1:1\noperation: {path: /v1/refunds, body: '{}'}\nexpect: {in_flight: 409, mismatch: 422, missing_key: \"400\"}\n"
 	parse := func(extra string) error {
 		_, err := profile.Parse("x.yaml", []byte(base+extra))
@@ -191,6 +193,7 @@ func TestLedgerScopeAndHookShapesAreValidated(t *testing.T) {
 
 // Past the lock, {{.HoldMs}} is twice the lock timeout, in the query form as in the header.
 func TestHoldPastTheLockIsTwiceTheLockTimeout(t *testing.T) {
+	t.Parallel()
 	api := &counterAPI{keys: map[string]*counterEntry{}}
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)

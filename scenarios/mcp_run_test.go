@@ -164,6 +164,7 @@ client_timeout: 5s   # generous: a loaded machine must not turn an answer into a
 var mcpSet = []string{"replay/*", "before/*", "race/*", "fingerprint/*", "key/*", "errors/*"}
 
 func TestCatalogueOverMCPAgainstTheSDKServer(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 	p := mcpRunProfile(t, startMCP(t, &mcpRefunds{}), "params._meta.idempotency_key")
@@ -244,6 +245,7 @@ func journaledCommit(rec *verdict.Record) ([]byte, int, bool) {
 }
 
 func TestCatalogueOverMCPSaysTheKeyWasIgnored(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	// SEP-3182's placement, on a server whose SDK does not know the field.
@@ -261,6 +263,7 @@ func TestCatalogueOverMCPSaysTheKeyWasIgnored(t *testing.T) {
 // MCP's _meta names are namespaced with dots; key_field writes such a name's dots as \.
 // and the harness puts the key there, and the proxy reads it there.
 func TestMCPKeyUnderANamespacedMetaName(t *testing.T) {
+	t.Parallel()
 	p := mcpRunProfile(t, startMCP(t, &mcpRefunds{metaKey: "io.modelcontextprotocol/idempotency-key"}),
 		`params._meta.io\.modelcontextprotocol/idempotency-key`)
 	for id, r := range runOn(t, p, "replay/sequential", "replay/after-503", "key/missing") {
@@ -269,6 +272,7 @@ func TestMCPKeyUnderANamespacedMetaName(t *testing.T) {
 }
 
 func TestMCPCapabilityRequiredIsCheckedByThePreflight(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	p := mcpRunProfile(t, startMCP(t, &mcpRefunds{}), "params.idempotencyKey")
@@ -285,6 +289,7 @@ func TestMCPCapabilityRequiredIsCheckedByThePreflight(t *testing.T) {
 // A ledger read by a tool call with a mistyped count path names the tool, the JSON-RPC
 // response it got, and the field to fix; never an HTTP GET or the session's empty answer.
 func TestMCPPreflightNamesALedgerToolCountTypo(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	p := mcpRunProfile(t, startMCP(t, &mcpRefunds{}), "params.idempotencyKey")
@@ -317,6 +322,7 @@ func TestMCPPreflightNamesALedgerToolCountTypo(t *testing.T) {
 // key: the replay scenarios PASS on proof instead of an in-flight UNKNOWN. The same
 // server that ignores the key still FAILs them.
 func TestMCPServerThatPolls(t *testing.T) {
+	t.Parallel()
 	only := []string{"replay/sequential", "replay/after-503", "replay/after-reset", "replay/lost-twice"}
 	run := func(srv *mcpRefunds) map[string]verdict.Result {
 		p := mcpRunProfile(t, startMCP(t, srv), "params._meta.idempotency_key")
@@ -352,6 +358,7 @@ func TestMCPServerThatPolls(t *testing.T) {
 // it cannot be checked, and no profile field would change that: the preflight says what
 // the server must do instead of "fix base_url".
 func TestMCPPreflightNamesAResumptionTheServerRefuses(t *testing.T) {
+	t.Parallel()
 	srv := &mcpRefunds{pollWork: 50 * time.Millisecond, refuseGET: true}
 	p := mcpRunProfile(t, startMCP(t, srv), "params._meta.idempotency_key")
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)

@@ -139,6 +139,7 @@ client_timeout: 5s
 // A plain JSON-RPC 2.0 server that fingerprints params and echoes the request's id is not
 // failed for the id it echoes: each-member and number-spelling leave the envelope alone.
 func TestJSONRPCEnvelopeIsNotChangedOverHTTP(t *testing.T) {
+	t.Parallel()
 	got := runOn(t, rpcProfile(t, startRPCRefunds(t, &rpcRefunds{})), "fingerprint/each-member", "fingerprint/number-spelling")
 	each, spelled := got["fingerprint/each-member"], got["fingerprint/number-spelling"]
 	require.Equal(t, verdict.Pass, each.Verdict, each.Message)
@@ -241,6 +242,7 @@ client_timeout: 5s
 // reach its fingerprint: the one that leaves amount.value out of it is reported, the one
 // that does not passes with every member judged.
 func TestEachMemberChangesMoneyToValidMoney(t *testing.T) {
+	t.Parallel()
 	got := runOn(t, moneyProfile(t, startMoneyRefunds(t, &moneyRefunds{ignoreValue: true})), "fingerprint/each-member")
 	each := got["fingerprint/each-member"]
 	require.Equal(t, verdict.NonStrict, each.Verdict, each.Message)

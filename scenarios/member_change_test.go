@@ -8,6 +8,7 @@ import (
 )
 
 func TestChangeableMembers(t *testing.T) {
+	t.Parallel()
 	p := &profile.Profile{KeyHeader: "Idempotency-Key", Operation: profile.Operation{Body: `{"order_id": "{{.Entity}}", "amount": 4900, "reason": "requested_by_customer"}`}}
 	require.Equal(t, []string{"amount", "reason"}, p.ChangeableMembers(), "the entity's member is another operation, not another payload")
 
@@ -43,6 +44,7 @@ func TestChangeableMembers(t *testing.T) {
 }
 
 func TestChangeMemberGivesAnotherValueOfItsType(t *testing.T) {
+	t.Parallel()
 	body := `{"s": "x", "i": 4900, "f": 1.5, "t": true, "n": null, "o": {"k": false}, "a": [7, 8], "d.e": "y"}`
 	for path, want := range map[string]string{
 		"s":    `{"s":"x-changed","i":4900,"f":1.5,"t":true,"n":null,"o":{"k":false},"a":[7,8],"d.e":"y"}`,
@@ -67,6 +69,7 @@ func TestChangeMemberGivesAnotherValueOfItsType(t *testing.T) {
 // An API whose ids are integers writes {{.Entity}} unquoted: the body is JSON once
 // rendered, and its members are changed as any other's (the entity's left alone).
 func TestChangeableMembersOfABodyWithAnIntegerEntity(t *testing.T) {
+	t.Parallel()
 	p := &profile.Profile{Operation: profile.Operation{Body: `{"charge": {{.Entity}}, "amount": 100}`}}
 	require.Equal(t, []string{"amount"}, p.ChangeableMembers())
 	require.Empty(t, p.Missing(profile.CapJSONBody))
@@ -75,6 +78,7 @@ func TestChangeableMembersOfABodyWithAnIntegerEntity(t *testing.T) {
 
 // A form body (Stripe's requests) has its fields changed one at a time too.
 func TestChangeableFormFields(t *testing.T) {
+	t.Parallel()
 	p := &profile.Profile{Operation: profile.Operation{Body: `charge={{.Entity}}&amount=100&reason=requested_by_customer&metadata[note]=a%20b`}}
 	require.Equal(t, []string{"amount", "reason", "metadata[note]"}, p.ChangeableMembers())
 	require.Empty(t, p.Missing(profile.CapChangeableBody))

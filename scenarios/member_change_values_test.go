@@ -10,6 +10,7 @@ import (
 // A changed string stays a value a validating API accepts, so the change reaches the
 // fingerprint instead of a 400.
 func TestChangedStringStaysValid(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"10.99":                 "11.99",
 		"0":                     "1",
@@ -48,6 +49,7 @@ func TestChangedStringStaysValid(t *testing.T) {
 // the members under params and any other top-level member, number-spelling respells the
 // payload's numbers only.
 func TestJSONRPCEnvelopeIsNotPayload(t *testing.T) {
+	t.Parallel()
 	const body = `{"jsonrpc": "2.0", "id": 1, "method": "refund.create", "params": {"order_id": "{{.Entity}}", "amount": 100, "reason": "dup", "idempotency_key": ""}, "meta": {"trace": "t"}}`
 	p := &profile.Profile{KeyField: "params.idempotency_key", Operation: profile.Operation{Body: body}}
 	require.Equal(t, []string{"params.amount", "params.reason", "meta.trace"}, p.ChangeableMembers())

@@ -26,6 +26,7 @@ func newerKeysRecord(newer int, newerStatus, repeatStatus int, repeatBody string
 }
 
 func TestNotEvictedVerdicts(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	judge := checker(t, "expiry/not-evicted")
 
@@ -53,6 +54,7 @@ func TestNotEvictedVerdicts(t *testing.T) {
 // is taken off, and where some newer keys' answers were not seen, the verdict must be
 // the same at both ends of what they may have added.
 func TestNotEvictedUnderAGlobalLedger(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	p.SideEffects.Scope = profile.ScopeGlobal
 	judge := checker(t, "expiry/not-evicted")
@@ -89,6 +91,7 @@ func withTimedOutNewerKeys(rec verdict.Record, from, n int) verdict.Record {
 // the refusal instead of a replay is replay/sequential's finding, not this scenario's
 // "stuck" FAIL.
 func TestNotEvictedPassesWhenTheRepeatIsRefusedAsARepeat(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	judge := checker(t, "expiry/not-evicted")
 	rec := newerKeysRecord(500, 201, 409, `{"error":"in flight"}`, 1)

@@ -18,6 +18,7 @@ func otherEntityRecord(typ verdict.OpType, status int, body string, first, other
 }
 
 func TestOtherEntityVerdicts(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t) // the entity is in the body (order_id), not the path
 	judge := checker(t, "scope/other-entity")
 
@@ -57,6 +58,7 @@ func TestOtherEntityVerdicts(t *testing.T) {
 
 // Under a global ledger one count holds both entities' effects.
 func TestOtherEntityUnderAGlobalLedger(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	p.Operation.Path = "/v1/orders/{{.Entity}}/refunds"
 	p.SideEffects.Scope = profile.ScopeGlobal

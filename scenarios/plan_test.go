@@ -27,14 +27,15 @@ func planNote(t *testing.T, p *profile.Profile, pace scenarios.Pace, id string) 
 
 func reference(t *testing.T) *profile.Profile {
 	t.Helper()
-	t.Setenv("IDEMPROOF_BASE_URL", "")
 	p, err := profile.Builtin("reference")
 	require.NoError(t, err)
+	p.BaseURL = "http://127.0.0.1:8080" // whatever IDEMPROOF_BASE_URL says
 	return p
 }
 
 // The embedded reference runs every scenario as written when it answers at once.
 func TestTheReferenceRunsAsWritten(t *testing.T) {
+	t.Parallel()
 	p := reference(t)
 	require.Empty(t, scenarios.PlanNotes(p, scenarios.Pace{}, scenarios.Catalogue(), scenarios.RunConfig{}))
 	require.Empty(t, scenarios.PlanNotes(p, scenarios.Pace{Operation: 2 * time.Millisecond, Ledger: time.Millisecond}, scenarios.Catalogue(), scenarios.RunConfig{}))
@@ -44,6 +45,7 @@ func TestTheReferenceRunsAsWritten(t *testing.T) {
 // leaves too little room, the hold is shortened while the takeover still meets it, and
 // where even that cannot be, the scenario is N/A naming the numbers.
 func TestSlowPastLockFitsTheRetention(t *testing.T) {
+	t.Parallel()
 	p := reference(t)
 	p.LockTimeout, p.Retention = profile.Duration(600*time.Millisecond), profile.Duration(1400*time.Millisecond)
 	note := planNote(t, p, scenarios.Pace{}, "recovery/slow-past-lock")
@@ -64,6 +66,7 @@ func TestSlowPastLockFitsTheRetention(t *testing.T) {
 // already made stale: a correct target may take the key over, so the in-flight
 // scenarios are N/A, naming both fields.
 func TestAHoldWhoseQuarterOutlivesTheLockIsNA(t *testing.T) {
+	t.Parallel()
 	p := reference(t)
 	p.Slow.Value = "2s"
 	p.LockTimeout = profile.Duration(300 * time.Millisecond)
@@ -80,6 +83,7 @@ func TestAHoldWhoseQuarterOutlivesTheLockIsNA(t *testing.T) {
 // good part of the margin gets it earlier, and the note says how long the key is shown
 // to live.
 func TestInsideWindowLeavesRoomForTheAnswer(t *testing.T) {
+	t.Parallel()
 	p := reference(t)
 	p.Retention = profile.Duration(2 * time.Second)
 	require.Empty(t, planNote(t, p, scenarios.Pace{Operation: 100 * time.Millisecond}, "expiry/inside-window"))
@@ -91,6 +95,7 @@ func TestInsideWindowLeavesRoomForTheAnswer(t *testing.T) {
 // A target so slow that the keep-alive scenario's 800 requests would take past the most
 // a scenario may take sends fewer keys, and the note says what that leaves unproven.
 func TestAVerySlowTargetGetsFewerKeepAliveKeysAndIsToldSo(t *testing.T) {
+	t.Parallel()
 	p := reference(t)
 	note := planNote(t, p, scenarios.Pace{Operation: 400 * time.Millisecond}, "race/keepalive-many-keys")
 	require.Contains(t, note, "time limit")

@@ -34,6 +34,7 @@ func preflightErr(t *testing.T, p *profile.Profile) *scenarios.PreflightError {
 }
 
 func TestPreflightPassesACorrectTargetWithOneFreshOperation(t *testing.T) {
+	t.Parallel()
 	f := &fakeRefunds{}
 	p := fakeProfile(t, startFake(t, f))
 	require.NoError(t, scenarios.Preflight(context.Background(), p))
@@ -52,6 +53,7 @@ func TestPreflightPassesACorrectTargetWithOneFreshOperation(t *testing.T) {
 
 // The key goes where the profile puts it: here, a JSON body field.
 func TestPreflightHonoursKeyField(t *testing.T) {
+	t.Parallel()
 	var seenKey string
 	f := &fakeRefunds{keyField: func(body map[string]any) (string, bool) {
 		params, _ := body["params"].(map[string]any)
@@ -78,6 +80,7 @@ expect: {in_flight: 409, mismatch: 422, missing_key: "400"}
 }
 
 func TestPreflightNamesAnUnreachableTarget(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	url := "http://" + ln.Addr().String()
@@ -118,6 +121,7 @@ func hangingServer(t *testing.T) string {
 }
 
 func TestPreflightNamesAHangingTarget(t *testing.T) {
+	t.Parallel()
 	p := fakeProfile(t, hangingServer(t))
 	p.ClientTimeout = profile.Duration(200 * time.Millisecond)
 	pe := preflightErr(t, p)
@@ -127,6 +131,7 @@ func TestPreflightNamesAHangingTarget(t *testing.T) {
 
 // A ledger that answers but an operation that hangs: the operation is named.
 func TestPreflightNamesAHangingOperation(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
@@ -148,6 +153,7 @@ func TestPreflightNamesAHangingOperation(t *testing.T) {
 const htmlPage = "<!DOCTYPE html>\n<html><head><title>Welcome to nginx!</title></head><body>hello</body></html>"
 
 func TestPreflightNamesAnHTMLTarget(t *testing.T) {
+	t.Parallel()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, htmlPage)
@@ -162,6 +168,7 @@ func TestPreflightNamesAnHTMLTarget(t *testing.T) {
 // A target that does not find the key where the profile puts it answers missing_key: the
 // preflight names key_field (or key_header), not the operation.
 func TestPreflightNamesTheKeyPlaceATargetDoesNotRead(t *testing.T) {
+	t.Parallel()
 	f := &fakeRefunds{keyField: func(body map[string]any) (string, bool) {
 		k, ok := body["idempotency_key"].(string) // the target reads it at the top level
 		return k, ok
@@ -182,6 +189,7 @@ func TestPreflightNamesTheKeyPlaceATargetDoesNotRead(t *testing.T) {
 
 // The ledger is fine, the operation's path is not: a 404 page, classified client_error.
 func TestPreflightNamesAnOperationThatDoesNotSucceed(t *testing.T) {
+	t.Parallel()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			w.Header().Set("Content-Type", "text/html")
@@ -199,6 +207,7 @@ func TestPreflightNamesAnOperationThatDoesNotSucceed(t *testing.T) {
 }
 
 func TestPreflightNamesALedgerCountTypo(t *testing.T) {
+	t.Parallel()
 	p := fakeProfile(t, startFake(t, &fakeRefunds{}))
 	p.SideEffects.Count = "cuont"
 	pe := preflightErr(t, p)
@@ -210,6 +219,7 @@ func TestPreflightNamesALedgerCountTypo(t *testing.T) {
 }
 
 func TestPreflightNamesALedgerPathThatFails(t *testing.T) {
+	t.Parallel()
 	p := fakeProfile(t, startFake(t, &fakeRefunds{}))
 	p.SideEffects.Method = http.MethodDelete // the fake answers any non-GET as the operation: 400 bad json
 	pe := preflightErr(t, p)
@@ -220,6 +230,7 @@ func TestPreflightNamesALedgerPathThatFails(t *testing.T) {
 
 // A ledger that does not count the operation's effect (here: another entity's).
 func TestPreflightNamesALedgerThatDoesNotCount(t *testing.T) {
+	t.Parallel()
 	p := fakeProfile(t, startFake(t, &fakeRefunds{}))
 	p.SideEffects.Path = "/v1/refunds?order_id=someone-else-{{.Entity}}"
 	pe := preflightErr(t, p)
@@ -230,6 +241,7 @@ func TestPreflightNamesALedgerThatDoesNotCount(t *testing.T) {
 // A ledger counting every effect of the target (one global counter) passes: the
 // preflight compares before and after, not an absolute count.
 func TestPreflightComparesTheCountBeforeAndAfter(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	total, perPost := 41, 1
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -257,6 +269,7 @@ func TestPreflightComparesTheCountBeforeAndAfter(t *testing.T) {
 
 // Run refuses a target that fails the preflight before any scenario starts.
 func TestRunStopsAtThePreflight(t *testing.T) {
+	t.Parallel()
 	f := &fakeRefunds{}
 	p := fakeProfile(t, startFake(t, f))
 	p.SideEffects.Count = "cuont"
@@ -277,6 +290,7 @@ func TestRunStopsAtThePreflight(t *testing.T) {
 // A cancelled run returns what finished, lists the rest as not run, and Findings says
 // it is incomplete.
 func TestRunStoppedEarlyIsIncomplete(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	p := fakeProfile(t, startFake(t, &fakeRefunds{}))
@@ -316,6 +330,7 @@ func TestRunStoppedEarlyIsIncomplete(t *testing.T) {
 // Stopped during the first target, the second never starts: all its scenarios are not
 // run, and no proxy is opened for it.
 func TestRunStoppedEarlySkipsTheNextTarget(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	first := fakeProfile(t, startFake(t, &fakeRefunds{}))
@@ -355,6 +370,7 @@ func notRunSorted(list []verdict.NotRun) []verdict.NotRun {
 // that slow times out whenever it is slower still. The bounds hold on any machine: the
 // slow one takes at least its hold, the fast one has half a minute.
 func TestPreflightNotesAnOperationNearClientTimeout(t *testing.T) {
+	t.Parallel()
 	slow := fakeProfile(t, startFake(t, &fakeRefunds{hold: 3 * time.Second}))
 	slow.ClientTimeout = profile.Duration(5 * time.Second)
 	notes, err := scenarios.PreflightNotes(context.Background(), slow)
@@ -373,6 +389,7 @@ func TestPreflightNotesAnOperationNearClientTimeout(t *testing.T) {
 // A unique_field the operation's answer does not have is noted: every check that would
 // tell a replay from a new execution by it falls back on bytes and the ledger.
 func TestPreflightNotesAUniqueFieldTheAnswerLacks(t *testing.T) {
+	t.Parallel()
 	p := fakeProfile(t, startFake(t, &fakeRefunds{}))
 	p.ClientTimeout = profile.Duration(30 * time.Second)
 	p.Expect.UniqueField = "refund.id"
@@ -389,6 +406,7 @@ func TestPreflightNotesAUniqueFieldTheAnswerLacks(t *testing.T) {
 
 // An operation a rate limit refuses is sent again once the limit allows.
 func TestPreflightWaitsOutAThrottledOperation(t *testing.T) {
+	t.Parallel()
 	inner := &fakeRefunds{}
 	startFake(t, inner)
 	var mu sync.Mutex
@@ -420,6 +438,7 @@ func TestPreflightWaitsOutAThrottledOperation(t *testing.T) {
 // The free-form default against the same target: the runner's keys are refused, so the
 // catalogue's keyed scenarios could not run; the preflight says so and names the fix.
 func TestPreflightNamesKeyFormatForAUUIDOnlyTarget(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	p := fakeProfile(t, startFake(t, &fakeRefunds{uuidOnly: true}))
@@ -437,6 +456,7 @@ func TestPreflightNamesKeyFormatForAUUIDOnlyTarget(t *testing.T) {
 // stopped: a 5xx for a valid key is what key/valid-never-5xx judges (the reference's
 // strict-key-shape flaw must reach it). A note names expect.key_format.
 func TestPreflightNotesAServerErrorForAFreeFormKey(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	p := fakeProfile(t, startFake(t, &fakeRefunds{uuidOnly: true, uuid500: true}))
@@ -452,6 +472,7 @@ func TestPreflightNotesAServerErrorForAFreeFormKey(t *testing.T) {
 // A target that refuses a harness key for another reason than its shape is no key_format
 // problem: the preflight names key_header, as before.
 func TestPreflightKeyRefusalThatIsNotTheShape(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	p := fakeProfile(t, startFake(t, &fakeRefunds{}))

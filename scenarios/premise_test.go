@@ -14,6 +14,7 @@ import (
 // A scenario about a lost response proves nothing when no response was lost: a PASS
 // there would be green without proof.
 func TestAPassWithoutTheScenariosFaultIsUnknown(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	sc, ok := scenarios.Lookup("replay/after-503")
 	require.True(t, ok)
@@ -43,6 +44,7 @@ func TestAPassWithoutTheScenariosFaultIsUnknown(t *testing.T) {
 // Over MCP, a fault that lost the server's 404 (the session was gone, no tool ran) lost
 // no answer of the tool: the lost replay replay/lost-twice is about never happened.
 func TestAFaultThatLostASessionsNotFoundIsNoPremise(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	sc, ok := scenarios.Lookup("replay/lost-twice")
 	require.True(t, ok)
@@ -77,6 +79,7 @@ func TestAFaultThatLostASessionsNotFoundIsNoPremise(t *testing.T) {
 // A replay scenario whose fault hid a polled stream (the upstream's 200 held only the
 // priming event, the tool still ran): a retry refused as in flight is no stuck key.
 func TestAnInFlightRetryAfterAPolledStreamIsUnknown(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	rec := newHistory().timeout(0, "original").at(10, "retry", verdict.OpFail, 409, "busy", nil).record(0)
 	rec.Journal = []faultproxy.Record{

@@ -35,6 +35,7 @@ func sentWith(t *testing.T, id string, change func(*profile.Profile)) []seenRequ
 
 // The variants change exactly what their scenario says, nothing else.
 func TestVariantsSendWhatTheyName(t *testing.T) {
+	t.Parallel()
 	bodies := func(rs []seenRequest) []string {
 		out := make([]string, len(rs))
 		for i, r := range rs {
@@ -57,6 +58,7 @@ func TestVariantsSendWhatTheyName(t *testing.T) {
 }
 
 func TestKeyFormsSendWhatTheyName(t *testing.T) {
+	t.Parallel()
 	key := func(r seenRequest) string { return r.Header.Get("Idempotency-Key") }
 	main := key(sent(t, "replay/sequential")[0])
 	require.Regexp(t, `^idemproof-[0-9a-f]{8}-0-000$`, main, "fresh per run, numbered per scenario")
@@ -95,6 +97,7 @@ func TestKeyFormsSendWhatTheyName(t *testing.T) {
 
 // Keys and entities never repeat across runs, even with the same seed.
 func TestEveryRunMintsFreshKeys(t *testing.T) {
+	t.Parallel()
 	a := sent(t, "replay/sequential")
 	b := sent(t, "replay/sequential")
 	require.NotEqual(t, a[0].Header.Get("Idempotency-Key"), b[0].Header.Get("Idempotency-Key"))

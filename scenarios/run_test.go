@@ -49,6 +49,7 @@ func verdicts(rep *verdict.Report) map[string]verdict.Verdict {
 var quickSet = []string{"replay/*", "before/*", "race/concurrent-pair", "race/burst-50", "race/in-flight-*", "race/duplicate-*", "fingerprint/*", "key/*", "recovery/*", "storage/*"}
 
 func TestRunAgainstACorrectFake(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	p := fakeProfile(t, startFake(t, &fakeRefunds{}))
@@ -101,6 +102,7 @@ func TestRunAgainstACorrectFake(t *testing.T) {
 }
 
 func TestRunAgainstABrokenFakeFindsDuplicates(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	p := fakeProfile(t, startFake(t, &fakeRefunds{broken: true}))
@@ -120,6 +122,7 @@ func TestRunAgainstABrokenFakeFindsDuplicates(t *testing.T) {
 }
 
 func TestCheckJoinsFindings(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	good := fakeProfile(t, startFake(t, &fakeRefunds{}))
@@ -136,6 +139,7 @@ func TestCheckJoinsFindings(t *testing.T) {
 }
 
 func TestStrictTurnsNonStrictIntoFail(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	f := &fakeRefunds{}
@@ -155,6 +159,7 @@ func TestStrictTurnsNonStrictIntoFail(t *testing.T) {
 // A JSON-RPC tool call carries the key inside the body (key_field); the runner puts it
 // there, the proxy reads it there, and the scenarios work the same.
 func TestRunWithKeyInJSONRPCBody(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	f := &fakeRefunds{keyField: func(body map[string]any) (string, bool) {
@@ -188,6 +193,7 @@ expect: {in_flight: 409, mismatch: 422, missing_key: "400"}
 }
 
 func TestRunRejectsBadConfig(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, err := scenarios.Run(ctx, scenarios.RunConfig{})
 	require.EqualError(t, err, "run: no profile given")
@@ -202,6 +208,7 @@ func TestRunRejectsBadConfig(t *testing.T) {
 // An unreachable ledger makes the verdict UNKNOWN, never a pass (past the preflight,
 // which would stop the run first: a target can break during a run).
 func TestUnreachableTargetIsUnknown(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	p := fakeProfile(t, "http://127.0.0.1:1")
@@ -231,6 +238,7 @@ func opTypes(h []verdict.Op) []verdict.OpType {
 
 // A profile with a proxy: block drives an already running proxy through its admin API.
 func TestRunThroughARemoteProxy(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	base := startFake(t, &fakeRefunds{})
@@ -251,6 +259,7 @@ func TestRunThroughARemoteProxy(t *testing.T) {
 
 // The scenario timeout bounds the work; declared waits come on top of it.
 func TestScenarioTimeoutAddsDeclaredWaits(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	p := fakeProfile(t, startFake(t, &fakeRefunds{}))
@@ -262,6 +271,7 @@ func TestScenarioTimeoutAddsDeclaredWaits(t *testing.T) {
 
 // A target that never answers within the scenario timeout is UNKNOWN, not a verdict.
 func TestScenarioTimeoutIsUnknown(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

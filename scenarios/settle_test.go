@@ -26,6 +26,7 @@ func runFake(t *testing.T, p *profile.Profile, only ...string) *verdict.Report {
 }
 
 func TestSettleStepRunsAfterEveryAttempt(t *testing.T) {
+	t.Parallel()
 	rep := runFake(t, fakeProfile(t, startFake(t, &fakeRefunds{})), "race/burst-50", "race/in-flight-409", "storage/5xx-not-pinned")
 	for _, r := range rep.Results {
 		if r.ScenarioID == "storage/5xx-not-pinned" {
@@ -52,6 +53,7 @@ func TestSettleStepRunsAfterEveryAttempt(t *testing.T) {
 // A key that stays at 409 after one contended burst is caught by the bursts and the
 // in-flight scenario, as stuck.
 func TestWedgedKeyIsCaughtAsStuck(t *testing.T) {
+	t.Parallel()
 	// The burst wedges the key only if a copy meets the original in flight: its work is
 	// held a second, long enough for 50 copies sent at once to meet it on a loaded
 	// machine (with 50 ms, copies that arrived after the work ended were served the
@@ -88,6 +90,7 @@ func TestSettleOutlastsALongLockTimeout(t *testing.T) {
 
 // A stored business error replayed as an empty 200 is a fabricated success.
 func TestBusinessErrorReplayedAsSuccessIsCaught(t *testing.T) {
+	t.Parallel()
 	p := fakeProfile(t, startFake(t, &fakeRefunds{errorAsSuccess: true}))
 	p.Business = &profile.Example{Body: `{"order_id": "{{.Entity}}", "amount": 2000000}`, Status: 402}
 	yes := true
@@ -106,6 +109,7 @@ func TestBusinessErrorReplayedAsSuccessIsCaught(t *testing.T) {
 
 // The block-and-replay school, declared: repeats wait and get the replay.
 func TestInFlightWaitDeclaredEndToEnd(t *testing.T) {
+	t.Parallel()
 	p := fakeProfile(t, startFake(t, &fakeRefunds{waits: true}))
 	p.Expect.InFlight, p.Expect.InFlightWait = 0, true
 	rep := runFake(t, p, "race/in-flight-409", "race/concurrent-pair", "race/burst-50", "race/in-flight-retry-after", "race/in-flight-not-fabricated")

@@ -44,6 +44,7 @@ func (l *rateLimited) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // it answers 503 and says when to come back, is read again after its Retry-After: the
 // scenario gets its count and a verdict, not an UNKNOWN for a ledger it could not read.
 func TestRefusedLedgerReadIsReadAgain(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ status, refuse int }{{http.StatusTooManyRequests, 2}, {http.StatusServiceUnavailable, 1}} {
 		inner := &fakeRefunds{}
 		startFake(t, inner)
@@ -80,6 +81,7 @@ func (f firstPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // side effects (hundreds of keys) spreads them over entities of a few keys each, so it
 // still counts every one.
 func TestManyKeysCountRightOnAFirstPageLedger(t *testing.T) {
+	t.Parallel()
 	inner := &fakeRefunds{}
 	startFake(t, inner)
 	srv := httptest.NewServer(firstPage{inner})
@@ -123,6 +125,7 @@ func (l *lagging) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // nothing yet, which looks like a success without a side effect; read again at the end of
 // the run it shows the effect, and the verdict is the one on the complete count.
 func TestLaggingLedgerIsJudgedOnItsCaughtUpCount(t *testing.T) {
+	t.Parallel()
 	inner := &fakeRefunds{}
 	startFake(t, inner)
 	srv := httptest.NewServer(&lagging{next: inner, reads: map[string]int{}})
@@ -140,6 +143,7 @@ func TestLaggingLedgerIsJudgedOnItsCaughtUpCount(t *testing.T) {
 // The live line of a FAIL that the end of the run will judge again says it is
 // provisional; the report's result, judged on the caught-up count, is not.
 func TestALaggingFailIsProvisionalOnlyWhileLive(t *testing.T) {
+	t.Parallel()
 	inner := &fakeRefunds{}
 	startFake(t, inner)
 	srv := httptest.NewServer(&lagging{next: inner, reads: map[string]int{}})
@@ -160,6 +164,7 @@ func TestALaggingFailIsProvisionalOnlyWhileLive(t *testing.T) {
 // A FAIL for a missing effect whose later count shows a duplicate instead (the replay
 // queued the work once more) says so.
 func TestALaggingFailThatIsADuplicateSaysSo(t *testing.T) {
+	t.Parallel()
 	inner := &fakeRefunds{}
 	startFake(t, inner)
 	srv := httptest.NewServer(&lagging{next: inner, extra: 1, reads: map[string]int{}})

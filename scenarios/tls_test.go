@@ -56,6 +56,7 @@ client_timeout: 1s
 // The preflight of an https target whose CA only tls.ca_file names: trusted with it; without
 // it, an error that names tls.ca_file as the fix.
 func TestPreflightTrustsTheCAOfTLSCAFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	base := startTLSFake(t, &fakeRefunds{}, dir)
 
@@ -75,6 +76,7 @@ func TestPreflightTrustsTheCAOfTLSCAFile(t *testing.T) {
 
 // A tls.ca_file that holds another CA: the file is named as what to fix.
 func TestPreflightNamesATLSCAFileOfAnotherCA(t *testing.T) {
+	t.Parallel()
 	dir, other := t.TempDir(), t.TempDir()
 	base := startTLSFake(t, &fakeRefunds{}, dir)
 	require.NoError(t, os.WriteFile(filepath.Join(other, "ca.pem"), otherCAPEM(t), 0o644))
@@ -91,6 +93,7 @@ func TestPreflightNamesATLSCAFileOfAnotherCA(t *testing.T) {
 // keep-alive client's (race/keepalive-many-keys), the ledger reads (all of them). The
 // verdicts are those of the same fake over plain http.
 func TestRunOverHTTPSWithTLSCAFile(t *testing.T) {
+	t.Parallel()
 	only := []string{"replay/sequential", "replay/after-503", "key/header-case", "race/keepalive-many-keys"}
 	run := func(p *profile.Profile) map[string]verdict.Verdict {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -115,6 +118,7 @@ func TestRunOverHTTPSWithTLSCAFile(t *testing.T) {
 }
 
 func TestTLSCAFileErrorsNameTheFieldAndTheFix(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, err := tlsProfile(t, dir, "missing.yaml", "https://127.0.0.1:8443", "tls: {ca_file: missing.pem}\n")
 	require.Error(t, err)
@@ -141,6 +145,7 @@ func TestTLSCAFileErrorsNameTheFieldAndTheFix(t *testing.T) {
 // A relative tls.ca_file is read from the folder of the file that names it, also when
 // another profile extends that file from elsewhere.
 func TestTLSCAFileOfAnExtendedProfileIsReadFromItsFolder(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	base := startTLSFake(t, &fakeRefunds{}, dir)
 	_, err := tlsProfile(t, dir, "base.yaml", base, "tls: {ca_file: ca.pem}\n")

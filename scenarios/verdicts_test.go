@@ -36,6 +36,7 @@ func burstOf(refused, timedOut int) *history {
 // Two copies sent at once with the slow hook must meet at the target for the pair to
 // prove anything: the journal shows whether one was held while the other arrived.
 func TestConcurrentPairNeedsTheCopiesTogetherAtTheTarget(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t) // slow_operation holds the work 300 ms
 	pair := func(first, second faultproxy.Record) verdict.Record {
 		h := newHistory().span(0, 320, "burst", verdict.OpOK, 201, committed, nil).
@@ -70,6 +71,7 @@ func TestConcurrentPairNeedsTheCopiesTogetherAtTheTarget(t *testing.T) {
 }
 
 func TestBurstWithTimedOutAttemptsPasses(t *testing.T) {
+	t.Parallel()
 	for _, id := range []string{"race/burst-50", "race/burst-1000"} {
 		h := burstOf(10, 37).at(3000, settle, verdict.OpOK, 201, committed, nil)
 		v, msg, ev := checker(t, id)(h.record(1), refProfile(t))
@@ -80,6 +82,7 @@ func TestBurstWithTimedOutAttemptsPasses(t *testing.T) {
 }
 
 func TestBurstWithoutASeenSuccess(t *testing.T) {
+	t.Parallel()
 	h := newHistory()
 	for i := 0; i < 3; i++ {
 		h.at(1, "burst", verdict.OpFail, 409, "busy", nil)
@@ -105,6 +108,7 @@ func TestBurstWithoutASeenSuccess(t *testing.T) {
 // timeout while the target executes it, its 503 for a rate limit): the side-effect count
 // judges, as for an answer nobody saw. A 4xx that is no refusal stays a wrong answer.
 func TestBurstWithAServerErrorIsJudgedByItsEffects(t *testing.T) {
+	t.Parallel()
 	h := burstOf(2, 5).at(4, "burst", verdict.OpInfo, 504, "<html>504 Gateway Time-out</html>", nil)
 	v, msg, _ := checker(t, "race/burst-50")(h.record(1), refProfile(t))
 	require.Equal(t, verdict.Pass, v, msg)
@@ -128,6 +132,7 @@ func TestBurstWithAServerErrorIsJudgedByItsEffects(t *testing.T) {
 // A key that stays at 409 after one contended burst is wedged: the settle step's
 // retries after every attempt ended all got 409.
 func TestWedgedKeyFailsAsStuck(t *testing.T) {
+	t.Parallel()
 	// The settle tries span 900 ms: past the reference's settle window (its 600 ms lock
 	// timeout plus the takeover margin).
 	wedge := func(h *history) verdict.Record {
@@ -156,6 +161,7 @@ func TestWedgedKeyFailsAsStuck(t *testing.T) {
 // A settle step that never gets an answer cannot tell a hanging key from a machine too
 // loaded to answer: UNKNOWN, never a pass and never a FAIL by itself.
 func TestSettleThatNeverAnswersIsUnknown(t *testing.T) {
+	t.Parallel()
 	h := burstOf(3, 0).timeout(2000, settle).timeout(4000, settle).timeout(6000, settle)
 	v, msg, ev := checker(t, "race/burst-50")(h.record(1), refProfile(t))
 	require.Equal(t, verdict.Unknown, v)
@@ -168,6 +174,7 @@ func TestSettleThatNeverAnswersIsUnknown(t *testing.T) {
 }
 
 func TestSettleThatDiffersFromTheCommittedResponseFails(t *testing.T) {
+	t.Parallel()
 	h := burstOf(3, 0).at(500, settle, verdict.OpOK, 201, `{"id":"re_9","amount":4900}`, nil)
 	v, msg, ev := checker(t, "race/burst-50")(h.record(1), refProfile(t))
 	require.Equal(t, verdict.Fail, v)
@@ -181,6 +188,7 @@ func TestSettleThatDiffersFromTheCommittedResponseFails(t *testing.T) {
 
 // A final retry that timed out proves nothing; the settle step asks again.
 func TestTimedOutFinalRetryIsDecidedByTheSettleStep(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	h := newHistory().at(0, "original", verdict.OpOK, 201, committed, nil).timeout(10, "retry")
 	v, msg, _ := checker(t, "race/duplicate-sequential")(h.record(1), p)
@@ -195,6 +203,7 @@ func TestTimedOutFinalRetryIsDecidedByTheSettleStep(t *testing.T) {
 // The wording of a pass says what happened: nothing was committed when the proxy
 // stopped the request before the target, or when the original crashed after the key.
 func TestPassWordingSaysWhatHappened(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	before := newHistory().at(0, "original", verdict.OpInfo, 503, "proxy", nil).at(10, "retry", verdict.OpOK, 201, committed, nil).record(1)
 	before.Journal = []faultproxy.Record{{Seq: 1, Fault: faultproxy.FaultBeforeStatus}, {Seq: 2, ReachedUpstream: true, UpstreamCalls: 1, UpstreamStatus: 201}}
@@ -214,6 +223,7 @@ func TestPassWordingSaysWhatHappened(t *testing.T) {
 
 // A stored business error replayed as a success is fabricated, whatever the policy.
 func TestBusinessErrorReplayedAsSuccessIsFabricated(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	h := newHistory().at(0, "business", verdict.OpFail, 402, `{"title":"Refund limit exceeded"}`, nil).
 		at(5, "repeat", verdict.OpOK, 200, "", nil).record(0)
@@ -229,6 +239,7 @@ func TestBusinessErrorReplayedAsSuccessIsFabricated(t *testing.T) {
 }
 
 func TestBusinessErrorReplayToldByTheUniqueField(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	p.Expect.UniqueField = "decline_id"
 	p.Expect.ReplayHeader = ""
@@ -250,6 +261,7 @@ func TestBusinessErrorReplayToldByTheUniqueField(t *testing.T) {
 }
 
 func TestMarkedBusinessReplayWithAnotherBodyDiverges(t *testing.T) {
+	t.Parallel()
 	// Settle tries that ended inside the window (the run was cut short) prove nothing:
 	// the key may still have been legitimately held.
 	short := burstOf(3, 0)
@@ -269,6 +281,7 @@ func TestMarkedBusinessReplayWithAnotherBodyDiverges(t *testing.T) {
 
 // A key that answers 409 for the whole retention after a 5xx is stuck.
 func TestFiveHundredThenInFlightForeverIsStuck(t *testing.T) {
+	t.Parallel()
 	h := newHistory().at(0, "failing", verdict.OpInfo, 503, "failed", nil).at(5, "retry", verdict.OpFail, 409, "busy", nil)
 	for i := 0; i < 4; i++ {
 		h.at(100+i*300, settle, verdict.OpFail, 409, "busy", nil)
@@ -289,6 +302,7 @@ func TestFiveHundredThenInFlightForeverIsStuck(t *testing.T) {
 // is no failed work: whether it is stored says nothing, and a retry that gets the same
 // 500 again proves no replay.
 func TestAFailureTheHookDidNotCauseIsUnknown(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t) // fail_operation asks for 503
 	rec := newHistory().at(0, "failing", verdict.OpInfo, 500, `invalid idempotency key`, nil).
 		at(5, "retry", verdict.OpInfo, 500, `invalid idempotency key`, nil).record(0)
@@ -311,6 +325,7 @@ func TestAFailureTheHookDidNotCauseIsUnknown(t *testing.T) {
 }
 
 func TestStores5xxDeclared(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	yes := true
 	p.Expect.Stores5xx = &yes
@@ -332,6 +347,7 @@ func TestStores5xxDeclared(t *testing.T) {
 }
 
 func TestValidationStoragePolicy(t *testing.T) {
+	t.Parallel()
 	notStored := newHistory().at(0, "invalid", verdict.OpFail, 400, `{"title":"Invalid"}`, nil).
 		at(5, "retry", verdict.OpOK, 201, committed, nil).
 		at(10, settle, verdict.OpOK, 201, committed, nil).record(1)
@@ -361,6 +377,7 @@ func TestValidationStoragePolicy(t *testing.T) {
 // in_flight: wait, the block-and-replay school: the repeat waits and gets the committed
 // response.
 func TestInFlightWaitSchool(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	p.Expect.InFlight, p.Expect.InFlightWait = 0, true
 	journal := []faultproxy.Record{{Seq: 2, Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamMillis: 296}}
@@ -417,6 +434,7 @@ func TestInFlightWaitSchool(t *testing.T) {
 }
 
 func TestPrincipalsNotDeclaredSaysWhatIsNeeded(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	p.Principals = p.Principals[:1]
 	require.Equal(t, "two principals; the profile declares 1", p.Missing(profile.CapPrincipals))
@@ -425,6 +443,7 @@ func TestPrincipalsNotDeclaredSaysWhatIsNeeded(t *testing.T) {
 // A replay whose class differs from the committed success diverged, whether a refusal or
 // a server error.
 func TestReplayOfAnotherClassDiverges(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	for _, status := range []int{400, 500} {
 		typ := verdict.OpFail
@@ -450,6 +469,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // with the replay after the original finished at the target is no overlap, and the
 // 409 school is not failed for it.
 func TestInFlightOverlapIsJudgedAtTheTarget(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	h := newHistory().span(0, 600, "original", verdict.OpOK, 201, committed, nil).
 		span(5, 350, "repeat", verdict.OpOK, 201, committed, nil)
@@ -490,6 +510,7 @@ func TestInFlightOverlapIsJudgedAtTheTarget(t *testing.T) {
 // response) is the definite violation it is. Without that field the answer time bounds
 // the arrival, too late to prove anything.
 func TestInFlightRepeatAnsweredLateOnAResumedStreamOverlapped(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	h := newHistory().span(0, 600, "original", verdict.OpOK, 201, committed, nil).
 		span(5, 900, "repeat", verdict.OpOK, 201, `{"id":"re_other","amount":4900}`, nil)
@@ -515,6 +536,7 @@ func TestInFlightRepeatAnsweredLateOnAResumedStreamOverlapped(t *testing.T) {
 // On a loaded machine the repeat can reach the target first and execute; the original,
 // arriving later, gets the replay without its hold. Nothing to judge, not a FAIL.
 func TestRepeatThatReachedTheTargetFirstIsUnknown(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	h := newHistory().span(0, 600, "original", verdict.OpOK, 201, committed, nil).
 		span(5, 350, "repeat", verdict.OpOK, 201, committed, nil)
@@ -536,6 +558,7 @@ func TestRepeatThatReachedTheTargetFirstIsUnknown(t *testing.T) {
 // hold), and the verdict is UNKNOWN naming the hook, not "the repeat went first" nor a
 // PASS timed from a hold that never was.
 func TestAnOriginalTheHookDidNotHoldIsUnknown(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t) // slow_operation holds the work 300 ms
 	journal := func(h *history) []faultproxy.Record {
 		return []faultproxy.Record{
@@ -577,6 +600,7 @@ func TestAnOriginalTheHookDidNotHoldIsUnknown(t *testing.T) {
 // original, whose work fails, is then answered the repeat's committed result. The replay
 // marker on the original's answer, and none on the repeat's, proves which executed.
 func TestOriginalFailsAnsweredTheRepeatsResultAsAReplay(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	marked := map[string]string{p.Expect.ReplayHeader: "true"}
 	h := newHistory().span(0, 310, "original", verdict.OpOK, 201, committed, marked).
@@ -605,6 +629,7 @@ func TestOriginalFailsAnsweredTheRepeatsResultAsAReplay(t *testing.T) {
 // later GET (the proxy saw that exchange end without the answer). The repeat, 75 ms in,
 // was refused: that is the in-flight refusal.
 func TestAnOriginalShortOfItsHoldButNoReplayIsJudged(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t) // slow_operation holds the work 300 ms
 	cases := []struct {
 		name     string
@@ -648,6 +673,7 @@ func TestAnOriginalShortOfItsHoldButNoReplayIsJudged(t *testing.T) {
 }
 
 func TestRepeatThatExecutedWhileTheOriginalGotTheReplayIsUnknown(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	marked := map[string]string{"Idempotent-Replayed": "true"}
 	h := newHistory().span(0, 660, "original", verdict.OpOK, 201, committed, marked).
@@ -663,6 +689,7 @@ func TestRepeatThatExecutedWhileTheOriginalGotTheReplayIsUnknown(t *testing.T) {
 }
 
 func TestNotFabricatedWhenTheOriginalWasNotSeen(t *testing.T) {
+	t.Parallel()
 	p := refProfile(t)
 	h := newHistory().timeout(0, "original").span(5, 100, "repeat", verdict.OpOK, 201, committed, nil)
 	v, msg, _ := checker(t, "race/in-flight-not-fabricated")(h.record(1), p)
@@ -680,6 +707,7 @@ func TestNotFabricatedWhenTheOriginalWasNotSeen(t *testing.T) {
 // Over JSON-RPC a refusal comes inside a 200: the message names the refusal by what it
 // meant, never "validation 200", whose status says nothing of it.
 func TestAStoragePolicyNamesARefusalInsideA200ByItsMeaning(t *testing.T) {
+	t.Parallel()
 	inside200 := func(class outcome.Class) func(verdict.Record) verdict.Record {
 		return func(rec verdict.Record) verdict.Record {
 			rec.History[1].Status, rec.History[1].Class = 200, class
