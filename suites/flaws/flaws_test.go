@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -17,6 +18,7 @@ import (
 	"github.com/idemproof/idemproof/reference"
 	"github.com/idemproof/idemproof/report"
 	"github.com/idemproof/idemproof/scenarios"
+	"github.com/idemproof/idemproof/scenarios/ginkgotable"
 	"github.com/idemproof/idemproof/storm"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -29,14 +31,28 @@ const (
 )
 
 var _ = Describe("the flaw catalogue", func() {
-	for _, flaw := range allFlaws {
-		if storeFlaw(flaw) {
-			continue // on PostgreSQL, below: a memory store has no connection to fault
+	Context("on the memory store", Ordered, ContinueOnFailure, func() {
+		// Each flaw runs against a reference of its own, so the flaws run a few at once
+		// (flawWorkers), each one's scenarios one at a time as before; each spec then
+		// judges its flaw's run. A narrowed suite (--focus, --label-filter) runs each
+		// spec's flaw alone instead.
+		var runs map[string]flawRun
+		BeforeAll(func(ctx SpecContext) {
+			if !ginkgotable.Narrowed() {
+				runs = runFlawsAtOnce(ctx, memoryFlaws(), flawWorkers)
+			}
+		}, NodeTimeout(batchTimeout))
+		for _, flaw := range memoryFlaws() {
+			It(fmt.Sprintf("catches %s with %s", flaw.Name, flaw.CaughtBy), Label("flaw:"+flaw.Name), func(ctx SpecContext) {
+				run, ok := runs[flaw.Name]
+				if !ok {
+					run.rep, run.err = runFlaw(ctx, embedded.Config{Flaws: []string{flaw.Name}}, caughtBySelection(flaw))
+				}
+				Expect(run.err).NotTo(HaveOccurred())
+				expectCaughtIn(run.rep, flaw)
+			}, SpecTimeout(catalogueTimeout))
 		}
-		It(fmt.Sprintf("catches %s with %s", flaw.Name, flaw.CaughtBy), Label("flaw:"+flaw.Name), func(ctx SpecContext) {
-			expectCaught(ctx, flaw, embedded.Config{Flaws: []string{flaw.Name}})
-		}, SpecTimeout(catalogueTimeout))
-	}
+	})
 
 	It("catches check-then-set with the storm at its default size, shrunk to a schedule of at most 3 requests", Label("flaw:check-then-set", "storm"), func(ctx SpecContext) {
 		tgt, err := embedded.Start(ctx, embedded.Config{Flaws: []string{"check-then-set"}})
@@ -90,16 +106,102 @@ var _ = Describe("the flaw catalogue", func() {
 // scenario: it needs the reference's store behind the store fault point (PostgreSQL).
 func storeFlaw(f reference.Flaw) bool { return group(f.CaughtBy) == "store" }
 
-// expectCaught runs the flaw's caught-by group (the whole catalogue under
-// $IDEMPROOF_FLAWS_FULL) against the reference with cfg, and requires its caught-by
-// scenario to fail with a decision.
+// flawWorkers is how many flaws run at once: each against a reference of its own with
+// its scenarios one at a time, so a few at once load two cores about as much as the
+// CLI's default of four scenarios at once.
+const flawWorkers = 4
+
+// batchTimeout bounds the memory flaws run at once: their groups add up to about two
+// minutes one after the other on two loaded cores.
+const batchTimeout = 10 * time.Minute
+
+// flawRun is one flaw's run: its report, or why it could not run.
+type flawRun struct {
+	rep *verdict.Report
+	err error
+}
+
+// memoryFlaws are the flaws a memory store can show: all but the failing key store's.
+func memoryFlaws() []reference.Flaw {
+	var out []reference.Flaw
+	for _, f := range allFlaws {
+		if !storeFlaw(f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// runFlawsAtOnce runs each flaw's caught-by selection against a reference with that flaw,
+// workers at a time.
+func runFlawsAtOnce(ctx context.Context, flaws []reference.Flaw, workers int) map[string]flawRun {
+	out := make(map[string]flawRun, len(flaws))
+	var mu sync.Mutex
+	work := make(chan reference.Flaw)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for f := range work {
+				rep, err := runFlaw(ctx, embedded.Config{Flaws: []string{f.Name}}, caughtBySelection(f))
+				mu.Lock()
+				out[f.Name] = flawRun{rep, err}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, f := range flaws {
+		work <- f
+	}
+	close(work)
+	wg.Wait()
+	return out
+}
+
+// caughtBySelection is the flaw's caught-by group (the whole catalogue under
+// $IDEMPROOF_FLAWS_FULL).
+func caughtBySelection(flaw reference.Flaw) []string {
+	if fullRuns {
+		return nil
+	}
+	return []string{group(flaw.CaughtBy) + "/*"}
+}
+
+// runFlaw starts the embedded reference with cfg, runs the selection strictly against
+// it, one scenario at a time, and stops it again.
+func runFlaw(ctx context.Context, cfg embedded.Config, only []string) (*verdict.Report, error) {
+	tgt, err := embedded.Start(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("start the reference with %v: %w", cfg.Flaws, err)
+	}
+	defer tgt.Close()
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{
+		Profiles:    []*profile.Profile{tgt.Profile},
+		Only:        only,
+		Seed:        GinkgoRandomSeed(),
+		Strict:      true,
+		Concurrency: concurrency(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("run %s against the reference with %v: %w", selection(only), cfg.Flaws, err)
+	}
+	return rep, nil
+}
+
+// expectCaught runs the flaw's caught-by group against the reference with cfg, and
+// requires its caught-by scenario to fail with a decision.
 func expectCaught(ctx context.Context, flaw reference.Flaw, cfg embedded.Config) {
 	GinkgoHelper()
-	only := []string{group(flaw.CaughtBy) + "/*"}
-	if fullRuns {
-		only = nil
-	}
-	rep := runEmbedded(ctx, cfg, only)
+	rep, err := runFlaw(ctx, cfg, caughtBySelection(flaw))
+	Expect(err).NotTo(HaveOccurred())
+	expectCaughtIn(rep, flaw)
+}
+
+// expectCaughtIn requires the flaw's caught-by scenario to fail in rep with a decision.
+func expectCaughtIn(rep *verdict.Report, flaw reference.Flaw) {
+	GinkgoHelper()
+	Expect(rep.Results).NotTo(BeEmpty())
 	caught, ok := resultOf(rep, flaw.CaughtBy)
 	Expect(ok).To(BeTrue(), "the run has a result for %s", flaw.CaughtBy)
 	Expect(report.Failing(caught.Verdict, true)).To(BeTrue(),
