@@ -31,8 +31,15 @@ func TestDuplicateConcurrentNeedsTheCopiesHeldTogether(t *testing.T) {
 	// Taken as declared (the preflight's hook proof would stop this run): the checker
 	// looks for the hold in the scenario's own journal.
 	r := runOn(t, patientProfile(t, srv.URL), "race/duplicate-concurrent")["race/duplicate-concurrent"]
-	require.Equal(t, verdict.Unknown, r.Verdict, r.Message)
-	require.Contains(t, r.Message, "the slow hook did not hold the duplicated request")
+	if r.Verdict == verdict.Pass {
+		// A loaded machine can still bring the two copies to the target together
+		// without a hold; a PASS then stands only on its own proof, the copy refused
+		// as in flight, never on the hold the target did not apply.
+		require.Contains(t, r.Message, "the copies met at the target (one was refused in flight)")
+	} else {
+		require.Equal(t, verdict.Unknown, r.Verdict, r.Message)
+		require.Contains(t, r.Message, "the slow hook did not hold the duplicated request")
+	}
 
 	held := runFake(t, patientProfile(t, startFake(t, &fakeRefunds{})), "race/duplicate-concurrent").Results[0]
 	require.Equal(t, verdict.Pass, held.Verdict, held.Message)
