@@ -76,7 +76,8 @@ type HookCheck struct {
 	Acted bool `json:"acted"`
 	// Untold: the hooked request was refused or failed, and so was the operation sent
 	// plain: the operation itself fails for the proof's request (a key shape the target
-	// refuses), so whether the hook acts cannot be told here. Nothing stops or is N/A for
+	// refuses); or a failure hook's request got no answer in any of its tries: so
+	// whether the hook acts cannot be told here. Nothing stops or is N/A for
 	// it; the scenarios' own journal checks judge it.
 	Untold bool `json:"untold,omitempty"`
 	// Seen is what the proof saw, in words.
@@ -222,6 +223,10 @@ func ProveHooks(ctx context.Context, p *profile.Profile, list []Scenario, unprov
 	return proof, nil
 }
 
+// proofTries bounds how often the proof sends a failure hook's request that got no
+// answer at all.
+const proofTries = 3
+
 // hookProver sends the proof's requests for one target.
 type hookProver struct {
 	t      *target
@@ -288,7 +293,24 @@ func (hp *hookProver) prove(ctx context.Context, field string) (HookCheck, error
 	if err != nil {
 		return HookCheck{}, err
 	}
+	// A failure hook's request that got no answer (timed out on a loaded machine, the
+	// connection cut) shows neither a failure nor a success: it is sent again, on an
+	// entity and key of its own, a bounded number of times, and a hook never seen
+	// answering is untold, not a hook that did not act.
+	for try := 1; field == hookFieldFail && !op.Class.Determinate() && try < proofTries; try++ {
+		if err := hp.freshEntity(ctx); err != nil {
+			return HookCheck{}, err
+		}
+		if op, j, journaled, took, err = hp.send(ctx, hp.key(), h); err != nil {
+			return HookCheck{}, err
+		}
+	}
 	c := HookCheck{Hook: field}
+	if field == hookFieldFail && !op.Class.Determinate() {
+		c.Untold = true
+		c.Seen = fmt.Sprintf("the hooked request was answered %s in each of %d tries: no answer was seen, so whether it acts cannot be told here (the scenarios' own checks judge it)", describe(op), proofTries)
+		return c, nil
+	}
 	c.Acted, c.Seen = hp.acted(field, op, j, journaled, took)
 	if why := hp.notTheHooks(op); !c.Acted && why != "" {
 		// A fresh key answered as a used one: the target's key handling answered (keys

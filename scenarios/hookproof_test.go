@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -194,5 +196,65 @@ func TestACrashAGatewayAnswersFor(t *testing.T) {
 	require.NoError(t, err)
 	for _, c := range proof.Checks {
 		require.True(t, c.Acted, "%s: %s", c.Hook, c.Seen)
+	}
+}
+
+// hangsFirstFailures holds the first n requests on the failure hook's path until the
+// test ends (their client has long given up), and serves the rest.
+type hangsFirstFailures struct {
+	next    http.Handler
+	release chan struct{} // closed when the test ends: the proxy lets an abandoned request run on
+	mu      sync.Mutex
+	n       int
+}
+
+func (h *hangsFirstFailures) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/status/") {
+		h.mu.Lock()
+		hang := h.n > 0
+		h.n--
+		h.mu.Unlock()
+		if hang {
+			<-h.release
+			return
+		}
+	}
+	h.next.ServeHTTP(w, r)
+}
+
+// A failure hook's request that got no answer (a loaded machine timed it out) shows
+// nothing of the hook: it is sent again, and a hook never seen answering is untold (the
+// run goes on, the scenarios' own checks judge it), never a hook that did not act.
+func TestAFailureHookNeverAnsweredIsUntoldNotUnproven(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		hangs int
+		acted bool
+	}{{hangs: 1, acted: true}, {hangs: 99, acted: false}} {
+		fake := &fakeRefunds{pathHooks: true}
+		startFake(t, fake)
+		release := make(chan struct{})
+		srv := httptest.NewServer(&hangsFirstFailures{next: fake, release: release, n: tc.hangs})
+		t.Cleanup(srv.Close)
+		t.Cleanup(func() { close(release) }) // runs first: the held requests end before the server closes
+		p := fakeProfile(t, srv.URL)
+		p.Slow = nil
+		p.FailHook = &profile.TestHook{Path: "/status/{{.Value}}", Value: "503"}
+		p.ClientTimeout = profile.Duration(300 * time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		proof, err := scenarios.ProveHooks(ctx, p, scenarios.Catalogue(), scenarios.UnprovenHooksStop)
+		cancel()
+		require.NoError(t, err, "hangs %d", tc.hangs)
+		require.Len(t, proof.Checks, 1)
+		c := proof.Checks[0]
+		require.Equal(t, "fail_operation", c.Hook)
+		if tc.acted {
+			require.True(t, c.Acted, c.Seen)
+			require.Contains(t, c.Seen, "failed the work: 503")
+			continue
+		}
+		require.False(t, c.Acted, c.Seen)
+		require.True(t, c.Untold, c.Seen)
+		require.Contains(t, c.Seen, "in each of 3 tries: no answer was seen")
 	}
 }

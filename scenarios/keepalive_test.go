@@ -99,7 +99,9 @@ func TestKeepAliveManyKeysAgainstATargetThatClosesEveryConnection(t *testing.T) 
 
 	r := runKeepAlive(t, srv.URL)
 	require.Equal(t, verdict.Info, r.Verdict, r.Message)
-	require.Contains(t, r.Message, "each of the 400 keys executed once")
+	// 400 keys, or fewer when the preflight measured a machine too loaded for them in
+	// the scenario's time (the message then says it was fitted).
+	require.Regexp(t, `each of the \d+ keys executed once`, r.Message)
 	require.Contains(t, r.Message, "the target kept no connection alive")
 	for _, op := range r.Evidence.Record.History {
 		if op.Step == "direct" || op.Step == "direct-again" {
@@ -146,8 +148,8 @@ func TestKeepAliveManyKeysRepeatsRefusedAreNoAliasing(t *testing.T) {
 	require.NoError(t, err)
 	r := rep.Results[0]
 	require.Equal(t, verdict.Info, r.Verdict, r.Message)
-	require.Contains(t, r.Message, "each of the 400 keys executed once and no fresh key was refused")
-	require.Contains(t, r.Message, "400 repeats sent after their key's answer were refused as in flight")
+	require.Regexp(t, `each of the \d+ keys executed once and no fresh key was refused`, r.Message)
+	require.Regexp(t, `\d+ repeats sent after their key's answer were refused as in flight`, r.Message)
 	require.Contains(t, r.Message, "no repeat was compared with its key's first response")
 	require.Zero(t, r.Evidence.Categories[verdict.CatLeaked])
 }

@@ -47,7 +47,7 @@ func TestAnEffectAppliedAfterEveryAnswerFailsWhenTheLedgerIsReadAgain(t *testing
 	startFake(t, inner)
 	srv := httptest.NewServer(reapplying{inner, 300 * time.Millisecond})
 	t.Cleanup(srv.Close)
-	p := fakeProfile(t, srv.URL)
+	p := patientProfile(t, srv.URL) // an attempt a loaded machine times out is UNKNOWN, not the verdict this is about
 	var notices []string
 	rep, err := scenarios.Run(t.Context(), scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: []string{"replay/sequential", "key/missing"},
 		NoPreflight: true, Seed: 1, Notice: func(s string) { notices = append(notices, s) }})

@@ -115,7 +115,7 @@ side_effects: {path: /counter, count: count, scope: global}
 expect: {in_flight: 409, mismatch: 422, missing_key: "400"}
 slow_operation: {query: {ms: "{{.HoldMs}}"}, hold: 300ms}
 fail_operation: {path: "/counter/fail/{{.Value}}", value: "503"}
-client_timeout: 2s
+client_timeout: 10s
 `))
 	require.NoError(t, err)
 
