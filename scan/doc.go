@@ -5,10 +5,12 @@
 // operation deeply from a hand-written profile; a scan probes every operation briefly
 // from what the server or document says of itself.
 //
-//	Enumerate ──initialize, tools/list──> MCP server        (no tool is called)
+//	Enumerate ──initialize, tools/list──> MCP server        (no tool is called; Streamable
+//	                                                          HTTP, or a stdio server it starts)
 //	          ──read──> OpenAPI document                    (every POST, PUT, PATCH, DELETE)
 //	          plan: arguments (schema, --args), safety rules, what will be called
-//	Run       ──calls──> fault proxy (in process) ──> server, per operation:
+//	Run       ──calls──> fault proxy (in process; on a stdio server's pipes, the fault
+//	                     layer of faultproxy/stdio) ──> server, per operation:
 //	             two calls, two fresh keys      → the per-execution value, if any
 //	             a call whose answer is lost    → its repeat: one execution?
 //	             the key with one argument changed → refused?
@@ -55,5 +57,8 @@
 // The lost answer is the fault proxy's after-reset: the server's whole answer is read,
 // then the client's connection is reset; the proxy's journal keeps the answer the client
 // never saw, which the repeat's is compared with. Every call carries ProbeHeader, which
-// the proxy's rules match, whatever the key's placement.
+// the proxy's rules match, whatever the key's placement. On a stdio server's pipes the
+// reset is a lost line (the layer's after-reset drops the answer), the header an
+// attribute of the call's line, and the lost call is given up once the layer journaled
+// its answer: silence on a pipe would otherwise last the whole call timeout.
 package scan

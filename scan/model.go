@@ -20,10 +20,16 @@ const (
 // order the scan reports them (tools in tools/list order, operations by path and method).
 type Target struct {
 	Kind Kind `json:"kind"`
-	// Source is what the command line named: the MCP endpoint, or the OpenAPI file.
+	// Source is what the command line named: the MCP endpoint, the stdio server's command
+	// (as a shell would write it), or the OpenAPI file.
 	Source string `json:"source"`
-	// Endpoint is where calls go: the MCP endpoint URL, or the API's base URL.
+	// Endpoint is where calls go: the MCP endpoint URL, or the API's base URL; "" for a
+	// stdio server.
 	Endpoint string `json:"endpoint"`
+	// Command is a stdio MCP server's command (argv), started for the scan, and Dir the
+	// folder it ran in; nil for a server over HTTP.
+	Command []string `json:"command,omitempty"`
+	Dir     string   `json:"dir,omitempty"`
 	// Server names the server (its serverInfo) or the document (its info.title).
 	Server string `json:"server,omitempty"`
 	// Idempotency is true when the MCP server advertises capabilities.tools.idempotency

@@ -15,11 +15,15 @@ import (
 
 // Config is what a scan is told: the target, the --args file, what to probe and how.
 type Config struct {
-	// MCP is an MCP server's Streamable HTTP endpoint; or OpenAPI is a document's file
-	// and BaseURL where the API answers.
-	MCP     string
-	OpenAPI string
-	BaseURL string
+	// MCP is an MCP server's Streamable HTTP endpoint; or MCPCommand an MCP server's
+	// command (argv), started and spoken to over its stdin and stdout (MCPDir its working
+	// directory, "" the current one); or OpenAPI is a document's file and BaseURL where
+	// the API answers.
+	MCP        string
+	MCPCommand []string
+	MCPDir     string
+	OpenAPI    string
+	BaseURL    string
 	// Header goes on every request (credentials).
 	Header http.Header
 	// TLS verifies an https:// target; nil: the system's roots.
@@ -85,15 +89,23 @@ func (c *Config) operationTimeout() time.Duration {
 func Enumerate(ctx context.Context, cfg *Config) (*Target, error) {
 	var t *Target
 	var err error
+	targets := 0
+	for _, given := range []bool{cfg.MCP != "", len(cfg.MCPCommand) > 0, cfg.OpenAPI != ""} {
+		if given {
+			targets++
+		}
+	}
 	switch {
-	case cfg.MCP != "" && cfg.OpenAPI != "":
-		return nil, errors.New("give --mcp or --openapi, not both")
+	case targets > 1:
+		return nil, errors.New("give one of --mcp, --mcp-command and --openapi: one scan is one server")
 	case cfg.MCP != "":
 		t, err = enumerateMCP(ctx, cfg)
+	case len(cfg.MCPCommand) > 0:
+		t, err = enumerateMCPStdio(ctx, cfg)
 	case cfg.OpenAPI != "":
 		t, err = enumerateOpenAPI(ctx, cfg)
 	default:
-		return nil, errors.New("nothing to scan: give --mcp URL (an MCP server's Streamable HTTP endpoint) or --openapi FILE with --base-url URL")
+		return nil, errors.New("nothing to scan: give --mcp URL (an MCP server's Streamable HTTP endpoint), --mcp-command -- SERVER ARGS… (a stdio server) or --openapi FILE with --base-url URL")
 	}
 	if err != nil {
 		return nil, err

@@ -252,7 +252,7 @@ func (p *prober) replay(ctx context.Context) (lostAnswer, *counted) {
 	}
 	defer p.ctl.DeleteRule(context.WithoutCancel(ctx), rule.Name) //nolint:errcheck // a rule that fired once is spent anyway
 	since := p.ctl.JournalStats().Total
-	if _, _, err := p.send(ctx, c); err != nil {
+	if err := p.lose(ctx, c, since); err != nil {
 		o.err = err.Error()
 		return o, nil
 	}
@@ -267,6 +267,39 @@ func (p *prober) replay(ctx context.Context) (lostAnswer, *counted) {
 	o.repeat = a
 	o.committed = p.lost(ctx, c.tag, since)
 	return o, after()
+}
+
+// lose makes the call whose answer the rule loses. Over HTTP the reset ends it at once.
+// On a pipe a lost line is silence: the call is given up as soon as the layer has
+// journaled the answer it kept from the client, instead of waiting out the call timeout,
+// which would tell nothing more.
+func (p *prober) lose(ctx context.Context, c call, since uint64) error {
+	if !p.stdio {
+		_, _, err := p.send(ctx, c)
+		return err
+	}
+	callCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := p.send(callCtx, c)
+		done <- err
+	}()
+	journaled := make(chan struct{})
+	go func() {
+		defer close(journaled)
+		p.lost(callCtx, c.tag, since)
+	}()
+	select {
+	case err := <-done:
+		cancel()
+		<-journaled
+		return err
+	case <-journaled:
+		cancel()
+		<-done
+		return nil
+	}
 }
 
 // lost is the proxy's record of the first call of a step: the server's answer to it,

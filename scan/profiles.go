@@ -70,7 +70,7 @@ func starterProfile(t *Target, r Row, cfg *Config) ([]byte, error) {
 	if t.Kind == KindOpenAPI {
 		return profileinit.FromOpenAPIFile(cfg.OpenAPI, profileinit.Options{Method: op.Method, Path: op.Path, Source: filepath.Base(cfg.OpenAPI), BaseURL: t.Endpoint, UniqueField: unique})
 	}
-	tool := profileinit.Tool{Endpoint: t.Endpoint, Server: t.Server, Name: op.Name, Description: op.Description,
+	tool := profileinit.Tool{Endpoint: t.Endpoint, Command: t.Command, Dir: t.Dir, Server: t.Server, Name: op.Name, Description: op.Description,
 		Schema: op.src.input, UniqueField: unique, Capability: t.Idempotency}
 	if err := json.Unmarshal([]byte(op.Request.Body), &tool.Arguments); err != nil && op.Request.Body != "" {
 		return nil, fmt.Errorf("its arguments: %w", err)

@@ -14,9 +14,11 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/idemproof/idemproof/faultproxy"
+	"github.com/idemproof/idemproof/faultproxy/stdio"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/transport"
 	mcptr "github.com/idemproof/idemproof/transport/mcp"
+	"github.com/idemproof/idemproof/transport/mcpstdio"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -27,13 +29,27 @@ type runner struct {
 	t          *Target
 	tr         transport.Transport
 	classifier outcome.Classifier
-	ctl        *faultproxy.Proxy
+	ctl        controller
+	stdio      bool   // the target is a stdio server, behind the fault layer on its pipes
 	proxyURL   string // the proxy, where an HTTP operation's path is appended
 	mcpURL     string // the proxy with the MCP endpoint's path and query
 	header     http.Header
 	nonce      string
 	seq        atomic.Int64
 }
+
+// controller is the fault proxy's, or the stdio fault layer's, rules and journal.
+type controller interface {
+	AddRule(context.Context, faultproxy.Rule) error
+	DeleteRule(context.Context, string) error
+	Journal(context.Context, faultproxy.JournalQuery) ([]faultproxy.Record, error)
+	JournalStats() faultproxy.JournalStats
+}
+
+var (
+	_ controller = (*faultproxy.Proxy)(nil)
+	_ controller = (*faultproxy.Engine)(nil)
+)
 
 // Run probes every operation the plan probes (Target from Enumerate), several at once
 // (Config.Parallel), each one's probes in turn within Config.OperationTimeout, through an
@@ -108,6 +124,9 @@ func Run(ctx context.Context, cfg *Config, t *Target) (*Report, error) {
 
 // newRunner starts the fault proxy in front of the target.
 func newRunner(ctx context.Context, cfg *Config, t *Target) (*runner, func(), error) {
+	if len(t.Command) > 0 {
+		return newStdioRunner(cfg, t)
+	}
 	u, err := url.Parse(t.Endpoint)
 	if err != nil {
 		return nil, nil, fmt.Errorf("scan %s: %w", t.Endpoint, err)
@@ -125,9 +144,7 @@ func newRunner(ctx context.Context, cfg *Config, t *Target) (*runner, func(), er
 	if err != nil {
 		return nil, nil, fmt.Errorf("start the fault proxy: %w", err)
 	}
-	nonce := make([]byte, 4)
-	_, _ = rand.Read(nonce)
-	r := &runner{cfg: cfg, t: t, ctl: srv.Proxy(), proxyURL: srv.URL(), header: callHeader(cfg), nonce: hex.EncodeToString(nonce)}
+	r := &runner{cfg: cfg, t: t, ctl: srv.Proxy(), proxyURL: srv.URL(), header: callHeader(cfg), nonce: newNonce()}
 	attempts := transport.NewAttemptClient(cfg.TLS)
 	probe := transport.NewProbeClient(cfg.callTimeout(), cfg.TLS)
 	if t.Kind == KindMCP {
@@ -142,6 +159,44 @@ func newRunner(ctx context.Context, cfg *Config, t *Target) (*runner, func(), er
 		r.tr = &transport.HTTP{Client: attempts, Probe: probe, Classifier: r.classifier}
 	}
 	return r, func() { srv.Close() }, nil
+}
+
+// newStdioRunner puts the fault layer (faultproxy/stdio) on the pipes of the target's
+// server, which it starts: every call goes on the one connection, as an agent host's do,
+// and a call's ProbeHeader becomes an attribute of its line, which the layer's rules
+// match and its journal keeps (the server never sees it).
+func newStdioRunner(cfg *Config, t *Target) (*runner, func(), error) {
+	cmd := stdio.Command{Args: t.Command, Dir: t.Dir}
+	classifier := outcome.NewRules(mcptr.DefaultOutcomes(nil), outcome.Statuses{})
+	tr := &mcpstdio.Transport{Command: cmd, Classifier: classifier, Options: mcpstdio.Options{ClientName: "idemproof-scan"}}
+	layer, err := stdio.New(stdio.Config{
+		Command: cmd, Seed: cfg.Seed,
+		// The lost answer is compared with the repeat's: the journal keeps all of it.
+		JournalBodyLimit: transport.MaxResponseBody,
+		Classify: func(line []byte) string {
+			body := tr.Comparable(line, "")
+			if body == nil {
+				return string(outcome.Info)
+			}
+			return string(classifier.Classify(outcome.Answer{Status: http.StatusOK, Body: body}))
+		},
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("start the fault layer: %w", err)
+	}
+	tr.Dial = func() (mcpstdio.Conn, error) { return layer.Connect() }
+	r := &runner{cfg: cfg, t: t, tr: tr, classifier: classifier, ctl: layer.Engine(), stdio: true,
+		header: callHeader(cfg), nonce: newNonce()}
+	return r, func() {
+		tr.Close()
+		layer.Close()
+	}, nil
+}
+
+func newNonce() string {
+	nonce := make([]byte, 4)
+	_, _ = rand.Read(nonce)
+	return hex.EncodeToString(nonce)
 }
 
 // probe runs one operation's probes in turn and judges them.

@@ -26,16 +26,17 @@ type scanOptions struct {
 	headers                     repeatFlag
 	only, include, exclude      listFlag
 	args, reportDir, profileDir string
-	plan, yes                   bool
+	plan, yes, mcpCommand       bool
 	allowUnknown                int
 }
 
 func scanFlags(stderr io.Writer) (*flag.FlagSet, *scanOptions) {
 	o := &scanOptions{}
-	fs := newFlagSet("scan", "(--mcp URL | --openapi FILE --base-url URL) [flags]",
-		"Lists every tool of an MCP server (Streamable HTTP) or every mutating operation of an OpenAPI\n"+
-			"document, where each takes an idempotency key, and the calls it will make; then, once you\n"+
-			"confirm (or with --yes), probes each one briefly through a fault proxy: a repeat after a lost\n"+
+	fs := newFlagSet("scan", "(--mcp URL | --openapi FILE --base-url URL) [flags]  |  [flags] --mcp-command -- SERVER [ARGS...]",
+		"Lists every tool of an MCP server (Streamable HTTP, or a stdio server it starts) or every\n"+
+			"mutating operation of an OpenAPI document, where each takes an idempotency key, and the\n"+
+			"calls it will make; then, once you confirm (or with --yes), probes each one briefly through\n"+
+			"a fault proxy (on a stdio server's pipes, the fault layer): a repeat after a lost\n"+
 			"answer, the key with one argument changed, two copies at once. The matrix says per operation\n"+
 			"PASS (shown, with proof), FAIL, UNKNOWN (the answers could not tell) or N/A, with its evidence.\n"+
 			"Destructive tools, DELETEs and --exclude are skipped unless --allow-destructive or --include\n"+
@@ -44,6 +45,7 @@ func scanFlags(stderr io.Writer) (*flag.FlagSet, *scanOptions) {
 			"could be scanned (unreachable, nothing to probe, not confirmed); 3 UNKNOWN cells beyond\n"+
 			"--allow-unknown, or interrupted. A FAIL wins over incomplete.", stderr)
 	fs.StringVar(&o.cfg.MCP, "mcp", "", "the MCP server's Streamable HTTP endpoint, e.g. http://127.0.0.1:8091/mcp")
+	fs.BoolVar(&o.mcpCommand, "mcp-command", false, "scan the stdio MCP server whose command follows --, e.g. --mcp-command -- npx -y my-mcp-server: it is started (in the current directory, with this environment) to list its tools, then again behind the fault layer on its pipes to probe them")
 	fs.StringVar(&o.cfg.OpenAPI, "openapi", "", "an OpenAPI 3.0 or 3.1 document (a file; $refs to other local files are followed)")
 	fs.StringVar(&o.cfg.BaseURL, "base-url", "", "where the API of --openapi answers, e.g. http://127.0.0.1:8080")
 	fs.Var(&o.headers, "header", "a header on every request, 'Name: value' (credentials); repeatable")
@@ -71,8 +73,13 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q: the target is given with --mcp or --openapi", fs.Arg(0))
+	switch {
+	case o.mcpCommand && fs.NArg() == 0:
+		return errors.New("--mcp-command needs the server's command after --, e.g. idemproof scan --mcp-command -- npx -y my-mcp-server")
+	case o.mcpCommand:
+		o.cfg.MCPCommand = fs.Args()
+	case fs.NArg() > 0:
+		return fmt.Errorf("unexpected argument %q: the target is given with --mcp, --mcp-command -- SERVER ARGS… or --openapi", fs.Arg(0))
 	}
 	if err := o.check(fs); err != nil {
 		return err
@@ -122,7 +129,11 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if probed == 0 {
 		return fmt.Errorf("nothing to probe: %d operation(s) listed, none of them probed (see above for why: --include-readonly, --allow-destructive, --include, --args)", len(target.Operations))
 	}
-	if !o.yes && !confirmed(ctx, stderr, probed, target.Endpoint) {
+	where := target.Endpoint
+	if len(target.Command) > 0 {
+		where = "the stdio server " + target.Source
+	}
+	if !o.yes && !confirmed(ctx, stderr, probed, where) {
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "\nidemproof scan: interrupted at the prompt (%v): nothing was called\n", context.Cause(ctx))
 			return errExitIncomplete
@@ -157,15 +168,25 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 func (o *scanOptions) check(fs *flag.FlagSet) error {
+	targets := 0
+	for _, given := range []bool{o.cfg.MCP != "", o.mcpCommand, o.cfg.OpenAPI != ""} {
+		if given {
+			targets++
+		}
+	}
 	switch {
-	case o.cfg.MCP == "" && o.cfg.OpenAPI == "":
-		return errors.New("nothing to scan: give --mcp URL (an MCP server's Streamable HTTP endpoint) or --openapi FILE with --base-url URL")
-	case o.cfg.MCP != "" && o.cfg.OpenAPI != "":
-		return errors.New("give --mcp or --openapi, not both: one scan is one server")
+	case targets == 0:
+		return errors.New("nothing to scan: give --mcp URL (an MCP server's Streamable HTTP endpoint), --mcp-command -- SERVER ARGS… (a stdio server) or --openapi FILE with --base-url URL")
+	case targets > 1:
+		return errors.New("give one of --mcp, --mcp-command and --openapi: one scan is one server")
 	case o.cfg.OpenAPI != "" && o.cfg.BaseURL == "":
 		return errors.New("--openapi needs --base-url: where the API answers (a document's servers are often not the one to probe)")
 	case o.cfg.MCP != "" && o.cfg.BaseURL != "":
 		return errors.New("--base-url goes with --openapi; an MCP server is named by --mcp alone")
+	case o.mcpCommand && o.cfg.BaseURL != "":
+		return errors.New("--base-url goes with --openapi; a stdio server is named by its command alone")
+	case o.mcpCommand && len(o.headers) > 0:
+		return errors.New("--header goes with --mcp and --openapi: a stdio server's requests are lines on a pipe, with no headers (give it credentials in its environment)")
 	case o.cfg.Parallel < 1:
 		return fmt.Errorf("--parallel %d: must be 1 or more", o.cfg.Parallel)
 	case o.cfg.CallTimeout <= 0 || o.cfg.OperationTimeout <= 0:

@@ -2,15 +2,19 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/examples/mcp-toolbox/toolbox"
 	"github.com/idemproof/idemproof/examples/openapi-refunds/notes"
+	"github.com/idemproof/idemproof/internal/proctest"
 	"github.com/idemproof/idemproof/profile"
 )
 
@@ -100,6 +104,10 @@ func TestScanUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"scan"}, "nothing to scan: give --mcp URL"},
+		{[]string{"scan", "--mcp-command"}, "--mcp-command needs the server's command after --"},
+		{[]string{"scan", "--mcp", "http://127.0.0.1:1/mcp", "--mcp-command", "--", "srv"}, "give one of --mcp, --mcp-command and --openapi"},
+		{[]string{"scan", "--header", "Authorization: Bearer x", "--mcp-command", "--", "srv"}, "--header goes with --mcp and --openapi"},
+		{[]string{"scan", "--mcp", "http://127.0.0.1:1/mcp", "srv"}, `unexpected argument "srv"`},
 		{[]string{"scan", "--openapi", "x.yaml"}, "--openapi needs --base-url"},
 		{[]string{"scan", "--mcp", "http://127.0.0.1:1/mcp", "--header", "Bearer x"}, `--header "Bearer x": want 'Name: value'`},
 		{[]string{"scan", "--mcp", "http://127.0.0.1:1/mcp"}, "cannot scan http://127.0.0.1:1/mcp: initialize"},
@@ -155,4 +163,75 @@ func TestScanOpenAPIWriteProfiles(t *testing.T) {
 	require.Equal(t, srv.URL, p.BaseURL)
 	require.Equal(t, "id", p.Expect.UniqueField)
 	require.Equal(t, "/v1/refunds", p.Operation.Path)
+}
+
+// TestScanStdioServer: --mcp-command starts the MCP fixture keyed as SEP-3182 and scans
+// it over its pipes: the key found at params.idempotencyKey from the capability, the
+// refund proven safe to retry, and a starter profile of transport mcp-stdio that starts
+// the same server and passes the catalogue's replays.
+func TestScanStdioServer(t *testing.T) {
+	t.Parallel()
+	bin := checkBinary(t)
+	dir := t.TempDir()
+	args := filepath.Join(dir, "args.yaml")
+	require.NoError(t, os.WriteFile(args, []byte(`operations:
+  refund:
+    arguments: {order_id: "{{.Entity}}", amount: 4900}
+    change: {amount: 5000}
+    ledger: {tool: list_refunds, arguments: {order_id: "{{.Entity}}"}, count: result.structuredContent.count}
+`), 0o644))
+	profiles := filepath.Join(dir, "profiles")
+	server := []string{bin, "serve", "--mcp", "--stdio", "--key-in", "params"}
+	stdout, errOut, code := runCLI(t, append([]string{"scan", "--args", args, "--yes", "--only", "refund", "--write-profiles", profiles, "--mcp-command", "--"}, server...)...)
+	require.Equal(t, 0, code, "%s\n%s", stdout, errOut)
+	require.Contains(t, stdout, "idemproof scan: mcp stdio server "+strings.Join(server, " ")+" (idemproof-refunds 1): 2 tools; the server advertises tools.idempotency (SEP-3182)")
+	require.Regexp(t, `(?m)^\s+takes a key\s+PASS\s+params\.idempotencyKey \(the server advertises tools\.idempotency`, stdout)
+	require.Regexp(t, `(?m)^\s+replays after a lost answer\s+PASS\s+one execution: the ledger \(list_refunds → result\.structuredContent\.count\) counted 1`, stdout)
+	require.Contains(t, stdout, "1 of 1 write tools are safe to retry (refund); 1 not probed")
+
+	path := filepath.Join(profiles, "refund.yaml")
+	p, err := profile.Load(path)
+	require.NoError(t, err)
+	require.True(t, p.IsStdio())
+	require.Equal(t, server, p.MCP.Command)
+	require.Equal(t, "params.idempotencyKey", p.KeyField)
+	out, errOut, code := runCLI(t, "check", "--profile", path, "--only", "replay/sequential,replay/after-reset")
+	require.Equal(t, 0, code, "%s\n%s", out, errOut)
+	require.Regexp(t, `(?m)^PASS\s+replay/after-reset\s`, out)
+	require.Regexp(t, `(?m)^PASS\s+replay/sequential\s`, out)
+}
+
+// A stdio server that cannot be started, ends at its start or writes something that is
+// not JSON-RPC to its stdout stops the scan before anything is called: exit 2, the
+// server's stderr in the message, and no process of it left.
+func TestScanStopsAtABrokenStdioServer(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		command []string
+		want    []string
+	}{
+		{"not found", []string{"./idemproof-no-such-server"}, []string{`"./idemproof-no-such-server" was not found (check the command after --mcp-command -- and the PATH)`}},
+		{"crashes at start", []string{"sh", "-c", `echo 'fatal: cannot open refunds.db: permission denied' >&2; exit 3`},
+			[]string{"ended before it answered initialize: exited (exit status 3)", "fatal: cannot open refunds.db"}},
+		{"prints garbage", []string{"sh", "-c", `echo 'refunds server v1 listening on stdio'; echo 'fatal: the banner above broke the protocol' >&2; sleep 300`},
+			[]string{`not a JSON-RPC message: "refunds server v1 listening on stdio"`, "fatal: the banner above"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			marker := fmt.Sprintf("IDEMPROOF_TEST_MARKER=scan-%d", time.Now().UnixNano())
+			command := tc.command
+			if tc.command[0] == "sh" {
+				command = append([]string{"env", marker}, tc.command...)
+			}
+			stdout, errOut, code := runCLI(t, append([]string{"scan", "--yes", "--mcp-command", "--"}, command...)...)
+			require.Equal(t, 2, code, "%s\n%s", stdout, errOut)
+			require.Contains(t, errOut, "idemproof scan: cannot scan: start the stdio server "+command[0])
+			for _, want := range tc.want {
+				require.Contains(t, errOut, want)
+			}
+			require.NotContains(t, stdout, "probing", "nothing was called")
+			require.Empty(t, proctest.LiveWithEnv(t, marker), "no process of the server is left")
+		})
+	}
 }

@@ -47,7 +47,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	idleTimeout := fs.Duration("idle-timeout", serveIdleTimeout, "time an idle keep-alive connection stays open")
 	mcpMode := fs.Bool("mcp", false, "serve the refund as an MCP tool server instead (the fixture for agent harnesses): Streamable HTTP at /mcp, or --stdio")
 	stdioMode := fs.Bool("stdio", false, "with --mcp: serve one MCP client over stdin and stdout (logs go to stderr), for an agent host to start as its server command")
-	keyIn := fs.String("key-in", mcpserver.KeyInMeta, "with --mcp: where the refund tool reads the key: meta (_meta.idempotency_key) or argument (arguments.idempotency_key)")
+	keyIn := fs.String("key-in", mcpserver.KeyInMeta, "with --mcp: where the refund tool reads the key: meta (_meta.idempotency_key), argument (arguments.idempotency_key) or params (params.idempotencyKey, SEP-3182: initialize then advertises capabilities.tools.idempotency)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}

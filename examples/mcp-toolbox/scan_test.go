@@ -2,13 +2,19 @@ package main_test
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemproof/idemproof/examples/mcp-toolbox/toolbox"
+	"github.com/idemproof/idemproof/internal/proctest"
 	"github.com/idemproof/idemproof/scan"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -44,6 +50,28 @@ var want = map[string][5]verdict.Verdict{
 	"list_refunds": {na, na, na, na, na},
 	// destructiveHint: not probed without --allow-destructive.
 	"delete_account": {na, na, na, na, na},
+}
+
+// toolboxBinary builds this example's command once per test binary, for the scan to start
+// as a stdio server.
+var toolboxBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "mcp-toolbox-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "mcp-toolbox")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if bin, err := toolboxBinary(); err == nil {
+		os.RemoveAll(filepath.Dir(bin))
+	}
+	os.Exit(code)
 }
 
 func scanToolbox(t *testing.T, args *scan.Args) (*scan.Report, *toolbox.Server) {
@@ -109,4 +137,36 @@ func TestScanMatrixWithoutArgs(t *testing.T) {
 			require.Equal(t, "result.structuredContent.refund_id", row.PerExecution)
 		}
 	}
+}
+
+// TestScanMatrixOverStdio: the same toolbox started as a stdio server (-stdio), scanned
+// with --mcp-command's form: the same matrix, its lost answers lost on the pipe, and no
+// process of it left once the scan is done.
+func TestScanMatrixOverStdio(t *testing.T) {
+	t.Parallel()
+	bin, err := toolboxBinary()
+	require.NoError(t, err)
+	args, err := scan.LoadArgs("args.yaml")
+	require.NoError(t, err)
+	marker := fmt.Sprintf("IDEMPROOF_TEST_MARKER=toolbox-%d", time.Now().UnixNano())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := &scan.Config{MCPCommand: []string{"env", marker, bin, "-stdio", "-work", "20ms"}, Args: args, Seed: 7}
+	target, err := scan.Enumerate(ctx, cfg)
+	require.NoError(t, err)
+	require.Equal(t, scan.KindMCP, target.Kind)
+	require.Equal(t, cfg.MCPCommand, target.Command)
+	require.Equal(t, "mcp-toolbox 1.0.0", target.Server)
+	require.Len(t, target.Operations, 7)
+	require.Empty(t, proctest.LiveWithEnv(t, marker), "the listing's server is stopped")
+	rep, err := scan.Run(ctx, cfg, target)
+	require.NoError(t, err)
+	requireMatrix(t, rep)
+	require.Equal(t, "1 of 6 write tools are safe to retry (refund); 1 declares idempotentHint and executed twice: add_note; 2 not probed", rep.Headline.Text)
+	for _, row := range rep.Rows {
+		if row.Operation.Name == "refund" {
+			require.Contains(t, row.Cell(scan.CheckReplay).Evidence, "ledger (list_refunds → result.structuredContent.count) counted 1")
+		}
+	}
+	require.Empty(t, proctest.LiveWithEnv(t, marker), "no process of the server is left")
 }

@@ -13,6 +13,10 @@ type Tool struct {
 	// Endpoint is the server's Streamable HTTP endpoint URL; Server names the server.
 	Endpoint, Server  string
 	Name, Description string
+	// Command is a stdio server's command (argv) instead of an Endpoint, and Dir the
+	// folder it runs in: the profile is then transport: mcp-stdio.
+	Command []string
+	Dir     string
 	// KeyField is where the key travels in the tools/call request (params._meta.NAME,
 	// params.arguments.NAME, params.idempotencyKey); KeyHeader instead when it is an HTTP
 	// header. KeyWhy says how the scan knew.
@@ -46,22 +50,31 @@ type ToolLedger struct {
 // tool with (a string argument carrying {{.Entity}}), the changed arguments, the ledger
 // --args declared, the refusals it saw. What it could not know is marked "# guess:".
 func FromMCPTool(t Tool) ([]byte, error) {
-	u, err := url.Parse(t.Endpoint)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("the endpoint %q is not a URL", t.Endpoint)
-	}
-	base := u.Scheme + "://" + u.Host
-	path := u.EscapedPath()
-	if path == "" {
-		path = "/"
+	stdio := len(t.Command) > 0
+	where, base, path := "", "", ""
+	if stdio {
+		where = "the stdio server " + strings.Join(t.Command, " ")
+	} else {
+		u, err := url.Parse(t.Endpoint)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("the endpoint %q is not a URL", t.Endpoint)
+		}
+		where, base, path = t.Endpoint, u.Scheme+"://"+u.Host, u.EscapedPath()
+		if path == "" {
+			path = "/"
+		}
 	}
 	var w writer
-	w.line("# idemproof target profile for the MCP tool %s of %s (%s),", t.Name, orNone(t.Server), t.Endpoint)
+	w.line("# idemproof target profile for the MCP tool %s of %s (%s),", t.Name, orNone(t.Server), where)
 	w.line("# written by idemproof scan. Lines marked \"# guess:\" are guesses: confirm or edit them.")
 	w.line("# Every field: docs/profiles.md and docs/mcp.md. Then: idemproof check --profile THIS_FILE")
 	w.line("name: %s", yamlString(profileName(t.Server, t.Name)))
-	w.line("transport: mcp")
-	w.line("base_url: %s", yamlString("${API_URL:-"+base+"}"))
+	if stdio {
+		w.line("transport: mcp-stdio")
+	} else {
+		w.line("transport: mcp")
+		w.line("base_url: %s", yamlString("${API_URL:-"+base+"}"))
+	}
 	keyArg := ""
 	switch {
 	case t.KeyHeader != "":
@@ -74,6 +87,16 @@ func FromMCPTool(t Tool) ([]byte, error) {
 		}
 	}
 	w.line("mcp:")
+	if stdio {
+		argv := make([]string, len(t.Command))
+		for i, a := range t.Command {
+			argv[i] = yamlString(a)
+		}
+		w.line("  command: [%s]   # the command idemproof scan started the server with", strings.Join(argv, ", "))
+		if t.Dir != "" {
+			w.line("  dir: %s   # where it started it", yamlString(t.Dir))
+		}
+	}
 	if t.KeyField == "params.idempotencyKey" {
 		w.line("  require_idempotency_capability: %t   # the server advertises tools.idempotency: %t", t.Capability, t.Capability)
 	} else {
@@ -100,7 +123,9 @@ func FromMCPTool(t Tool) ([]byte, error) {
 		altered, alteredNote = marshal(changed), "the changed request idemproof scan sent"
 	}
 	w.line("operation:")
-	w.line("  path: %s", yamlString(path))
+	if !stdio {
+		w.line("  path: %s", yamlString(path))
+	}
 	w.line("  tool: %s", yamlString(t.Name))
 	w.line("  body: %s%s", yamlString(body), comment(join("the arguments idemproof scan called it with", entityNote)))
 	w.line("  altered_body: %s%s", yamlString(altered), comment(alteredNote))

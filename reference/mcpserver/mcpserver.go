@@ -4,8 +4,10 @@
 // reference's keyed POST /v1/refunds — the same contract done right, the same stores,
 // test hooks and switchable flaws (package reference) — spoken as MCP:
 //
-//	tools/call refund {"order_id","amount","reason"?}  key in _meta.idempotency_key (KeyInMeta)
-//	                                                   or arguments.idempotency_key (KeyInArgument)
+//	tools/call refund {"order_id","amount","reason"?}  key in _meta.idempotency_key (KeyInMeta),
+//	                                                   arguments.idempotency_key (KeyInArgument)
+//	                                                   or params.idempotencyKey (KeyInParams, SEP-3182:
+//	                                                   initialize then advertises capabilities.tools.idempotency)
 //	  committed or replayed  → a result, structuredContent the refund (a replay is byte for byte)
 //	  in flight              → JSON-RPC error -32010, data.retry_after_ms
 //	  reused, other payload  → -32011        no key → -32012      an invalid key → -32013
@@ -64,6 +66,7 @@ const (
 const (
 	KeyInMeta     = "meta"     // params._meta.idempotency_key (MCP's place for request metadata)
 	KeyInArgument = "argument" // params.arguments.idempotency_key (part of the tool's schema)
+	KeyInParams   = "params"   // params.idempotencyKey (SEP-3182 "Request Idempotency", a sibling of arguments)
 )
 
 // KeyName is the key's member name in _meta or the arguments.
@@ -77,7 +80,8 @@ const (
 
 // Config configures the server.
 type Config struct {
-	// KeyIn is where the refund tool reads the key: KeyInMeta (default) or KeyInArgument.
+	// KeyIn is where the refund tool reads the key: KeyInMeta (default), KeyInArgument or
+	// KeyInParams.
 	KeyIn string
 	// TestHooks switches the test hooks on (and the reference's, over HTTP).
 	TestHooks bool
@@ -98,9 +102,9 @@ func New(cfg Config) (*Server, error) {
 	switch cfg.KeyIn {
 	case "":
 		cfg.KeyIn = KeyInMeta
-	case KeyInMeta, KeyInArgument:
+	case KeyInMeta, KeyInArgument, KeyInParams:
 	default:
-		return nil, fmt.Errorf("mcp server: key in %q: want %s or %s", cfg.KeyIn, KeyInMeta, KeyInArgument)
+		return nil, fmt.Errorf("mcp server: key in %q: want %s, %s or %s", cfg.KeyIn, KeyInMeta, KeyInArgument, KeyInParams)
 	}
 	opts := append([]reference.Option{reference.WithTestHooks(cfg.TestHooks)}, cfg.Reference...)
 	ref, err := reference.New(opts...)
@@ -110,8 +114,12 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, ref: ref}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "idemproof-refunds", Version: "1"}, nil)
 	where := "_meta." + KeyName
-	if cfg.KeyIn == KeyInArgument {
+	switch cfg.KeyIn {
+	case KeyInArgument:
 		where = "the argument " + KeyName
+	case KeyInParams:
+		where = "params.idempotencyKey (SEP-3182)"
+		s.mcp.AddReceivingMiddleware(advertiseIdempotency)
 	}
 	s.mcp.AddTool(&sdk.Tool{
 		Name:        "refund",
@@ -141,15 +149,21 @@ func refundSchema(keyIn string) json.RawMessage {
 // Close stops the reference server (and its memory store).
 func (s *Server) Close() error { return s.ref.Close() }
 
-// MCP is the go-sdk server, to serve over any transport.
+// MCP is the go-sdk server, to serve over any transport. With KeyInParams it reads no key
+// there: the SDK drops params.idempotencyKey before the tool sees it, and only Handler and
+// ServeStdio lift it where the tool reads it.
 func (s *Server) MCP() *sdk.Server { return s.mcp }
 
 // Handler serves Streamable HTTP at /mcp, the ledger at GET /v1/refunds?order_id= and
 // GET /healthz.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp },
-		&sdk.StreamableHTTPOptions{SessionTimeout: 5 * time.Minute}))
+	var endpoint http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp },
+		&sdk.StreamableHTTPOptions{SessionTimeout: 5 * time.Minute})
+	if s.cfg.KeyIn == KeyInParams {
+		endpoint = liftKeyOverHTTP(endpoint)
+	}
+	mux.Handle("/mcp", endpoint)
 	mux.Handle("GET /v1/refunds", s.ref)
 	mux.Handle("GET /healthz", s.ref)
 	return mux
@@ -157,7 +171,11 @@ func (s *Server) Handler() http.Handler {
 
 // ServeStdio serves one client over stdin and stdout until stdin ends or ctx is done.
 func (s *Server) ServeStdio(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
-	err := s.mcp.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(stdin), Writer: nopCloser{stdout}})
+	var t sdk.Transport = &sdk.IOTransport{Reader: io.NopCloser(stdin), Writer: nopCloser{stdout}}
+	if s.cfg.KeyIn == KeyInParams {
+		t = liftingTransport{t}
+	}
+	err := s.mcp.Run(ctx, t)
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
 	}
@@ -175,15 +193,17 @@ func (s *Server) refund(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 	}
 	header := http.Header{"Content-Type": {"application/json"}}
 	var key gjson.Result
-	if s.cfg.KeyIn == KeyInArgument {
+	switch s.cfg.KeyIn {
+	case KeyInArgument:
 		key = gjson.GetBytes(args, KeyName)
 		// The key is no part of the refund: the reference fingerprints what is left.
 		if stripped, err := sjson.DeleteBytes(args, KeyName); err == nil {
 			args = stripped
 		}
-	} else if v, ok := req.Params.Meta[KeyName]; ok {
-		raw, _ := json.Marshal(v)
-		key = gjson.ParseBytes(raw)
+	case KeyInParams:
+		key = metaValue(req.Params.Meta, liftedKey)
+	default:
+		key = metaValue(req.Params.Meta, KeyName)
 	}
 	switch {
 	case !key.Exists():
@@ -197,6 +217,16 @@ func (s *Server) refund(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 	}
 	status, h, body := s.call(ctx, http.MethodPost, "/v1/refunds", header, args)
 	return answer(status, h, body)
+}
+
+// metaValue is the _meta member name as JSON; it does not exist when the member does not.
+func metaValue(meta sdk.Meta, name string) gjson.Result {
+	v, ok := meta[name]
+	if !ok {
+		return gjson.Result{}
+	}
+	raw, _ := json.Marshal(v)
+	return gjson.ParseBytes(raw)
 }
 
 // hooks carries the test hooks of _meta (and, over HTTP, the request's own) to the

@@ -4,6 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,6 +17,7 @@ import (
 	"github.com/idemproof/idemproof/faultproxy/stdio"
 	"github.com/idemproof/idemproof/reference"
 	"github.com/idemproof/idemproof/reference/mcpserver"
+	"github.com/idemproof/idemproof/transport/mcp"
 	"github.com/idemproof/idemproof/transport/mcpstdio"
 )
 
@@ -75,7 +81,7 @@ func TestKeyAsAnArgumentAndFlaws(t *testing.T) {
 	other := call(t, c, "refund", `{"order_id":"o2","amount":5000,"idempotency_key":"k"}`, nil)
 	require.Equal(t, response(first), response(other))
 	_, err := mcpserver.New(mcpserver.Config{KeyIn: "header"})
-	require.ErrorContains(t, err, "want meta or argument")
+	require.ErrorContains(t, err, "want meta, argument or params")
 }
 
 func TestTestHooksInMeta(t *testing.T) {
@@ -85,4 +91,75 @@ func TestTestHooksInMeta(t *testing.T) {
 	require.Equal(t, int64(-32603), gjson.Get(failed, "error.code").Int(), failed)
 	ok := call(t, c, "refund", `{"order_id":"o3","amount":4900}`, map[string]any{"idempotency_key": "k"})
 	require.True(t, gjson.Get(ok, "result").Exists(), "a failure is not stored: the retry executes: %s", ok)
+}
+
+// SEP-3182: the key is params.idempotencyKey, a member the SDK drops; the server reads it
+// there (and only there) and advertises capabilities.tools.idempotency.
+func TestKeyInParamsOverStdio(t *testing.T) {
+	t.Parallel()
+	c := session(t, mcpserver.Config{KeyIn: mcpserver.KeyInParams})
+	require.True(t, gjson.GetBytes(c.Raw, "capabilities.tools.idempotency").IsObject(), string(c.Raw))
+	require.True(t, gjson.GetBytes(c.Raw, "capabilities.tools").IsObject())
+	require.Equal(t, "idemproof-refunds", gjson.GetBytes(c.Raw, "serverInfo.name").Str)
+	call := func(params string) string {
+		t.Helper()
+		line, err := c.Call(context.Background(), "tools/call", json.RawMessage(params))
+		require.NoError(t, err)
+		return string(line)
+	}
+	first := call(`{"name":"refund","arguments":{"order_id":"o4","amount":4900},"idempotencyKey":"k-1"}`)
+	require.True(t, gjson.Get(first, "result.structuredContent.id").Exists(), first)
+	again := call(`{"name":"refund","arguments":{"order_id":"o4","amount":4900},"idempotencyKey":"k-1"}`)
+	require.Equal(t, response(first), response(again), "a replay, byte for byte")
+	require.Equal(t, int64(mcpserver.CodeMismatch), gjson.Get(call(`{"name":"refund","arguments":{"order_id":"o4","amount":5000},"idempotencyKey":"k-1"}`), "error.code").Int())
+	require.Equal(t, int64(mcpserver.CodeInvalidKey), gjson.Get(call(`{"name":"refund","arguments":{"order_id":"o4","amount":4900},"idempotencyKey":7}`), "error.code").Int())
+	for _, elsewhere := range []string{
+		`{"name":"refund","arguments":{"order_id":"o4","amount":4900}}`,
+		`{"name":"refund","arguments":{"order_id":"o4","amount":4900},"_meta":{"idempotency_key":"k-2"}}`,
+		`{"name":"refund","arguments":{"order_id":"o4","amount":4900},"_meta":{"idemproof/idempotencyKey":"k-2"}}`,
+	} {
+		require.Equal(t, int64(mcpserver.CodeMissingKey), gjson.Get(call(elsewhere), "error.code").Int(), "a key anywhere but params.idempotencyKey is no key: %s", elsewhere)
+	}
+	require.Equal(t, int64(1), gjson.Get(call(`{"name":"list_refunds","arguments":{"order_id":"o4"}}`), "result.structuredContent.count").Int())
+}
+
+func TestKeyInParamsOverHTTP(t *testing.T) {
+	t.Parallel()
+	s, err := mcpserver.New(mcpserver.Config{KeyIn: mcpserver.KeyInParams})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	tr := &mcp.Transport{}
+	sess, err := tr.Initialize(context.Background(), ts.URL+"/mcp", http.Header{})
+	require.NoError(t, err)
+	require.True(t, sess.AdvertisesIdempotency(), string(sess.Raw))
+	post := func(id int, params string) string {
+		t.Helper()
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, id, params)
+		req, err := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(mcp.HeaderSessionID, sess.ID)
+		req.Header.Set(mcp.HeaderProtocolVersion, sess.ProtocolVersion)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+		// One answer: a JSON body, or one event of a stream.
+		line := string(b)
+		if i := strings.Index(line, "data: "); i >= 0 {
+			line = strings.TrimSpace(strings.SplitN(line[i+len("data: "):], "\n", 2)[0])
+		}
+		return line
+	}
+	first := post(1, `{"name":"refund","arguments":{"order_id":"o5","amount":4900},"idempotencyKey":"k-1"}`)
+	require.True(t, gjson.Get(first, "result.structuredContent.id").Exists(), first)
+	again := post(2, `{"name":"refund","arguments":{"order_id":"o5","amount":4900},"idempotencyKey":"k-1"}`)
+	require.Equal(t, response(first), response(again), "a replay, byte for byte")
+	require.Equal(t, int64(mcpserver.CodeMissingKey), gjson.Get(post(3, `{"name":"refund","arguments":{"order_id":"o5","amount":4900},"_meta":{"idempotency_key":"k-2"}}`), "error.code").Int())
+	require.Equal(t, int64(1), gjson.Get(post(4, `{"name":"list_refunds","arguments":{"order_id":"o5"}}`), "result.structuredContent.count").Int())
 }

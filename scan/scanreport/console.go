@@ -21,6 +21,8 @@ func Header(t *scan.Target) string {
 	if t.Kind == scan.KindOpenAPI {
 		noun = "mutating operations"
 		fmt.Fprintf(&b, "openapi %s at %s", t.Source, t.Endpoint)
+	} else if len(t.Command) > 0 {
+		fmt.Fprintf(&b, "mcp stdio server %s", t.Source)
 	} else {
 		fmt.Fprintf(&b, "mcp %s", t.Source)
 	}

@@ -25,6 +25,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -90,6 +91,38 @@ func (s *Server) Handler() http.Handler { return s.HandlerOf(7) }
 // HandlerOf serves n tools: the seven, then the seven again with _2 after their names,
 // _3, … — a wide server for a scan's benchmark.
 func (s *Server) HandlerOf(n int) http.Handler {
+	server := s.server(n)
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{SessionTimeout: 5 * time.Minute})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", s.counting(handler))
+	return mux
+}
+
+// ServeStdio serves the seven tools to one client over in and out (newline-delimited
+// JSON-RPC, MCP's stdio transport) until in ends or ctx is done.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	server := s.server(7)
+	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/call" {
+				s.calls.Add(1)
+			}
+			return next(ctx, method, req)
+		}
+	})
+	err := server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopCloser{out}})
+	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+// server is the SDK server with n tools.
+func (s *Server) server(n int) *mcp.Server {
 	server := mcp.NewServer(&mcp.Implementation{Name: "mcp-toolbox", Version: "1.0.0"}, nil)
 	for i := 0; i < n; i++ {
 		suffix := ""
@@ -99,10 +132,7 @@ func (s *Server) HandlerOf(n int) http.Handler {
 		t := s.tools(suffix)[i%7]
 		server.AddTool(t.tool, t.handler)
 	}
-	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{SessionTimeout: 5 * time.Minute})
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", s.counting(handler))
-	return mux
+	return server
 }
 
 // tool is one tool and its handler.
