@@ -277,7 +277,7 @@ func (hp *hookProver) send(ctx context.Context, keys scenarioKeys, h Hook) (verd
 	return op, recs[len(recs)-1], true, took, nil
 }
 
-// prove exercises one hook field and, for a path or query form, whether it keeps the
+// prove exercises one hook field and, for a path, query or field form, whether it keeps the
 // request's identity.
 func (hp *hookProver) prove(ctx context.Context, field string) (HookCheck, error) {
 	h := hookOf(field)
