@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -106,7 +107,7 @@ func TestApplySlowHookSetsTheField(t *testing.T) {
 	t.Parallel()
 	p, err := profile.Builtin("reference")
 	require.NoError(t, err)
-	p.Slow = &profile.TestHook{Field: "test.delay", Value: "{{.HoldMs}}ms", Hold: profile.Duration(400 * 1e6)}
+	p.Slow = &profile.TestHook{Field: "test.delay", Value: "{{.HoldMs}}ms", Hold: profile.Duration(400 * time.Millisecond)}
 	h := http.Header{}
 	path, body, err := p.ApplySlowHook("/v1/refunds", h, `{"order_id": "o1", "amount": 4900}`, "o1")
 	require.NoError(t, err)
