@@ -121,6 +121,11 @@ func (p *Profile) Missing(c Capability) string {
 			return "slow_operation and fail_operation on one request (both replace the path)"
 		case p.Slow.Header != "" && http.CanonicalHeaderKey(p.Slow.Header) == http.CanonicalHeaderKey(p.FailHook.Header):
 			return "slow_operation and fail_operation on one request (both set " + p.Slow.Header + ")"
+		case p.Slow.Field != "" && p.FailHook.Field != "" && fieldsOverlap(p.Slow.Field, p.FailHook.Field):
+			if p.Slow.Field == p.FailHook.Field {
+				return "slow_operation and fail_operation on one request (both set " + p.Slow.Field + " in the body)"
+			}
+			return "slow_operation and fail_operation on one request (" + p.Slow.Field + " and " + p.FailHook.Field + " overlap in the body)"
 		}
 	case CapCrashAfterKey:
 		if p.Crash == nil || p.Crash.AfterKey == "" {

@@ -19,7 +19,7 @@ var declarations = map[Capability]Declaration{
 	CapAlteredBody:      {"operation.altered_body", "another payload for the same operation"},
 	CapSlow:             {"slow_operation", "a way to hold the work in flight"},
 	CapFail:             {"fail_operation", "a way to make the work fail with a 5xx"},
-	CapSlowFail:         {"fail_operation in another form than slow_operation", "one request both held and failed"},
+	CapSlowFail:         {"fail_operation in another header, path or field than slow_operation", "one request both held and failed"},
 	CapCrashAfterKey:    {"crash.after_key", "a crash after the key is recorded"},
 	CapCrashAfterCommit: {"crash.after_commit", "a crash after the commit"},
 	CapRetention:        {"retention", "the key window, 30 s or less on the test deployment"},

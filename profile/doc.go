@@ -19,6 +19,7 @@
 //	expect: {in_flight: 409, mismatch: 422, missing_key: "400"}
 //	retention: 2s                          # declared windows, waited out by the expiry scenarios
 //	slow_operation: {header: X-Test-Delay, value: 400ms}   # test hooks: slow, fail, crash
+//	# or query: {ms: "{{.HoldMs}}"}, path: /slow, or field: test.delay (a JSON path into the body)
 //	principals: [{Authorization: "Bearer A"}, {Authorization: "Bearer B"}]
 //
 // What this package guarantees about a *Profile from Load or Parse:

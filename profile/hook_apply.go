@@ -7,27 +7,34 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/idemproof/idemproof/internal/jsonvalue"
 )
 
 // ApplySlowHook puts slow_operation, as declared (its hold), on a request for entity:
-// the header set on h, the query added to path, or the path replaced. It returns the
-// path to send; without slow_operation the path and h are unchanged.
-func (p *Profile) ApplySlowHook(path string, h http.Header, entity string) (string, error) {
+// the header set on h, the query added to path, the path replaced, or the field set in
+// the JSON body. It returns the path and the body to send; without slow_operation they
+// and h are unchanged.
+func (p *Profile) ApplySlowHook(path string, h http.Header, body, entity string) (string, string, error) {
 	if p.Slow == nil {
-		return path, nil
+		return path, body, nil
 	}
 	data := HookData{Entity: entity, HoldMs: p.Slow.HoldDuration().Milliseconds(), Value: p.Slow.Value}
-	if p.Slow.Header != "" {
+	if p.Slow.Header != "" || p.Slow.Field != "" {
 		v, err := RenderHook(p.Slow.Value, data)
 		if err != nil {
-			return path, fmt.Errorf("render slow_operation value: %w", err)
+			return path, body, fmt.Errorf("render slow_operation value: %w", err)
 		}
-		h.Set(p.Slow.Header, v)
+		if p.Slow.Header != "" {
+			h.Set(p.Slow.Header, v)
+		} else if body, err = SetBodyField(body, p.Slow.Field, v); err != nil {
+			return path, body, fmt.Errorf("slow_operation.field: %w", err)
+		}
 	}
 	if p.Slow.Path != "" {
 		v, err := RenderHook(p.Slow.Path, data)
 		if err != nil {
-			return path, fmt.Errorf("render slow_operation path: %w", err)
+			return path, body, fmt.Errorf("render slow_operation path: %w", err)
 		}
 		path = v
 	}
@@ -36,7 +43,7 @@ func (p *Profile) ApplySlowHook(path string, h http.Header, entity string) (stri
 		for _, k := range slices.Sorted(maps.Keys(p.Slow.Query)) {
 			v, err := RenderHook(p.Slow.Query[k], data)
 			if err != nil {
-				return path, fmt.Errorf("render slow_operation query %s: %w", k, err)
+				return path, body, fmt.Errorf("render slow_operation query %s: %w", k, err)
 			}
 			q.Set(k, v)
 		}
@@ -46,5 +53,19 @@ func (p *Profile) ApplySlowHook(path string, h http.Header, entity string) (stri
 		}
 		path += sep + q.Encode()
 	}
-	return path, nil
+	return path, body, nil
+}
+
+// SetBodyField sets a dotted path (key_field's syntax) of a JSON body to value, a JSON
+// string, creating the objects on the way; the body comes back in its compact spelling,
+// its members in their order.
+func SetBodyField(body, field, value string) (string, error) {
+	doc, err := jsonvalue.Parse(body)
+	if err != nil {
+		return body, fmt.Errorf("the body is not JSON, so it cannot carry %s: %w", field, err)
+	}
+	if err := doc.Set(field, jsonvalue.NewString(value)); err != nil {
+		return body, err
+	}
+	return doc.String(), nil
 }

@@ -2,10 +2,13 @@ package profile
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/idemproof/idemproof/internal/jsonvalue"
 )
 
 // HookData is what {{...}} in a test hook's value, query values and path can see.
@@ -15,16 +18,19 @@ type HookData struct {
 	Value  string // the hook's value: fail_operation's status, the crash point's value
 }
 
-// HookForm is the shape shared by every hook: one of header, query or path.
+// HookForm is the shape shared by every hook: one of header, query, path or field.
 type HookForm struct {
 	Header string
 	Query  map[string]string
 	Path   string
+	// Field is a dotted path into the request's JSON body (key_field's syntax; over MCP
+	// into the JSON-RPC request), where the hook's value goes as a JSON string.
+	Field string
 }
 
-func (h *TestHook) Form() HookForm { return HookForm{h.Header, h.Query, h.Path} }
+func (h *TestHook) Form() HookForm { return HookForm{h.Header, h.Query, h.Path, h.Field} }
 
-func (c *CrashHook) Form() HookForm { return HookForm{c.Header, c.Query, c.Path} }
+func (c *CrashHook) Form() HookForm { return HookForm{c.Header, c.Query, c.Path, c.Field} }
 
 // HoldDuration is how long the slow hook holds the work: hold, else value read as a duration.
 func (h *TestHook) HoldDuration() time.Duration {
@@ -37,24 +43,25 @@ func (h *TestHook) HoldDuration() time.Duration {
 
 func RenderHook(s string, d HookData) (string, error) { return execTemplate(s, d) }
 
-// checkHookForm validates one hook's shape: exactly one of header, query, path, each a
-// template that renders with sample data. valueRequired: the header form needs value.
+// checkHookForm validates one hook's shape: exactly one of header, query, path and
+// field, each a template that renders with sample data. valueRequired: the header and
+// field forms need value. Where a field may go in the request is checkHookFields'.
 func checkHookForm(path string, f HookForm, value string, valueRequired bool) []fieldError {
 	var errs []fieldError
 	add := func(p, format string, args ...any) {
 		errs = append(errs, fieldError{Path: p, Msg: fmt.Sprintf(format, args...)})
 	}
 	forms := 0
-	for _, set := range []bool{f.Header != "", len(f.Query) > 0, f.Path != ""} {
+	for _, set := range []bool{f.Header != "", len(f.Query) > 0, f.Path != "", f.Field != ""} {
 		if set {
 			forms++
 		}
 	}
 	switch {
 	case forms == 0:
-		add(path, "set how a request switches the hook on: header (with value), query (e.g. {ms: \"{{.HoldMs}}\"}) or path (e.g. /slow?ms={{.HoldMs}})")
+		add(path, "set how a request switches the hook on: header (with value), query (e.g. {ms: \"{{.HoldMs}}\"}), path (e.g. /slow?ms={{.HoldMs}}) or field (with value: a JSON path into the request's body, e.g. params._meta.test_delay)")
 	case forms > 1:
-		add(path, "set one of header, query and path, not several")
+		add(path, "set one of header, query, path and field, not several")
 	}
 	sample := HookData{Entity: "ip-sample-1", HoldMs: 400, Value: "sample"}
 	check := func(p, s string) {
@@ -68,6 +75,14 @@ func checkHookForm(path string, f HookForm, value string, valueRequired bool) []
 		}
 		if valueRequired && value == "" {
 			add(path+".value", "required with header: the header's value")
+		}
+	}
+	if f.Field != "" {
+		if !validFieldPath(f.Field) || strings.ContainsAny(f.Field, " \t\r\n") {
+			add(path+".field", "must be a dotted JSON path into the request's body, such as params._meta.test_delay, got %q", f.Field)
+		}
+		if valueRequired && value == "" {
+			add(path+".value", "required with field: the value the field is set to")
 		}
 	}
 	if value != "" {
@@ -124,4 +139,68 @@ func (p *Profile) FailStatus() (int, bool) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(p.FailHook.Value))
 	return n, err == nil && n >= 500 && n <= 599
+}
+
+// hookFields are the profile's hooks declared in the field form, by the profile field
+// that declares them.
+func (p *Profile) hookFields() []struct{ name, field string } {
+	var out []struct{ name, field string }
+	for _, h := range []struct {
+		name string
+		form HookForm
+	}{{"slow_operation", p.Slow.formOrZero()}, {"fail_operation", p.FailHook.formOrZero()}, {"crash", p.Crash.formOrZero()}} {
+		if h.form.Field != "" {
+			out = append(out, struct{ name, field string }{h.name, h.form.Field})
+		}
+	}
+	return out
+}
+
+// checkHookFields validates where the field form's hooks go: not where the key goes
+// (the key would be overwritten, or put inside a hook), not in the JSON-RPC envelope
+// over MCP (the transport writes the id, the method and the version), and, over plain
+// HTTP, only into an operation.body that is a JSON object.
+func checkHookFields(p *Profile) []fieldError {
+	var errs []fieldError
+	for _, h := range p.hookFields() {
+		path := h.name + ".field"
+		if !validFieldPath(h.field) {
+			continue // checkHookForm said so
+		}
+		parts := jsonvalue.SplitPath(h.field)
+		switch {
+		case p.KeyField != "" && fieldsOverlap(h.field, p.KeyField):
+			errs = append(errs, fieldError{Path: path, Msg: fmt.Sprintf("%q collides with key_field %s: the hook and the key need places of their own in the request", h.field, p.KeyField)})
+		case p.IsMCP() && jsonvalue.JSONRPCEnvelope[parts[0]]:
+			errs = append(errs, fieldError{Path: path, Msg: fmt.Sprintf("%q is the JSON-RPC request's own member, which the transport writes: a hook goes under params, e.g. params._meta.test_delay", h.field)})
+		case !p.IsMCP() && !jsonObjectBody(p.Operation.Body):
+			errs = append(errs, fieldError{Path: path, Msg: "needs a JSON object in operation.body to carry the hook; with another body use the header, query or path form"})
+		}
+	}
+	return errs
+}
+
+// fieldsOverlap reports whether two dotted paths name the same member, or one is inside
+// the other.
+func fieldsOverlap(a, b string) bool {
+	pa, pb := jsonvalue.SplitPath(a), jsonvalue.SplitPath(b)
+	n := min(len(pa), len(pb))
+	return slices.Equal(pa[:n], pb[:n])
+}
+
+// jsonObjectBody reports whether a body template renders to a JSON object.
+func jsonObjectBody(body string) bool {
+	out, err := Render(body, "ip-sample-1")
+	if err != nil {
+		return true // checkTemplate reports the template
+	}
+	v, err := jsonvalue.Parse(out)
+	return err == nil && v.IsObject
+}
+
+func (c *CrashHook) formOrZero() HookForm {
+	if c == nil {
+		return HookForm{}
+	}
+	return c.Form()
 }

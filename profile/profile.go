@@ -184,26 +184,31 @@ type Expect struct {
 func (e Expect) KeyHonoured() bool { return e.HonoursKey == nil || *e.HonoursKey }
 
 // TestHook is how a request switches a test hook of the target on: a request header
-// (header + value), query parameters added to the operation's path, or a path that
-// replaces it. The value, the query values and the path are templates that see
-// {{.HoldMs}} (the hold in milliseconds), {{.Value}} and {{.Entity}}. Exactly one of
-// header, query and path is set.
+// (header + value), query parameters added to the operation's path, a path that
+// replaces it, or a member of the request's JSON body (field + value: a dotted path
+// written like key_field; over MCP into the JSON-RPC request, e.g.
+// params._meta.test_delay). The value, the query values and the path are templates that
+// see {{.HoldMs}} (the hold in milliseconds), {{.Value}} and {{.Entity}}. Exactly one of
+// header, query, path and field is set.
 type TestHook struct {
 	Header string            `yaml:"header,omitempty" json:"header,omitempty"`
-	Value  string            `yaml:"value,omitempty" json:"value,omitempty"` // the header's value; slow_operation: the hold duration unless hold is set
+	Value  string            `yaml:"value,omitempty" json:"value,omitempty"` // the header's or the field's value; slow_operation: the hold duration unless hold is set
 	Query  map[string]string `yaml:"query,omitempty" json:"query,omitempty"`
 	Path   string            `yaml:"path,omitempty" json:"path,omitempty"`
+	Field  string            `yaml:"field,omitempty" json:"field,omitempty"` // a dotted path into the request's JSON body, set to value as a JSON string
 	// Hold is how long slow_operation holds the work (default: value read as a duration).
 	Hold Duration `yaml:"hold,omitempty" json:"hold,omitempty"`
 }
 
 // CrashHook makes the target abandon a request at a point: after the key insert (before
 // the work commits) or after the commit (before the response). The point's value is the
-// header's value in the header form, {{.Value}} in a query or path form.
+// header's (the field's) value in the header (field) form, {{.Value}} in a query or path
+// form.
 type CrashHook struct {
 	Header      string            `yaml:"header,omitempty" json:"header,omitempty"`
 	Query       map[string]string `yaml:"query,omitempty" json:"query,omitempty"`
 	Path        string            `yaml:"path,omitempty" json:"path,omitempty"`
+	Field       string            `yaml:"field,omitempty" json:"field,omitempty"`
 	AfterKey    string            `yaml:"after_key" json:"after_key"`       // e.g. "after-key"
 	AfterCommit string            `yaml:"after_commit" json:"after_commit"` // e.g. "after-commit"
 }

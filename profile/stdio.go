@@ -197,12 +197,12 @@ func (p *Profile) stdioFieldErrors(found []fieldError) []fieldError {
 		form  HookForm
 		set   bool
 	}{{"slow_operation", p.Slow.formOrZero(), p.Slow != nil}, {"fail_operation", p.FailHook.formOrZero(), p.FailHook != nil}} {
-		if h.set {
-			add(h.field, "%s: a test hook here is a header, a query or a path, which a tool call over stdio has none of", why)
+		if h.set && h.form.Field == "" {
+			add(h.field, "%s: a tool call over stdio has no header, query or path to carry a test hook; declare it in the field form, a place in the tools/call request, e.g. {field: params._meta.test_delay, value: 400ms}", why)
 		}
 	}
 	if p.Crash != nil {
-		add("crash", "%s: a test hook here is a header, a query or a path, which a tool call over stdio has none of; a crash over stdio is the fault layer's kill (replay/after-restart)", why)
+		add("crash", "%s: a crash over stdio is the process exiting, which the fault layer's kill does (replay/after-restart)", why)
 	}
 	return errs
 }

@@ -156,6 +156,7 @@ func (p *Profile) fieldErrors() []fieldError {
 			add("crash", "set after_key and/or after_commit (the value for each crash point)")
 		}
 	}
+	errs = append(errs, checkHookFields(p)...)
 	errs = append(errs, checkKeyedMethods(p)...)
 	for i, pr := range p.Principals {
 		if len(pr) == 0 {

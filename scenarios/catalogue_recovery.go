@@ -212,7 +212,8 @@ func giveUpAfter(r verdict.Record, p *profile.Profile) time.Duration {
 }
 
 // appliedHold is the hold the slow hook asked of the request a journal record carries:
-// the hook header's value as the proxy saw it, when it is a duration; otherwise the hold
+// the hook header's value as the proxy saw it, when it is a duration; otherwise (another
+// form, such as a body field, which the journal does not keep) the hold
 // recovery/client-gave-up sends past the client timeout it gave the original
 // (giveUpHoldFor).
 func appliedHold(j faultproxy.Record, p *profile.Profile, gaveUp time.Duration) time.Duration {

@@ -73,6 +73,10 @@ type fakeRefunds struct {
 	// capacity: at most this many keys are kept, the oldest evicted (0: all), as a
 	// bounded in-process cache does.
 	capacity int
+	// bodyHooks: the test hooks are members of the JSON body, test_delay (a duration)
+	// and test_fail (a status), left out of the fingerprint as the key is, unless
+	// hooksFingerprinted.
+	bodyHooks, hooksFingerprinted bool
 
 	mu     sync.Mutex
 	seen   []seenRequest // every POST as received, for tests of what the runner sends
@@ -145,6 +149,17 @@ func (f *fakeRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		raw, _ = json.Marshal(body)
+	}
+	if f.bodyHooks {
+		for member, header := range map[string]string{"test_delay": "X-Test-Delay", "test_fail": "X-Test-Fail"} {
+			if v, ok := body[member].(string); ok {
+				r.Header.Set(header, v)
+				delete(body, member)
+			}
+		}
+		if !f.hooksFingerprinted {
+			raw, _ = json.Marshal(body)
+		}
 	}
 	if f.broken {
 		f.execute(w, r, body)
@@ -247,6 +262,10 @@ func (f *fakeRefunds) execute(w http.ResponseWriter, r *http.Request, body map[s
 	if f.pathHooks && r.URL.Path == "/slow" {
 		ms, _ := strconv.Atoi(r.URL.Query().Get("ms"))
 		time.Sleep(time.Duration(ms) * time.Millisecond)
+	}
+	if n, err := strconv.Atoi(r.Header.Get("X-Test-Fail")); f.bodyHooks && err == nil {
+		writeJSON(w, n, map[string]any{"error": "failed on purpose"})
+		return
 	}
 	if status, ok := strings.CutPrefix(r.URL.Path, "/status/"); f.pathHooks && ok {
 		n, _ := strconv.Atoi(status)

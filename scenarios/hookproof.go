@@ -29,10 +29,10 @@ import (
 //     answer of the target's reaches the client (a closed connection, or a process that
 //     exits).
 //
-// A hook in the path form, or the query form, changes the request itself: a target that
-// scopes keys by path, or fingerprints the query, takes the hooked request for another
-// operation than operation.path's, and a scenario that sends its original hooked and its
-// retries plain compares two operations. The proof sends one key to the plain form and
+// A hook in the path form, the query form or the field form changes the request itself:
+// a target that scopes keys by path, or fingerprints the query or the body, takes the
+// hooked request for another operation than operation.path's, and a scenario that sends
+// its original hooked and its retries plain compares two operations. The proof sends one key to the plain form and
 // then to the hooked form: the hooked request must be taken for the same one (replayed,
 // no new effect). A plain repeat afterwards replaying tells "another operation" from a
 // target that honours no key at all (whose scenarios must still fail).
@@ -82,7 +82,7 @@ type HookCheck struct {
 	Untold bool `json:"untold,omitempty"`
 	// Seen is what the proof saw, in words.
 	Seen string `json:"seen"`
-	// OtherOperation, when set, says why the hook's path or query form is another
+	// OtherOperation, when set, says why the hook's path, query or field form is another
 	// operation for the target: the key sent plain, then hooked, was not taken for one
 	// request. The scenarios that use the hook are then UNKNOWN, saying so.
 	OtherOperation string `json:"other_operation,omitempty"`
@@ -282,7 +282,7 @@ func (hp *hookProver) send(ctx context.Context, keys scenarioKeys, h Hook) (verd
 	return op, recs[len(recs)-1], true, took, nil
 }
 
-// prove exercises one hook field and, for a path or query form, whether it keeps the
+// prove exercises one hook field and, for a path, query or field form, whether it keeps the
 // request's identity.
 func (hp *hookProver) prove(ctx context.Context, field string) (HookCheck, error) {
 	h := hookOf(field)
@@ -418,10 +418,12 @@ func journalEnd(j faultproxy.Record) string {
 }
 
 // changesIdentity reports whether a hook's form changes the request beyond a header: a
-// path that replaces operation.path, or query parameters added to it.
+// path that replaces operation.path, query parameters added to it, or a member added to
+// its body (which a target that fingerprints the whole body, or the whole tools/call,
+// takes for another payload).
 func changesIdentity(p *profile.Profile, field string) bool {
 	f := hookFormOf(p, field)
-	return f.Path != "" || len(f.Query) > 0
+	return f.Path != "" || len(f.Query) > 0 || f.Field != ""
 }
 
 // identity sends one key plain, then hooked: the target must take the hooked request for
@@ -430,8 +432,12 @@ func changesIdentity(p *profile.Profile, field string) bool {
 // form keeps the request's identity, or when nothing could tell.
 func (hp *hookProver) identity(ctx context.Context, field string, h Hook) (string, error) {
 	p, t := hp.t.p, hp.t
+	f := hookFormOf(p, field)
 	form := "path"
-	if f := hookFormOf(p, field); f.Path == "" {
+	switch {
+	case f.Field != "":
+		form = "field"
+	case f.Path == "":
 		form = "query"
 	}
 	count := func() (int, bool) {
@@ -480,6 +486,10 @@ func (hp *hookProver) identity(ctx context.Context, field string, h Hook) (strin
 		return "", nil // no key honoured even plain: the scenarios judge that
 	}
 	opPath := profileOpPath(p, hp.entity)
+	if form == "field" {
+		return fmt.Sprintf("its field form puts %s into the request's body, which the target takes for another operation than its %s without it: the same key, sent plain and then hooked, was %s, while a plain repeat replayed; a scenario that sends its original hooked and its retries plain would compare two operations; declare the hook in a field the target leaves out of its fingerprint (as it does the key; over MCP, _meta), or in the header form (docs/profiles.md, \"Test hooks\")",
+			f.Field, operationName(p, opPath), what), nil
+	}
 	hookedPath := opPath
 	if sh, ok, _ := t.stepHook(h, hp.entity); ok {
 		hookedPath = sh.onPath(opPath)
@@ -497,6 +507,15 @@ func hookFormOf(p *profile.Profile, field string) profile.HookForm {
 		return p.FailHook.Form()
 	}
 	return p.Crash.Form()
+}
+
+// operationName names the operation as a reader knows it: its tool over MCP, else its
+// method and path.
+func operationName(p *profile.Profile, opPath string) string {
+	if p.IsMCP() {
+		return "tool call " + p.Operation.Tool
+	}
+	return p.Operation.Method + " " + opPath
 }
 
 // profileOpPath is operation.path rendered for an entity (the template as written when

@@ -16,11 +16,13 @@ type stepHook struct {
 	extra         [][2]string // more headers to set (a second hook on the request)
 	query         url.Values  // query parameters to add
 	path          string      // a path replacing the operation's ("" = keep it)
+	fields        [][2]string // members of the JSON body to set: path (key_field's syntax), value
 }
 
 // stepHook resolves the step's hook against the profile; false when the step asks for
 // none or the profile does not declare it. HookSlowFail is the slow hook with the fail
-// hook's header, query or path added (CapSlowFail has ruled out the two colliding).
+// hook's header, query, path or field added (CapSlowFail has ruled out the two
+// colliding).
 func (t *target) stepHook(h Hook, entity string) (stepHook, bool, error) {
 	if h == HookSlowFail {
 		slow, ok, err := t.stepHook(HookSlow, entity)
@@ -37,9 +39,10 @@ func (t *target) stepHook(h Hook, entity string) (stepHook, bool, error) {
 }
 
 // with is h and o on one request; o's header or path where h has none, their queries
-// together.
+// and their fields together.
 func (h stepHook) with(o stepHook) stepHook {
 	out := h
+	out.fields = append(slices.Clip(h.fields), o.fields...)
 	if out.header == "" {
 		out.header, out.value = o.header, o.value
 	} else if o.header != "" {
@@ -99,6 +102,13 @@ func (t *target) singleHook(h Hook, entity string) (stepHook, bool, error) {
 		if out.value, err = profile.RenderHook(value, data); err != nil {
 			return out, false, fmt.Errorf("render hook value: %w", err)
 		}
+	}
+	if form.Field != "" {
+		v, err := profile.RenderHook(value, data)
+		if err != nil {
+			return out, false, fmt.Errorf("render hook value: %w", err)
+		}
+		out.fields = [][2]string{{form.Field, v}}
 	}
 	if len(form.Query) > 0 {
 		out.query = url.Values{}

@@ -182,7 +182,7 @@ func TestLedgerScopeAndHookShapesAreValidated(t *testing.T) {
 	require.NoError(t, parse(ledger+"slow_operation: {path: \"/slow?ms={{.HoldMs}}\", hold: 400ms}\n"))
 	require.NoError(t, parse(ledger+"fail_operation: {query: {fail: \"{{.Value}}\"}, value: \"503\"}\ncrash: {path: \"/crash/{{.Value}}\", after_key: key}\n"))
 	require.ErrorContains(t, parse(ledger+"slow_operation: {query: {ms: \"{{.HoldMs}}\"}}\n"), "slow_operation.hold: required unless value is a duration")
-	require.ErrorContains(t, parse(ledger+"slow_operation: {header: X-Hold, path: /slow, value: 1s}\n"), "slow_operation: set one of header, query and path")
+	require.ErrorContains(t, parse(ledger+"slow_operation: {header: X-Hold, path: /slow, value: 1s}\n"), "slow_operation: set one of header, query, path and field")
 	require.ErrorContains(t, parse(ledger+"slow_operation: {hold: 1s}\n"), "slow_operation: set how a request switches the hook on")
 	require.ErrorContains(t, parse(ledger+"slow_operation: {path: \"/slow?ms={{.HoldMillis}}\", hold: 1s}\n"), "slow_operation.path: template")
 	require.ErrorContains(t, parse(ledger+"fail_operation: {path: fail}\n"), "fail_operation.path: must start with /")

@@ -55,7 +55,7 @@ func TestJSONRPCEnvelopeIsNotPayload(t *testing.T) {
 	require.Equal(t, []string{"params.amount", "params.reason", "meta.trace"}, p.ChangeableMembers())
 	require.Empty(t, p.Missing(profile.CapIntegerBody))
 
-	shaped, _, err := shapeBody(`{"jsonrpc":"2.0","id":1,"method":"refund.create","params":{"amount":100,"n":[2]}}`, "", "", false, VariantNumberSpelling)
+	shaped, _, err := shapeBody(`{"jsonrpc":"2.0","id":1,"method":"refund.create","params":{"amount":100,"n":[2]}}`, "", "", false, nil, VariantNumberSpelling)
 	require.NoError(t, err)
 	require.Equal(t, `{"jsonrpc":"2.0","id":1,"method":"refund.create","params":{"amount":100.0,"n":[2.0]}}`, string(shaped))
 
@@ -71,7 +71,7 @@ func TestJSONRPCEnvelopeIsNotPayload(t *testing.T) {
 	} {
 		p := &profile.Profile{Operation: profile.Operation{Body: notRPC}}
 		require.Contains(t, p.ChangeableMembers(), "id", notRPC)
-		shaped, _, err := shapeBody(notRPC, "", "", false, VariantNumberSpelling)
+		shaped, _, err := shapeBody(notRPC, "", "", false, nil, VariantNumberSpelling)
 		require.NoError(t, err)
 		require.Contains(t, string(shaped), `"id":1.0`, notRPC)
 	}

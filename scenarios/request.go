@@ -155,12 +155,12 @@ func (t *target) stepRequest(base, entity string, keys scenarioKeys, st Step, ma
 	if err != nil {
 		return requestSpec{}, err
 	}
-	key, hasKey := keys.keyFor(st.Key)
-	payload, isJSON, err := shapeBody(string(framed), p.KeyField, key, hasKey, st.Variant)
+	hook, hooked, err := t.stepHook(st.Hook, entity)
 	if err != nil {
 		return requestSpec{}, err
 	}
-	hook, hooked, err := t.stepHook(st.Hook, entity)
+	key, hasKey := keys.keyFor(st.Key)
+	payload, isJSON, err := shapeBody(string(framed), p.KeyField, key, hasKey, hook.fields, st.Variant)
 	if err != nil {
 		return requestSpec{}, err
 	}
@@ -215,20 +215,30 @@ func (t *target) stepRequest(base, entity string, keys scenarioKeys, st Step, ma
 	return req, nil
 }
 
-// shapeBody puts the key into a JSON body (key_field) and applies a variant. A JSON body
-// is always sent in one canonical compact spelling, so a variant differs from the
-// original in exactly the one way it names.
-func shapeBody(rendered, keyField, key string, hasKey bool, v Variant) ([]byte, bool, error) {
+// shapeBody puts the key into a JSON body (key_field), and the step's test hooks in the
+// field form (path, value), and applies a variant. A JSON body is always sent in one
+// canonical compact spelling, so a variant differs from the original in exactly the one
+// way it names. Over MCP the body is the JSON-RPC request the transport framed, so the
+// key and the hooks reach the server inside the tools/call, on every transport alike.
+func shapeBody(rendered, keyField, key string, hasKey bool, hookFields [][2]string, v Variant) ([]byte, bool, error) {
 	doc, err := jsonvalue.Parse(rendered)
 	if err != nil {
-		if keyField != "" {
+		switch {
+		case keyField != "":
 			return nil, false, fmt.Errorf("body is not JSON, cannot carry the key at %s: %w", keyField, err)
+		case len(hookFields) > 0:
+			return nil, false, fmt.Errorf("body is not JSON, cannot carry the test hook at %s: %w", hookFields[0][0], err)
 		}
 		return []byte(rendered), false, nil
 	}
 	if keyField != "" && hasKey {
 		if err := doc.Set(keyField, jsonvalue.NewString(key)); err != nil {
-			return nil, false, err
+			return nil, false, fmt.Errorf("key_field %w", err)
+		}
+	}
+	for _, f := range hookFields {
+		if err := doc.Set(f[0], jsonvalue.NewString(f[1])); err != nil {
+			return nil, false, fmt.Errorf("test hook field %w", err)
 		}
 	}
 	indent := ""

@@ -378,9 +378,9 @@ func (s *storm) runOp(ctx context.Context, i int) (o opResult) {
 	var wg sync.WaitGroup
 	for c := range copies {
 		h := header.Clone()
-		cpath := path
+		cpath, cbody := path, body
 		if o.Schedule.Hold {
-			if cpath, err = p.ApplySlowHook(path, h, o.Entity); err != nil {
+			if cpath, cbody, err = p.ApplySlowHook(path, h, body, o.Entity); err != nil {
 				o.buildErr = err.Error()
 				return o
 			}
@@ -390,7 +390,7 @@ func (s *storm) runOp(ctx context.Context, i int) (o opResult) {
 			defer wg.Done()
 			<-start
 			o.answers[c] = s.send(ctx, c == 0 && o.Schedule.Outage != "", o.Schedule.Outage, retryhttp.Operation{
-				Method: p.Operation.Method, URL: strings.TrimSuffix(s.proxyURL, "/") + cpath, Header: h, Body: []byte(body), Key: o.Key,
+				Method: p.Operation.Method, URL: strings.TrimSuffix(s.proxyURL, "/") + cpath, Header: h, Body: []byte(cbody), Key: o.Key,
 			}, &attempts)
 		}()
 	}

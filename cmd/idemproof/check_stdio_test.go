@@ -121,3 +121,39 @@ func TestProxyStdioShim(t *testing.T) {
 	require.Contains(t, string(b), `"rule":"lose-first","fault":"after-drop"`)
 	require.Contains(t, string(b), `"client_result":"dropped"`)
 }
+
+// The MCP fixture over stdio reads its test hooks in _meta, which its built-in profile
+// declares in the field form: with --test-hooks the hold and the failure act, the hook
+// proof says so, and the hold scenarios PASS over stdio. A fixture without --test-hooks
+// ignores the fields: the proof says slow_operation did not act and stops the run, or
+// with --unproven-hooks na leaves the hold scenarios N/A — never a PASS leaning on a
+// hold that did not happen.
+func TestCheckStdioFieldHooksOnTheFixture(t *testing.T) {
+	t.Parallel()
+	bin := checkBinary(t)
+	profileFor := func(serve ...string) string {
+		command, err := json.Marshal(append([]string{bin, "serve", "--mcp", "--stdio", "--retention", "10s"}, serve...))
+		require.NoError(t, err)
+		path := filepath.Join(t.TempDir(), "p.yaml")
+		require.NoError(t, os.WriteFile(path, []byte("extends: mcp-refunds-stdio\nmcp:\n  command: "+string(command)+"\n"), 0o644))
+		return path
+	}
+	only := "race/in-flight-409,race/in-flight-original-fails,replay/sequential"
+
+	out, stderr, code := runCLI(t, "check", "--profile", profileFor("--test-hooks"), "--only", only)
+	require.Equal(t, 0, code, "%s\n%s", out, stderr)
+	require.Regexp(t, `PASS\s+race/in-flight-409\s`, out)
+	require.Regexp(t, `PASS\s+race/in-flight-original-fails\s`, out)
+	require.Regexp(t, `PASS\s+replay/sequential\s`, out)
+
+	out, stderr, code = runCLI(t, "check", "--profile", profileFor(), "--only", only)
+	require.Equal(t, 2, code, "%s\n%s", out, stderr)
+	require.Contains(t, stderr, "slow_operation did not act")
+	require.NotRegexp(t, `PASS\s+race/`, out)
+
+	out, stderr, code = runCLI(t, "check", "--profile", profileFor(), "--only", only, "--unproven-hooks", "na")
+	require.Equal(t, 0, code, "%s\n%s", out, stderr)
+	require.Regexp(t, `N/A\s+race/in-flight-409\s.*needs slow_operation to act, and it did not in the preflight`, out)
+	require.Regexp(t, `N/A\s+race/in-flight-original-fails\s`, out)
+	require.Regexp(t, `PASS\s+replay/sequential\s`, out, "the rest runs")
+}

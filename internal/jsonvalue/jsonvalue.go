@@ -155,7 +155,7 @@ func (v *Value) Set(path string, value *Value) error {
 	cur := v
 	for i, part := range parts {
 		if !cur.IsObject {
-			return fmt.Errorf("key_field %s: %s is not a JSON object", path, strings.Join(parts[:i], "."))
+			return fmt.Errorf("%s: %s is not a JSON object", path, strings.Join(parts[:i], "."))
 		}
 		var next *Value
 		for j := range cur.Members {
