@@ -69,7 +69,9 @@ fail_operation: {header: X-Test-Fail, value: "503"}`},
 		{"stdio", fmt.Sprintf(`transport: mcp-stdio
 mcp:
   command: [%s, serve, --mcp, --stdio, --test-hooks, --key-in, params, --retention, 10s]
-retention: 10s`, bin)},
+retention: 10s
+slow_operation: {field: params._meta.test_delay, value: 300ms}
+fail_operation: {field: params._meta.test_fail, value: "503"}`, bin)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
