@@ -47,7 +47,7 @@ func exactlyOnce(final string) Checker {
 		case ans.Class == outcome.InFlight && givenUpWhileRunning(r) > 0:
 			// The client gave up on an attempt before the target answered it: the
 			// target may still be working on it, so "in flight" may be the truth.
-			return f.result(verdict.Unknown, "%s got %s, but %d earlier attempt(s) ended before the target's result (given up by the client, or lost while an MCP stream closed to be polled still waited for it): the original may still be running", witness, describe(ans), givenUpWhileRunning(r))
+			return f.result(verdict.Unknown, "%s got %s, but %d earlier attempt(s) ended before the target's result (given up by the client, still at work when a later attempt arrived, or lost while an MCP stream closed to be polled still waited for it): the original may still be running", witness, describe(ans), givenUpWhileRunning(r))
 		case ans.Class == outcome.InFlight:
 			f.count(verdict.CatStuck, 1)
 			f.example("%s still answered %d after the original finished", final, ans.Status)

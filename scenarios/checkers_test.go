@@ -977,3 +977,27 @@ func TestKeyIgnoredIsSaidPlainly(t *testing.T) {
 	_, msg, _ = checker(t, "replay/after-503")(rec, refProfile(t))
 	require.Equal(t, "2 side effects for one key, want 1", msg)
 }
+
+// A pre-commit delay over stdio forwards the original after its client gave up, and its
+// late answer is still written to the pipe (the journal says delivered): a retry that
+// arrived while that work ran met it in flight, and its in-flight answer is no stuck key.
+// The same answer after the work had ended is one.
+func TestARetryThatMetADelayedOriginalAtWorkIsNoStuckKey(t *testing.T) {
+	t.Parallel()
+	p := refProfile(t)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	rec := newHistory().timeout(0, "original").at(10, "retry", verdict.OpFail, 409, `{"error":"in flight"}`, nil).record(0)
+	rec.Journal = []faultproxy.Record{
+		{Seq: 1, Key: "K1", Time: t0, Attempt: 1, Fault: faultproxy.FaultBeforeDelay, ReachedUpstream: true, UpstreamStatus: 200,
+			ForwardedAfterMillis: 2500, UpstreamMillis: 400, ClientResult: faultproxy.ClientDelivered},
+		{Seq: 2, Key: "K1", Time: t0.Add(2600 * time.Millisecond), Attempt: 2, ReachedUpstream: true, UpstreamStatus: 409, ClientResult: faultproxy.ClientDelivered},
+	}
+	v, msg, _ := checker(t, "before/delay")(rec, p)
+	require.Equal(t, verdict.Unknown, v, msg)
+	require.Contains(t, msg, "the original may still be running")
+
+	rec.Journal[1].Time = t0.Add(3 * time.Second) // the original's work ended at 2.9 s
+	v, msg, _ = checker(t, "before/delay")(rec, p)
+	require.Equal(t, verdict.Fail, v, msg)
+	require.Contains(t, msg, "the key is stuck")
+}

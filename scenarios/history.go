@@ -62,11 +62,17 @@ func committedBody(r verdict.Record, p *profile.Profile) ([]byte, int, bool) {
 
 // givenUpWhileRunning counts the attempts that reached the target but whose client left
 // before the target answered (a client timeout, not a target that failed the request):
-// the target may still be working on them, however long that takes.
+// the target may still be working on them, however long that takes. An attempt whose
+// work at the target (forwarded late, as a pre-commit delay forwards it after its client
+// gave up) was still running when a later attempt of its key arrived counts too: that
+// attempt met it in flight (over stdio the late answer is still written to the pipe, so
+// the journal cannot tell that its client had left).
 func givenUpWhileRunning(r verdict.Record) int {
 	n := 0
-	for _, j := range r.Journal {
+	for i, j := range r.Journal {
 		if j.ReachedUpstream && j.UpstreamStatus == 0 && j.ClientResult == faultproxy.ClientTimedOut {
+			n++
+		} else if j.ReachedUpstream && workedPastALaterArrival(r.Journal, i) {
 			n++
 		} else if j.Fault != "" && strings.Contains(j.Note, NoteAnswerWithoutResponse) {
 			// The upstream's answer ended before the result (an MCP stream closed to be
@@ -75,6 +81,19 @@ func givenUpWhileRunning(r verdict.Record) int {
 		}
 	}
 	return n
+}
+
+// workedPastALaterArrival reports whether journal[i]'s work at the target ended after a
+// later attempt of the same key reached the proxy.
+func workedPastALaterArrival(journal []faultproxy.Record, i int) bool {
+	j := journal[i]
+	ended := j.Time.Add(millisDuration(j.ForwardedAfterMillis + j.UpstreamMillis))
+	for _, later := range journal[i+1:] {
+		if later.Key == j.Key && later.Time.After(j.Time) && later.Time.Before(ended) {
+			return true
+		}
+	}
+	return false
 }
 
 // NoteAnswerWithoutResponse marks a faulted journal record whose upstream answer ended

@@ -23,10 +23,15 @@ import (
 //
 // expiry/inside-window is left out on purpose: the middleware's memory storage expires
 // on a whole-second clock, so whether a repeat 1.5 s into a 2 s lifetime still replays
-// depends on where the second boundary falls.
+// depends on where the second boundary falls. For the same clock the server keeps keys
+// for 4 s here, not profile.yaml's default 2 s (the profile reads the same variable):
+// a 2 s lifetime may end after one second, and a retry a loaded machine sends a second
+// after its original then meets an expired key, executes again, and replay/after-hold
+// FAILs inside the declared window.
 func TestVerdictsMatchTheMiddleware(t *testing.T) {
-	t.Setenv(LifetimeEnv, "") // the profile's retention and the server's lifetime: the default
-	t.Setenv("FIBER_BASE_URL", startApp(t, defaultLifetime, false))
+	const lifetime = 4 * time.Second
+	t.Setenv(LifetimeEnv, lifetime.String()) // the profile's retention and the server's lifetime
+	t.Setenv("FIBER_BASE_URL", startApp(t, lifetime, false))
 	prof, err := profile.Load("profile.yaml")
 	require.NoError(t, err)
 

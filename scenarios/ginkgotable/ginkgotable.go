@@ -16,7 +16,10 @@
 // check` runs it (one preflight, several scenarios at once: the CLI's time, not a run
 // per entry), and each entry judges its scenario's result. When the suite is narrowed
 // (ginkgo --focus, --skip, --label-filter) each entry runs its own scenario instead, so
-// a focused spec runs nothing else. Batch does the same for a table of your own.
+// a focused spec runs nothing else. Batch does the same for a table of your own. A
+// scenario UNKNOWN in the batch (an outcome the run could not see, such as an attempt a
+// loaded CI machine timed out) is run once more alone, and the entry judges that run;
+// a decision is never run again.
 package ginkgotable
 
 import (
@@ -97,7 +100,8 @@ func DescribeCatalogue(prof func() *profile.Profile, opts ...scenarios.CheckOpti
 // Batch holds one run of a selection against one profile, for the entries of a table to
 // read: Run it in a BeforeAll (with CatalogueTimeout), then ask Result in each entry. An
 // entry whose scenario the batch did not run (a narrowed suite, another profile) runs
-// its scenario alone. A zero Batch runs every entry alone.
+// its scenario alone, and so does an entry whose scenario was UNKNOWN in the batch. A
+// zero Batch runs every entry alone.
 type Batch struct {
 	mu  sync.Mutex
 	p   *profile.Profile
@@ -151,9 +155,17 @@ func (b *Batch) Result(ctx context.Context, p *profile.Profile, id string, opts 
 	b.mu.Unlock()
 	if rep != nil && same {
 		for _, r := range rep.Results {
-			if r.ScenarioID == id {
+			if r.ScenarioID != id {
+				continue
+			}
+			if r.Verdict != verdict.Unknown {
 				return rep, r, nil
 			}
+			// UNKNOWN is an outcome the run could not see (an attempt a loaded machine
+			// timed out, a window the batch's neighbours pushed it past): the scenario is
+			// asked once more, alone. A decision (FAIL included) is never asked again.
+			fmt.Fprintf(ginkgo.GinkgoWriter, "%s was UNKNOWN in the batch (%s): running it again alone\n", id, r.Message)
+			break
 		}
 	}
 	cfg := config(opts)

@@ -74,7 +74,9 @@ func catalogueTable(prof func() *profile.Profile) {
 
 	entries := make([]TableEntry, 0, len(catalogue))
 	for _, s := range catalogue {
-		entries = append(entries, Entry(s.ID, Label(s.Labels...), SpecTimeout(ginkgotable.SpecTimeout), s.ID))
+		// NodeTimeout, not SpecTimeout: a spec timeout covers the container's BeforeAll
+		// too, which runs in the first spec (a PostgreSQL start and the whole batch).
+		entries = append(entries, Entry(s.ID, Label(s.Labels...), NodeTimeout(ginkgotable.SpecTimeout), s.ID))
 	}
 	DescribeTable("scenario", func(ctx SpecContext, id string) {
 		rep, r, err := batch.Result(ctx, prof(), id, opts...)

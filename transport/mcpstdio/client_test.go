@@ -54,19 +54,23 @@ func must[T any](v T, err error) T {
 // initialize is an error that says so with its stderr, fast, and leaves no process.
 func TestStartFailuresSayWhyAndLeaveNoProcess(t *testing.T) {
 	t.Parallel()
+	// The crash and the banner end the start by themselves, so their bound is long (a
+	// loaded machine may take more than a second to start a process); only the hang waits
+	// its bound out.
 	for _, tc := range []struct {
 		kind, want, stderr string
+		bound              time.Duration
 	}{
-		{"crash", "ended before it answered initialize: exited (exit status 3)", "permission denied"},
-		{"banner", "not a JSON-RPC message: \"refund server listening on stdio\"", ""},
-		{"hang", "did not answer initialize within 700ms", "license server"},
+		{"crash", "ended before it answered initialize: exited (exit status 3)", "permission denied", time.Minute},
+		{"banner", "not a JSON-RPC message: \"refund server listening on stdio\"", "", time.Minute},
+		{"hang", "did not answer initialize within 3s", "license server", 3 * time.Second},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			t.Parallel()
 			marker := fmt.Sprintf("IDEMPROOF_MCPSTDIO_MARKER=%s-%d", tc.kind, time.Now().UnixNano())
 			// A shell in front, with a child of its own: the whole group must go.
 			cmd := stdio.Command{Args: []string{"sh", "-c", `sleep 300 & "$0"`, os.Args[0]}, Env: append(serverEnv(tc.kind), marker)}
-			_, err := mcpstdio.Start(context.Background(), cmd, mcpstdio.Options{StartTimeout: 700 * time.Millisecond, StopGrace: 200 * time.Millisecond})
+			_, err := mcpstdio.Start(context.Background(), cmd, mcpstdio.Options{StartTimeout: tc.bound, StopGrace: 200 * time.Millisecond})
 			var se *mcpstdio.StartError
 			require.ErrorAs(t, err, &se)
 			require.Contains(t, err.Error(), tc.want)
