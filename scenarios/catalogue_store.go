@@ -156,7 +156,7 @@ func duringOutage(r verdict.Record, p *profile.Profile, f *finding, step string)
 	committed, status, buffered := committedBody(r, p)
 	for _, ans := range stepAnswers(r, step) {
 		switch {
-		case isSuccess(ans) && n > 1 && !(buffered && sameStatus(p, ans.Status, status) && sameBody(p, ans.Body, committed)):
+		case isSuccess(ans) && n > allowedEffects(r, p) && !(buffered && sameStatus(p, ans.Status, status) && sameBody(p, ans.Body, committed)):
 			f.count(verdict.CatDuplicated, n-1)
 			f.example("%s, while the store was out, got %s %s", step, describe(ans), clip(ans.Body))
 			f.blame(ans, "a refusal the client may retry (503), no execution")
@@ -184,7 +184,10 @@ func storeDownOnFirst(r verdict.Record, p *profile.Profile) (verdict.Verdict, st
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
-	if n := r.Ledger[verdict.LedgerOperation]; n > 1 {
+	// More effects than retention windows the attempts reached: a duplicate. Within
+	// them (an attempt a loaded machine sent past the declared retention), exactlyOnce
+	// below says what may be late.
+	if n := r.Ledger[verdict.LedgerOperation]; n > allowedEffects(r, p) {
 		var f finding
 		f.count(verdict.CatDuplicated, n-1)
 		if first, ok := stepAnswer(r, "original"); ok && isSuccess(first) {
@@ -210,7 +213,7 @@ func storeHangRace(r verdict.Record, p *profile.Profile) (verdict.Verdict, strin
 	if r.LedgerErr != "" {
 		return unknownLedger(r)
 	}
-	if n := r.Ledger[verdict.LedgerOperation]; n > 1 {
+	if n := r.Ledger[verdict.LedgerOperation]; n > allowedEffects(r, p) {
 		var f finding
 		f.count(verdict.CatDuplicated, n-1)
 		race := stepAnswers(r, "race")
@@ -235,7 +238,7 @@ func storeBackReplays(r verdict.Record, p *profile.Profile) (verdict.Verdict, st
 	if v, msg, decided := duringOutage(r, p, &f, "during"); decided {
 		return v, msg, f.ev
 	}
-	if n := r.Ledger[verdict.LedgerOperation]; n > 1 {
+	if n := r.Ledger[verdict.LedgerOperation]; n > allowedEffects(r, p) {
 		o, _ := storeOutage(r)
 		after, _ := stepAnswer(r, "after")
 		if !p.Expect.DurableKeys {

@@ -1001,3 +1001,21 @@ func TestARetryThatMetADelayedOriginalAtWorkIsNoStuckKey(t *testing.T) {
 	require.Equal(t, verdict.Fail, v, msg)
 	require.Contains(t, msg, "the key is stuck")
 }
+
+// Two copies race a hung store and both time out; the retry after the store came back
+// executed. Two effects inside the 1 s retention are a duplicate (fail-open); two
+// effects where the retry may have reached the target after it (a loaded machine held
+// the race past the window) prove nothing either way: UNKNOWN, never a false FAIL.
+func TestStoreHangRaceCountsTheRetentionWindows(t *testing.T) {
+	t.Parallel()
+	p := refProfile(t)
+	inside := newHistory().timeout(0, "race").timeout(0, "race").at(300, "after", verdict.OpOK, 201, committed, nil).record(2)
+	v, msg, _ := checker(t, "store/hang-race")(inside, p)
+	require.Equal(t, verdict.Fail, v, msg)
+	require.Contains(t, msg, "fail-open")
+
+	late := newHistory().timeout(0, "race").timeout(0, "race").at(2500, "after", verdict.OpOK, 201, committed, nil).record(2)
+	v, msg, _ = checker(t, "store/hang-race")(late, p)
+	require.Equal(t, verdict.Unknown, v, msg)
+	require.NotContains(t, msg, "fail-open")
+}

@@ -17,6 +17,7 @@ import (
 // a few minutes) and fails t unless every one got the verdict pinned for it. It is how
 // a team pins what a third-party API does today, FAILs included, so a change in either
 // direction is noticed. The failure lists each differing scenario with what it observed.
+// A scenario UNKNOWN where its pin is not is run once more alone (SecondLook) first.
 func RequireVerdicts(t testing.TB, p *profile.Profile, want map[string]verdict.Verdict) {
 	t.Helper()
 	only := make([]string, 0, len(want))
@@ -26,7 +27,16 @@ func RequireVerdicts(t testing.TB, p *profile.Profile, want map[string]verdict.V
 	slices.Sort(only)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: only, Seed: 1})
+	cfg := scenarios.RunConfig{Profiles: []*profile.Profile{p}, Only: only, Seed: 1}
+	rep, err := scenarios.Run(ctx, cfg)
+	if err != nil {
+		t.Fatalf("scenariotest.RequireVerdicts: %v", err)
+	}
+	// An UNKNOWN not pinned as one is asked once more, alone (SecondLook).
+	notes, err := SecondLook(ctx, cfg, rep, func(id string) bool { return want[id] != verdict.Unknown })
+	for _, n := range notes {
+		t.Log(n)
+	}
 	if err != nil {
 		t.Fatalf("scenariotest.RequireVerdicts: %v", err)
 	}

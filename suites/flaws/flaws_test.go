@@ -19,6 +19,7 @@ import (
 	"github.com/idemproof/idemproof/report"
 	"github.com/idemproof/idemproof/scenarios"
 	"github.com/idemproof/idemproof/scenarios/ginkgotable"
+	"github.com/idemproof/idemproof/scenarios/scenariotest"
 	"github.com/idemproof/idemproof/storm"
 	"github.com/idemproof/idemproof/verdict"
 )
@@ -257,37 +258,15 @@ func runEmbedded(ctx context.Context, cfg embedded.Config, only []string) *verdi
 	return rep
 }
 
-// secondLook runs the scenarios that were UNKNOWN in rep again, alone and one at a time,
-// and puts their new results in rep: UNKNOWN is an outcome the run could not see (an
-// attempt a loaded machine timed out), not a property of the target. A decision is
-// never run again.
+// secondLook runs the scenarios that were UNKNOWN in rep again, alone (an outcome the
+// run could not see is not a property of the target), and logs what the first run saw.
 func secondLook(ctx context.Context, p *profile.Profile, rep *verdict.Report) {
 	GinkgoHelper()
-	var again []string
-	for _, r := range rep.Results {
-		if r.Verdict == verdict.Unknown {
-			again = append(again, r.ScenarioID)
-			fmt.Fprintf(GinkgoWriter, "%s was UNKNOWN (%s): running it again alone\n", r.ScenarioID, r.Message)
-		}
+	notes, err := scenariotest.SecondLook(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{p}, Seed: GinkgoRandomSeed(), Strict: true}, rep, nil)
+	for _, n := range notes {
+		fmt.Fprintln(GinkgoWriter, n)
 	}
-	if len(again) == 0 {
-		return
-	}
-	second, err := scenarios.Run(ctx, scenarios.RunConfig{
-		Profiles:    []*profile.Profile{p},
-		Only:        again,
-		Seed:        GinkgoRandomSeed(),
-		Strict:      true,
-		Concurrency: 1,
-	})
 	Expect(err).NotTo(HaveOccurred())
-	for _, r := range second.Results {
-		for i := range rep.Results {
-			if rep.Results[i].ScenarioID == r.ScenarioID {
-				rep.Results[i] = r
-			}
-		}
-	}
 }
 
 // concurrency is $IDEMPROOF_CONCURRENCY, else 1: under -race on two shared cores, the
