@@ -110,7 +110,7 @@ func TestBusinessErrorReplayedAsSuccessIsCaught(t *testing.T) {
 // The block-and-replay school, declared: repeats wait and get the replay.
 func TestInFlightWaitDeclaredEndToEnd(t *testing.T) {
 	t.Parallel()
-	p := fakeProfile(t, startFake(t, &fakeRefunds{waits: true}))
+	p := patientProfile(t, startFake(t, &fakeRefunds{waits: true})) // a waiting repeat a loaded machine times out is UNKNOWN
 	p.Expect.InFlight, p.Expect.InFlightWait = 0, true
 	rep := runFake(t, p, "race/in-flight-409", "race/concurrent-pair", "race/burst-50", "race/in-flight-retry-after", "race/in-flight-not-fabricated")
 	got := verdicts(rep)

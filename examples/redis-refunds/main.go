@@ -7,7 +7,9 @@
 //
 //   - a key is taken with SET NX (value "pending", expiring after a 2 s lock timeout, so a
 //     key whose request never completed — its SET's answer lost — is not wedged) before the
-//     work; a repeat while it is pending gets 409 with Retry-After; the completed response
+//     work; the lock is not fenced, so a retry that comes after it expired while the work
+//     still ran (a machine slow enough) executes again; a repeat while it is pending gets
+//     409 with Retry-After; the completed response
 //     is stored for the retention (retried for up to 10 s when Redis fails right then); a
 //     completed key's status and body are replayed, marked Idempotent-Replayed;
 //   - the refunds themselves (the ledger, GET /v1/refunds?order_id=) live in the process,
