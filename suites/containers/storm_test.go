@@ -3,6 +3,7 @@ package containers_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -115,7 +116,10 @@ var _ = Describe("a fault storm on two replicas", Label("containers", "storm", "
 			if at := await(2 * cfg.Ops / 3); at >= 0 {
 				killContainer(stormCtx, ref2)
 				event("reference-2 killed", at)
-				Expect(ref2.Start(stormCtx)).To(Succeed())
+				// The replica's own log says why a restart failed (its exit status alone
+				// does not).
+				err := ref2.Start(stormCtx)
+				Expect(err).NotTo(HaveOccurred(), func() string { return "reference-2's log:\n" + containerLog(ref2) })
 				event("reference-2 back", at)
 			}
 			for range progress { // drain until the storm ends
@@ -153,3 +157,19 @@ var _ = Describe("a fault storm on two replicas", Label("containers", "storm", "
 		Expect(events).To(HaveLen(4), "both disruptions happened during the storm")
 	}, NodeTimeout(20*time.Minute))
 })
+
+// containerLog is the tail of a container's log, for a failure message.
+func containerLog(c testcontainers.Container) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rc, err := c.Logs(ctx)
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	defer rc.Close()
+	b, _ := io.ReadAll(io.LimitReader(rc, 1<<20))
+	if len(b) > 4096 {
+		b = b[len(b)-4096:]
+	}
+	return string(b)
+}
