@@ -27,7 +27,7 @@ func (p *Profile) ApplySlowHook(path string, h http.Header, body, entity string)
 		}
 		if p.Slow.Header != "" {
 			h.Set(p.Slow.Header, v)
-		} else if body, err = SetBodyField(body, p.Slow.Field, v); err != nil {
+		} else if body, err = setBodyField(body, p.Slow.Field, v); err != nil {
 			return path, body, fmt.Errorf("slow_operation.field: %w", err)
 		}
 	}
@@ -56,10 +56,10 @@ func (p *Profile) ApplySlowHook(path string, h http.Header, body, entity string)
 	return path, body, nil
 }
 
-// SetBodyField sets a dotted path (key_field's syntax) of a JSON body to value, a JSON
+// setBodyField sets a dotted path (key_field's syntax) of a JSON body to value, a JSON
 // string, creating the objects on the way; the body comes back in its compact spelling,
 // its members in their order.
-func SetBodyField(body, field, value string) (string, error) {
+func setBodyField(body, field, value string) (string, error) {
 	doc, err := jsonvalue.Parse(body)
 	if err != nil {
 		return body, fmt.Errorf("the body is not JSON, so it cannot carry %s: %w", field, err)

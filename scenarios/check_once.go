@@ -44,10 +44,10 @@ func exactlyOnce(final string) Checker {
 		switch {
 		case unseen(ans):
 			return f.result(verdict.Unknown, "%s was not seen (%s): whether it got the committed response cannot be told", final, describe(ans))
-		case ans.Class == outcome.InFlight && givenUpWhileRunning(r) > 0:
+		case ans.Class == outcome.InFlight && givenUpWhileRunning(r, p) > 0:
 			// The client gave up on an attempt before the target answered it: the
 			// target may still be working on it, so "in flight" may be the truth.
-			return f.result(verdict.Unknown, "%s got %s, but %d earlier attempt(s) ended before the target's result (given up by the client, still at work when a later attempt arrived, or lost while an MCP stream closed to be polled still waited for it): the original may still be running", witness, describe(ans), givenUpWhileRunning(r))
+			return f.result(verdict.Unknown, "%s got %s, but %d earlier attempt(s) ended before the target's result (given up by the client, still at work when a later attempt arrived, or lost while an MCP stream closed to be polled still waited for it): the original may still be running", witness, describe(ans), givenUpWhileRunning(r, p))
 		case ans.Class == outcome.InFlight:
 			f.count(verdict.CatStuck, 1)
 			f.example("%s still answered %d after the original finished", final, ans.Status)

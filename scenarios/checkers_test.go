@@ -1000,6 +1000,13 @@ func TestARetryThatMetADelayedOriginalAtWorkIsNoStuckKey(t *testing.T) {
 	v, msg, _ = checker(t, "before/delay")(rec, p)
 	require.Equal(t, verdict.Fail, v, msg)
 	require.Contains(t, msg, "the key is stuck")
+
+	// Forwarded well inside its client's timeout, the delayed attempt was waited for:
+	// its overlap with a later one proves no abandoned work.
+	rec.Journal[0].ForwardedAfterMillis = 100
+	rec.Journal[1].Time = t0.Add(300 * time.Millisecond)
+	v, msg, _ = checker(t, "before/delay")(rec, p)
+	require.Equal(t, verdict.Fail, v, msg)
 }
 
 // Two copies race a hung store and both time out; the retry after the store came back

@@ -63,17 +63,19 @@ func committedBody(r verdict.Record, p *profile.Profile) ([]byte, int, bool) {
 // givenUpWhileRunning counts the attempts that reached the target but whose client left
 // before the target answered (a client timeout, not a target that failed the request):
 // the target may still be working on them, however long that takes. An attempt a
-// pre-commit delay forwarded late (after its client gave up) whose work at the target
-// was still running when a later attempt of its key arrived counts too: that attempt met
-// it in flight (over stdio the late answer is still written to the pipe, so the journal
-// cannot tell that its client had left). Attempts that merely overlapped, as a burst's
-// do, are not counted: their clients waited for them.
-func givenUpWhileRunning(r verdict.Record) int {
+// pre-commit delay forwarded only after its client's timeout had passed (so its client
+// had given up), whose work at the target was still running when a later attempt of its
+// key arrived, counts too: that attempt met it in flight (over stdio the late answer is
+// still written to the pipe, so the journal cannot tell that its client had left).
+// Attempts that merely overlapped, as a burst's do, or a repeat delayed into the
+// original's hold, are not counted: their clients waited for them.
+func givenUpWhileRunning(r verdict.Record, p *profile.Profile) int {
 	n := 0
 	for i, j := range r.Journal {
 		if j.ReachedUpstream && j.UpstreamStatus == 0 && j.ClientResult == faultproxy.ClientTimedOut {
 			n++
-		} else if j.Fault == faultproxy.FaultBeforeDelay && j.ReachedUpstream && workedPastALaterArrival(r.Journal, i) {
+		} else if j.Fault == faultproxy.FaultBeforeDelay && j.ReachedUpstream &&
+			millisDuration(j.ForwardedAfterMillis) >= p.ClientTimeout.Std() && workedPastALaterArrival(r.Journal, i) {
 			n++
 		} else if j.Fault != "" && strings.Contains(j.Note, NoteAnswerWithoutResponse) {
 			// The upstream's answer ended before the result (an MCP stream closed to be

@@ -71,11 +71,11 @@ func judgeSettle(r verdict.Record, p *profile.Profile, f *finding, wants []verdi
 		// key may still have been legitimately held.
 		v, m, _ := f.result(verdict.Unknown, "the settle retry still got %s %s into the %s settle window: the key may still have been legitimately held", describe(got), s.spent.Round(time.Millisecond), settleWindowOf(p))
 		return s, v, m, true
-	case got.Class == outcome.InFlight && !anyClass(wants, outcome.InFlight) && p.LockTimeout.Std() == 0 && givenUpWhileRunning(r) > 0:
+	case got.Class == outcome.InFlight && !anyClass(wants, outcome.InFlight) && p.LockTimeout.Std() == 0 && givenUpWhileRunning(r, p) > 0:
 		// The client left an attempt the target had not answered yet, and no lock_timeout
 		// bounds how long the target may still work on it: still in flight is no proof of
 		// a stuck key.
-		v, m, _ := f.result(verdict.Unknown, "the settle retry still got %s after %s (%d tries), but %d attempt(s) were given up by the client before the target answered them, and no lock_timeout is declared to bound how long it may still be working: declare lock_timeout to judge a stuck key", describe(got), s.spent.Round(time.Millisecond), s.tries, givenUpWhileRunning(r))
+		v, m, _ := f.result(verdict.Unknown, "the settle retry still got %s after %s (%d tries), but %d attempt(s) were given up by the client before the target answered them, and no lock_timeout is declared to bound how long it may still be working: declare lock_timeout to judge a stuck key", describe(got), s.spent.Round(time.Millisecond), s.tries, givenUpWhileRunning(r, p))
 		return s, v, m, true
 	case got.Class == outcome.InFlight && !anyClass(wants, outcome.InFlight):
 		f.example("settle: %d tries over %s, the last got %s", s.tries, s.spent.Round(time.Millisecond), describe(got))

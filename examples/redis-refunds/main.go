@@ -53,6 +53,7 @@ const completeFor = 10 * time.Second
 type server struct {
 	rdb        *redis.Client
 	retention  time.Duration
+	lock       time.Duration // how long a pending key holds (lockTimeout)
 	failClosed bool
 
 	mu     sync.Mutex
@@ -64,7 +65,7 @@ func newServer(redisAddr string, retention time.Duration, failClosed bool) *serv
 		Addr: redisAddr, DialTimeout: storeTimeout, ReadTimeout: storeTimeout, WriteTimeout: storeTimeout,
 		MaxRetries: -1, // no retries of its own: an error is the middleware's to handle
 	})
-	return &server{rdb: rdb, retention: retention, failClosed: failClosed, ledger: map[string][]json.RawMessage{}}
+	return &server{rdb: rdb, retention: retention, lock: lockTimeout, failClosed: failClosed, ledger: map[string][]json.RawMessage{}}
 }
 
 func (s *server) routes() http.Handler {
@@ -90,7 +91,7 @@ func (s *server) idempotent(next http.Handler) http.Handler {
 		}
 		rkey := "idem:" + key
 		ctx := r.Context()
-		taken, err := s.rdb.SetNX(ctx, rkey, "pending", lockTimeout).Result()
+		taken, err := s.rdb.SetNX(ctx, rkey, "pending", s.lock).Result()
 		if err != nil {
 			if s.failClosed {
 				w.Header().Set("Retry-After", "1")
