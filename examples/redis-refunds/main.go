@@ -5,13 +5,16 @@
 // instead, which is what the contract needs. It is its own Go module (go-redis), like
 // examples/fiber-refunds, and the worked example of docs/profiles.md ("Store outages").
 //
-//   - a key is taken with SET NX (value "pending", expiring after a 2 s lock timeout, so a
-//     key whose request never completed — its SET's answer lost — is not wedged) before the
-//     work; the lock is not fenced, so a retry that comes after it expired while the work
-//     still ran (a machine slow enough) executes again; a repeat while it is pending gets
-//     409 with Retry-After; the completed response
-//     is stored for the retention (retried for up to 10 s when Redis fails right then); a
-//     completed key's status and body are replayed, marked Idempotent-Replayed;
+//   - a key is taken with SET NX (value "pending:" and a token of its own, expiring after a
+//     2 s lock timeout, so a key whose request never completed — its SET's answer lost —
+//     is not wedged) before the work; while the work runs the lock is extended every
+//     500 ms, only while it still holds the request's token, so a slow machine does not
+//     let it expire under running work. The lock is not fenced: when Redis cannot be
+//     reached for the whole 2 s while the work runs, the lock expires and a retry that
+//     comes then executes again. A repeat while the key is pending gets 409 with
+//     Retry-After; the completed response is stored for the retention (retried for up to
+//     10 s when Redis fails right then); a completed key's status and body are replayed,
+//     marked Idempotent-Replayed;
 //   - the refunds themselves (the ledger, GET /v1/refunds?order_id=) live in the process,
 //     apart from Redis, as an application's own database does;
 //   - every Redis call has a 500 ms timeout and no retries of go-redis's own.
@@ -33,6 +36,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,9 +46,18 @@ import (
 // storeTimeout bounds one Redis call.
 const storeTimeout = 500 * time.Millisecond
 
-// lockTimeout is how long a pending key holds: past it a request that never completed
-// (the work here is instant) no longer blocks its key's retry.
+// lockTimeout is how long a pending key holds without being extended: past it a request
+// that never completed no longer blocks its key's retry.
 const lockTimeout = 2 * time.Second
+
+// extendEvery is how often a running request extends its lock: four tries within the
+// lock timeout, each bounded by storeTimeout.
+const extendEvery = lockTimeout / 4
+
+// extendIfOwned extends a pending lock only while it still holds the request's token: a
+// lock that expired and was taken by another copy, or already replaced by the stored
+// response, is left alone.
+var extendIfOwned = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) end return 0`)
 
 // completeFor bounds how long the middleware keeps trying to store a completed response
 // (or to release a failed one) while Redis fails: within the lock timeout's reach.
@@ -91,7 +104,8 @@ func (s *server) idempotent(next http.Handler) http.Handler {
 		}
 		rkey := "idem:" + key
 		ctx := r.Context()
-		taken, err := s.rdb.SetNX(ctx, rkey, "pending", s.lock).Result()
+		token := pendingToken()
+		taken, err := s.rdb.SetNX(ctx, rkey, token, s.lock).Result()
 		if err != nil {
 			if s.failClosed {
 				w.Header().Set("Retry-After", "1")
@@ -108,7 +122,9 @@ func (s *server) idempotent(next http.Handler) http.Handler {
 			return
 		}
 		rec := &recorder{header: http.Header{}}
+		stopExtending := s.extendWhileRunning(rkey, token)
 		next.ServeHTTP(rec, r)
+		stopExtending()
 		if rec.status >= 500 {
 			s.retrying(func(ctx context.Context) error { return s.rdb.Del(ctx, rkey).Err() }) // not stored: the retry executes
 		} else {
@@ -119,6 +135,39 @@ func (s *server) idempotent(next http.Handler) http.Handler {
 		}
 		rec.flush(w)
 	})
+}
+
+// pendingToken is a pending key's value: "pending:" and a random token, so a request
+// extends only its own lock.
+func pendingToken() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return "pending:" + hex.EncodeToString(b)
+}
+
+// extendWhileRunning extends the request's lock every extendEvery until the returned
+// function is called; that function returns once no extension is in flight, so none
+// lands after the response is stored.
+func (s *server) extendWhileRunning(rkey, token string) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(extendEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				_ = extendIfOwned.Run(context.Background(), s.rdb, []string{rkey}, token, s.lock.Milliseconds()).Err()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }
 
 // retrying runs a Redis write until it succeeds or completeFor has passed, 50 ms apart:
@@ -140,7 +189,7 @@ func (s *server) answerExisting(w http.ResponseWriter, r *http.Request, rkey str
 	case err != nil && !errors.Is(err, redis.Nil):
 		w.Header().Set("Retry-After", "1")
 		problem(w, http.StatusServiceUnavailable, "the idempotency store is unavailable; retry with the same key")
-	case err != nil || v == "pending":
+	case err != nil || strings.HasPrefix(v, "pending"):
 		w.Header().Set("Retry-After", "1")
 		problem(w, http.StatusConflict, "a request with this key is still being processed")
 	default:

@@ -102,13 +102,6 @@ func TestTheStormsStoreOutagesCatchItToo(t *testing.T) {
 	run := func(failClosed bool, schedule string, ops int) *storm.Report {
 		listen := freeAddr(t)
 		api := newServer(listen, time.Hour, failClosed)
-		if failClosed {
-			// The middleware's 2 s lock is not fenced: a retry or a second copy that comes
-			// once the lock expired while a loaded machine still ran the work executes
-			// again — a real race of this middleware (a storm under load finds it), but not
-			// the store outages this test is about. A lock that outlasts any such delay.
-			api.lock = time.Minute
-		}
 		srv := httptest.NewServer(api.routes())
 		t.Cleanup(srv.Close)
 		t.Setenv("REDIS_REFUNDS_URL", srv.URL)
