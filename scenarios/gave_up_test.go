@@ -217,7 +217,9 @@ func TestClientGaveUpStuckIsBoundedByTheHoldApplied(t *testing.T) {
 	wedged := func(hold string) verdict.Record {
 		h := newHistory().span(0, 2000, "original", verdict.OpInfo, 0, "", nil).
 			span(4000, 4010, "retry", verdict.OpFail, 409, "busy", nil)
-		for ms := 4100; ms <= 5000; ms += 300 {
+		// Past the settle window: the lock's 800 ms and the client timeout an attempt
+		// given up unanswered adds.
+		for ms := 4100; ms <= 7100; ms += 300 {
 			h.span(ms, ms+5, scenarios.SettleStep, verdict.OpFail, 409, "busy", nil)
 		}
 		rec := h.record(0)

@@ -47,6 +47,16 @@ func stepInvokedAt(r verdict.Record, step string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// lastInvokedAt is when the step's last attempt was invoked.
+func lastInvokedAt(r verdict.Record, step string) (time.Time, bool) {
+	for i := len(r.History) - 1; i >= 0; i-- {
+		if op := r.History[i]; op.Step == step && op.Type == verdict.OpInvoke {
+			return op.Time, true
+		}
+	}
+	return time.Time{}, false
+}
+
 // committedBody is the body the upstream produced when it committed, from the journal
 // (the proxy buffers it when an after-upstream fault hid it from the client), when the
 // profile's rules call that answer a success.

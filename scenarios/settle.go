@@ -19,6 +19,9 @@ type settleResult struct {
 	// out), where a new execution (another response) is allowed.
 	pastWindow bool
 	spent      time.Duration // from its first invoke to its last answer
+	window     time.Duration // the settle window it ran under (settleWindowAfter)
+	lastTook   time.Duration // its last try's round trip
+	gaveUp     int           // attempts before it the client gave up on unanswered
 }
 
 // settledOf reads the settle step of the record.
@@ -30,6 +33,11 @@ func settledOf(r verdict.Record, p *profile.Profile) settleResult {
 	s := settleResult{ran: true, last: answers[len(answers)-1], tries: len(answers)}
 	first, _ := stepInvokedAt(r, SettleStep)
 	s.spent = s.last.Time.Sub(first)
+	s.window = settleWindowAfter(p, r.History)
+	s.gaveUp = gaveUpUnanswered(r.History)
+	if at, ok := lastInvokedAt(r, SettleStep); ok {
+		s.lastTook = s.last.Time.Sub(at)
+	}
 	if start, ok := firstInvoke(r); ok && p.Retention > 0 {
 		s.pastWindow = s.last.Time.After(start.Add(p.Retention.Std()))
 	}
@@ -66,10 +74,15 @@ func judgeSettle(r verdict.Record, p *profile.Profile, f *finding, wants []verdi
 		return s, v, m, true
 	}
 	switch {
-	case got.Class == outcome.InFlight && !anyClass(wants, outcome.InFlight) && s.spent < settleWindowOf(p):
+	case got.Class == outcome.InFlight && !anyClass(wants, outcome.InFlight) && s.spent < s.window:
 		// The settle step ended before the window passed (the run was cut short): the
 		// key may still have been legitimately held.
-		v, m, _ := f.result(verdict.Unknown, "the settle retry still got %s %s into the %s settle window: the key may still have been legitimately held", describe(got), s.spent.Round(time.Millisecond), settleWindowOf(p))
+		v, m, _ := f.result(verdict.Unknown, "the settle retry still got %s %s into the %s settle window: the key may still have been legitimately held", describe(got), s.spent.Round(time.Millisecond), s.window)
+		return s, v, m, true
+	case got.Class == outcome.InFlight && !anyClass(wants, outcome.InFlight) && s.gaveUp > 0 && s.lastTook >= settleWindowOf(p):
+		// The target took longer to refuse the settle's last try than a lock may be held:
+		// it was still busy, with the attempts its clients left among what it worked on.
+		v, m, _ := f.result(verdict.Unknown, "the settle retry still got %s after %s (%d tries), but the target took %s to answer its last try while %d attempt(s) the client gave up on may still have been queued there: a busy target, not proven a stuck key", describe(got), s.spent.Round(time.Millisecond), s.tries, s.lastTook.Round(time.Millisecond), s.gaveUp)
 		return s, v, m, true
 	case got.Class == outcome.InFlight && !anyClass(wants, outcome.InFlight) && p.LockTimeout.Std() == 0 && givenUpWhileRunning(r, p) > 0:
 		// The client left an attempt the target had not answered yet, and no lock_timeout

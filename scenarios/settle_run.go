@@ -6,6 +6,7 @@ import (
 
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/profile"
+	"github.com/idemproof/idemproof/verdict"
 )
 
 // The settle step's bounds: how often it asks again, and how many unseen answers
@@ -27,7 +28,7 @@ func (e *execution) settle(ctx context.Context) error {
 		return nil
 	}
 	st := Step{Name: SettleStep, Payload: e.sc.Settle.Payload}
-	window := e.t.settleWindow()
+	window := settleWindowAfter(e.t.p, e.rec.history())
 	// The window is counted on the history's own clock, from the step's first invoke to
 	// an answer, as the checkers count it: an in-flight answer ends the step only once it
 	// came after the window, however long the window (a lock timeout can outlast the
@@ -68,12 +69,10 @@ func (e *execution) settle(ctx context.Context) error {
 	}
 }
 
-// settleWindow is how long a key may still be refused as in flight after every attempt
+// settleWindowOf is how long a key may still be refused as in flight after every attempt
 // ended: the declared lock timeout (a crashed or abandoned attempt's lock goes stale by
 // then), else the client timeout (the longest an attempt the client gave up on can have
 // been running when it did).
-func (t *target) settleWindow() time.Duration { return settleWindowOf(t.p) }
-
 func settleWindowOf(p *profile.Profile) time.Duration {
 	if l := p.LockTimeout.Std(); l > 0 {
 		return profile.PastLock(l)
@@ -81,8 +80,39 @@ func settleWindowOf(p *profile.Profile) time.Duration {
 	return p.ClientTimeout.Std()
 }
 
-// settleBudget is the longest the settle step can take: the window, then the unseen
-// answers it tolerates, each a whole client timeout.
+// settleWindowAfter is the settle window after the attempts of ops: settleWindowOf, and
+// one client timeout more when the client gave up on an attempt the target had not
+// answered. A lock timeout bounds a hold from its start, but such an attempt may not have
+// started yet: a target swamped by a burst still works through the attempts its clients
+// left (a thousand copies queued for a pool of connections), each of which may hold the
+// key in its turn. They built up within a client timeout; the settle gives the target as
+// long again to work through them before a refusal counts as a stuck key.
+func settleWindowAfter(p *profile.Profile, ops []verdict.Op) time.Duration {
+	w := settleWindowOf(p)
+	if gaveUpUnanswered(ops) > 0 {
+		w += p.ClientTimeout.Std()
+	}
+	return w
+}
+
+// gaveUpUnanswered counts the attempts before the settle step that the client gave up
+// on (timed out) without an answer.
+func gaveUpUnanswered(ops []verdict.Op) int {
+	n := 0
+	for _, op := range ops {
+		if op.Type != verdict.OpInvoke && op.Step != SettleStep && op.Error == timedOut {
+			n++
+		}
+	}
+	return n
+}
+
+// timedOut is the error an attempt's completion carries when its client timeout passed
+// (transport.ErrorName).
+const timedOut = "timed-out"
+
+// settleBudget is the longest the settle step can take: the window (with the client
+// timeout it may add), then the unseen answers it tolerates, each a whole client timeout.
 func (t *target) settleBudget() time.Duration {
-	return t.settleWindow() + settleMaxUnseen*t.p.ClientTimeout.Std()
+	return settleWindowOf(t.p) + (1+settleMaxUnseen)*t.p.ClientTimeout.Std()
 }

@@ -129,6 +129,41 @@ func TestBurstWithAServerErrorIsJudgedByItsEffects(t *testing.T) {
 	require.Equal(t, "1 attempts got neither the in-flight refusal (409) nor the replay", msg)
 }
 
+// A burst whose copies the client gave up on unanswered may still be queued at the
+// target when the settle step asks (a thousand copies waiting for a pool of
+// connections): the settle window grows by one client timeout, and a refusal the target
+// took longer than a lock may be held to give comes from a busy target, not a stuck key.
+// Refusals answered at once over the whole grown window are a stuck key.
+func TestABurstTheClientGaveUpOnIsNoStuckKeyWhileTheTargetIsBusy(t *testing.T) {
+	t.Parallel()
+	p := refProfile(t) // lock_timeout 600ms (settle window 800ms), client_timeout 2s
+	judge := func(settleTries func(h *history)) (verdict.Verdict, string) {
+		h := burstOf(0, 5)
+		settleTries(h)
+		v, msg, _ := checker(t, "race/burst-1000")(h.record(1), p)
+		return v, msg
+	}
+	v, msg := judge(func(h *history) {
+		for ms := 2100; ms <= 3100; ms += 250 {
+			h.at(ms, settle, verdict.OpFail, 409, "busy", nil)
+		}
+	})
+	require.Equal(t, verdict.Unknown, v, msg)
+	require.Contains(t, msg, "into the 2.8s settle window", "past the lock's window, inside the one a queue of given-up attempts adds")
+
+	v, msg = judge(func(h *history) { h.span(2100, 5100, settle, verdict.OpFail, 409, "busy", nil) })
+	require.Equal(t, verdict.Unknown, v, msg)
+	require.Contains(t, msg, "the target took 3s to answer its last try while 5 attempt(s) the client gave up on may still have been queued there")
+
+	v, msg = judge(func(h *history) {
+		for ms := 2100; ms <= 5100; ms += 300 {
+			h.at(ms, settle, verdict.OpFail, 409, "busy", nil)
+		}
+	})
+	require.Equal(t, verdict.Fail, v, msg)
+	require.Contains(t, msg, "the key is stuck")
+}
+
 // A key that stays at 409 after one contended burst is wedged: the settle step's
 // retries after every attempt ended all got 409.
 func TestWedgedKeyFailsAsStuck(t *testing.T) {
