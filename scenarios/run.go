@@ -285,6 +285,20 @@ feed:
 
 func isSlow(s Scenario) bool { return hasLabels(s, []string{"speed:slow"}) }
 
+// floodCopies is the number of copies at once from which a step floods its target: the
+// scenario then runs alone on it (race/burst-1000; not the 50 of race/burst-50).
+const floodCopies = 100
+
+// floodsTarget reports whether a step of the scenario sends floodCopies copies or more.
+func floodsTarget(s Scenario) bool {
+	for _, st := range s.Steps {
+		if st.Copies >= floodCopies {
+			return true
+		}
+	}
+	return false
+}
+
 // restartsServer reports whether a scenario restarts the server the other scenarios'
 // attempts go to: it runs last, alone.
 func restartsServer(s Scenario) bool { return slices.Contains(s.Needs, profile.CapServerRestart) }
@@ -321,8 +335,12 @@ func runOne(ctx context.Context, t *target, sc Scenario, cfg RunConfig, nonce st
 		res.Verdict, res.Message = verdict.NA, "needs "+pl.na
 		return res, false
 	}
-	// A store fault hits every request the target serves: such a scenario runs alone.
-	if switchesStore(sc) {
+	// A store fault hits every request the target serves, and a flood of copies queues
+	// every other scenario's attempts behind its own (a repeat held for a database
+	// connection until the original committed looks like one made to wait for it, a
+	// settle behind a thousand given-up copies like a stuck key): such a scenario runs
+	// alone.
+	if switchesStore(sc) || floodsTarget(sc) {
 		t.alone.Lock()
 		defer t.alone.Unlock()
 	} else {
