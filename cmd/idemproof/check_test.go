@@ -168,7 +168,12 @@ func TestCheckUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"check", "--no-such-flag"}, "unknown flag -no-such-flag"},
 		{[]string{"check", "--profile", down}, "target down: base_url " + closedURL + " is not reachable"},
 		{[]string{"check", "--store", closedDSN}, "is PostgreSQL running and the DSN right?"},
-		{[]string{"serve", "--listen", "127.0.0.1:0", "--store", closedDSN}, "is PostgreSQL running and the DSN right?"},
+		// Waited for (--store-wait), as a replica started beside its database must.
+		{[]string{"serve", "--listen", "127.0.0.1:0", "--store-wait", "1s", "--store", closedDSN}, "tries in 1s, --store-wait): connect postgres"},
+		{[]string{"serve", "--listen", "127.0.0.1:0", "--store-wait", "0", "--store", closedDSN}, "is PostgreSQL running and the DSN right?"},
+		{[]string{"serve", "--store-wait", "-1s"}, "--store-wait must be 0 or a positive duration"},
+		// Said at once: trying again would not mend it.
+		{[]string{"serve", "--listen", "127.0.0.1:0", "--store", "postgres://u:p@127.0.0.1:1/d?sslmode=bogus"}, "parse postgres dsn"},
 	}
 	for _, c := range cases {
 		out, errOut, code := runCLI(t, c.args...)

@@ -31,6 +31,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("serve", "[flags]", "Runs the reference keyed refund server (POST /v1/refunds, POST /v1/invoices, GET ledgers, GET /healthz)\nuntil interrupted; with --mcp, the same refund as an MCP tool server (Streamable HTTP at /mcp, or --stdio).", stderr)
 	listen := fs.String("listen", "127.0.0.1:8080", "address to listen on (port 0 picks a free port)")
 	storeSpec := fs.String("store", "memory", "memory | postgres://user:pass@host:port/db")
+	storeWait := fs.Duration("store-wait", defaultStoreWait, "how long to wait at start for a PostgreSQL --store to accept connections (0: try once)")
 	memoryLimit := fs.Int64("memory-limit", memstore.DefaultMaxBytes, "bytes the memory store may hold, keys and ledger (at least 1048576); past it new keys are answered 507")
 	retention := fs.Duration("retention", idempotency.DefaultRetention, "how long a key lives, from its first record")
 	lockTimeout := fs.Duration("lock-timeout", idempotency.DefaultLockTimeout, "when a held key's lock goes stale and a retry may take over")
@@ -70,7 +71,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *memoryLimit < 1<<20 {
 		return fmt.Errorf("--memory-limit must be at least 1048576 bytes (1 MiB), got %d", *memoryLimit)
 	}
-	store, err := openStore(ctx, *storeSpec, *memoryLimit)
+	if *storeWait < 0 {
+		return fmt.Errorf("--store-wait must be 0 or a positive duration, e.g. 15s, got %s", *storeWait)
+	}
+	store, err := openStore(ctx, *storeSpec, *memoryLimit, *storeWait, stderr)
 	if err != nil {
 		return err
 	}
@@ -144,20 +148,51 @@ const (
 
 // openStore opens the store a --store value names; memoryLimit is the memory store's
 // byte budget.
-func openStore(ctx context.Context, spec string, memoryLimit int64) (idempotency.Store, error) {
+func openStore(ctx context.Context, spec string, memoryLimit int64, wait time.Duration, stderr io.Writer) (idempotency.Store, error) {
 	switch {
 	case spec == "memory":
 		return memstore.New(memstore.WithMaxBytes(memoryLimit)), nil
 	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
-		openCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		defer cancel()
-		s, err := pgstore.Open(openCtx, spec)
-		if err != nil {
-			return nil, fmt.Errorf("open store: %w", err)
-		}
-		return s, nil
+		return openPostgres(ctx, spec, wait, stderr)
 	}
 	return nil, fmt.Errorf("--store %q: use memory or a postgres://user:pass@host:port/db DSN", spec)
+}
+
+// defaultStoreWait is --store-wait's default: a replica started with its database, or
+// restarted while the database still holds the dead process's connections, finds it up
+// within that.
+const defaultStoreWait = 15 * time.Second
+
+// storeTryTimeout bounds one try to open the store.
+const storeTryTimeout = 15 * time.Second
+
+// openPostgres opens the PostgreSQL store, trying again every 250 ms for up to wait
+// while the error is one that may pass (not up yet, too many connections); a malformed
+// DSN or an earlier schema is said at once. The first failure is said on stderr, so a
+// wait is never silent.
+func openPostgres(ctx context.Context, dsn string, wait time.Duration, stderr io.Writer) (idempotency.Store, error) {
+	deadline := time.Now().Add(wait)
+	for tries := 1; ; tries++ {
+		tryCtx, cancel := context.WithTimeout(ctx, storeTryTimeout)
+		s, err := pgstore.Open(tryCtx, dsn)
+		cancel()
+		if err == nil {
+			return s, nil
+		}
+		left := time.Until(deadline)
+		switch {
+		case pgstore.Permanent(err), wait == 0:
+			return nil, fmt.Errorf("open store: %w", err)
+		case left <= 0 || ctx.Err() != nil:
+			return nil, fmt.Errorf("open store (%d tries in %s, --store-wait): %w", tries, wait, err)
+		case tries == 1:
+			fmt.Fprintf(stderr, "idemproof serve: the store is not ready (%v); trying again for up to %s (--store-wait)\n", err, wait)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(min(250*time.Millisecond, left)):
+		}
+	}
 }
 
 func printFlaws(w io.Writer) error {

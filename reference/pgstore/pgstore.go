@@ -54,10 +54,12 @@ type Store struct {
 var _ idempotency.Store = (*Store)(nil)
 
 // Open connects to dsn (postgres://...), checks the connection and creates the schema.
+// An error that trying again cannot mend (a malformed DSN, an earlier schema) is
+// Permanent; any other (PostgreSQL not up yet, a connection cut) may pass.
 func Open(ctx context.Context, dsn string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("parse postgres dsn: %w", err)
+		return nil, permanent{fmt.Errorf("parse postgres dsn: %w", err)}
 	}
 	if !strings.Contains(dsn, "pool_max_conns") && cfg.MaxConns < 16 {
 		cfg.MaxConns = 16 // many requests wait on the database at once; the DSN may say otherwise
@@ -77,6 +79,18 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// permanent marks an Open error that trying again cannot mend.
+type permanent struct{ error }
+
+func (p permanent) Unwrap() error { return p.error }
+
+// Permanent reports whether an error of Open would come again however often Open is
+// tried: a malformed DSN or a database that holds an earlier schema.
+func Permanent(err error) bool {
+	var p permanent
+	return errors.As(err, &p) || errors.Is(err, errOldSchema)
 }
 
 var errOldSchema = errors.New("the database holds an earlier idemproof schema (idempotency_keys has no scope_hash column); " +
