@@ -25,6 +25,10 @@ type Client struct {
 	HTTPClient *http.Client
 	// KeyHeader is the header carrying the key; "" means DefaultKeyHeader.
 	KeyHeader string
+	// KeyInBody: the key travels in the Operation's Body, where the caller put it (an
+	// API that reads it from a JSON member); no key header is set, and an Operation
+	// must carry its Key (one minted here could not reach the body).
+	KeyInBody bool
 	// NewKey mints a key for an Operation without one; nil means RandomKey.
 	NewKey KeyFunc
 	// CheckRetry decides whether to retry; nil means DefaultCheckRetry.
@@ -84,6 +88,9 @@ func (e *UnknownOutcomeError) Unwrap() error { return e.Err }
 // (resp.Request.Header holds it). See UnknownOutcomeError for the other outcome.
 func (c *Client) Do(ctx context.Context, op Operation) (*http.Response, error) {
 	key := op.Key
+	if key == "" && c.KeyInBody {
+		return nil, errors.New("retryhttp: KeyInBody needs the Operation's Key, the one its Body carries")
+	}
 	if key == "" {
 		var err error
 		if key, err = c.newKey()(); err != nil {
@@ -139,7 +146,9 @@ func (c *Client) request(ctx context.Context, op Operation, key string) (*http.R
 	for name, values := range op.Header {
 		req.Header[name] = append([]string(nil), values...)
 	}
-	req.Header.Set(c.keyHeader(), key)
+	if !c.KeyInBody {
+		req.Header.Set(c.keyHeader(), key)
+	}
 	return req, nil
 }
 

@@ -123,6 +123,31 @@ func TestCallersOwnKeyIsUsedUnchanged(t *testing.T) {
 	require.Equal(t, []string{"refund-for-order-o-1", "refund-for-order-o-1"}, keys)
 }
 
+// KeyInBody: the key is in the body the caller built, the same bytes on every attempt,
+// and no header carries it; an operation without its key is refused before anything is
+// sent.
+func TestKeyInBodySendsNoHeader(t *testing.T) {
+	api := &fakeAPI{script: []int{503, 0}}
+	c, _, url := newClient(t, api)
+	c.KeyInBody = true
+	op := retryhttp.Operation{Method: "POST", URL: url + "/v1/payments", Key: "k-1", Body: []byte(`{"idempotency_key":"k-1","amount":4900}`)}
+	resp, err := c.Do(context.Background(), op)
+	require.NoError(t, err)
+	resp.Body.Close()
+	attempts, keys, bodies := api.seen()
+	require.Equal(t, 3, attempts)
+	require.Equal(t, []string{"", "", ""}, keys)
+	for _, b := range bodies {
+		require.Equal(t, `{"idempotency_key":"k-1","amount":4900}`, b)
+	}
+
+	op.Key = ""
+	_, err = c.Do(context.Background(), op)
+	require.ErrorContains(t, err, "KeyInBody needs the Operation's Key")
+	attempts, _, _ = api.seen()
+	require.Equal(t, 3, attempts, "nothing sent")
+}
+
 func TestUnprocessableIsNeverRetried(t *testing.T) {
 	for _, status := range []int{400, 401, 404, 422, 501} {
 		api := &fakeAPI{script: []int{status}}

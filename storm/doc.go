@@ -47,5 +47,5 @@
 //
 // What is not guaranteed: a storm is evidence about the interleavings it produced, not a
 // proof for all; a target whose ledger counts one global total cannot be judged per
-// operation (refused); transport mcp and keys in the body are not supported yet.
+// operation (refused); transport mcp is not supported yet.
 package storm

@@ -1,6 +1,7 @@
 package storm
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/faultproxy/client"
+	"github.com/idemproof/idemproof/internal/jsonvalue"
 	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/retryhttp"
 	"github.com/idemproof/idemproof/scenarios"
@@ -138,8 +140,6 @@ func (c Config) Check() error {
 	switch {
 	case p.IsMCP():
 		return fmt.Errorf("storm: profile %s: transport mcp is not supported by the storm yet (it sends plain HTTP requests with the key in a header); run check for MCP targets", p.Name)
-	case p.KeyHeader == "":
-		return fmt.Errorf("storm: profile %s: the storm sends the key in a header (key_header); a key in the body (key_field) is not supported", p.Name)
 	case p.HasGlobalLedger():
 		return fmt.Errorf("storm: profile %s: side_effects.scope is global; the storm judges every operation by its own entity's ledger: give a side_effects.path with {{.Entity}}", p.Name)
 	case c.Schedule != nil && c.Schedule.Outage != "" && p.Store == nil:
@@ -215,7 +215,7 @@ func newStorm(ctx context.Context, cfg Config) (*storm, error) {
 		return s, nil
 	}
 	srv, err := faultproxy.Start(ctx, faultproxy.Config{
-		Upstream: p.BaseURL, KeyHeader: p.KeyHeader, Seed: cfg.Seed, TLSClientConfig: tc,
+		Upstream: p.BaseURL, KeyHeader: p.KeyHeader, KeyField: p.KeyField, Seed: cfg.Seed, TLSClientConfig: tc,
 		// Each operation reads its key's records as it ends: a small journal suffices,
 		// and bounds the storm's memory whatever the target answers.
 		JournalCapacity: 4 * cfg.Clients * (maxCopies + 2) * cfg.Attempts, JournalBytes: 8 << 20,
@@ -385,6 +385,13 @@ func (s *storm) runOp(ctx context.Context, i int) (o opResult) {
 				return o
 			}
 		}
+		if p.KeyField != "" {
+			if cbody, err = bodyWithKey(cbody, p.KeyField, o.Key); err != nil {
+				o.buildErr = err.Error()
+				return o
+			}
+			h.Set("Content-Type", "application/json")
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -400,6 +407,21 @@ func (s *storm) runOp(ctx context.Context, i int) (o opResult) {
 	s.attempts.Add(attempts.Load())
 	s.readJournal(ctx, &o)
 	return o
+}
+
+// bodyWithKey puts the key at the profile's key_field of a JSON body, the same bytes on
+// every attempt of the operation.
+func bodyWithKey(body, field, key string) (string, error) {
+	doc, err := jsonvalue.Parse(body)
+	if err != nil {
+		return "", fmt.Errorf("operation.body is not JSON, cannot carry the key at key_field %s: %w", field, err)
+	}
+	if err := doc.Set(field, jsonvalue.NewString(key)); err != nil {
+		return "", fmt.Errorf("key_field %w", err)
+	}
+	var b bytes.Buffer
+	doc.Encode(&b, "", "")
+	return b.String(), nil
 }
 
 // fault is the proxy fault of the schedule's first attempt, if any: an outage's first
@@ -437,6 +459,7 @@ func (s *storm) send(ctx context.Context, outage bool, fault string, op retryhtt
 	c := &retryhttp.Client{
 		HTTPClient:  s.attempt,
 		KeyHeader:   s.p.KeyHeader,
+		KeyInBody:   s.p.KeyField != "",
 		MaxAttempts: s.cfg.Attempts,
 		Backoff:     retryhttp.HonourRetryAfter(retryhttp.Exponential(20*time.Millisecond, s.cfg.MaxBackoff), s.cfg.MaxBackoff),
 		CheckRetry: func(ctx context.Context, resp *http.Response, err error) (bool, error) {
