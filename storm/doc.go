@@ -47,5 +47,6 @@
 //
 // What is not guaranteed: a storm is evidence about the interleavings it produced, not a
 // proof for all; a target whose ledger counts one global total cannot be judged per
-// operation (refused); transport mcp is not supported yet.
+// operation (refused); a stdio MCP server is refused (its pipes carry one call at a
+// time), an MCP tool server over Streamable HTTP is stormed (mcp.go).
 package storm

@@ -80,7 +80,7 @@ func (s *storm) findings(o opResult) []Finding {
 	case n > allowed:
 		out = append(out, at(CatDuplicated, "%d side effects for one key (%s); answers %s", n, o.Schedule, answersText(o.answers)))
 	case n == 0 && len(successes) > 0 && o.upstream2xx > 0:
-		out = append(out, at(CatLost, "a client got %d, the target committed (%d upstream 2xx) and the ledger shows no side effect", successes[0].status, o.upstream2xx))
+		out = append(out, at(CatLost, "a client got %d, the target committed (%d upstream successes) and the ledger shows no side effect", successes[0].status, o.upstream2xx))
 	case n == 0 && len(successes) > 0:
 		out = append(out, at(CatFabricated, "a client got %d while nothing was committed and the ledger is empty", successes[0].status))
 	}
@@ -107,9 +107,12 @@ func answersText(as []answer) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		if a.err != "" {
+		switch {
+		case a.err != "":
 			b.WriteString("unknown (" + a.err + ")")
-		} else {
+		case a.class != "":
+			fmt.Fprintf(&b, "%d %s", a.status, a.class)
+		default:
 			fmt.Fprintf(&b, "%d", a.status)
 		}
 	}

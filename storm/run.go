@@ -19,6 +19,7 @@ import (
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/faultproxy/client"
 	"github.com/idemproof/idemproof/internal/jsonvalue"
+	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/profile"
 	"github.com/idemproof/idemproof/retryhttp"
 	"github.com/idemproof/idemproof/scenarios"
@@ -36,6 +37,9 @@ const (
 	DefaultMaxBackoff = time.Second
 	DefaultListed     = 20
 )
+
+// retryBackoffMin is a copy's first pause before a retry; it doubles up to MaxBackoff.
+const retryBackoffMin = 20 * time.Millisecond
 
 // maxBody bounds what the storm reads of one answer: it keeps a digest and an excerpt of
 // it, never the body itself, so its memory grows with the operations, not their bytes.
@@ -138,8 +142,8 @@ func (c Config) Check() error {
 		return fmt.Errorf("storm: profile %s: %w", p.Name, err)
 	}
 	switch {
-	case p.IsMCP():
-		return fmt.Errorf("storm: profile %s: transport mcp is not supported by the storm yet (it sends plain HTTP requests with the key in a header); run check for MCP targets", p.Name)
+	case p.IsStdio():
+		return fmt.Errorf("storm: profile %s: transport mcp-stdio is not supported by the storm (one server process's pipes carry one call at a time); run check for stdio servers, or serve the tool over Streamable HTTP (transport: mcp)", p.Name)
 	case p.HasGlobalLedger():
 		return fmt.Errorf("storm: profile %s: side_effects.scope is global; the storm judges every operation by its own entity's ledger: give a side_effects.path with {{.Entity}}", p.Name)
 	case c.Schedule != nil && c.Schedule.Outage != "" && p.Store == nil:
@@ -190,6 +194,9 @@ type storm struct {
 	closeFn  func() error
 	nonce    string
 	attempt  *http.Client
+	// tr and cl speak to an MCP tool server (transport: mcp); tr is nil for plain HTTP.
+	tr       transport.Transport
+	cl       outcome.Classifier
 	ledger   *profile.LedgerReader
 	outageMu sync.Mutex // outages come one at a time
 	attempts atomic.Int64
@@ -209,7 +216,12 @@ func newStorm(ctx context.Context, cfg Config) (*storm, error) {
 	s := &storm{cfg: cfg, p: p, nonce: hex.EncodeToString(nonce)}
 	s.attempt = &http.Client{Transport: transport.NewAttemptClient(tc).Transport, Timeout: p.ClientTimeout.Std(),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	s.ledger = p.NewLedgerReader(transport.NewProbeClient(10*time.Second, tc))
+	probe := transport.NewProbeClient(10*time.Second, tc)
+	s.ledger = p.NewLedgerReader(probe)
+	if p.IsMCP() {
+		s.cl = p.Classifier()
+		s.tr = p.NewTransport(s.cl, probe, tc)
+	}
 	if p.Proxy != nil {
 		s.proxyURL, s.ctl, s.closeFn = p.Proxy.URL, client.New(p.Proxy.Admin, p.Proxy.AdminToken), func() error { return nil }
 		return s, nil
@@ -304,6 +316,7 @@ func (s *storm) run(ctx context.Context) *Report {
 // answer is one copy's end as its client saw it.
 type answer struct {
 	status  int
+	class   outcome.Class // an MCP answer's outcome class ("" over plain HTTP: the status says)
 	digest  [32]byte
 	excerpt string
 	err     string // the unknown outcome, when no definite answer came
@@ -311,7 +324,12 @@ type answer struct {
 	truncated bool
 }
 
-func (a answer) success() bool { return a.err == "" && a.status >= 200 && a.status <= 299 }
+func (a answer) success() bool {
+	if a.class != "" {
+		return a.err == "" && a.class == outcome.Success
+	}
+	return a.err == "" && a.status >= 200 && a.status <= 299
+}
 
 // opResult is one operation: what its clients saw, what the proxy journal and the ledger
 // show.
@@ -323,7 +341,8 @@ type opResult struct {
 	answers  []answer
 	attempts int
 	latency  time.Duration
-	// From the journal: attempts that got an after-upstream fault, upstream 2xx answers,
+	// From the journal: attempts that got an after-upstream fault, upstream successes (2xx;
+	// over MCP, a success by the outcome rules),
 	// and the digest of the first committed body it buffered.
 	faulted, upstream2xx int
 	committed            *[32]byte
@@ -348,6 +367,17 @@ func (s *storm) runOp(ctx context.Context, i int) (o opResult) {
 	o.Key = s.mintKey(i)
 	started := time.Now()
 	defer func() { o.latency = time.Since(started) }()
+	if spec, ok := o.Schedule.fault(); ok {
+		name := "storm-" + o.Key
+		if err := s.ctl.AddRule(ctx, faultproxy.Rule{Name: name, Match: faultproxy.Match{Key: o.Key, Attempts: &faultproxy.Range{From: 1, To: 1}}, Fault: spec}); err != nil {
+			o.buildErr = "add rule: " + err.Error()
+			return o
+		}
+		defer s.ctl.DeleteRule(context.WithoutCancel(ctx), name)
+	}
+	if s.tr != nil {
+		return s.runMCPOp(ctx, o)
+	}
 	path, err := profile.Render(p.Operation.Path, o.Entity)
 	if err != nil {
 		o.buildErr = err.Error()
@@ -362,14 +392,6 @@ func (s *storm) runOp(ctx context.Context, i int) (o opResult) {
 	if err != nil {
 		o.buildErr = err.Error()
 		return o
-	}
-	if spec, ok := o.Schedule.fault(); ok {
-		name := "storm-" + o.Key
-		if err := s.ctl.AddRule(ctx, faultproxy.Rule{Name: name, Match: faultproxy.Match{Key: o.Key, Attempts: &faultproxy.Range{From: 1, To: 1}}, Fault: spec}); err != nil {
-			o.buildErr = "add rule: " + err.Error()
-			return o
-		}
-		defer s.ctl.DeleteRule(context.WithoutCancel(ctx), name)
 	}
 	copies := max(o.Schedule.Copies, 1)
 	o.answers = make([]answer, copies)
@@ -424,6 +446,37 @@ func bodyWithKey(body, field, key string) (string, error) {
 	return b.String(), nil
 }
 
+// runMCPOp sends the operation's copies over MCP (mcp.go) and reads its journal.
+func (s *storm) runMCPOp(ctx context.Context, o opResult) opResult {
+	copies := max(o.Schedule.Copies, 1)
+	reqs := make([]*transport.Request, copies)
+	for c := range reqs {
+		var err error
+		if reqs[c], err = s.mcpRequest(o.Entity, o.Key, o.Schedule.Hold); err != nil {
+			o.buildErr = err.Error()
+			return o
+		}
+	}
+	o.answers = make([]answer, copies)
+	var attempts atomic.Int64
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for c := range copies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			o.answers[c] = s.sendMCP(ctx, c == 0 && o.Schedule.Outage != "", o.Schedule.Outage, reqs[c], o.Key, &attempts)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	o.attempts = int(attempts.Load())
+	s.attempts.Add(attempts.Load())
+	s.readJournal(ctx, &o)
+	return o
+}
+
 // fault is the proxy fault of the schedule's first attempt, if any: an outage's first
 // answer is lost too, so that its retry meets the store out.
 func (s Schedule) fault() (faultproxy.FaultSpec, bool) {
@@ -461,7 +514,7 @@ func (s *storm) send(ctx context.Context, outage bool, fault string, op retryhtt
 		KeyHeader:   s.p.KeyHeader,
 		KeyInBody:   s.p.KeyField != "",
 		MaxAttempts: s.cfg.Attempts,
-		Backoff:     retryhttp.HonourRetryAfter(retryhttp.Exponential(20*time.Millisecond, s.cfg.MaxBackoff), s.cfg.MaxBackoff),
+		Backoff:     retryhttp.HonourRetryAfter(retryhttp.Exponential(retryBackoffMin, s.cfg.MaxBackoff), s.cfg.MaxBackoff),
 		CheckRetry: func(ctx context.Context, resp *http.Response, err error) (bool, error) {
 			attempts.Add(1)
 			return retryhttp.DefaultCheckRetry(ctx, resp, err)
@@ -543,6 +596,16 @@ func (s *storm) readJournal(ctx context.Context, o *opResult) {
 	for _, r := range recs {
 		if strings.HasPrefix(r.Fault, "after-") || r.Fault == faultproxy.FaultDuplicate {
 			o.faulted++
+		}
+		if s.tr != nil {
+			if body, ok := s.mcpCommitted(r); ok {
+				o.upstream2xx += max(r.UpstreamCalls, 1)
+				if o.committed == nil {
+					d := s.digest(body)
+					o.committed = &d
+				}
+			}
+			continue
 		}
 		if r.UpstreamStatus >= 200 && r.UpstreamStatus <= 299 {
 			o.upstream2xx += max(r.UpstreamCalls, 1)
