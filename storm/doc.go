@@ -47,6 +47,7 @@
 //
 // What is not guaranteed: a storm is evidence about the interleavings it produced, not a
 // proof for all; a target whose ledger counts one global total cannot be judged per
-// operation (refused); a stdio MCP server is refused (its pipes carry one call at a
-// time), an MCP tool server over Streamable HTTP is stormed (mcp.go).
+// operation (refused); a stdio MCP server is refused (each storm client would start a
+// server process of its own), an MCP tool server over Streamable HTTP is stormed
+// (mcp.go).
 package storm

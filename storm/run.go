@@ -143,7 +143,7 @@ func (c Config) Check() error {
 	}
 	switch {
 	case p.IsStdio():
-		return fmt.Errorf("storm: profile %s: transport mcp-stdio is not supported by the storm (one server process's pipes carry one call at a time); run check for stdio servers, or serve the tool over Streamable HTTP (transport: mcp)", p.Name)
+		return fmt.Errorf("storm: profile %s: transport mcp-stdio is not supported by the storm (each of its clients would start a server process of its own, which keeps its keys apart from the others'); run check for stdio servers, or serve the tool over Streamable HTTP (transport: mcp)", p.Name)
 	case p.HasGlobalLedger():
 		return fmt.Errorf("storm: profile %s: side_effects.scope is global; the storm judges every operation by its own entity's ledger: give a side_effects.path with {{.Entity}}", p.Name)
 	case c.Schedule != nil && c.Schedule.Outage != "" && p.Store == nil:
