@@ -168,6 +168,12 @@ func TestStormRefusesWhatItCannotRun(t *testing.T) {
 	hold := storm.Schedule{Copies: 2, Outage: "down"}
 	_, err = storm.Run(ctx, storm.Config{Profile: tgt.Profile, Schedule: &hold})
 	require.ErrorContains(t, err, "needs the profile's store:")
+
+	// A stdio server: every client would start a process of its own.
+	stdioProfile, err := profile.Builtin("mcp-refunds-stdio")
+	require.NoError(t, err)
+	_, err = storm.Run(ctx, storm.Config{Profile: stdioProfile, Ops: 5})
+	require.ErrorContains(t, err, "transport mcp-stdio is not supported by the storm (each of its clients would start a server process of its own")
 }
 
 func freeAddr(t *testing.T) string {
