@@ -31,11 +31,13 @@ func builtinData(name string) ([]byte, bool) {
 }
 
 // IsPreset reports whether name is a built-in expectation preset: one that describes a
-// school of idempotency (its expectations, its windows) and no target — no operation to
-// send — and so is meant for `extends:` in a user profile, never run on its own.
+// school of idempotency (its expectations, its windows) and no target — nowhere to send
+// an operation: no base_url, no operation.path, no stdio server's command — and so is
+// meant for `extends:` in a user profile, never run on its own.
 func IsPreset(name string) bool {
 	p, err := Builtin(name)
-	return err == nil && p.Operation.Path == "" && p.BaseURL == ""
+	hasCommand := p != nil && p.IsStdio() && p.MCP != nil && len(p.MCP.Command) > 0
+	return err == nil && p.Operation.Path == "" && p.BaseURL == "" && !hasCommand
 }
 
 // Builtin returns a built-in profile. The reference profile is complete and valid;

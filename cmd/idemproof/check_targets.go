@@ -109,7 +109,20 @@ func loadProfile(arg string) (*profile.Profile, error) {
 		}
 		return nil, err
 	}
+	startFixtureWithThisBinary(p)
 	return p, nil
+}
+
+// startFixtureWithThisBinary makes a built-in profile of idemproof's own stdio fixture
+// (mcp.command: idemproof serve --mcp --stdio …) start this very binary: under `go run`
+// no idemproof is on the PATH, and an installed one may be another version.
+func startFixtureWithThisBinary(p *profile.Profile) {
+	if !p.IsStdio() || p.MCP == nil || len(p.MCP.Command) == 0 || p.MCP.Command[0] != "idemproof" {
+		return
+	}
+	if self, err := os.Executable(); err == nil {
+		p.MCP.Command = append([]string{self}, p.MCP.Command[1:]...)
+	}
 }
 
 // checkFlaws refuses a --flaw the reference does not have, naming the closest one, before
