@@ -73,6 +73,9 @@ type ArgsLedger struct {
 // its Err set.
 func LoadArgs(path string) (*Args, error) {
 	info, err := os.Stat(path)
+	if err != nil && strings.ContainsAny(path, "={") {
+		return nil, fmt.Errorf("--args takes a YAML file, not the arguments themselves (%q is no file): write them per operation, e.g. operations: {refund: {arguments: {order_id: \"{{.Entity}}\", amount: 4900}}} (docs/scan.md, \"Arguments\")", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("--args: %w", err)
 	}

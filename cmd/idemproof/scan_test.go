@@ -112,6 +112,7 @@ func TestScanUsageErrors(t *testing.T) {
 		{[]string{"scan", "--mcp", "http://127.0.0.1:1/mcp", "--header", "Bearer x"}, `--header "Bearer x": want 'Name: value'`},
 		{[]string{"scan", "--mcp", "http://127.0.0.1:1/mcp"}, "cannot scan http://127.0.0.1:1/mcp: initialize"},
 		{[]string{"scan", "--mcp", "http://127.0.0.1:1/mcp", "--args", "missing.yaml"}, "--args: stat missing.yaml"},
+		{[]string{"scan", "--mcp", "http://127.0.0.1:1/mcp", "--args", `refund={"order_id":"o-1"}`}, "--args takes a YAML file, not the arguments themselves"},
 	} {
 		_, errOut, code := runCLI(t, c.args...)
 		require.Equal(t, 2, code, c.args)
