@@ -180,6 +180,10 @@ type concurrent struct {
 	err   string
 	a, b  transport.Answer
 	retry *transport.Answer // the retry of the copy that did not succeed
+	// met: the copies were at the server at once (the journal), or one was refused as
+	// in flight; tries is how many pairs were sent to get there.
+	met   bool
+	tries int
 }
 
 // judgeConcurrent judges "one of two concurrent copies": two copies with one key at once
@@ -206,8 +210,13 @@ func judgeConcurrent(o concurrent, by evidenceBy, kind Kind) Cell {
 		}
 		second, how = *o.retry, fmt.Sprintf("the other copy got %s; its retry", describe(kind, b))
 	}
+	unmet := func(what string) Cell {
+		return cell(verdict.Unknown, "%s, but the two copies never met at the server (%d %s sent): each was answered before the other reached it, so nothing concurrent was tested", what, o.tries, plural(o.tries, "pair", "pairs"))
+	}
 	if l := by.ledger; l != nil && l.err == "" {
 		switch {
+		case l.n == 1 && !o.met:
+			return unmet(fmt.Sprintf("one execution (the ledger, %s, counted 1)", l.what))
 		case l.n == 1:
 			return cell(verdict.Pass, "one execution: the ledger (%s) counted 1 for two copies at once", l.what)
 		case l.n > 1:
@@ -219,6 +228,8 @@ func judgeConcurrent(o concurrent, by evidenceBy, kind Kind) Cell {
 		x, okX := valueAt(a.Body, by.field)
 		y, okY := valueAt(second.Body, by.field)
 		switch {
+		case okX && okY && x == y && !o.met:
+			return unmet(fmt.Sprintf("one execution (%s got %s %s, the first copy's)", how, showPath(by.field), showValue(y)))
 		case okX && okY && x == y:
 			return cell(verdict.Pass, "one execution: %s got %s %s, the first copy's", how, showPath(by.field), showValue(y))
 		case okX && okY:

@@ -103,13 +103,18 @@ func TestJudgeConcurrent(t *testing.T) {
 		want verdict.Verdict
 		text string
 	}{
-		{"both got one", concurrent{a: ok(`{"id":"r1"}`), b: ok(`{"id":"r1"}`)}, by, verdict.Pass, `one execution: the other copy got id "r1", the first copy's`},
+		{"both got one", concurrent{a: ok(`{"id":"r1"}`), b: ok(`{"id":"r1"}`), met: true}, by, verdict.Pass, `one execution: the other copy got id "r1", the first copy's`},
+		// A fast server may answer the first copy before the second arrives: nothing
+		// concurrent was tested, whatever it counted.
+		{"both got one, never met", concurrent{a: ok(`{"id":"r1"}`), b: ok(`{"id":"r1"}`), tries: 3}, by, verdict.Unknown, `one execution (the other copy got id "r1", the first copy's), but the two copies never met at the server (3 pairs sent)`},
+		{"ledger one, never met", concurrent{a: ok(`{}`), b: ok(`{}`), tries: 1}, evidenceBy{ledger: &counted{what: "L", n: 1}}, verdict.Unknown, "one execution (the ledger, L, counted 1), but the two copies never met at the server (1 pair sent)"},
+		{"two executions, never met", concurrent{a: ok(`{"id":"r1"}`), b: ok(`{"id":"r2"}`), tries: 1}, by, verdict.Fail, `two executions for one key: id "r1" and "r2"`},
 		{"two executions", concurrent{a: ok(`{"id":"r1"}`), b: ok(`{"id":"r2"}`)}, by, verdict.Fail, `two executions for one key: id "r1" and "r2"`},
-		{"refused, its retry replayed", concurrent{a: refused(409, `{"detail":"in flight"}`), b: ok(`{"id":"r1"}`), retry: &retryOne}, by, verdict.Pass, `the other copy got 409 (in flight); its retry got id "r1", the first copy's`},
+		{"refused, its retry replayed", concurrent{a: refused(409, `{"detail":"in flight"}`), b: ok(`{"id":"r1"}`), retry: &retryOne, met: true}, by, verdict.Pass, `the other copy got 409 (in flight); its retry got id "r1", the first copy's`},
 		{"refused, its retry executed", concurrent{a: ok(`{"id":"r1"}`), b: refused(409, `{}`), retry: &retryTwo}, by, verdict.Fail, "two executions for one key"},
 		{"refused, its retry refused", concurrent{a: ok(`{"id":"r1"}`), b: refused(409, `{}`), retry: &retryRefused}, by, verdict.Unknown, "whether it executed cannot be seen"},
 		{"neither", concurrent{a: refused(409, `{}`), b: refused(409, `{}`)}, by, verdict.Unknown, "neither copy succeeded"},
-		{"ledger one", concurrent{a: ok(`{}`), b: ok(`{}`)}, evidenceBy{ledger: &counted{what: "L", n: 1}}, verdict.Pass, "counted 1 for two copies"},
+		{"ledger one", concurrent{a: ok(`{}`), b: ok(`{}`), met: true}, evidenceBy{ledger: &counted{what: "L", n: 1}}, verdict.Pass, "counted 1 for two copies"},
 		{"ledger two", concurrent{a: ok(`{}`), b: ok(`{}`)}, evidenceBy{ledger: &counted{what: "L", n: 2}}, verdict.Fail, "2 executions for one key"},
 		{"no value", concurrent{a: ok(`{}`), b: ok(`{}`)}, evidenceBy{}, verdict.Unknown, noValue},
 	}

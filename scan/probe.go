@@ -37,6 +37,10 @@ type prober struct {
 type call struct {
 	tag, key, entity string
 	changed          bool
+	// session names the MCP session the call goes on ("" the scan's one): the copies of
+	// the concurrency probe go on sessions of their own, as two clients' would, since a
+	// server may run one session's calls one at a time.
+	session string
 }
 
 // request builds a call's request, and returns the arguments it sends (rendered).
@@ -78,7 +82,11 @@ func (p *prober) request(c call) (*transport.Request, []byte, error) {
 				return nil, nil, err
 			}
 		}
-		return &transport.Request{URL: p.mcpURL, Body: framed, Header: header, Session: "scan", SessionHeader: session}, sent, nil
+		name := "scan"
+		if c.session != "" {
+			name += "/" + c.session
+		}
+		return &transport.Request{URL: p.mcpURL, Body: framed, Header: header, Session: name, SessionHeader: session}, sent, nil
 	}
 	path, err := profile.Render(r.Path, c.entity)
 	if err != nil {
@@ -117,6 +125,20 @@ func (p *prober) send(ctx context.Context, c call) (transport.Answer, []byte, er
 	p.calls.Add(1)
 	a, err := p.snd.Send(ctx, req, p.cfg.callTimeout())
 	return a, sent, err
+}
+
+// prepare sets up what the call needs before it is sent (its MCP session), when the
+// transport can.
+func (p *prober) prepare(ctx context.Context, c call) error {
+	pr, ok := p.snd.(transport.Preparer)
+	if !ok {
+		return nil
+	}
+	req, _, err := p.request(c)
+	if err != nil {
+		return err
+	}
+	return pr.Prepare(ctx, req)
 }
 
 // settle repeats a call while its answer says the original still runs (at most
@@ -362,21 +384,35 @@ func (p *prober) changed(ctx context.Context) (changedRequest, *counted) {
 }
 
 // concurrently sends two copies of one call, one key, at once; a copy that did not
-// succeed is retried (settled) once the other answered.
+// succeed is retried (settled) once the other answered. Whether the copies met at the
+// server — both sent to it before either was answered, or one refused as in flight —
+// is read from the fault layer's journal: a fast server may answer the first before the
+// second arrives, and then nothing concurrent was tested.
 func (p *prober) concurrently(ctx context.Context) (concurrent, *counted) {
 	c := p.fresh()
 	var o concurrent
 	after := p.counting(ctx, c.entity)
+	since := p.ctl.JournalStats().Total
 	var answers [2]transport.Answer
 	var errs [2]error
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range answers {
+		copyOf := c
+		if p.t.Kind == KindMCP && !p.stdio {
+			// Over stdio a session is a server process, with state of its own: both
+			// copies stay on the scan's one.
+			copyOf.session = fmt.Sprintf("copy-%d", i+1)
+		}
+		if err := p.prepare(ctx, copyOf); err != nil {
+			o.err = err.Error()
+			return o, nil
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-start
-			answers[i], _, errs[i] = p.send(ctx, c)
+			answers[i], _, errs[i] = p.send(ctx, copyOf)
 		}()
 	}
 	close(start)
@@ -388,6 +424,7 @@ func (p *prober) concurrently(ctx context.Context) (concurrent, *counted) {
 		}
 	}
 	o.a, o.b = answers[0], answers[1]
+	o.met = looksInFlight(p.t.Kind, o.a) || looksInFlight(p.t.Kind, o.b) || p.metAtServer(ctx, c.tag, since)
 	if (o.a.Class == outcome.Success) != (o.b.Class == outcome.Success) {
 		retry, _, err := p.send(ctx, c)
 		if err == nil {
@@ -401,6 +438,32 @@ func (p *prober) concurrently(ctx context.Context) (concurrent, *counted) {
 	}
 	return o, after()
 }
+
+// metAtServer reports whether the journal shows the step's first two calls at the
+// server at once: each sent to it before the other was answered.
+func (p *prober) metAtServer(ctx context.Context, tag string, since uint64) bool {
+	deadline := time.Now().Add(2 * time.Second) // the layer journals a call as it ends on its side
+	for {
+		recs, _ := p.ctl.Journal(ctx, faultproxy.JournalQuery{Since: since})
+		var spans [][2]time.Time
+		for _, r := range recs {
+			if r.Headers[ProbeHeader] == tag && r.ReachedUpstream {
+				start := r.Time.Add(millisDuration(r.ForwardedAfterMillis))
+				spans = append(spans, [2]time.Time{start, start.Add(millisDuration(r.UpstreamMillis))})
+			}
+		}
+		if len(spans) >= 2 {
+			a, b := spans[0], spans[1]
+			return a[0].Before(b[1]) && b[0].Before(a[1])
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func millisDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
 
 // header is the scan's own headers on every call: --header, then the --args file's.
 func callHeader(cfg *Config) http.Header {

@@ -112,6 +112,13 @@ type Sender interface {
 	Close()
 }
 
+// Preparer is a Sender that can set up what an attempt needs (an MCP session) before
+// it is sent, so that attempts meant to reach the target together are not held apart by
+// their set-up. A Sender without it sets up inside Send.
+type Preparer interface {
+	Prepare(ctx context.Context, req *Request) error
+}
+
 // NewAttemptClient returns the client every attempt goes through: a fresh connection per
 // request, no proxy from the environment, no compression (bodies are compared byte for
 // byte as sent), redirects not followed. tlsConfig verifies an https:// target (a

@@ -144,12 +144,12 @@ func callsText(op *scan.Operation) string {
 	if c := op.Request.Change; c != nil {
 		parts = append(parts, fmt.Sprintf("1, then the same key with %s (and the changed arguments under a fresh key, if refused)", c.What))
 	}
-	parts = append(parts, "2 copies with one key at once (and a retry of one not answered with a success)")
+	parts = append(parts, fmt.Sprintf("%d pairs of copies, one key each, at once (and a retry of one not answered with a success)", scan.ConcurrentPairs))
 	return strings.Join(parts, "; ") + fmt.Sprintf(": at most %d, and retries of in-flight answers", maxCalls(op))
 }
 
 func maxCalls(op *scan.Operation) int {
-	n := 2 + 2 + 3
+	n := 2 + 2 + 3*scan.ConcurrentPairs
 	if op.Request.Change != nil {
 		n += 3
 	}

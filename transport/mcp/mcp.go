@@ -289,6 +289,16 @@ func (t *Transport) open(ctx context.Context, url string, header http.Header) (*
 // capabilities.tools.idempotency that Transport.RequireIdempotency asks for.
 var ErrNoIdempotencyCapability = errors.New("initialize: the server does not advertise capabilities.tools.idempotency (SEP-3182), which the profile requires (mcp.require_idempotency_capability)")
 
+// Prepare opens the session req would go on, without sending it (transport.Preparer):
+// copies meant to arrive together then do not wait on their sessions' set-up first.
+func (s *sender) Prepare(ctx context.Context, req *transport.Request) error {
+	if s.t.SessionPerAttempt {
+		return nil
+	}
+	_, err := s.session(ctx, req)
+	return err
+}
+
 func (s *sender) Send(ctx context.Context, req *transport.Request, timeout time.Duration) (transport.Answer, error) {
 	var sess *Session
 	var err error
