@@ -33,11 +33,13 @@ func runInit(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	text := []byte(profileinit.Template)
 	if *spec != "" {
-		data, err := os.ReadFile(*spec)
+		f, err := os.Open(*spec)
 		if err != nil {
 			return fmt.Errorf("--openapi: %w", err)
 		}
-		text, err = profileinit.FromOpenAPI(data, profileinit.Options{Operation: *operation, Source: *spec})
+		f.Close()
+		// From the file, so its $refs to other local files are followed, as scan does.
+		text, err = profileinit.FromOpenAPIFile(*spec, profileinit.Options{Operation: *operation, Source: *spec})
 		if err != nil {
 			return fmt.Errorf("--openapi %s: %w", *spec, err)
 		}

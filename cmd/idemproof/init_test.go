@@ -43,6 +43,19 @@ func TestInitFromTheReferenceOpenAPIThenCheck(t *testing.T) {
 	require.Regexp(t, `(?m)^(PASS|INFO)\s+storage/validation-not-stored\s+\S+\s+\S+\s+validation 400 not stored: the corrected request executed`, stdout, "the validation error guessed from the schema: not stored (a policy the profile does not declare, so INFO)")
 }
 
+// A document that takes operations from another file by $ref (as the openapi-refunds
+// example's does) is read from its file, its references followed, as scan reads it.
+func TestInitFollowsLocalReferences(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "refunds.yaml")
+	_, errOut, code := runCLI(t, "init", "--openapi", "../../examples/openapi-refunds/openapi.yaml", "--operation", "createRefund", "--out", out)
+	require.Equal(t, 0, code, errOut)
+	p, err := profile.Load(out)
+	require.NoError(t, err)
+	require.Equal(t, "/v1/refunds", p.Operation.Path)
+	require.Equal(t, "Idempotency-Key", p.KeyHeader)
+}
+
 func TestInitTemplateAndErrors(t *testing.T) {
 	stdout, _, code := runCLI(t, "init")
 	require.Equal(t, 0, code)
