@@ -44,7 +44,7 @@ func enumerateMCPStdio(ctx context.Context, cfg *Config) (*Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := mcpstdio.Start(ctx, cmd, mcpstdio.Options{ClientName: "idemproof-scan"})
+	c, err := mcpstdio.Start(ctx, cmd, mcpstdio.Options{ClientName: "idemproof-scan", StartTimeout: cfg.StartTimeout})
 	var se *mcpstdio.StartError
 	switch {
 	case errors.As(err, &se):

@@ -22,8 +22,11 @@ type Config struct {
 	MCP        string
 	MCPCommand []string
 	MCPDir     string
-	OpenAPI    string
-	BaseURL    string
+	// StartTimeout bounds a stdio server's start and initialize answer (0:
+	// mcpstdio.DefaultStartTimeout); a written profile declares it as mcp.start_timeout.
+	StartTimeout time.Duration
+	OpenAPI      string
+	BaseURL      string
 	// Header goes on every request (credentials).
 	Header http.Header
 	// TLS verifies an https:// target; nil: the system's roots.

@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/idemproof/idemproof/internal/profileinit"
 	"github.com/idemproof/idemproof/profile"
+	"github.com/idemproof/idemproof/transport/mcpstdio"
 )
 
 // WriteProfiles writes a starter profile for every probed operation into dir (created if
@@ -70,7 +72,7 @@ func starterProfile(t *Target, r Row, cfg *Config) ([]byte, error) {
 	if t.Kind == KindOpenAPI {
 		return profileinit.FromOpenAPIFile(cfg.OpenAPI, profileinit.Options{Method: op.Method, Path: op.Path, Source: filepath.Base(cfg.OpenAPI), BaseURL: t.Endpoint, UniqueField: unique})
 	}
-	tool := profileinit.Tool{Endpoint: t.Endpoint, Command: t.Command, Dir: t.Dir, Server: t.Server, Name: op.Name, Description: op.Description,
+	tool := profileinit.Tool{Endpoint: t.Endpoint, Command: t.Command, Dir: t.Dir, StartTimeout: declaredStart(cfg.StartTimeout), Server: t.Server, Name: op.Name, Description: op.Description,
 		Schema: op.src.input, UniqueField: unique, Capability: t.Idempotency}
 	if err := json.Unmarshal([]byte(op.Request.Body), &tool.Arguments); err != nil && op.Request.Body != "" {
 		return nil, fmt.Errorf("its arguments: %w", err)
@@ -115,4 +117,12 @@ func fileName(name string) string {
 		return "operation"
 	}
 	return s
+}
+
+// declaredStart is the start timeout a written profile declares: none for the default.
+func declaredStart(d time.Duration) time.Duration {
+	if d == mcpstdio.DefaultStartTimeout {
+		return 0
+	}
+	return d
 }

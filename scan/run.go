@@ -168,7 +168,7 @@ func newRunner(ctx context.Context, cfg *Config, t *Target) (*runner, func(), er
 func newStdioRunner(cfg *Config, t *Target) (*runner, func(), error) {
 	cmd := stdio.Command{Args: t.Command, Dir: t.Dir}
 	classifier := outcome.NewRules(mcptr.DefaultOutcomes(nil), outcome.Statuses{})
-	tr := &mcpstdio.Transport{Command: cmd, Classifier: classifier, Options: mcpstdio.Options{ClientName: "idemproof-scan"}}
+	tr := &mcpstdio.Transport{Command: cmd, Classifier: classifier, Options: mcpstdio.Options{ClientName: "idemproof-scan", StartTimeout: cfg.StartTimeout}}
 	layer, err := stdio.New(stdio.Config{
 		Command: cmd, Seed: cfg.Seed,
 		// The lost answer is compared with the repeat's: the journal keeps all of it.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/idemproof/idemproof/scan"
 	"github.com/idemproof/idemproof/scan/scanreport"
+	"github.com/idemproof/idemproof/transport/mcpstdio"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -60,6 +61,7 @@ func scanFlags(stderr io.Writer) (*flag.FlagSet, *scanOptions) {
 	fs.Int64Var(&o.cfg.Seed, "seed", 0, "seed of the fault proxy's random source (default: time-based, printed); keys and entities are fresh on every run")
 	fs.IntVar(&o.cfg.Parallel, "parallel", scan.DefaultParallel, "operations probed at once")
 	fs.DurationVar(&o.cfg.CallTimeout, "call-timeout", scan.DefaultCallTimeout, "time limit of one call")
+	fs.DurationVar(&o.cfg.StartTimeout, "start-timeout", mcpstdio.DefaultStartTimeout, "with --mcp-command: how long the server may take to start and answer initialize (a first npx run downloads its package)")
 	fs.DurationVar(&o.cfg.OperationTimeout, "timeout", scan.DefaultOperationTimeout, "time limit of one operation's probes")
 	fs.StringVar(&o.reportDir, "report-dir", "", "write report.json, report.md and report.html into this folder (created if missing)")
 	fs.StringVar(&o.profileDir, "write-profiles", "", "write a starter profile per probed operation into this folder, for idemproof check")
@@ -191,6 +193,8 @@ func (o *scanOptions) check(fs *flag.FlagSet) error {
 		return fmt.Errorf("--parallel %d: must be 1 or more", o.cfg.Parallel)
 	case o.cfg.CallTimeout <= 0 || o.cfg.OperationTimeout <= 0:
 		return errors.New("--call-timeout and --timeout must be positive")
+	case o.cfg.StartTimeout <= 0:
+		return errors.New("--start-timeout must be positive, e.g. 10s, 2m")
 	case o.allowUnknown < 0:
 		return fmt.Errorf("--allow-unknown %d: must be 0 or more", o.allowUnknown)
 	case o.plan && o.yes:

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -183,7 +184,7 @@ func TestScanStdioServer(t *testing.T) {
 `), 0o644))
 	profiles := filepath.Join(dir, "profiles")
 	server := []string{bin, "serve", "--mcp", "--stdio", "--key-in", "params"}
-	stdout, errOut, code := runCLI(t, append([]string{"scan", "--args", args, "--yes", "--only", "refund", "--write-profiles", profiles, "--mcp-command", "--"}, server...)...)
+	stdout, errOut, code := runCLI(t, append([]string{"scan", "--args", args, "--yes", "--only", "refund", "--write-profiles", profiles, "--start-timeout", "40s", "--mcp-command", "--"}, server...)...)
 	require.Equal(t, 0, code, "%s\n%s", stdout, errOut)
 	require.Contains(t, stdout, "idemproof scan: mcp stdio server "+strings.Join(server, " ")+" (idemproof-refunds 1): 2 tools; the server advertises tools.idempotency (SEP-3182)")
 	require.Regexp(t, `(?m)^\s+takes a key\s+PASS\s+params\.idempotencyKey \(the server advertises tools\.idempotency`, stdout)
@@ -195,6 +196,7 @@ func TestScanStdioServer(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, p.IsStdio())
 	require.Equal(t, server, p.MCP.Command)
+	require.Equal(t, 40*time.Second, p.StartTimeout(), "the scan's --start-timeout, declared")
 	require.Equal(t, "params.idempotencyKey", p.KeyField)
 	out, errOut, code := runCLI(t, "check", "--profile", path, "--only", "replay/sequential,replay/after-reset")
 	require.Equal(t, 0, code, "%s\n%s", out, errOut)
@@ -217,15 +219,20 @@ func TestScanStopsAtABrokenStdioServer(t *testing.T) {
 			[]string{"ended before it answered initialize: exited (exit status 3)", "fatal: cannot open refunds.db"}},
 		{"prints garbage", []string{"sh", "-c", `echo 'refunds server v1 listening on stdio'; echo 'fatal: the banner above broke the protocol' >&2; sleep 300`},
 			[]string{`not a JSON-RPC message: "refunds server v1 listening on stdio"`, "fatal: the banner above"}},
+		{"slower than --start-timeout", []string{"--start-timeout", "1s", "--", "sh", "-c", `echo 'downloading the package…' >&2; sleep 300`},
+			[]string{"did not answer initialize within 1s", "downloading the package"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			marker := fmt.Sprintf("IDEMPROOF_TEST_MARKER=scan-%d", time.Now().UnixNano())
-			command := tc.command
-			if tc.command[0] == "sh" {
-				command = append([]string{"env", marker}, tc.command...)
+			command, flags := tc.command, []string(nil)
+			if i := slices.Index(command, "--"); i >= 0 {
+				flags, command = command[:i], command[i+1:]
 			}
-			stdout, errOut, code := runCLI(t, append([]string{"scan", "--yes", "--mcp-command", "--"}, command...)...)
+			if command[0] == "sh" {
+				command = append([]string{"env", marker}, command...)
+			}
+			stdout, errOut, code := runCLI(t, append(append(append([]string{"scan", "--yes"}, flags...), "--mcp-command", "--"), command...)...)
 			require.Equal(t, 2, code, "%s\n%s", stdout, errOut)
 			require.Contains(t, errOut, "idemproof scan: cannot scan: start the stdio server "+command[0])
 			for _, want := range tc.want {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 )
@@ -17,6 +18,9 @@ type Tool struct {
 	// folder it runs in: the profile is then transport: mcp-stdio.
 	Command []string
 	Dir     string
+	// StartTimeout is the stdio server's start timeout the scan was given (0: the
+	// default, not written).
+	StartTimeout time.Duration
 	// KeyField is where the key travels in the tools/call request (params._meta.NAME,
 	// params.arguments.NAME, params.idempotencyKey); KeyHeader instead when it is an HTTP
 	// header. KeyWhy says how the scan knew.
@@ -95,6 +99,9 @@ func FromMCPTool(t Tool) ([]byte, error) {
 		w.line("  command: [%s]   # the command idemproof scan started the server with", strings.Join(argv, ", "))
 		if t.Dir != "" {
 			w.line("  dir: %s   # where it started it", yamlString(t.Dir))
+		}
+		if t.StartTimeout > 0 {
+			w.line("  start_timeout: %s   # the scan's --start-timeout", t.StartTimeout)
 		}
 	}
 	if t.KeyField == "params.idempotencyKey" {
