@@ -393,12 +393,8 @@ func (s *storm) runOp(ctx context.Context, i int) (o opResult) {
 		o.buildErr = err.Error()
 		return o
 	}
-	copies := max(o.Schedule.Copies, 1)
-	o.answers = make([]answer, copies)
-	var attempts atomic.Int64
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for c := range copies {
+	ops := make([]retryhttp.Operation, max(o.Schedule.Copies, 1))
+	for c := range ops {
 		h := header.Clone()
 		cpath, cbody := path, body
 		if o.Schedule.Hold {
@@ -414,13 +410,26 @@ func (s *storm) runOp(ctx context.Context, i int) (o opResult) {
 			}
 			h.Set("Content-Type", "application/json")
 		}
+		ops[c] = retryhttp.Operation{Method: p.Operation.Method, URL: strings.TrimSuffix(s.proxyURL, "/") + cpath, Header: h, Body: []byte(cbody), Key: o.Key}
+	}
+	return s.sendCopies(ctx, o, len(ops), func(c int, attempts *atomic.Int64) answer {
+		return s.send(ctx, c == 0 && o.Schedule.Outage != "", o.Schedule.Outage, ops[c], attempts)
+	})
+}
+
+// sendCopies sends the operation's copies at once, each with send (its index, the
+// operation's attempt counter), and reads the operation's journal once all ended.
+func (s *storm) sendCopies(ctx context.Context, o opResult, copies int, send func(c int, attempts *atomic.Int64) answer) opResult {
+	o.answers = make([]answer, copies)
+	var attempts atomic.Int64
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for c := range copies {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-start
-			o.answers[c] = s.send(ctx, c == 0 && o.Schedule.Outage != "", o.Schedule.Outage, retryhttp.Operation{
-				Method: p.Operation.Method, URL: strings.TrimSuffix(s.proxyURL, "/") + cpath, Header: h, Body: []byte(cbody), Key: o.Key,
-			}, &attempts)
+			o.answers[c] = send(c, &attempts)
 		}()
 	}
 	close(start)
@@ -457,24 +466,9 @@ func (s *storm) runMCPOp(ctx context.Context, o opResult) opResult {
 			return o
 		}
 	}
-	o.answers = make([]answer, copies)
-	var attempts atomic.Int64
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for c := range copies {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			o.answers[c] = s.sendMCP(ctx, c == 0 && o.Schedule.Outage != "", o.Schedule.Outage, reqs[c], o.Key, &attempts)
-		}()
-	}
-	close(start)
-	wg.Wait()
-	o.attempts = int(attempts.Load())
-	s.attempts.Add(attempts.Load())
-	s.readJournal(ctx, &o)
-	return o
+	return s.sendCopies(ctx, o, copies, func(c int, attempts *atomic.Int64) answer {
+		return s.sendMCP(ctx, c == 0 && o.Schedule.Outage != "", o.Schedule.Outage, reqs[c], o.Key, attempts)
+	})
 }
 
 // fault is the proxy fault of the schedule's first attempt, if any: an outage's first
