@@ -292,6 +292,9 @@ func (p *prober) concurrentCell(ctx context.Context, kind Kind, field string, ro
 		last = judgeConcurrent(o, evidenceBy{field: field, ledger: n}, kind)
 		switch {
 		case last.Verdict == verdict.Fail:
+			if kind == KindMCP && !p.stdio {
+				last.Evidence += " (each copy on an MCP session of its own, as two clients' calls come: a key must outlive its session)"
+			}
 			if tries > 1 {
 				last.Evidence += fmt.Sprintf(" (pair %d; the pairs before it made one execution each)", tries)
 			}
