@@ -105,6 +105,15 @@ func judgeReplay(o lostAnswer, by evidenceBy, kind Kind) (Cell, executions) {
 		return cell(verdict.Unknown, "%s was refused with %s: not executed again by its own account, but without a ledger the one execution cannot be shown", what, describe(kind, r)), execUnknown
 	}
 	if l := by.ledger; l != nil && l.err == "" {
+		if l.n == 1 && by.field != "" && c.body != nil {
+			// One execution; the repeat must still be told its result, not another.
+			lost, okLost := valueAt(c.body, by.field)
+			got, okGot := valueAt(r.Body, by.field)
+			if okLost && (!okGot || lost != got) {
+				return cell(verdict.Fail, "one execution (the ledger, %s, counted 1), but %s was not answered with its result: the lost answer had %s %s, %s %s (made up, or re-rendered)",
+					l.what, what, showPath(by.field), showValue(lost), what, shownOrNone(got, okGot)), execOnce
+			}
+		}
 		switch {
 		case l.n == 1:
 			return cell(verdict.Pass, "one execution: the ledger (%s) counted 1 after the lost answer and %s", l.what, what), execOnce
@@ -214,6 +223,16 @@ func judgeConcurrent(o concurrent, by evidenceBy, kind Kind) Cell {
 		return cell(verdict.Unknown, "%s, but the two copies never met at the server (%d %s sent): each was answered before the other reached it, so nothing concurrent was tested", what, o.tries, plural(o.tries, "pair", "pairs"))
 	}
 	if l := by.ledger; l != nil && l.err == "" {
+		if l.n == 1 && by.field != "" {
+			// One execution, and both copies told of a success: both must carry its
+			// per-execution value, one answered with something else was not its result.
+			x, okX := valueAt(a.Body, by.field)
+			y, okY := valueAt(second.Body, by.field)
+			if okX != okY || (okX && x != y) {
+				return cell(verdict.Fail, "one execution (the ledger, %s, counted 1), but the two copies were answered different successes: %s %s and %s — %s was not that execution's result (made up, or re-rendered)",
+					l.what, showPath(by.field), shownOrNone(x, okX), shownOrNone(y, okY), how)
+			}
+		}
 		switch {
 		case l.n == 1 && !o.met:
 			return unmet(fmt.Sprintf("one execution (the ledger, %s, counted 1)", l.what))
@@ -238,6 +257,14 @@ func judgeConcurrent(o concurrent, by evidenceBy, kind Kind) Cell {
 		return cell(verdict.Unknown, "%s missing from a copy's answer", showPath(by.field))
 	}
 	return cell(verdict.Unknown, "%s", by.unknownWhy("both copies succeeded"))
+}
+
+// shownOrNone shows a per-execution value, or says the answer had none.
+func shownOrNone(v string, ok bool) string {
+	if !ok {
+		return "none"
+	}
+	return showValue(v)
 }
 
 // judgeKey judges "takes a key": where the operation takes one, or, when it takes none,
@@ -274,6 +301,10 @@ func judgeAnnotation(op *Operation, replay Cell, execs executions, readOnlyCount
 		return cell(verdict.NA, "makes no idempotency claim (%s)", noClaimText(op))
 	case execs == execTwice:
 		return cell(verdict.Fail, "declares %s, and %s", op.IdempotentClaim, lowerFirst(replay.Evidence))
+	case execs == execOnce && replay.Verdict == verdict.Fail:
+		// The claim is about effects, and there was one; what the repeat was told is the
+		// replay column's finding.
+		return cell(verdict.Pass, "declares %s, and one execution after the lost answer and its repeat (what the repeat was answered: see replays after a lost answer)", op.IdempotentClaim)
 	case execs == execOnce:
 		return cell(verdict.Pass, "declares %s, and %s", op.IdempotentClaim, lowerFirst(replay.Evidence))
 	}

@@ -43,6 +43,10 @@ func TestJudgeReplay(t *testing.T) {
 		{"no value, the same body", lostAnswer{keyed: true, committed: lostOK, repeat: ok(`{"amount":5,"id":"r1"}`)}, evidenceBy{}, verdict.Unknown, execUnknown, "succeeded with the lost answer's body; " + noValue},
 		{"ledger one", lostAnswer{keyed: true, committed: lostOK, repeat: ok(`{}`)}, evidenceBy{ledger: &counted{what: "L", n: 1}}, verdict.Pass, execOnce, "the ledger (L) counted 1"},
 		{"ledger two", lostAnswer{keyed: true, committed: lostOK, repeat: ok(`{}`)}, evidenceBy{ledger: &counted{what: "L", n: 2}}, verdict.Fail, execTwice, "executed 2 times"},
+		// One execution, yet the repeat was told another result than the one it had.
+		{"ledger one, a re-rendered replay", lostAnswer{keyed: true, committed: lostOK, repeat: ok(`{"id":"r2","amount":5}`)}, evidenceBy{field: "id", ledger: &counted{what: "L", n: 1}}, verdict.Fail, execOnce,
+			`one execution (the ledger, L, counted 1), but the repeat with the same key was not answered with its result: the lost answer had id "r1", the repeat with the same key "r2" (made up, or re-rendered)`},
+		{"ledger one, the lost answer's value", lostAnswer{keyed: true, committed: lostOK, repeat: ok(`{"id":"r1","amount":5}`)}, evidenceBy{field: "id", ledger: &counted{what: "L", n: 1}}, verdict.Pass, execOnce, "the ledger (L) counted 1"},
 		{"ledger blind", lostAnswer{keyed: true, committed: lostOK, repeat: ok(`{}`)}, evidenceBy{ledger: &counted{what: "L"}}, verdict.Unknown, execUnknown, "does not see"},
 		{"ledger unreadable", lostAnswer{keyed: true, committed: lostOK, repeat: ok(`{}`)}, evidenceBy{ledger: &counted{what: "L", err: "boom"}}, verdict.Unknown, execUnknown, "the ledger could not be read (boom)"},
 		{"a keyed repeat refused", lostAnswer{keyed: true, committed: lostOK, repeat: refused(422, `{"detail":"reused"}`)}, byID, verdict.Fail, execUnknown, "refused with 422 (reused) after the lost answer committed"},
@@ -115,6 +119,10 @@ func TestJudgeConcurrent(t *testing.T) {
 		{"refused, its retry refused", concurrent{a: ok(`{"id":"r1"}`), b: refused(409, `{}`), retry: &retryRefused}, by, verdict.Unknown, "whether it executed cannot be seen"},
 		{"neither", concurrent{a: refused(409, `{}`), b: refused(409, `{}`)}, by, verdict.Unknown, "neither copy succeeded"},
 		{"ledger one", concurrent{a: ok(`{}`), b: ok(`{}`), met: true}, evidenceBy{ledger: &counted{what: "L", n: 1}}, verdict.Pass, "counted 1 for two copies"},
+		// One execution, yet one copy was told of a success without its result: made up.
+		{"ledger one, a made-up success", concurrent{a: ok(`{"id":"r1"}`), b: ok(`{"status":"processing"}`), met: true}, evidenceBy{field: "id", ledger: &counted{what: "L", n: 1}}, verdict.Fail,
+			`one execution (the ledger, L, counted 1), but the two copies were answered different successes: id "r1" and none — the other copy was not that execution's result`},
+		{"ledger one, the same value", concurrent{a: ok(`{"id":"r1"}`), b: ok(`{"id":"r1"}`), met: true}, evidenceBy{field: "id", ledger: &counted{what: "L", n: 1}}, verdict.Pass, "counted 1 for two copies"},
 		{"ledger two", concurrent{a: ok(`{}`), b: ok(`{}`)}, evidenceBy{ledger: &counted{what: "L", n: 2}}, verdict.Fail, "2 executions for one key"},
 		{"no value", concurrent{a: ok(`{}`), b: ok(`{}`)}, evidenceBy{}, verdict.Unknown, noValue},
 	}

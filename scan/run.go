@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -292,7 +293,7 @@ func (p *prober) concurrentCell(ctx context.Context, kind Kind, field string, ro
 		last = judgeConcurrent(o, evidenceBy{field: field, ledger: n}, kind)
 		switch {
 		case last.Verdict == verdict.Fail:
-			if kind == KindMCP && !p.stdio {
+			if kind == KindMCP && !p.stdio && strings.Contains(last.Evidence, "executions for one key") {
 				last.Evidence += " (each copy on an MCP session of its own, as two clients' calls come: a key must outlive its session)"
 			}
 			if tries > 1 {

@@ -243,3 +243,21 @@ func TestScanStopsAtABrokenStdioServer(t *testing.T) {
 		})
 	}
 }
+
+// A server that re-renders its replays (a fresh id each time) executes once — the ledger
+// says so — yet an agent's retry is told another result than the one that committed:
+// the scan FAILs it for that, naming both ids.
+func TestScanCatchesAReplayThatIsNotTheResult(t *testing.T) {
+	t.Parallel()
+	bin := checkBinary(t)
+	args := filepath.Join(t.TempDir(), "args.yaml")
+	require.NoError(t, os.WriteFile(args, []byte(`operations:
+  refund:
+    arguments: {order_id: "{{.Entity}}", amount: 4900}
+    ledger: {tool: list_refunds, arguments: {order_id: "{{.Entity}}"}, count: result.structuredContent.count}
+`), 0o644))
+	stdout, errOut, code := runCLI(t, "scan", "--args", args, "--yes", "--only", "refund", "--mcp-command", "--", bin, "serve", "--mcp", "--stdio", "--flaw", "replay-regenerates")
+	require.Equal(t, 1, code, "%s\n%s", stdout, errOut)
+	require.Regexp(t, `(?m)^\s+replays after a lost answer\s+FAIL\s+one execution \(the ledger, list_refunds → result\.structuredContent\.count, counted 1\), but the repeat with the same key was not answered with its result: the lost answer had result\.structuredContent\.id "re_\w+", the repeat with the same key "re_\w+"`, stdout)
+	require.Regexp(t, `(?m)^\s+annotation honest\s+PASS\s+declares idempotentHint: true, and one execution`, stdout)
+}
