@@ -144,7 +144,7 @@ func callsText(op *scan.Operation) string {
 	if c := op.Request.Change; c != nil {
 		parts = append(parts, fmt.Sprintf("1, then the same key with %s (and the changed arguments under a fresh key, if refused)", c.What))
 	}
-	parts = append(parts, fmt.Sprintf("%d pairs of copies, one key each, at once (and a retry of one not answered with a success)", scan.ConcurrentPairs))
+	parts = append(parts, fmt.Sprintf("pairs of copies, one key each, at once, until %d met at the server, at most %d (and a retry of one not answered with a success)", scan.ConcurrentMet, scan.ConcurrentPairs))
 	return strings.Join(parts, "; ") + fmt.Sprintf(": at most %d, and retries of in-flight answers", maxCalls(op))
 }
 
