@@ -18,7 +18,7 @@ import (
 // runStorm is `idemproof storm`: a seeded fault storm against one target.
 func runStorm(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("storm", "[flags]",
-		"Runs a seeded fault storm against one target (its profile; default the embedded reference):\n"+
+		"Runs a seeded fault storm against one target (its profile: an HTTP API or an MCP tool server over\nStreamable HTTP; default the embedded reference):\n"+
 			"--ops logical operations by --clients concurrent clients with the correct retry policy, a mix of\n"+
 			"after-upstream faults, duplicate deliveries, same-key concurrency and, with store:, store outages;\n"+
 			"judged per operation from the ledger and the proxy journal. A finding is shrunk to the smallest\n"+
