@@ -27,7 +27,7 @@ func (p *Profile) ApplySlowHook(path string, h http.Header, body, entity string)
 		}
 		if p.Slow.Header != "" {
 			h.Set(p.Slow.Header, v)
-		} else if body, err = setBodyField(body, p.Slow.Field, v); err != nil {
+		} else if body, err = setBodyField(body, p.Slow.Form(), v); err != nil {
 			return path, body, fmt.Errorf("slow_operation.field: %w", err)
 		}
 	}
@@ -59,12 +59,16 @@ func (p *Profile) ApplySlowHook(path string, h http.Header, body, entity string)
 // setBodyField sets a dotted path (key_field's syntax) of a JSON body to value, a JSON
 // string, creating the objects on the way; the body comes back in its compact spelling,
 // its members in their order.
-func setBodyField(body, field, value string) (string, error) {
+func setBodyField(body string, form HookForm, value string) (string, error) {
 	doc, err := jsonvalue.Parse(body)
 	if err != nil {
-		return body, fmt.Errorf("the body is not JSON, so it cannot carry %s: %w", field, err)
+		return body, fmt.Errorf("the body is not JSON, so it cannot carry %s: %w", form.Field, err)
 	}
-	if err := doc.Set(field, jsonvalue.NewString(value)); err != nil {
+	v, err := form.FieldValue(value)
+	if err != nil {
+		return body, err
+	}
+	if err := doc.Set(form.Field, v); err != nil {
 		return body, err
 	}
 	return doc.String(), nil

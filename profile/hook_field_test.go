@@ -31,10 +31,19 @@ func TestHookFieldFormIsValidated(t *testing.T) {
 		{"slow_operation: {field: test.delay, header: X-Test-Delay, value: 400ms}\n", "line 6: slow_operation: set one of header, query, path and field, not several"},
 		{"slow_operation: {field: 'test..delay', value: 400ms}\n", "line 6: slow_operation.field: must be a dotted JSON path"},
 		{"slow_operation: {hold: 1s}\n", "or field (with value: a JSON path into the request's body"},
+		{"slow_operation: {header: X-Test-Delay, value: 400ms, value_json: true}\n", "line 6: slow_operation.value_json: goes with field"},
+		{"fail_operation: {field: test.fail, value: \"fail now\", value_json: true}\n", `line 6: fail_operation.value: with value_json, must render to a JSON value such as 400, true or {"ms": 400}; "fail now" (rendered with sample data) is not one`},
 	} {
 		_, err := parse(httpDoc + tc.extra)
 		require.ErrorContains(t, err, tc.want, tc.extra)
 	}
+
+	// value_json: the rendered value is put as the JSON value it spells.
+	p, err = parse(httpDoc + "slow_operation: {field: test.delay_ms, value: \"{{.HoldMs}}\", hold: 400ms, value_json: true}\n")
+	require.NoError(t, err)
+	_, body, err := p.ApplySlowHook("/v1/refunds", http.Header{}, `{"order_id":"o-1"}`, "o-1")
+	require.NoError(t, err)
+	require.JSONEq(t, `{"order_id":"o-1","test":{"delay_ms":400}}`, body)
 
 	// The key's place, or one around or inside it, is the key's.
 	keyed := strings.Replace(httpDoc, "base_url:", "key_field: meta.idempotency_key\nbase_url:", 1)

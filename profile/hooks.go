@@ -24,13 +24,32 @@ type HookForm struct {
 	Query  map[string]string
 	Path   string
 	// Field is a dotted path into the request's JSON body (key_field's syntax; over MCP
-	// into the JSON-RPC request), where the hook's value goes as a JSON string.
-	Field string
+	// into the JSON-RPC request), where the hook's value goes as a JSON string, or, with
+	// ValueJSON, as the JSON value it spells.
+	Field     string
+	ValueJSON bool
 }
 
-func (h *TestHook) Form() HookForm { return HookForm{h.Header, h.Query, h.Path, h.Field} }
+func (h *TestHook) Form() HookForm {
+	return HookForm{Header: h.Header, Query: h.Query, Path: h.Path, Field: h.Field, ValueJSON: h.ValueJSON}
+}
 
-func (c *CrashHook) Form() HookForm { return HookForm{c.Header, c.Query, c.Path, c.Field} }
+func (c *CrashHook) Form() HookForm {
+	return HookForm{Header: c.Header, Query: c.Query, Path: c.Path, Field: c.Field, ValueJSON: c.ValueJSON}
+}
+
+// FieldValue is the JSON value a field-form hook puts at its field: the rendered value
+// as a JSON string, or, with value_json, as the JSON value it spells.
+func (f HookForm) FieldValue(rendered string) (*jsonvalue.Value, error) {
+	if !f.ValueJSON {
+		return jsonvalue.NewString(rendered), nil
+	}
+	v, err := jsonvalue.Parse(rendered)
+	if err != nil {
+		return nil, fmt.Errorf("value_json: %q is not a JSON value: %w", rendered, err)
+	}
+	return v, nil
+}
 
 // HoldDuration is how long the slow hook holds the work: hold, else value read as a duration.
 func (h *TestHook) HoldDuration() time.Duration {
@@ -87,6 +106,18 @@ func checkHookForm(path string, f HookForm, value string, valueRequired bool) []
 	}
 	if value != "" {
 		check(path+".value", value)
+	}
+	if f.ValueJSON {
+		switch {
+		case f.Field == "":
+			add(path+".value_json", "goes with field: only a body field carries a JSON value")
+		case value != "":
+			if out, err := RenderHook(value, sample); err == nil {
+				if _, err := jsonvalue.Parse(out); err != nil {
+					add(path+".value", "with value_json, must render to a JSON value such as 400, true or {\"ms\": 400}; %q (rendered with sample data) is not one", out)
+				}
+			}
+		}
 	}
 	for _, k := range sortedNames(f.Query) {
 		if k == "" {

@@ -196,6 +196,9 @@ type TestHook struct {
 	Query  map[string]string `yaml:"query,omitempty" json:"query,omitempty"`
 	Path   string            `yaml:"path,omitempty" json:"path,omitempty"`
 	Field  string            `yaml:"field,omitempty" json:"field,omitempty"` // a dotted path into the request's JSON body, set to value as a JSON string
+	// ValueJSON: with field, the rendered value is put as the JSON value it spells (400,
+	// true, {"ms": 400}), not as a string.
+	ValueJSON bool `yaml:"value_json,omitempty" json:"value_json,omitempty"`
 	// Hold is how long slow_operation holds the work (default: value read as a duration).
 	Hold Duration `yaml:"hold,omitempty" json:"hold,omitempty"`
 }
@@ -209,8 +212,9 @@ type CrashHook struct {
 	Query       map[string]string `yaml:"query,omitempty" json:"query,omitempty"`
 	Path        string            `yaml:"path,omitempty" json:"path,omitempty"`
 	Field       string            `yaml:"field,omitempty" json:"field,omitempty"`
-	AfterKey    string            `yaml:"after_key" json:"after_key"`       // e.g. "after-key"
-	AfterCommit string            `yaml:"after_commit" json:"after_commit"` // e.g. "after-commit"
+	ValueJSON   bool              `yaml:"value_json,omitempty" json:"value_json,omitempty"` // as TestHook's
+	AfterKey    string            `yaml:"after_key" json:"after_key"`                       // e.g. "after-key"
+	AfterCommit string            `yaml:"after_commit" json:"after_commit"`                 // e.g. "after-commit"
 }
 
 // Example is a request body and the status the target answers it with.

@@ -157,6 +157,16 @@ func (f *fakeRefunds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				delete(body, member)
 			}
 		}
+		// Numbers too, as some test apps take them: test_delay_ms (milliseconds) and
+		// test_fail (a status). A string there is no number, and holds nothing.
+		if ms, ok := body["test_delay_ms"].(float64); ok {
+			r.Header.Set("X-Test-Delay", fmt.Sprintf("%dms", int(ms)))
+		}
+		if n, ok := body["test_fail"].(float64); ok {
+			r.Header.Set("X-Test-Fail", strconv.Itoa(int(n)))
+		}
+		delete(body, "test_delay_ms") // a hook's member is never fingerprinted, whatever its type
+		delete(body, "test_fail")
 		if !f.hooksFingerprinted {
 			raw, _ = json.Marshal(body)
 		}

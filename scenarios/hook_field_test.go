@@ -116,3 +116,47 @@ func TestAFieldHookTheTargetIgnoresDidNotAct(t *testing.T) {
 	require.Contains(t, r.Message, "needs slow_operation to act, and it did not in the preflight")
 	require.Equal(t, verdict.Pass, result(t, rep, "replay/sequential").Verdict, "the rest runs")
 }
+
+// A test app that reads its hooks as JSON numbers gets numbers with value_json: the hold
+// in milliseconds from {{.HoldMs}}, the status as 503. Without value_json the same
+// fields carry strings, which that app ignores, and the hook proof says the hold did
+// not act instead of a scenario leaning on it.
+func TestFieldHooksWithJSONValues(t *testing.T) {
+	t.Parallel()
+	profileFor := func(base string, typed bool) *profile.Profile {
+		hooks := "slow_operation: {field: test_delay_ms, value: \"{{.HoldMs}}\", hold: 400ms, value_json: true}\nfail_operation: {field: test_fail, value: \"503\", value_json: true}\n"
+		if !typed {
+			hooks = strings.ReplaceAll(hooks, ", value_json: true", "")
+		}
+		doc := strings.Replace(fakeProfileDoc(base), "slow_operation: {header: X-Test-Delay, value: 400ms}\n", hooks, 1)
+		p, err := profile.Parse("fake.yaml", []byte(doc))
+		require.NoError(t, err)
+		return p
+	}
+	f := &fakeRefunds{bodyHooks: true}
+	base := startFake(t, f)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{profileFor(base, true)}, Only: []string{"race/in-flight-409", "race/in-flight-original-fails"}, Seed: 1})
+	require.NoError(t, err)
+	r := result(t, rep, "race/in-flight-409")
+	require.Equal(t, verdict.Pass, r.Verdict, r.Message)
+	r = result(t, rep, "race/in-flight-original-fails")
+	require.NotEqual(t, verdict.NA, r.Verdict, r.Message)
+	held := 0
+	for _, req := range f.requests() {
+		if d := gjson.Get(req.Body, "test_delay_ms"); d.Exists() {
+			require.Equal(t, gjson.Number, d.Type, req.Body)
+			require.Equal(t, int64(400), d.Int(), req.Body)
+			held++
+		}
+		if s := gjson.Get(req.Body, "test_fail"); s.Exists() {
+			require.Equal(t, gjson.Number, s.Type, req.Body)
+			require.Equal(t, int64(503), s.Int(), req.Body)
+		}
+	}
+	require.Positive(t, held)
+
+	_, err = scenarios.Run(ctx, scenarios.RunConfig{Profiles: []*profile.Profile{profileFor(startFake(t, &fakeRefunds{bodyHooks: true}), false)}, Only: []string{"race/in-flight-409"}, Seed: 1})
+	require.ErrorContains(t, err, "slow_operation")
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/idemproof/idemproof/internal/jsonvalue"
 	"github.com/idemproof/idemproof/profile"
 )
 
@@ -16,7 +17,14 @@ type stepHook struct {
 	extra         [][2]string // more headers to set (a second hook on the request)
 	query         url.Values  // query parameters to add
 	path          string      // a path replacing the operation's ("" = keep it)
-	fields        [][2]string // members of the JSON body to set: path (key_field's syntax), value
+	fields        []hookField // members of the JSON body to set
+}
+
+// hookField is one member a field-form hook sets: its path (key_field's syntax) and its
+// JSON value.
+type hookField struct {
+	path  string
+	value *jsonvalue.Value
 }
 
 // stepHook resolves the step's hook against the profile; false when the step asks for
@@ -108,7 +116,11 @@ func (t *target) singleHook(h Hook, entity string) (stepHook, bool, error) {
 		if err != nil {
 			return out, false, fmt.Errorf("render hook value: %w", err)
 		}
-		out.fields = [][2]string{{form.Field, v}}
+		jv, err := form.FieldValue(v)
+		if err != nil {
+			return out, false, fmt.Errorf("render hook value: %w", err)
+		}
+		out.fields = []hookField{{form.Field, jv}}
 	}
 	if len(form.Query) > 0 {
 		out.query = url.Values{}

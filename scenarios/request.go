@@ -220,14 +220,14 @@ func (t *target) stepRequest(base, entity string, keys scenarioKeys, st Step, ma
 // canonical compact spelling, so a variant differs from the original in exactly the one
 // way it names. Over MCP the body is the JSON-RPC request the transport framed, so the
 // key and the hooks reach the server inside the tools/call, on every transport alike.
-func shapeBody(rendered, keyField, key string, hasKey bool, hookFields [][2]string, v Variant) ([]byte, bool, error) {
+func shapeBody(rendered, keyField, key string, hasKey bool, hookFields []hookField, v Variant) ([]byte, bool, error) {
 	doc, err := jsonvalue.Parse(rendered)
 	if err != nil {
 		switch {
 		case keyField != "":
 			return nil, false, fmt.Errorf("body is not JSON, cannot carry the key at %s: %w", keyField, err)
 		case len(hookFields) > 0:
-			return nil, false, fmt.Errorf("body is not JSON, cannot carry the test hook at %s: %w", hookFields[0][0], err)
+			return nil, false, fmt.Errorf("body is not JSON, cannot carry the test hook at %s: %w", hookFields[0].path, err)
 		}
 		return []byte(rendered), false, nil
 	}
@@ -237,7 +237,7 @@ func shapeBody(rendered, keyField, key string, hasKey bool, hookFields [][2]stri
 		}
 	}
 	for _, f := range hookFields {
-		if err := doc.Set(f[0], jsonvalue.NewString(f[1])); err != nil {
+		if err := doc.Set(f.path, f.value); err != nil {
 			return nil, false, fmt.Errorf("test hook field %w", err)
 		}
 	}
