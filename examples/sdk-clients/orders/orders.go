@@ -7,6 +7,7 @@ package orders
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -24,6 +25,8 @@ type Config struct {
 	OutcomeFile string
 	// StateDir keeps the orders that are done ("" keeps nothing).
 	StateDir string
+	// Log gets one line per order, what its call says happened (nil: stderr).
+	Log io.Writer
 }
 
 // Client is one run of an SDK example: where it reports, the API it calls, and whose
@@ -65,7 +68,11 @@ func Each(ctx context.Context, cfg Config, refund Refund) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		fmt.Fprintf(os.Stderr, "%s: %s\n", id, describe(r))
+		log := cfg.Log
+		if log == nil {
+			log = os.Stderr
+		}
+		fmt.Fprintf(log, "%s: %s\n", id, describe(r))
 		if err := rec.Record(id, r); err != nil {
 			return err
 		}
