@@ -11,9 +11,12 @@ import (
 // how a caller's option overrides a default.
 
 // WithStore selects the store: a postgres:// DSN as seen from inside the container (use
-// the PostgreSQL container's network alias, not the host's published port).
+// the PostgreSQL container's network alias, not the host's published port). The server
+// waits for PostgreSQL to accept connections for 50 s (--store-wait), inside Run's 60 s
+// readiness wait: a replica started beside its database, or restarted on a loaded
+// machine, would otherwise exit at the first refusal.
 func WithStore(dsn string) testcontainers.CustomizeRequestOption {
-	return testcontainers.WithCmdArgs("--store", dsn)
+	return testcontainers.WithCmdArgs("--store", dsn, "--store-wait", "50s")
 }
 
 // WithRetention sets how long keys are kept (the window a repeat replays in).

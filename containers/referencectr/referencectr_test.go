@@ -51,9 +51,10 @@ func TestRunReportsAFailingServer(t *testing.T) {
 	dockertest.Require(t, dockertest.AppImage())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	// An unreachable store makes `serve` exit: Run must fail, not hang, and still return
-	// the container so cleanup works.
-	ctr, err := referencectr.Run(ctx, dockertest.AppImage(), referencectr.WithStore("postgres://x:y@nowhere.invalid:5432/db"))
+	// An unreachable store makes `serve` exit (at once: no --store-wait): Run must fail,
+	// not hang, and still return the container so cleanup works.
+	ctr, err := referencectr.Run(ctx, dockertest.AppImage(), referencectr.WithStore("postgres://x:y@nowhere.invalid:5432/db"),
+		testcontainers.WithCmdArgs("--store-wait", "0"))
 	testcontainers.CleanupContainer(t, ctr)
 	require.ErrorContains(t, err, "run reference")
 }
