@@ -86,11 +86,14 @@ var _ = Describe("the flaw catalogue", func() {
 		}, NodeTimeout(2*time.Minute))
 
 		It("finds nothing wrong with the correct reference, its key store behind the store fault point", func(ctx SpecContext) {
-			// A 15 s window, as suites/conformance gives it: store/hang-race's retries wait
-			// out the connections the hung store left broken.
+			// A 15 s window and a 1 s hold, as suites/conformance gives them: store/hang-race's
+			// retries wait out the connections the hung store left broken, and the in-flight
+			// scenarios' repeat, a quarter into the hold, must still meet the original on a
+			// loaded machine.
 			p, err := profile.Builtin("reference")
 			Expect(err).NotTo(HaveOccurred())
 			p.Retention = profile.Duration(15 * time.Second)
+			p.Slow.Value = "1s"
 			rep := runEmbedded(ctx, embedded.Config{Store: dsn, Profile: p}, nil)
 			expectClean(rep)
 			for _, r := range rep.Results {
