@@ -60,16 +60,13 @@ func (p *Profile) ApplySlowHook(path string, h http.Header, body, entity string)
 // string, creating the objects on the way; the body comes back in its compact spelling,
 // its members in their order.
 func setBodyField(body string, form HookForm, value string) (string, error) {
-	doc, err := jsonvalue.Parse(body)
-	if err != nil {
-		return body, fmt.Errorf("the body is not JSON, so it cannot carry %s: %w", form.Field, err)
-	}
 	v, err := form.FieldValue(value)
 	if err != nil {
 		return body, err
 	}
-	if err := doc.Set(form.Field, v); err != nil {
-		return body, err
+	out, err := jsonvalue.SetIn(body, form.Field, v)
+	if err != nil {
+		return body, fmt.Errorf("the body cannot carry %s: %w", form.Field, err)
 	}
-	return doc.String(), nil
+	return out, nil
 }

@@ -124,5 +124,5 @@ func TestApplySlowHookSetsTheField(t *testing.T) {
 	require.JSONEq(t, `{"order_id": "o1", "amount": 4900, "test": {"delay": "400ms"}}`, body)
 	require.Empty(t, h)
 	_, _, err = p.ApplySlowHook("/v1/refunds", h, `order_id=o1`, "o1")
-	require.ErrorContains(t, err, "slow_operation.field: the body is not JSON")
+	require.ErrorContains(t, err, "slow_operation.field: the body cannot carry test.delay: not JSON")
 }

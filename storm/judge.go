@@ -79,8 +79,8 @@ func (s *storm) findings(o opResult) []Finding {
 	switch n := o.ledger; {
 	case n > allowed:
 		out = append(out, at(CatDuplicated, "%d side effects for one key (%s); answers %s", n, o.Schedule, answersText(o.answers)))
-	case n == 0 && len(successes) > 0 && o.upstream2xx > 0:
-		out = append(out, at(CatLost, "a client got %d, the target committed (%d upstream successes) and the ledger shows no side effect", successes[0].status, o.upstream2xx))
+	case n == 0 && len(successes) > 0 && o.upstreamSuccesses > 0:
+		out = append(out, at(CatLost, "a client got %d, the target committed (%d upstream successes) and the ledger shows no side effect", successes[0].status, o.upstreamSuccesses))
 	case n == 0 && len(successes) > 0:
 		out = append(out, at(CatFabricated, "a client got %d while nothing was committed and the ledger is empty", successes[0].status))
 	}

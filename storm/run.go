@@ -1,7 +1,6 @@
 package storm
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -341,14 +340,14 @@ type opResult struct {
 	answers  []answer
 	attempts int
 	latency  time.Duration
-	// From the journal: attempts that got an after-upstream fault, upstream successes (2xx;
-	// over MCP, a success by the outcome rules),
-	// and the digest of the first committed body it buffered.
-	faulted, upstream2xx int
-	committed            *[32]byte
-	ledger               int
-	ledgerErr            string
-	buildErr             string
+	// From the journal: attempts that got an after-upstream fault, upstream successes (a
+	// 2xx; over MCP, a success by the outcome rules), and the digest of the first
+	// committed body it buffered.
+	faulted, upstreamSuccesses int
+	committed                  *[32]byte
+	ledger                     int
+	ledgerErr                  string
+	buildErr                   string
 }
 
 // settled reports whether every copy ended with a definite answer.
@@ -443,16 +442,11 @@ func (s *storm) sendCopies(ctx context.Context, o opResult, copies int, send fun
 // bodyWithKey puts the key at the profile's key_field of a JSON body, the same bytes on
 // every attempt of the operation.
 func bodyWithKey(body, field, key string) (string, error) {
-	doc, err := jsonvalue.Parse(body)
+	out, err := jsonvalue.SetIn(body, field, jsonvalue.NewString(key))
 	if err != nil {
-		return "", fmt.Errorf("operation.body is not JSON, cannot carry the key at key_field %s: %w", field, err)
+		return "", fmt.Errorf("the key at key_field %s: %w", field, err)
 	}
-	if err := doc.Set(field, jsonvalue.NewString(key)); err != nil {
-		return "", fmt.Errorf("key_field %w", err)
-	}
-	var b bytes.Buffer
-	doc.Encode(&b, "", "")
-	return b.String(), nil
+	return out, nil
 }
 
 // runMCPOp sends the operation's copies over MCP (mcp.go) and reads its journal.
@@ -593,7 +587,7 @@ func (s *storm) readJournal(ctx context.Context, o *opResult) {
 		}
 		if s.tr != nil {
 			if body, ok := s.mcpCommitted(r); ok {
-				o.upstream2xx += max(r.UpstreamCalls, 1)
+				o.upstreamSuccesses += max(r.UpstreamCalls, 1)
 				if o.committed == nil {
 					d := s.digest(body)
 					o.committed = &d
@@ -602,7 +596,7 @@ func (s *storm) readJournal(ctx context.Context, o *opResult) {
 			continue
 		}
 		if r.UpstreamStatus >= 200 && r.UpstreamStatus <= 299 {
-			o.upstream2xx += max(r.UpstreamCalls, 1)
+			o.upstreamSuccesses += max(r.UpstreamCalls, 1)
 			if o.committed == nil && len(r.UpstreamBody) > 0 && r.UpstreamBodyClipped == 0 {
 				body := r.UpstreamBody
 				if decoded, err := contentcoding.Decode(r.UpstreamContentEncoding, body, maxBody); err == nil {

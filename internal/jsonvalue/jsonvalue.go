@@ -148,6 +148,20 @@ func (v *Value) String() string {
 	return b.String()
 }
 
+// SetIn puts value at a dotted path of the JSON document doc (Set) and returns the
+// document in its compact spelling, its members in their order: how a key or a test
+// hook is put into a request body.
+func SetIn(doc, path string, value *Value) (string, error) {
+	v, err := Parse(doc)
+	if err != nil {
+		return "", fmt.Errorf("not JSON: %w", err)
+	}
+	if err := v.Set(path, value); err != nil {
+		return "", err
+	}
+	return v.String(), nil
+}
+
 // Set puts value at a dotted path, creating objects on the way; an existing member keeps
 // its position.
 func (v *Value) Set(path string, value *Value) error {
