@@ -7,6 +7,7 @@ import (
 	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/profile"
+	"github.com/idemproof/idemproof/transport"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -169,7 +170,7 @@ func gaveUpJudged(r verdict.Record, p *profile.Profile) (verdict.Verdict, string
 		return v, "the original got " + describe(a) + " before client_timeout (a gateway in front gave up, or the target failed): " + msg, ev
 	}
 	gaveUp := giveUpAfter(r, p)
-	if !ok || (a.Error != "timed-out" && a.Error != "truncated: timed-out") {
+	if !ok || (a.Error != transport.TimedOut && a.Error != "truncated: "+transport.TimedOut) {
 		var f finding
 		return f.result(verdict.Unknown, "the original got %s within its client timeout (%s): the slow hook did not hold the work past it, so no client left mid-work", describe(a), gaveUp)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/idemproof/idemproof/internal/bodytext"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/profile"
+	"github.com/idemproof/idemproof/transport"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -336,7 +337,7 @@ func describeUnseen(ops []verdict.Op) string {
 	if n == 1 {
 		noun = "attempt"
 	}
-	if len(order) == 1 && order[0] == "timed-out" {
+	if len(order) == 1 && order[0] == transport.TimedOut {
 		return fmt.Sprintf("%d %s timed out (info)", n, noun)
 	}
 	parts := make([]string, len(order))

@@ -253,7 +253,7 @@ func (pf *preflight) send(ctx context.Context) (string, error) {
 			what, took.Round(time.Millisecond), timeout))
 	}
 	switch {
-	case op.Status == 0 && op.Error == "timed-out":
+	case op.Status == 0 && op.Error == transport.TimedOut:
 		return "", pf.fail(field, "%s did not answer within client_timeout (%v): fix %s (and operation.path), or raise client_timeout if the target is that slow", what, timeout, field)
 	case op.Status == 0:
 		return "", pf.fail(field, "%s %s is not reachable (%s: %s): start the target or fix %s", field, pf.t.proxyURL, what, op.Error, field)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/profile"
+	"github.com/idemproof/idemproof/transport"
 	"github.com/idemproof/idemproof/verdict"
 )
 
@@ -96,20 +97,18 @@ func settleWindowAfter(p *profile.Profile, ops []verdict.Op) time.Duration {
 }
 
 // gaveUpUnanswered counts the attempts before the settle step that the client gave up
-// on (timed out) without an answer.
+// on (timed out) without an answer. It reads the client's history, not the journal as
+// givenUpWhileRunning does: the settle step runs before the journal is read, and the
+// checkers must count as it did.
 func gaveUpUnanswered(ops []verdict.Op) int {
 	n := 0
 	for _, op := range ops {
-		if op.Type != verdict.OpInvoke && op.Step != SettleStep && op.Error == timedOut {
+		if op.Type != verdict.OpInvoke && op.Step != SettleStep && op.Error == transport.TimedOut {
 			n++
 		}
 	}
 	return n
 }
-
-// timedOut is the error an attempt's completion carries when its client timeout passed
-// (transport.ErrorName).
-const timedOut = "timed-out"
 
 // settleBudget is the longest the settle step can take: the window (with the client
 // timeout it may add), then the unseen answers it tolerates, each a whole client timeout.

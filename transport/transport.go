@@ -153,12 +153,15 @@ func NewProbeClient(timeout time.Duration, tlsConfig *tls.Config) *http.Client {
 	return c
 }
 
+// TimedOut is Answer.Err for an attempt whose timeout passed before its answer came.
+const TimedOut = "timed-out"
+
 // ErrorName names what happened to an attempt in the words of the fault proxy's client
-// results: "timed-out", "reset", "closed", or the error itself.
+// results: TimedOut, "reset", "closed", or the error itself.
 func ErrorName(ctx context.Context, err error) string {
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
-		return "timed-out"
+		return TimedOut
 	case errors.Is(err, syscall.ECONNRESET):
 		return "reset"
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):

@@ -154,12 +154,12 @@ func (s sender) Send(ctx context.Context, req *transport.Request, timeout time.D
 	case errors.Is(err, ErrServerExited):
 		a.Class, a.Err = outcome.Info, "closed: "+err.Error()
 	case errors.Is(err, ErrNoAnswer) && ctx.Err() == nil:
-		a.Class, a.Err = outcome.Info, "timed-out"
+		a.Class, a.Err = outcome.Info, transport.TimedOut
 		if strings.Contains(err.Error(), "not a JSON-RPC message") {
 			a.Err = "truncated: " + strings.TrimPrefix(err.Error(), ErrNoAnswer.Error()+": ")
 		}
 	case errors.Is(err, ErrNoAnswer):
-		a.Class, a.Err = outcome.Info, "timed-out"
+		a.Class, a.Err = outcome.Info, transport.TimedOut
 	default:
 		return transport.Answer{}, err
 	}
