@@ -7,9 +7,11 @@ package scan
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemproof/idemproof/faultproxy"
 	"github.com/idemproof/idemproof/outcome"
 	"github.com/idemproof/idemproof/transport"
 	"github.com/idemproof/idemproof/verdict"
@@ -156,4 +158,26 @@ func TestJudgeKeyAndAnnotation(t *testing.T) {
 	require.Equal(t, verdict.Pass, judgeAnnotation(ro, replay, execUnknown, &counted{what: "L"}).Verdict)
 	require.Equal(t, verdict.Fail, judgeAnnotation(ro, replay, execUnknown, &counted{what: "L", n: 2}).Verdict)
 	require.Equal(t, verdict.Unknown, judgeAnnotation(ro, replay, execUnknown, nil).Verdict, "a read-only claim needs a ledger to check")
+}
+
+// Two copies met at the server when each was sent to it before the other was answered;
+// one answered before the other left the proxy did not meet it, and records of another
+// step, or that never reached the server, do not count.
+func TestMetInTheJournal(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	rec := func(tag string, atMs, forwardedMs, upstreamMs float64, reached bool) faultproxy.Record {
+		return faultproxy.Record{Time: t0.Add(time.Duration(atMs * float64(time.Millisecond))), Headers: map[string]string{ProbeHeader: tag},
+			ForwardedAfterMillis: forwardedMs, UpstreamMillis: upstreamMs, ReachedUpstream: reached}
+	}
+	met, seen := metIn([]faultproxy.Record{rec("s1", 0, 1, 10, true), rec("s1", 5, 1, 10, true)}, "s1")
+	require.True(t, seen)
+	require.True(t, met, "the second was sent at 6 ms, the first answered at 11 ms")
+
+	met, seen = metIn([]faultproxy.Record{rec("s1", 0, 1, 10, true), rec("s1", 12, 1, 10, true)}, "s1")
+	require.True(t, seen)
+	require.False(t, met, "the first was answered at 11 ms, before the second was sent at 13 ms")
+
+	_, seen = metIn([]faultproxy.Record{rec("s1", 0, 1, 10, true), rec("s2", 5, 1, 10, true), rec("s1", 5, 0, 0, false)}, "s1")
+	require.False(t, seen, "one record of the step reached the server")
 }

@@ -106,14 +106,11 @@ func (p *prober) request(c call) (*transport.Request, []byte, error) {
 
 // setMember writes the key at a dotted path of a JSON document, keeping the rest as it is.
 func setMember(doc []byte, field, key string) ([]byte, error) {
-	v, err := jsonvalue.Parse(string(doc))
+	out, err := jsonvalue.SetIn(string(doc), field, jsonvalue.NewString(key))
 	if err != nil {
 		return nil, fmt.Errorf("put the key in the request: %w", err)
 	}
-	if err := v.Set(field, jsonvalue.NewString(key)); err != nil {
-		return nil, err
-	}
-	return []byte(v.String()), nil
+	return []byte(out), nil
 }
 
 // send makes one call.
@@ -393,26 +390,29 @@ func (p *prober) concurrently(ctx context.Context) (concurrent, *counted) {
 	var o concurrent
 	after := p.counting(ctx, c.entity)
 	since := p.ctl.JournalStats().Total
+	var copies [2]call
+	for i := range copies {
+		copies[i] = c
+		if p.t.Kind == KindMCP && !p.stdio {
+			// Over stdio a session is a server process, with state of its own: both
+			// copies stay on the scan's one.
+			copies[i].session = fmt.Sprintf("copy-%d", i+1)
+		}
+		if err := p.prepare(ctx, copies[i]); err != nil {
+			o.err = err.Error()
+			return o, nil
+		}
+	}
 	var answers [2]transport.Answer
 	var errs [2]error
 	start := make(chan struct{})
 	var wg sync.WaitGroup
-	for i := range answers {
-		copyOf := c
-		if p.t.Kind == KindMCP && !p.stdio {
-			// Over stdio a session is a server process, with state of its own: both
-			// copies stay on the scan's one.
-			copyOf.session = fmt.Sprintf("copy-%d", i+1)
-		}
-		if err := p.prepare(ctx, copyOf); err != nil {
-			o.err = err.Error()
-			return o, nil
-		}
+	for i := range copies {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-start
-			answers[i], _, errs[i] = p.send(ctx, copyOf)
+			answers[i], _, errs[i] = p.send(ctx, copies[i])
 		}()
 	}
 	close(start)
@@ -445,22 +445,32 @@ func (p *prober) metAtServer(ctx context.Context, tag string, since uint64) bool
 	deadline := time.Now().Add(2 * time.Second) // the layer journals a call as it ends on its side
 	for {
 		recs, _ := p.ctl.Journal(ctx, faultproxy.JournalQuery{Since: since})
-		var spans [][2]time.Time
-		for _, r := range recs {
-			if r.Headers[ProbeHeader] == tag && r.ReachedUpstream {
-				start := r.Time.Add(millisDuration(r.ForwardedAfterMillis))
-				spans = append(spans, [2]time.Time{start, start.Add(millisDuration(r.UpstreamMillis))})
-			}
-		}
-		if len(spans) >= 2 {
-			a, b := spans[0], spans[1]
-			return a[0].Before(b[1]) && b[0].Before(a[1])
+		if met, seen := metIn(recs, tag); seen {
+			return met
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return false
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// metIn reports whether the first two records of the step tagged tag that reached the
+// server were there at once, each sent before the other was answered; seen is false
+// while the journal holds fewer than two.
+func metIn(recs []faultproxy.Record, tag string) (met, seen bool) {
+	var spans [][2]time.Time
+	for _, r := range recs {
+		if r.Headers[ProbeHeader] == tag && r.ReachedUpstream {
+			start := r.Time.Add(millisDuration(r.ForwardedAfterMillis))
+			spans = append(spans, [2]time.Time{start, start.Add(millisDuration(r.UpstreamMillis))})
+		}
+	}
+	if len(spans) < 2 {
+		return false, false
+	}
+	a, b := spans[0], spans[1]
+	return a[0].Before(b[1]) && b[0].Before(a[1]), true
 }
 
 func millisDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
