@@ -7,11 +7,11 @@
 //
 //   - a key is taken with SET NX (value "pending:" and a token of its own, expiring after a
 //     2 s lock timeout, so a key whose request never completed — its SET's answer lost —
-//     is not wedged) before the work; while the work runs the lock is extended every
-//     500 ms, only while it still holds the request's token, so a slow machine does not
-//     let it expire under running work. The lock is not fenced: when Redis cannot be
-//     reached for the whole 2 s while the work runs, the lock expires and a retry that
-//     comes then executes again. A repeat while the key is pending gets 409 with
+//     is not wedged) before the work; until the work's result is recorded the lock is
+//     extended every 500 ms, only while it still holds the request's token, so a slow
+//     machine does not let it expire under running work. The lock is not fenced: when
+//     Redis cannot be reached for the whole 2 s meanwhile, the lock expires and a retry
+//     that comes then executes again. A repeat while the key is pending gets 409 with
 //     Retry-After; the completed response is stored for the retention (retried for up to
 //     10 s when Redis fails right then); a completed key's status and body are replayed,
 //     marked Idempotent-Replayed;
@@ -122,9 +122,11 @@ func (s *server) idempotent(next http.Handler) http.Handler {
 			return
 		}
 		rec := &recorder{header: http.Header{}}
+		// Extended until the result is recorded, not only while the work runs: storing it
+		// is retried for up to 10 s while Redis fails, and a lock that expired meanwhile
+		// would let a retry execute the done work again.
 		stopExtending := s.extendWhileRunning(rkey, token)
 		next.ServeHTTP(rec, r)
-		stopExtending()
 		if rec.status >= 500 {
 			s.retrying(func(ctx context.Context) error { return s.rdb.Del(ctx, rkey).Err() }) // not stored: the retry executes
 		} else {
@@ -133,6 +135,7 @@ func (s *server) idempotent(next http.Handler) http.Handler {
 				log.Printf("redis-refunds: store the response of %s: %v", key, err)
 			}
 		}
+		stopExtending()
 		rec.flush(w)
 	})
 }
@@ -146,8 +149,8 @@ func pendingToken() string {
 }
 
 // extendWhileRunning extends the request's lock every extendEvery until the returned
-// function is called; that function returns once no extension is in flight, so none
-// lands after the response is stored.
+// function is called; that function returns once no extension is in flight. An
+// extension that meets the stored response (no longer the token) changes nothing.
 func (s *server) extendWhileRunning(rkey, token string) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
